@@ -1,0 +1,88 @@
+"""The contract every check follows: a spec model, a function, the sources it reads.
+
+A check is registered as a :class:`CheckSpec`. Its function receives the validated assertion
+and a :class:`CheckContext` and returns a :class:`CheckOutcome`; it raises
+:class:`~pytest_verial.errors.SourceError` or :class:`~pytest_verial.errors.CheckError` when it
+cannot score, which the item records as an error with score 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from ..models import Criterion, Entity, Task
+
+
+class AssertionSpec(BaseModel):
+    """Base of every assertion model: the ``assert`` tag plus the check's own fields.
+
+    Subclasses declare ``kind: Literal["my-check"] = Field(alias="assert")``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    kind: str = Field(alias="assert")
+
+
+@dataclass
+class CheckOutcome:
+    """What a check returns. ``passed`` defaults to ``score >= pass threshold``."""
+
+    score: float
+    details: str
+    evidence: dict[str, JsonValue] = field(default_factory=dict)
+    passed: bool | None = None
+    #: ``gated`` (judge not called, counts as 0) or ``skipped`` (bypassed, left out of the mean).
+    status: str | None = None
+
+
+@dataclass
+class CheckContext:
+    """Everything a check may need besides its assertion."""
+
+    sources: Mapping[str, Any]
+    task: Task
+    task_key: str
+    criterion: Criterion
+    criterion_id: str
+    entity: Entity | None
+    pass_threshold: float
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: results of criteria of the same task run already scored in this process, by criterion id
+    prior: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def source(self, name: str) -> Any:
+        """The source object the fixture ``verial_<name>`` gave."""
+        return self.sources[name]
+
+
+CheckFunction = Callable[[Any, CheckContext], CheckOutcome]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One registered ``assert`` type."""
+
+    name: str
+    model: type[AssertionSpec]
+    run: CheckFunction
+    #: source names read by the check; the item requests ``verial_<name>`` for each
+    sources: tuple[str, ...] = ()
+    #: judge criteria run after all deterministic ones of their task and may be gated
+    judge: bool = False
+
+    KNOWN_SOURCES: ClassVar[tuple[str, ...]] = (
+        "fhir", "hl7", "portal", "files", "voice", "x12", "output", "judge",
+    )
+
+    def __post_init__(self) -> None:
+        unknown = [s for s in self.sources if s not in self.KNOWN_SOURCES]
+        if unknown:
+            raise ValueError(
+                f"check {self.name!r} names unknown sources {unknown}; "
+                f"known: {', '.join(self.KNOWN_SOURCES)}"
+            )

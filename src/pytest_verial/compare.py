@@ -1,0 +1,218 @@
+"""Field comparison shared by every check: one ``FieldSpec``, one set of operators.
+
+Verial compares ``expected`` by equality. Our extension adds an optional ``op`` per field:
+
+=============  ==================================================================
+``equals``     default. Numbers compare by value (``1 == 1.0``, ``"271" == 271``);
+               booleans only equal booleans; everything else by ``==``.
+``not_equals`` the negation of ``equals``.
+``contains``   substring of a string, or member of a list (by ``equals``).
+``regex``      ``re.search`` on the text of the value.
+``exists``     the path resolves to a value that is not null.
+``absent``     the path does not resolve, or resolves to null.
+``in``         the value equals one of the items of ``expected`` (a list).
+``gt gte lt lte``  numbers, or ISO 8601 dates / date-times (partial dates allowed).
+``approx``     numbers within ``tolerance`` (absolute; default relative 1e-6).
+=============  ==================================================================
+
+A field whose path does not resolve has ``actual: null`` and fails every operator except
+``absent`` and ``not_equals``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date, datetime, timezone
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import Field, JsonValue, model_validator
+
+from .errors import CheckError
+from .models import Model
+
+Op = Literal[
+    "equals", "not_equals", "contains", "regex", "exists", "absent", "in",
+    "gt", "gte", "lt", "lte", "approx",
+]
+OPS: tuple[str, ...] = Op.__args__  # type: ignore[attr-defined]
+
+_MISSING = object()
+
+
+class FieldSpec(Model):
+    """One field assertion: ``{path, expected}`` plus our optional ``op`` and ``tolerance``."""
+
+    path: str = Field(min_length=1)
+    expected: JsonValue = None
+    op: Op = "equals"
+    tolerance: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _expected_fits_op(self) -> FieldSpec:
+        if self.op == "in" and not isinstance(self.expected, list):
+            raise ValueError("op 'in' needs 'expected' to be a list")
+        if self.op == "regex":
+            if not isinstance(self.expected, str):
+                raise ValueError("op 'regex' needs 'expected' to be a string")
+            _compile(self.expected)
+        if self.op in ("gt", "gte", "lt", "lte", "approx") and (
+            self.expected is None or isinstance(self.expected, (bool, list, dict))
+        ):
+            raise ValueError(f"op {self.op!r} needs 'expected' to be a number or a date")
+        return self
+
+
+@lru_cache(maxsize=1024)
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def values_equal(expected: Any, actual: Any) -> bool:
+    """Verial equality with number tolerance across str/number (HL7 and X12 values are text)."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        if isinstance(expected, bool) and isinstance(actual, bool):
+            return expected == actual
+        if isinstance(expected, bool) and isinstance(actual, str):
+            return actual.strip().lower() == str(expected).lower()
+        return False
+    if isinstance(expected, (int, float)) or isinstance(actual, (int, float)):
+        a, e = _number(actual), _number(expected)
+        return a is not None and e is not None and a == e
+    return bool(expected == actual)
+
+
+def _instant(value: Any) -> datetime | None:
+    """An ISO 8601 date or date-time as an aware datetime (naive = UTC; partial dates ok)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    try:
+        if re.fullmatch(r"\d{4}", text):
+            return datetime(int(text), 1, 1, tzinfo=timezone.utc)
+        if re.fullmatch(r"\d{4}-\d{2}", text):
+            return datetime(int(text[:4]), int(text[5:7]), 1, tzinfo=timezone.utc)
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            d = date.fromisoformat(text)
+            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _order(expected: Any, actual: Any) -> tuple[Any, Any] | None:
+    a, e = _number(actual), _number(expected)
+    if a is not None and e is not None:
+        return a, e
+    ai, ei = _instant(actual), _instant(expected)
+    if ai is not None and ei is not None:
+        return ai, ei
+    return None
+
+
+def compare(spec: FieldSpec, actual: Any) -> bool:
+    """Apply ``spec.op`` to ``actual`` (``_MISSING`` when the path did not resolve)."""
+    op, expected = spec.op, spec.expected
+    missing = actual is _MISSING or actual is None
+    if op == "exists":
+        return not missing if expected is not False else missing
+    if op == "absent":
+        return missing
+    if op == "not_equals":
+        return missing or not values_equal(expected, actual)
+    if actual is _MISSING:
+        return False
+    if op == "equals":
+        return values_equal(expected, actual)
+    if op == "contains":
+        if isinstance(actual, list):
+            return any(values_equal(expected, item) for item in actual)
+        return isinstance(actual, str) and str(expected) in actual
+    if op == "regex":
+        return actual is not None and _compile(str(expected)).search(_text(actual)) is not None
+    if op == "in":
+        return any(values_equal(item, actual) for item in expected or [])  # type: ignore[union-attr]
+    if op == "approx":
+        a, e = _number(actual), _number(expected)
+        if a is None or e is None:
+            return False
+        if spec.tolerance is not None:
+            return abs(a - e) <= spec.tolerance
+        return math.isclose(a, e, rel_tol=1e-6, abs_tol=1e-12)
+    pair = _order(expected, actual)
+    if pair is None:
+        return False
+    a, e = pair
+    return {"gt": a > e, "gte": a >= e, "lt": a < e, "lte": a <= e}[op]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value, sort_keys=True)
+
+
+def _jsonable(value: Any, limit: int = 2000) -> JsonValue:
+    """A value safe for the JSON report (long strings cut, unknown objects as text)."""
+    if value is _MISSING:
+        return None
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + f"... ({len(value)} chars)"
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, limit) for v in value[:100]]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, limit) for k, v in list(value.items())[:100]}
+    return str(value)
+
+
+def field_result(spec: FieldSpec, actual: Any) -> dict[str, JsonValue]:
+    """The evidence row for one field: ``{path, expected, actual, passed}`` (+ ``op``)."""
+    row: dict[str, JsonValue] = {
+        "path": spec.path,
+        "expected": spec.expected,
+        "actual": _jsonable(actual),
+        "passed": compare(spec, actual),
+    }
+    if spec.op != "equals":
+        row["op"] = spec.op
+    return row
+
+
+def fields_score(results: list[dict[str, JsonValue]]) -> float:
+    """Passed fields / all fields; 1.0 when a target exists but no fields were asked."""
+    if not results:
+        return 1.0
+    return sum(1 for r in results if r["passed"]) / len(results)
+
+
+MISSING = _MISSING
+
+
+def check_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a regex from a criterion, as a CheckError when it is invalid."""
+    try:
+        return _compile(pattern)
+    except ValueError as exc:
+        raise CheckError(str(exc)) from None

@@ -1,0 +1,427 @@
+"""Benchmark files -> plans of task runs and criteria, with every problem reported at once.
+
+A benchmark file is a benchmark (a mapping with ``tasks``), a list of tasks, or one task, in
+YAML or JSON. :func:`load_benchmark` returns a :class:`BenchmarkPlan`: the benchmark, and one
+:class:`TaskPlan` per task run (a task bound to entities gives one per entity) whose criteria
+have their ``{entity.<field>}`` placeholders filled and their assertions validated against the
+check registry. Any problem raises :class:`BenchmarkFileError` listing all of them with file,
+line, task, criterion and field.
+
+The controller under xdist calls it with ``registry=None``: ids, weights and axes only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .checks import AssertionSpec, CheckRegistry, CheckSpec
+from .errors import BenchmarkFileError, Problem
+from .models import Benchmark, Criterion, Entity, Task
+from .yamlsource import LineMap, ParseError, parse
+
+BENCHMARK_SUFFIXES = (".verial.yaml", ".verial.yml", ".verial.json")
+_PLACEHOLDER = re.compile(r"\{entity(?:\.([^{}]*))?\}")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class CriterionPlan:
+    """One criterion of one task run, ready to run."""
+
+    id: str
+    criterion: Criterion
+    assertion: dict[str, Any]  # placeholders filled
+    spec: AssertionSpec | None  # None: unsupported assert, or loaded without a registry
+    check: CheckSpec | None
+    line: int | None = None
+
+    @property
+    def assert_name(self) -> str:
+        """The ``assert`` value."""
+        return str(self.assertion.get("assert"))
+
+    @property
+    def judge(self) -> bool:
+        """True for criteria that call the LLM judge (run last in their task)."""
+        return bool(self.check and self.check.judge)
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """One task run: a task, maybe bound to one entity, and its criteria."""
+
+    key: str
+    task: Task
+    entity: Entity | None
+    criteria: tuple[CriterionPlan, ...]
+    line: int | None = None
+
+
+@dataclass
+class BenchmarkPlan:
+    """A loaded benchmark file."""
+
+    path: Path
+    benchmark: Benchmark
+    tasks: list[TaskPlan] = field(default_factory=list)
+
+    @property
+    def slug(self) -> str:
+        """The benchmark slug (the file name when the file has none)."""
+        return self.benchmark.benchmark or default_slug(self.path)
+
+
+def is_benchmark_file(path: Path, extra_patterns: tuple[str, ...] = ()) -> bool:
+    """True for ``*.verial.yaml|yml|json`` and for names matching an ini pattern."""
+    name = path.name
+    return name.endswith(BENCHMARK_SUFFIXES) or any(path.match(p) for p in extra_patterns)
+
+
+def default_slug(path: Path) -> str:
+    """``prior-auth.verial.yaml`` -> ``prior-auth``."""
+    name = path.name
+    for suffix in BENCHMARK_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def slugify(text: str) -> str:
+    """A stable id from a label: lower case, words joined by dashes."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80]
+
+
+class _Reporter:
+    """Collects problems with their location resolved from a pydantic ``loc``."""
+
+    def __init__(self, file: str, root: Any, lines: LineMap) -> None:
+        self.file, self.root, self.lines = file, root, lines
+        self.problems: list[Problem] = []
+
+    def add(self, message: str, loc: tuple[str | int, ...] = (), field_: str | None = None) -> None:
+        task = criterion = None
+        rest: list[str | int] = []
+        node: Any = self.root
+        i = 0
+        while i < len(loc):
+            step = loc[i]
+            if step == "tasks" and i + 1 < len(loc) and isinstance(loc[i + 1], int):
+                node = _index(_get(node, "tasks"), loc[i + 1])
+                task = _name_of(node, loc[i + 1])
+                i += 2
+                continue
+            if step == "criteria" and i + 1 < len(loc) and isinstance(loc[i + 1], int):
+                node = _index(_get(node, "criteria"), loc[i + 1])
+                criterion = _name_of(node, loc[i + 1], label=True)
+                i += 2
+                continue
+            rest = list(loc[i:])
+            break
+        if field_ is None:
+            field_ = _dotted(rest) or None
+        self.problems.append(
+            Problem(self.file, message, self.lines.line_of(self.root, loc), task, criterion, field_)
+        )
+
+
+def _get(node: Any, key: str) -> Any:
+    return node.get(key) if isinstance(node, dict) else None
+
+
+def _index(node: Any, index: Any) -> Any:
+    return node[index] if isinstance(node, list) and isinstance(index, int) and index < len(node) else None
+
+
+def _name_of(node: Any, index: Any, label: bool = False) -> str:
+    if isinstance(node, dict):
+        if isinstance(node.get("id"), str):
+            return str(node["id"])
+        if label and isinstance(node.get("label"), str):
+            return str(node["label"])
+    return f"#{index + 1}" if isinstance(index, int) else str(index)
+
+
+def _dotted(loc: list[str | int]) -> str:
+    out = ""
+    for step in loc:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out
+
+
+def _pydantic_message(error: Any) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown field (not in the criterion format; check the spelling)"
+    if error["type"] == "missing":
+        return "required field is missing"
+    return str(error["msg"])
+
+
+def read_benchmark_text(path: Path) -> tuple[str | None, Problem | None]:
+    """The file's text, or the problem that makes it unreadable (binary, empty, encoding)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, Problem(str(path), f"cannot read file: {exc.strerror or exc}")
+    if b"\x00" in raw[:8192]:
+        return None, Problem(str(path), "binary file, not YAML or JSON text")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, Problem(str(path), f"not UTF-8 text (invalid byte at offset {exc.start})")
+    return text, None
+
+
+def load_benchmark(
+    path: Path, registry: CheckRegistry | None, display: str | None = None
+) -> BenchmarkPlan:
+    """Load, validate and expand one benchmark file. Raises BenchmarkFileError."""
+    name = display or str(path)
+    text, problem = read_benchmark_text(path)
+    if problem is not None:
+        raise BenchmarkFileError([Problem(name, problem.message)])
+    assert text is not None
+    try:
+        data, lines = parse(text, as_json=path.suffix == ".json")
+    except ParseError as exc:
+        raise BenchmarkFileError([Problem(name, str(exc), exc.line)]) from None
+    if data is None:
+        raise BenchmarkFileError(
+            [Problem(name, "file is empty: expected a benchmark, a list of tasks or a task")]
+        )
+    root, shape_problem = _as_benchmark(data)
+    reporter = _Reporter(name, root, lines)
+    for line, key in lines.duplicates:
+        reporter.problems.append(Problem(name, f"key {key!r} appears twice in one mapping", line))
+    if shape_problem:
+        raise BenchmarkFileError([Problem(name, shape_problem, lines.containers.get(id(data)))])
+    try:
+        benchmark = Benchmark.model_validate(root)
+    except ValidationError as exc:
+        for error in exc.errors():
+            reporter.add(_pydantic_message(error), tuple(error["loc"]))
+        benchmark = None
+    if registry is not None:
+        _validate_assertions(root, registry, reporter)
+    if benchmark is None or reporter.problems:
+        raise BenchmarkFileError(_dedupe(reporter.problems))
+    plan = BenchmarkPlan(path, benchmark)
+    _expand(plan, root, registry, reporter)
+    if reporter.problems:
+        raise BenchmarkFileError(_dedupe(reporter.problems))
+    return plan
+
+
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    seen: dict[Problem, None] = {}
+    for p in problems:
+        seen.setdefault(p, None)
+    return list(seen)
+
+
+def _as_benchmark(data: Any) -> tuple[Any, str | None]:
+    """Wrap a task list or a single task into a benchmark mapping."""
+    if isinstance(data, list):
+        return {"tasks": data}, None
+    if isinstance(data, dict):
+        if "tasks" in data:
+            return data, None
+        if "criteria" in data or "id" in data:
+            return {"tasks": [data]}, None
+        return data, "expected a benchmark (with 'tasks'), a list of tasks or a task (with 'id')"
+    return data, f"expected a mapping or a list at the top level, found {type(data).__name__}"
+
+
+def _validate_assertions(root: Any, registry: CheckRegistry, reporter: _Reporter) -> None:
+    """Validate each known ``assert`` of the raw data (placeholders masked), all at once."""
+    for ti, task in enumerate(_get(root, "tasks") or []):
+        for ci, crit in enumerate(_get(task, "criteria") or []):
+            assertion = _get(crit, "assertion")
+            if not isinstance(assertion, dict):
+                continue
+            check = registry.get(str(assertion.get("assert")))
+            if check is None:
+                continue
+            try:
+                check.model.model_validate(_mask_placeholders(assertion))
+            except ValidationError as exc:
+                for error in exc.errors():
+                    loc = ("tasks", ti, "criteria", ci, "assertion", *error["loc"])
+                    reporter.add(_pydantic_message(error), loc)
+
+
+def _mask_placeholders(value: Any) -> Any:
+    """A copy where a string that is only a placeholder validates as a plausible value."""
+    if isinstance(value, dict):
+        return {k: _mask_placeholders(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_placeholders(v) for v in value]
+    if isinstance(value, str) and _PLACEHOLDER.fullmatch(value):
+        return "entity"
+    return value
+
+
+def _placeholders(value: Any) -> list[str | None]:
+    found: list[str | None] = []
+    if isinstance(value, dict):
+        for v in value.values():
+            found.extend(_placeholders(v))
+    elif isinstance(value, list):
+        for v in value:
+            found.extend(_placeholders(v))
+    elif isinstance(value, str):
+        found.extend(m.group(1) for m in _PLACEHOLDER.finditer(value))
+    return found
+
+
+def fill(value: Any, entity: Entity) -> Any:
+    """Replace ``{entity.<field>}``; a string that is only a placeholder keeps the value's type."""
+    fields = entity.fields()
+    if isinstance(value, dict):
+        return {k: fill(v, entity) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill(v, entity) for v in value]
+    if isinstance(value, str):
+        whole = _PLACEHOLDER.fullmatch(value)
+        if whole:
+            return fields[str(whole.group(1))]
+        return _PLACEHOLDER.sub(lambda m: str(fields[str(m.group(1))]), value)
+    return value
+
+
+def _expand(
+    plan: BenchmarkPlan, root: Any, registry: CheckRegistry | None, reporter: _Reporter
+) -> None:
+    """Resolve entities, give criteria ids, fill placeholders, build task runs."""
+    seen_tasks: dict[str, int] = {}
+    for ti, task in enumerate(plan.benchmark.tasks):
+        where: tuple[str | int, ...] = ("tasks", ti)
+        if "::" in task.id:
+            reporter.add("a task id cannot contain '::'", (*where, "id"))
+        if task.id in seen_tasks:
+            reporter.add(f"duplicate task id (also task #{seen_tasks[task.id] + 1})", (*where, "id"))
+        seen_tasks.setdefault(task.id, ti)
+        entities = _entities(plan.benchmark, task, where, reporter)
+        ids = _criterion_ids(task, where, reporter)
+        line = reporter.lines.line_of(root, where)
+        for ci, crit in enumerate(task.criteria):
+            cwhere = (*where, "criteria", ci)
+            names = _placeholders(crit.assertion)
+            for name in names:
+                if name is None or not _IDENT.fullmatch(name):
+                    reporter.add(
+                        f"malformed placeholder {{entity.{name or ''}}}: use {{entity.<field>}}",
+                        (*cwhere, "assertion"),
+                    )
+                elif not entities:
+                    reporter.add(
+                        f"placeholder {{entity.{name}}} but the task has no entities",
+                        (*cwhere, "assertion"),
+                    )
+                else:
+                    missing = [e.id for e in entities if name not in e.fields()]
+                    if missing:
+                        reporter.add(
+                            f"placeholder {{entity.{name}}}: entity {missing[0]!r} has no field "
+                            f"{name!r} (fields: {', '.join(sorted(entities[0].fields()))})",
+                            (*cwhere, "assertion"),
+                        )
+            if crit.input_entity_id and crit.input_entity_id not in {e.id for e in entities}:
+                reporter.add(
+                    f"input_entity_id {crit.input_entity_id!r} is not one of the task's entities",
+                    (*cwhere, "input_entity_id"),
+                )
+        if reporter.problems:
+            continue
+        for entity in entities or [None]:
+            key = f"{task.id}[{entity.id}]" if entity else task.id
+            criteria = []
+            for ci, crit in enumerate(task.criteria):
+                if entity and crit.input_entity_id and crit.input_entity_id != entity.id:
+                    continue
+                assertion = fill(crit.assertion, entity) if entity else crit.assertion
+                spec, check = _spec_for(assertion, registry, reporter, (*where, "criteria", ci))
+                cline = reporter.lines.line_of(root, (*where, "criteria", ci))
+                criteria.append(CriterionPlan(ids[ci], crit, assertion, spec, check, cline))
+            if registry is not None:  # deterministic criteria first, judge criteria last
+                criteria.sort(key=lambda c: c.judge)
+            plan.tasks.append(TaskPlan(key, task, entity, tuple(criteria), line))
+
+
+def _spec_for(
+    assertion: dict[str, Any],
+    registry: CheckRegistry | None,
+    reporter: _Reporter,
+    where: tuple[str | int, ...],
+) -> tuple[AssertionSpec | None, CheckSpec | None]:
+    if registry is None:
+        return None, None
+    check = registry.get(str(assertion.get("assert")))
+    if check is None:
+        return None, None
+    try:
+        return check.model.model_validate(assertion), check
+    except ValidationError as exc:
+        for error in exc.errors():
+            reporter.add(
+                f"{_pydantic_message(error)} (after filling entity placeholders)",
+                (*where, "assertion", *error["loc"]),
+            )
+        return None, check
+
+
+def _entities(
+    benchmark: Benchmark, task: Task, where: tuple[str | int, ...], reporter: _Reporter
+) -> list[Entity]:
+    entities: list[Entity] = []
+    seen: set[str] = set()
+    for ei, ref in enumerate(task.entities):
+        if isinstance(ref, str):
+            data = benchmark.entities.get(ref)
+            if data is None:
+                known = ", ".join(sorted(benchmark.entities)) or "none defined"
+                reporter.add(f"unknown entity {ref!r} (benchmark entities: {known})",
+                             (*where, "entities", ei))
+                continue
+            entity = Entity.model_validate({**data, "id": ref})
+        else:
+            entity = ref
+        if entity.id in seen:
+            reporter.add(f"entity {entity.id!r} is bound twice", (*where, "entities", ei))
+        if re.search(r"[\[\]/\\]|::", entity.id):
+            reporter.add("an entity id cannot contain '[', ']', '/', '\\' or '::'",
+                         (*where, "entities", ei))
+        seen.add(entity.id)
+        entities.append(entity)
+    return entities
+
+
+def _criterion_ids(task: Task, where: tuple[str | int, ...], reporter: _Reporter) -> list[str]:
+    """Explicit ids, else a slug of the label, else ``criterion-<n>``; duplicates reported."""
+    ids: list[str] = []
+    explicit: dict[str, int] = {}
+    for ci, crit in enumerate(task.criteria):
+        if crit.id is not None:
+            if "::" in crit.id or not crit.id.strip():
+                reporter.add("a criterion id must be non-empty and cannot contain '::'",
+                             (*where, "criteria", ci, "id"))
+            if crit.id in explicit:
+                reporter.add(
+                    f"duplicate criterion id (also criterion #{explicit[crit.id] + 1})",
+                    (*where, "criteria", ci, "id"),
+                )
+            explicit.setdefault(crit.id, ci)
+    for ci, crit in enumerate(task.criteria):
+        if crit.id is not None:
+            ids.append(crit.id)
+            continue
+        base = slugify(crit.label or "") or f"criterion-{ci + 1}"
+        candidate, n = base, 2
+        while candidate in explicit or candidate in ids:
+            candidate, n = f"{base}-{n}", n + 1
+        ids.append(candidate)
+    return ids

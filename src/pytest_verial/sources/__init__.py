@@ -1,0 +1,116 @@
+"""Data sources of a sandbox, one per kind (DESIGN §3.2-3.3).
+
+A :class:`Sandbox` is the final state of one task run. Each source is built lazily on first
+use, from a factory chosen by name, and cached on the sandbox, so all criteria of a task run
+share one loaded source. The fixtures ``verial_<name>`` hand these objects to checks; a
+conftest that overrides a fixture replaces the source for the criteria under it.
+
+Factories are named by import path and imported only when used, so ``--collect-only`` never
+pays for a FHIR, GCS or HL7 library.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from ..models import Entity, Task
+from ..runinfo import RunDir, TaskRunMeta
+
+#: source name -> "module:factory"; the factory takes the Sandbox and returns the source.
+SOURCE_FACTORIES: dict[str, str] = {
+    "portal": "pytest_verial.sources.portal:from_sandbox",
+    "voice": "pytest_verial.sources.voice:from_sandbox",
+    "output": "pytest_verial.sources.output:from_sandbox",
+    "fhir": "pytest_verial.sources.directory:fhir_from_sandbox",
+    "hl7": "pytest_verial.sources.directory:hl7_from_sandbox",
+    "files": "pytest_verial.sources.directory:files_from_sandbox",
+    "x12": "pytest_verial.sources.directory:x12_from_sandbox",
+    "judge": "pytest_verial.sources.directory:judge_from_sandbox",
+}
+
+SOURCE_NAMES: tuple[str, ...] = tuple(SOURCE_FACTORIES)
+
+
+class Sandbox:
+    """The final state of one task run, split by source."""
+
+    def __init__(
+        self,
+        run: RunDir,
+        task: Task,
+        task_key: str,
+        entity: Entity | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.run = run
+        self.task = task
+        self.task_key = task_key
+        self.entity = entity
+        self.path: Path = run.sandbox_path(task_key)
+        self.options = options or {}
+        self._sources: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def meta(self) -> TaskRunMeta:
+        """run.yaml's facts about this task run (cost, task_type, ...)."""
+        return self.run.task_meta(self.task_key, self.task.id)
+
+    def settings(self, name: str) -> dict[str, Any]:
+        """Live-source settings for ``name`` from run.yaml (empty: use the snapshot)."""
+        return dict(self.run.config.sources.get(name, {}))
+
+    def source(self, name: str) -> Any:
+        """The source ``name``, built on first use and cached for this task run."""
+        with self._lock:
+            if name not in self._sources:
+                module, _, attr = SOURCE_FACTORIES[name].partition(":")
+                factory = getattr(importlib.import_module(module), attr)
+                self._sources[name] = factory(self)
+            return self._sources[name]
+
+    def close(self) -> None:
+        """Close sources that hold connections or files."""
+        for source in self._sources.values():
+            close = getattr(source, "close", None)
+            if callable(close):
+                close()
+        self._sources.clear()
+
+
+class SandboxCache:
+    """Sandboxes by (run path, task key); a few kept, older ones closed.
+
+    With xdist's per-task scheduling all criteria of a task run are consecutive on one
+    worker, so a small cache loads each sandbox once.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], Sandbox] = OrderedDict()
+
+    def get(self, key: tuple[str, str], make: Any) -> Sandbox:
+        """The cached sandbox for ``key``, or a new one from ``make()``."""
+        sandbox = self._items.get(key)
+        if sandbox is None:
+            sandbox = make()
+            self._items[key] = sandbox
+            while len(self._items) > self.size:
+                _, old = self._items.popitem(last=False)
+                old.close()
+        else:
+            self._items.move_to_end(key)
+        return sandbox
+
+    def close(self) -> None:
+        """Close every cached sandbox."""
+        for sandbox in self._items.values():
+            sandbox.close()
+        self._items.clear()
+
+
+__all__ = ["SOURCE_FACTORIES", "SOURCE_NAMES", "Sandbox", "SandboxCache"]

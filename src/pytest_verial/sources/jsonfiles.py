@@ -1,0 +1,53 @@
+"""Reading JSON, JSON Lines and YAML data files with errors that name the file and line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import SourceError
+
+
+def read_text(path: Path) -> str:
+    """The file as UTF-8 text; a binary or unreadable file is a SourceError naming it."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if b"\x00" in data[:8192]:
+        raise SourceError(f"{path}: binary data where text was expected")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; errors name the file, line and column."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+
+
+def iter_jsonl(path: Path) -> Iterator[Any]:
+    """Parse a JSON Lines file one line at a time; blank lines are skipped."""
+    try:
+        handle = path.open("r", encoding="utf-8-sig")
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with handle:
+        lineno = 0
+        try:
+            for lineno, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise SourceError(f"{path}:{lineno}: invalid JSON line: {exc.msg}") from None
+        except UnicodeDecodeError:
+            raise SourceError(f"{path}:{lineno + 1}: not UTF-8 text") from None

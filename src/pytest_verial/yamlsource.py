@@ -1,0 +1,127 @@
+"""Safe YAML/JSON parsing that remembers line numbers, for errors that point at the line.
+
+``parse(text, filename)`` returns the data and a :class:`LineMap`; mappings and sequences are
+plain ``dict``/``list`` (validation code never sees a custom type). Duplicate keys in one YAML
+mapping are reported, since PyYAML would silently keep the last one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+_Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass
+class LineMap:
+    """Line numbers (1-based) of containers and of the keys inside mappings, by object id."""
+
+    containers: dict[int, int] = field(default_factory=dict)
+    keys: dict[int, dict[Any, int]] = field(default_factory=dict)
+    duplicates: list[tuple[int, str]] = field(default_factory=list)
+    _keep: list[Any] = field(default_factory=list)
+
+    def line_of(self, root: Any, loc: Sequence[str | int]) -> int | None:
+        """The line of the deepest element of ``loc`` under ``root`` that we know of."""
+        line = self.containers.get(id(root))
+        current = root
+        for step in loc:
+            if isinstance(current, dict) and step in current:
+                line = self.keys.get(id(current), {}).get(step, line)
+                current = current[step]
+            elif isinstance(current, list) and isinstance(step, int) and 0 <= step < len(current):
+                current = current[step]
+                line = self.containers.get(id(current), line)
+            else:
+                break
+        return line
+
+
+class _LineLoader(_Base):  # type: ignore[misc, valid-type]
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.line_map = LineMap()
+
+
+def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Any:
+    data: dict[Any, Any] = {}
+    lines = loader.line_map
+    lines.containers[id(data)] = node.start_mark.line + 1
+    lines._keep.append(data)
+    yield data
+    loader.flatten_mapping(node)
+    key_lines: dict[Any, int] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "found an unhashable mapping key", key_node.start_mark
+            ) from None
+        if key in data:
+            lines.duplicates.append((key_node.start_mark.line + 1, str(key)))
+        data[key] = loader.construct_object(value_node, deep=True)
+        key_lines[key] = key_node.start_mark.line + 1
+    lines.keys[id(data)] = key_lines
+
+
+def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> Any:
+    data: list[Any] = []
+    loader.line_map.containers[id(data)] = node.start_mark.line + 1
+    loader.line_map._keep.append(data)
+    yield data
+    data.extend(loader.construct_object(child, deep=True) for child in node.value)
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+class ParseError(Exception):
+    """The text is not valid YAML/JSON; ``line`` is 1-based when known."""
+
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
+    """Parse YAML (or JSON, strictly) and return the data with its line map."""
+    if as_json:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+        try:  # line numbers only; JSON is valid YAML flow style in nearly every case
+            return _with_lines(text, data)
+        except Exception:  # noqa: BLE001 - line numbers are best effort for JSON
+            return data, LineMap()
+    return _load_yaml(text)
+
+
+def _with_lines(text: str, data: Any) -> tuple[Any, LineMap]:
+    parsed, lines = _load_yaml(text)
+    return (parsed, lines) if parsed == data else (data, LineMap())
+
+
+def _load_yaml(text: str) -> tuple[Any, LineMap]:
+    loader = _LineLoader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = exc.problem or str(exc)
+        context = f" ({exc.context})" if exc.context else ""
+        raise ParseError(f"invalid YAML: {problem}{context}", line) from None
+    except yaml.YAMLError as exc:
+        raise ParseError(f"invalid YAML: {exc}", None) from None
+    finally:
+        loader.dispose()
+    return data, loader.line_map
