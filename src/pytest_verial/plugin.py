@@ -91,7 +91,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 class XdistScheduling:
     """Keep each task run on one worker, criteria in order (deterministic before judge)."""
 
-    @pytest.hookimpl(trylast=True)
+    @pytest.hookimpl(trylast=True, optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if config.getoption("dist") != "load":
             return None

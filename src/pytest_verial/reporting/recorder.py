@@ -56,6 +56,7 @@ class Recorder:
                 self.files.setdefault(display_path(self.config, file_node.path), file_node.plan)
                 self.selected.append(item.nodeid)
 
+    @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if self.selected:
             return
