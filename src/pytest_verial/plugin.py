@@ -95,9 +95,9 @@ class XdistScheduling:
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if config.getoption("dist") != "load":
             return None
-        from xdist.scheduler import LoadScopeScheduling
+        from .xdist_scheduling import TaskRunScheduling
 
-        return LoadScopeScheduling(config, log)
+        return TaskRunScheduling(config, log)
 
 
 def _sandbox(request: pytest.FixtureRequest) -> Sandbox:

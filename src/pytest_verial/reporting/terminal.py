@@ -66,7 +66,7 @@ def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     for t in tasks:
         name = t["task_key"] + (f"@{t['run']}" if len(run["runs"]) > 1 else "")
         score = f"{t['score']:.3f}" if t["score"] is not None else "-"
-        verdict = t["verdict"] or t["status"]
+        verdict = t["verdict"] or "-"
         note = f"  [{t['status']}]" if t["status"] != "completed" else ""
         lines.append(f"{name:<{width}}  {score:>6}  {verdict:<8}  {_axes(t['axes'])}{note}")
     for trial in run.get("trials") or []:
