@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdist.scheduler import LoadScopeScheduling
+from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
 
 class TaskRunScheduling(LoadScopeScheduling):  # type: ignore[misc]

@@ -31,17 +31,21 @@ def _rows(evidence: dict[str, Any]) -> list[str]:
     for r in evidence.get("phrase_results") or []:
         mark = "ok" if r.get("passed") else "FAIL"
         where = f"turn {r['turn']}" if r.get("turn") is not None else "not found"
-        lines.append(f"    {r.get('expected', 'present'):<8} {_short(r.get('phrase'), 40):<42} "
-                     f"{where:<10} {mark}")
+        lines.append(
+            f"    {r.get('expected', 'present'):<8} {_short(r.get('phrase'), 40):<42} "
+            f"{where:<10} {mark}"
+        )
     return lines
 
 
 def describe_failure(record: dict[str, Any], scored: bool) -> str:
     """A failing criterion as a sentence, plus expected/actual rows unless the run is scored."""
     status = record.get("status", "failed")
-    what = (f"criterion {record.get('criterion_id')!r} ({record.get('assert')}) {status}: "
-            f"score {float(record.get('score') or 0.0):.2f}, weight {record.get('weight')}, "
-            f"axis {record.get('axis') or '__default__'}")
+    what = (
+        f"criterion {record.get('criterion_id')!r} ({record.get('assert')}) {status}: "
+        f"score {float(record.get('score') or 0.0):.2f}, weight {record.get('weight')}, "
+        f"axis {record.get('axis') or '__default__'}"
+    )
     if scored:
         return what + "\n  (details withheld: scored run; see the JSON report)"
     lines = [what, f"  {record.get('details') or ''}".rstrip()]
@@ -60,8 +64,10 @@ def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     tasks = run["task_runs"]
     if not tasks:
         return ["no task runs were scored"]
-    width = max(len("task"), *(len(t["task_key"]) + (len(t["run"]) + 1 if len(run["runs"]) > 1
-                                                      else 0) for t in tasks))
+    width = max(
+        len("task"),
+        *(len(t["task_key"]) + (len(t["run"]) + 1 if len(run["runs"]) > 1 else 0) for t in tasks),
+    )
     lines.append(f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes")
     for t in tasks:
         name = t["task_key"] + (f"@{t['run']}" if len(run["runs"]) > 1 else "")
@@ -90,8 +96,12 @@ def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     )
     for warning in run["warnings"]:
         lines.append(f"warning: {warning}")
-    failing = [(t, c) for t in tasks for c in t["criterion_runs"]
-               if c["status"] in ("failed", "error", "gated")]
+    failing = [
+        (t, c)
+        for t in tasks
+        for c in t["criterion_runs"]
+        if c["status"] in ("failed", "error", "gated")
+    ]
     if failing:
         lines.append("failing criteria:")
         for t, c in failing:
