@@ -215,7 +215,10 @@ class CriterionItem(pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.plan.line - 1 if self.plan.line else None
-        label = f": {self.plan.criterion.label}" if self.plan.criterion.label else ""
+        # A label may quote an expected value; scored runs keep it out of agent-visible output.
+        scored = self.config.stash[SETTINGS].scored_for(self.task_node.run)
+        label = self.plan.criterion.label
+        label = f": {label}" if label and not scored else ""
         return self.task_node.benchmark_file.path, line, f"criterion {self.plan.id}{label}"
 
 
