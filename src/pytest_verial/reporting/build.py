@@ -33,6 +33,8 @@ class ReportInput:
     """Everything the report is made of."""
 
     files: Sequence[tuple[str, BenchmarkPlan]]  # display path, plan; in collection order
+    #: run directories scored for each file (by display path); all of them, in order
+    file_runs: Mapping[str, Sequence[RunDir]]
     runs: Sequence[RunDir]
     selected: set[str]
     records: Mapping[str, dict[str, Any]]
@@ -81,7 +83,7 @@ def _criterion_run(nodeid: str, plan: Any, task: TaskPlan, data: ReportInput) ->
 def _task_run(
     display: str, plan: BenchmarkPlan, task: TaskPlan, run: RunDir, data: ReportInput
 ) -> dict[str, Any] | None:
-    node = f"{display}::{task_node_name(task, run, len(data.runs))}"
+    node = f"{display}::{task_node_name(task, run, len(data.file_runs[display]))}"
     ordered = sorted(task.criteria, key=lambda c: c.position)
     ids = [f"{node}::{c.id}" for c in ordered]
     if task.criteria and not any(i in data.selected for i in ids):
@@ -137,7 +139,7 @@ def build_report(data: ReportInput) -> dict[str, Any]:
     task_runs = [
         tr
         for display, plan in data.files
-        for run in data.runs
+        for run in data.file_runs[display]
         for task in plan.tasks
         for tr in [_task_run(display, plan, task, run, data)]
         if tr
@@ -221,7 +223,9 @@ def build_report(data: ReportInput) -> dict[str, Any]:
             "summary": summary,
             "warnings": warnings,
             "collection_errors": list(data.collection_errors),
-            "trials": _trials(task_runs) if len(data.runs) > 1 else [],
+            "trials": _trials(task_runs)
+            if any(len(runs) > 1 for runs in data.file_runs.values())
+            else [],
             "task_runs": task_runs,
         },
     }
