@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from ..loader import BenchmarkPlan, TaskPlan
+from ..engine import base_record
+from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan
 from ..runinfo import RunDir
 from ..scoring import (
     DEFAULT_VERDICT_THRESHOLD,
@@ -53,22 +54,16 @@ def task_node_name(task: TaskPlan, run: RunDir, runs: int) -> str:
     return task.key if runs == 1 else f"{task.key}@{run.label}"
 
 
-def _criterion_run(nodeid: str, plan: Any, task: TaskPlan, data: ReportInput) -> dict[str, Any]:
+def _criterion_run(
+    nodeid: str, plan: CriterionPlan, task: TaskPlan, data: ReportInput
+) -> dict[str, Any]:
     record = data.records.get(nodeid)
     if record is not None:
         return {**record, "nodeid": nodeid}
     status = "deselected" if nodeid not in data.selected else "not_run"
     return {
-        "criterion_id": plan.id,
+        **base_record(plan, task),
         "nodeid": nodeid,
-        "label": plan.criterion.label,
-        "assert": plan.assert_name,
-        "axis": plan.criterion.axis,
-        "weight": plan.criterion.weight,
-        "judge": plan.judge,
-        "task_key": task.key,
-        "task_id": task.task.id,
-        "entity": task.entity.id if task.entity else None,
         "passed": False,
         "score": None,
         "status": status,
