@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hypothesis  # noqa: F401
 import pytest
 from core_support import Project
+
+# Imported here, once: pytester restores sys.modules after each in-process run, and the
+# hypothesis plugin of every inner session would otherwise re-import (and assert-rewrite)
+# hypothesis in its terminal summary, ~2 s per run.
 
 
 @pytest.fixture
