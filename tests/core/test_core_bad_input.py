@@ -90,7 +90,8 @@ BAD = [
     Bad("binary", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", says="binary file"),
     Bad("not-utf8", b"tasks:\n  - id: t\n    name: \"Caf\xe9 visit\"\n", says="not UTF-8"),
     Bad("top-level-scalar", "just a string\n", says="expected a mapping or a list"),
-    Bad("duplicate-yaml-keys", _crit(f"        weight: 2\n        weight: 3\n        assertion: {V}\n"),
+    Bad("duplicate-yaml-keys",
+        _crit(f"        weight: 2\n        weight: 3\n        assertion: {V}\n"),
         line=6, task="t", criterion="c", field="weight", says="appears twice"),
     Bad("known-assert-missing-field", _crit(
         "        assertion:\n          assert: portal-state-match\n"
@@ -148,8 +149,8 @@ def test_bad_file_is_one_clear_collection_error(pytester: pytest.Pytester, bad: 
 
 def test_all_problems_of_a_file_in_one_error(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
-    project.benchmark("many", _crit(f"        weight: 0\n        axsis: safety\n        assertion: {V}\n")
-                      + f"  - id: t\n    criteria:\n      - assertion: {V}\n")
+    body = f"        weight: 0\n        axsis: safety\n        assertion: {V}\n"
+    project.benchmark("many", _crit(body) + f"  - id: t\n    criteria:\n      - assertion: {V}\n")
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([

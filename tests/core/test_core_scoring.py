@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from core_support import Project, task_runs
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -22,8 +23,6 @@ from pytest_verial.scoring import (
     task_score,
     verdict,
 )
-
-from core_support import Project, task_runs
 
 scores = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 weights = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False, allow_infinity=False)
