@@ -140,3 +140,157 @@ def voice_criterion(cid: str, speaker: str | None = "agent", contains: list[str]
     if not_contains:
         assertion["not_contains"] = not_contains
     return {"id": cid, **extra, "assertion": assertion}
+
+
+# -- a realistic benchmark shared by the report, scored-mode and xdist tests ------------------
+
+#: every string a criterion expects; a scored run must not show any of them outside the JSON
+EXPECTED_STRINGS = (
+    "submitted-quokka", "72148-quokka", "quokka member number", "wombat secret phrase",
+    "sent-platypus", "cardiology-platypus", "cardio-platypus", "narwhal tuesday",
+    "booked-narwhal", "active-echidna",
+)
+
+PRIOR_AUTH: dict[str, Any] = {
+    "benchmark": "prior-auth",
+    "version": 3,
+    "name": "Prior authorization",
+    "entities": {
+        "maria-chen": {"name": "Maria Chen", "request_id": "PA-1001"},
+        "john-smith": {"name": "John Smith", "request_id": "PA-1002"},
+    },
+    "tasks": [
+        {
+            "id": "pa-lumbar-mri",
+            "name": "Submit a PA for a lumbar MRI",
+            "task_item": {"instruction": "Submit a prior authorization request for a lumbar MRI"},
+            "entities": ["maria-chen", "john-smith"],
+            "tags": ["prior-auth"],
+            "criteria": [
+                portal_criterion("pa-submitted", "prior_auth_requests", "request_id",
+                                 "{entity.request_id}",
+                                 [{"path": "status", "expected": "submitted-quokka"},
+                                  {"path": "cpt", "expected": "72148-quokka"}],
+                                 label="PA submitted in the payer portal", weight=2,
+                                 axis="correctness"),
+                voice_criterion("asks-member-id", contains=["quokka member number"],
+                                axis="safety"),
+                voice_criterion("no-secret", not_contains=["wombat secret phrase"],
+                                axis="safety"),
+            ],
+        },
+        {
+            "id": "referral-cardiology",
+            "name": "Send a cardiology referral",
+            "tags": ["referral"],
+            "criteria": [
+                portal_criterion("referral-sent", "referrals", "referral_id", "REF-77",
+                                 [{"path": "status", "expected": "sent-platypus"},
+                                  {"path": "specialty", "op": "in",
+                                   "expected": ["cardiology-platypus", "cardio-platypus"]}]),
+                portal_criterion("sent-fast", "referrals", "referral_id", "REF-77",
+                                 [{"path": "days_to_send", "op": "lte", "expected": 2}],
+                                 weight=0.5, axis="efficiency"),
+            ],
+        },
+        {
+            "id": "schedule-follow-up",
+            "name": "Book the follow-up visit",
+            "criteria": [
+                portal_criterion("appointment-booked", "appointments", None, None,
+                                 [{"path": "status", "expected": "booked-narwhal"}],
+                                 axis="correctness"),
+                {"id": "fax-sent", "axis": "correctness",
+                 "assertion": {"assert": "fax-received", "pages": 2}},
+                voice_criterion("confirms-date", contains=["narwhal tuesday"], axis="correctness"),
+            ],
+        },
+        {"id": "empty-task", "name": "A task nobody wrote criteria for"},
+    ],
+}
+
+ELIGIBILITY: dict[str, Any] = {
+    "benchmark": "eligibility",
+    "tasks": [{"id": "elig-check", "criteria": [
+        portal_criterion("coverage-active", "eligibility_checks", "member_id", "M-555",
+                         [{"path": "coverage", "expected": "active-echidna"}])]}],
+}
+
+#: task run id -> (score, verdict) the prior-auth project must produce
+PRIOR_AUTH_SCORES = {
+    "eligibility.verial.json::elig-check": (1.0, "pass"),
+    "pa.verial.yaml::pa-lumbar-mri[maria-chen]": (1.0, "pass"),
+    "pa.verial.yaml::pa-lumbar-mri[john-smith]": (0.25, "partial"),
+    "pa.verial.yaml::referral-cardiology": (1.0, "pass"),
+    "pa.verial.yaml::schedule-follow-up": (1 / 3, "partial"),
+    "pa.verial.yaml::empty-task": (0.0, "fail"),
+}
+
+
+def build_prior_auth_project(path: Path, run: str = "sandbox") -> Project:
+    """The prior-auth benchmark, an eligibility file and a captured run with pass/partial/fail."""
+    project = Project(path)
+    project.benchmark("pa", PRIOR_AUTH)
+    project.benchmark("eligibility", ELIGIBILITY, fmt="json")
+    project.sandbox("pa-lumbar-mri[maria-chen]", {
+        "portal/prior_auth_requests.json": [
+            {"request_id": "PA-1001", "status": "submitted-quokka", "cpt": "72148-quokka"}],
+        "voice/turns.json": [
+            {"speaker": "caller", "text": "Hi, this is Maria Chen."},
+            {"speaker": "agent", "text": "Could you give me your Quokka member-number?"}],
+    }, run=run)
+    project.sandbox("pa-lumbar-mri[john-smith]", {
+        "portal/prior_auth_requests.json": [
+            {"request_id": "PA-1002", "status": "draft", "cpt": "72148-quokka"}],
+        "voice/turns.json": [
+            {"speaker": "agent", "text": "Please confirm the wombat secret phrase."}],
+    }, run=run)
+    project.sandbox("referral-cardiology", {
+        "portal/referrals.jsonl": json.dumps({"referral_id": "REF-77", "status": "sent-platypus",
+                                              "specialty": "cardio-platypus",
+                                              "days_to_send": 1}) + "\n",
+    }, run=run)
+    project.sandbox("schedule-follow-up", {
+        "portal/appointments.json": '[{"status": "booked-narwhal",',  # truncated by the agent
+        "voice/turns.json": [{"speaker": "agent", "text": "See you on Narwhal Tuesday!"}],
+    }, run=run)
+    project.sandbox("elig-check", {
+        "portal/eligibility_checks.json": [{"member_id": "M-555", "coverage": "active-echidna"}],
+    }, run=run)
+    return project
+
+
+class LazyRuns:
+    """Child pytest runs of one project, made on first use and kept (``-n 0`` / ``-n 2``)."""
+
+    def __init__(self, path: Path, *args: str) -> None:
+        self.path, self.args = path, args
+        self._done: dict[int, RunResult] = {}
+
+    def get(self, workers: int) -> RunResult:
+        if workers not in self._done:
+            files = {k: f"{k}-{workers}" for k in ("report", "junit", "pytest_junit")}
+            code, output = run_subprocess(
+                self.path, "-n", str(workers), *self.args,
+                "--verial-report", f"{files['report']}.json",
+                "--verial-junit", f"{files['junit']}.xml",
+                "--junitxml", f"{files['pytest_junit']}.xml",
+            )
+            self._done[workers] = RunResult(
+                code, output, self.path / f"{files['report']}.json",
+                self.path / f"{files['junit']}.xml", self.path / f"{files['pytest_junit']}.xml")
+        return self._done[workers]
+
+
+class RunResult:
+    """What one child run left behind."""
+
+    def __init__(self, code: int, output: str, report: Path, junit: Path,
+                 pytest_junit: Path) -> None:
+        self.code, self.output = code, output
+        self.report_path, self.junit, self.pytest_junit = report, junit, pytest_junit
+
+    @property
+    def report(self) -> dict[str, Any]:
+        assert self.report_path.exists(), self.output[-3000:]
+        return json.loads(self.report_path.read_text(encoding="utf-8"))
