@@ -50,7 +50,8 @@ def test_deselecting_a_criterion_makes_its_task_incomplete(pytester: pytest.Pyte
     else:
         result = pytester.runpytest(*args)
         code, output = int(result.ret), result.stdout.str()
-    assert "1 failed, 1 passed, 1 deselected" in output, output[-2000:]
+    # xdist's summary line does not count deselections made on the workers
+    assert ("1 failed, 1 passed" + ("" if workers else ", 1 deselected")) in output, output[-2000:]
     report = project.read_report()
     tasks = task_runs(report)
     pa = tasks["pa.verial.yaml::pa"]
