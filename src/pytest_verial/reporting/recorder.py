@@ -166,6 +166,8 @@ class Recorder:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.config.option.collectonly:  # nothing was scored: no summary, no report
+            return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = True
         if not self.files and not self.collection_errors:
