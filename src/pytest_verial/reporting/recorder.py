@@ -19,7 +19,7 @@ import pytest
 from ..collect import BenchmarkFile, CriterionItem, NoCriteriaItem, display_path
 from ..engine import now_iso
 from ..errors import BenchmarkFileError
-from ..loader import BenchmarkPlan, load_benchmark
+from ..loader import BenchmarkPlan, is_benchmark_file, load_benchmark
 from ..scoring import reaches
 from ..state import SETTINGS
 from .build import ReportInput, build_report
@@ -46,6 +46,7 @@ class Recorder:
         self.report: dict[str, Any] | None = None
         self._last_checkpoint = 0.0
         self.gate: tuple[bool, int] | None = None
+        self.benchmark_file_errors = 0
 
     # -- what is planned -------------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -80,6 +81,18 @@ class Recorder:
             self.collection_errors.append(
                 {"nodeid": report.nodeid, "message": str(report.longrepr).strip()}
             )
+            if is_benchmark_file(Path(report.nodeid.split("::", 1)[0]), self.settings.patterns):
+                self.benchmark_file_errors += 1
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """A bad benchmark file is its own error; the other files still run (DESIGN §8).
+
+        pytest stops after any collection error unless ``--continue-on-collection-errors``
+        (xdist runs the rest anyway); when every error is a benchmark file's, continue.
+        """
+        if session.testsfailed and session.testsfailed == self.benchmark_file_errors:
+            session.config.option.continue_on_collection_errors = True
 
     # -- what happened ---------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
