@@ -7,7 +7,8 @@ refuses what it would silently mis-read:
   is reported as truncated;
 - ``\\r``, ``\\n`` and ``\\r\\n`` segment separators are all accepted (python-hl7 only splits on
   ``\\r``);
-- a stream holding several messages is split at each ``MSH`` segment;
+- a stream holding several messages is split at each ``MSH`` segment; batch envelopes
+  (FHS/BHS/BTS/FTS) are skipped;
 - a message must start with ``MSH``, declare its encoding characters, carry a message type
   (MSH-9), a control id (MSH-10) and a version (MSH-12), and every segment must start with a
   three-character segment id; binary data is refused.
@@ -27,6 +28,9 @@ END_BLOCK = "\x1c"
 _SEGMENT_ID = re.compile(r"[A-Z][A-Z0-9]{2}\Z")
 _BINARY = re.compile(r"[\x00-\x08\x0c\x0e-\x1f\x7f]")
 _NEWLINES = re.compile(r"\r\n|\n|\r")
+_VERSION = re.compile(r"2\.\d{1,2}(\.\d{1,2})?\Z")
+#: batch envelope segments, skipped between messages
+_BATCH = ("FHS", "BHS", "BTS", "FTS")
 
 
 class Hl7ParseError(ValueError):
@@ -118,6 +122,8 @@ def split_messages(text: str) -> list[str]:
     for frame in unframe(text):
         lines = [line for line in _NEWLINES.split(frame) if line.strip()]
         for number, line in enumerate(lines, start=1):
+            if line[:3] in _BATCH:
+                continue
             if line.startswith("MSH"):
                 messages.append([line])
             elif not messages:
@@ -177,6 +183,12 @@ def check_structure(text: str) -> None:
         raise Hl7ParseError("MSH-10 (message control id) is empty")
     if len(msh) < 12 or not msh[11].strip():
         raise Hl7ParseError("MSH-12 (version id) is missing or empty")
+    version = msh[11].split(encoding[0])[0]
+    if not _VERSION.match(version):
+        raise Hl7ParseError(
+            f"MSH-12 version {version[:20]!r} is not a version like 2.5.1 "
+            "(wrong segment separator?)"
+        )
 
 
 def parse_message(text: str, origin: str, created_at: str | None = None) -> Hl7Message:
