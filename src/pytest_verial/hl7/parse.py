@@ -206,6 +206,11 @@ def parse_message(text: str, origin: str, created_at: str | None = None) -> Hl7M
 
 def parse_stream(text: str, origin: str) -> list[Hl7Message]:
     """Every message in a file's text (MLLP-framed or not), each with origin ``file#n``."""
+    binary = _BINARY.search(text.replace(START_BLOCK, "").replace(END_BLOCK, ""))
+    if binary:
+        raise Hl7ParseError(
+            f"{origin}: binary data (byte 0x{ord(binary.group()):02x}): not HL7 text"
+        )
     try:
         chunks = split_messages(text)
     except Hl7ParseError as exc:

@@ -113,9 +113,16 @@ def tokenize(text: str) -> tuple[Delimiters, list[Segment], list[str]]:
         )
     segments: list[Segment] = []
     for raw in pieces:
-        raw = raw.strip("\r\n") if delimiters.segment not in "\r\n" else raw.strip("\r\n")
+        raw = raw.strip("\r\n")
         if not raw.strip():
             continue
+        if "\n" in raw or "\r" in raw:
+            shown = raw[:30].encode("unicode_escape").decode("ascii")
+            raise X12ParseError(
+                f"segment {len(segments) + 1} ({shown!r}) contains a line break: the ISA "
+                f"declares {_printable(delimiters.segment)} as segment terminator but the text "
+                "seems to end segments with line breaks"
+            )
         elements = tuple(raw.split(delimiters.element))
         seg_id = elements[0].strip()
         if not _SEGMENT_ID.match(seg_id):
