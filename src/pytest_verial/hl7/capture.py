@@ -6,14 +6,17 @@ each with an ACK and appends one SandboxEvent row per message to a JSON Lines fi
     {"type": "hl7_outbound", "payload": "MSH|...", "created_at": "...Z", "peer": "...",
      "control_id": "MSG0001", "ack_code": "AA"}
 
-A message that cannot be parsed (:mod:`pytest_verial.hl7.parse`) gets ``MSA|AE`` with the reason
-(also in an ERR segment) and is recorded with ``ack_code: "AE"`` and ``error``, so the
-``hl7-structural`` check can say why nothing matched. A client that disconnects in the middle of a
-frame loses that frame only; the server keeps serving. Connections are persistent: a client may
-send any number of messages on one connection.
+Each message is validated structurally (:func:`pytest_verial.hl7.parse.validate_message`:
+MSH, encoding characters, MSH-9/10/12, segment ids, no binary) without building the full
+python-hl7 tree, so the ACK is quick; the check parses it later. A message that fails gets
+``MSA|AE`` with the reason (also in an ERR segment) and is recorded with ``ack_code: "AE"``
+and ``error``, so the ``hl7-structural`` check can say why nothing matched. A client that
+disconnects in the middle of a frame loses that frame only; the server keeps serving.
+Connections are persistent: a client may send any number of messages on one connection.
 
 Entry points: :func:`run_capture` (blocking, for ``verial hl7-capture``),
-:class:`CaptureThread` (a server in a background thread, for fixtures and tests) and
+:class:`CaptureProcess` (the same command as a child process, for fixtures),
+:class:`CaptureThread` (a server on a background thread, in-process) and
 :func:`add_hl7_capture_parser` (the sub-command for the ``verial`` CLI).
 """
 
@@ -22,6 +25,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import signal
+import subprocess
 import sys
 import threading
 import uuid
@@ -29,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from .parse import Hl7ParseError, decode, parse_message
+from .parse import Hl7ParseError, decode, validate_message
 
 #: Largest frame accepted (bytes); larger ones are answered AE and discarded.
 FRAME_LIMIT = 16 * 1024 * 1024
@@ -101,19 +107,19 @@ class Recorder:
 
 
 def handle_payload(data: bytes, peer: str, recorder: Recorder) -> str:
-    """Parse one frame's payload, record it, and return the ACK text to send back."""
+    """Validate one frame's payload, record it, and return the ACK text to send back."""
     text = decode(data)
     row: dict[str, Any] = {"type": "hl7_outbound", "payload": text, "created_at": _now(),
                            "peer": peer}
     try:
-        message = parse_message(text, f"mllp {peer}")
+        normalised, msh = validate_message(text)
     except Hl7ParseError as exc:
         row.update(ack_code="AE", error=str(exc), control_id=None)
         recorder.record(row)
         return build_ack(text, "AE", str(exc))
-    row.update(ack_code="AA", control_id=message.control_id, type_code=message.message_type)
+    row.update(ack_code="AA", control_id=msh[9], message_type=msh[8])
     recorder.record(row)
-    return build_ack(message.text, "AA")
+    return build_ack(normalised, "AA")
 
 
 async def _serve_client(
@@ -160,16 +166,24 @@ async def start_capture(host: str, port: int, recorder: Recorder) -> asyncio.Abs
 
 
 def run_capture(host: str, port: int, out_path: Path | str) -> int:
-    """Serve until interrupted (Ctrl-C / SIGTERM); the ``verial hl7-capture`` command."""
+    """Serve until interrupted (Ctrl-C / SIGTERM); the ``verial hl7-capture`` command.
+
+    Prints ``hl7-capture: listening for MLLP on HOST:PORT, ...`` on stderr once bound (with
+    ``port=0`` that line tells the chosen port) and the number of messages at exit.
+    """
     recorder = Recorder(Path(out_path))
 
     async def main() -> None:
         server = await start_capture(host, port, recorder)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
         bound = server.sockets[0].getsockname()
         print(f"hl7-capture: listening for MLLP on {bound[0]}:{bound[1]}, writing {out_path}",
               file=sys.stderr, flush=True)
         async with server:
-            await server.serve_forever()
+            await stop.wait()
 
     try:
         asyncio.run(main())
@@ -229,19 +243,96 @@ class CaptureThread:
         self.stop()
 
 
-def add_hl7_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``hl7-capture --port P --out events.jsonl [--host H]`` to a ``verial`` CLI.
+class CaptureProcess:
+    """``verial hl7-capture`` in a child process (the fixture's server; stopped by its PID).
 
-    The parser's default ``func`` takes the parsed namespace and returns the exit code.
+    A separate process keeps the client under test and the server from sharing one GIL.
     """
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "hl7-capture",
-        help="listen for HL7 v2 over MLLP, ACK each message and record it as SandboxEvent rows",
+
+    def __init__(self, out_path: Path, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.out_path = Path(out_path)
+        self.host = host
+        self.port = port
+        self._proc: subprocess.Popen[str] | None = None
+        self.stderr_tail = ""
+
+    def start(self, timeout: float = 20.0) -> CaptureProcess:
+        """Start the child and wait until it reports its bound port."""
+        self.out_path.parent.mkdir(parents=True, exist_ok=True)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest_verial.hl7.capture", "--port", str(self.port),
+             "--out", str(self.out_path), "--host", self.host],
+            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        assert self._proc.stderr is not None
+        ready: list[str] = []
+        reader = threading.Thread(
+            target=lambda: ready.append(self._proc.stderr.readline()),  # type: ignore[union-attr]
+            daemon=True,
+        )
+        reader.start()
+        reader.join(timeout)
+        line = ready[0] if ready else ""
+        if " on " not in line:
+            self.stop()
+            raise RuntimeError(f"hl7-capture did not start: {line or 'no output'}")
+        self.port = int(line.split(" on ", 1)[1].split(",", 1)[0].rsplit(":", 1)[1])
+        return self
+
+    def events(self) -> list[dict[str, Any]]:
+        """The rows recorded so far."""
+        text = self.out_path.read_text(encoding="utf-8") if self.out_path.exists() else ""
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def stop(self) -> int | None:
+        """SIGTERM the child (by PID), wait for it, return its exit code."""
+        proc = self._proc
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+        if proc.stderr is not None:
+            self.stderr_tail = proc.stderr.read()
+            proc.stderr.close()
+        self._proc = None
+        return proc.returncode
+
+    def __enter__(self) -> CaptureProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    """Options of ``verial hl7-capture``: ``--port P --out events.jsonl [--host H]``."""
+    parser.description = (
+        "Listen for HL7 v2 over MLLP, ACK each message (AA, or AE with the reason when it "
+        "cannot be parsed) and append it to an events file as SandboxEvent rows."
     )
     parser.add_argument("--port", type=int, required=True, help="TCP port (0: any free port)")
     parser.add_argument("--out", required=True, help="events file to append to (JSON Lines)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.set_defaults(func=lambda ns: run_capture(ns.host, ns.port, ns.out))
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run the capture with parsed ``verial hl7-capture`` arguments."""
+    return run_capture(args.host, args.port, args.out)
+
+
+def add_hl7_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``hl7-capture`` sub-command to an argparse ``subparsers`` object."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "hl7-capture", help="listen for HL7 v2 over MLLP and record each message"
+    )
+    configure_parser(parser)
+    parser.set_defaults(func=run_from_args)
     return parser
 
 

@@ -39,27 +39,46 @@ class Hl7ParseError(ValueError):
 
 @dataclass
 class Hl7Message:
-    """One parsed HL7 v2 message and where it came from.
+    """One validated HL7 v2 message and where it came from.
 
-    ``parsed`` is the ``hl7.Message`` python-hl7 built; ``origin`` names the file (and message
-    number) or the events row; ``created_at`` is the event time when known.
+    ``msh`` holds the MSH fields (``msh[n - 1]`` is MSH-n). python-hl7's tree is built on first
+    use: ``header`` (the MSH segment alone, enough for correlating on MSH fields) and
+    ``parsed`` (the whole ``hl7.Message``), so scanning many messages for one trigger event
+    does not parse them all. ``origin`` names the file (and message number) or events row.
     """
 
     text: str
-    parsed: Any
+    msh: list[str]
     origin: str
     created_at: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    _parsed: Any = field(default=None, repr=False)
+    _header: Any = field(default=None, repr=False)
+
+    @property
+    def parsed(self) -> Any:
+        """The whole message as an ``hl7.Message`` (parsed once)."""
+        if self._parsed is None:
+            self._parsed = _hl7_parse(self.text, self.origin)
+        return self._parsed
+
+    @property
+    def header(self) -> Any:
+        """The MSH segment alone as an ``hl7.Message`` (cheap; the full parse when done)."""
+        if self._parsed is not None:
+            return self._parsed
+        if self._header is None:
+            self._header = _hl7_parse(self.text.split("\r", 1)[0], self.origin)
+        return self._header
 
     @property
     def control_id(self) -> str:
         """MSH-10, the message control id."""
-        return _text(self.parsed.segment("MSH"), 10)
+        return self.msh[9] if len(self.msh) > 9 else ""
 
     @property
     def message_type(self) -> str:
         """MSH-9 as written, e.g. ``ORU^R01^ORU_R01``."""
-        return _text(self.parsed.segment("MSH"), 9)
+        return self.msh[8] if len(self.msh) > 8 else ""
 
     @property
     def trigger_event(self) -> str:
@@ -70,7 +89,7 @@ class Hl7Message:
     @property
     def component_separator(self) -> str:
         """The component separator declared in MSH-2 (usually ``^``)."""
-        return _text(self.parsed.segment("MSH"), 2)[:1] or "^"
+        return self.msh[1][:1] or "^"
 
     def summary(self) -> dict[str, Any]:
         """``{control_id, type, trigger_event, origin}`` for evidence."""
@@ -82,8 +101,15 @@ class Hl7Message:
         }
 
 
-def _text(segment: Any, index: int) -> str:
-    return str(segment[index]) if len(segment) > index else ""
+def _hl7_parse(text: str, origin: str) -> Any:
+    import hl7
+
+    try:
+        return hl7.parse(text)
+    except Exception as exc:  # python-hl7 raises bare exceptions on odd input
+        from ..errors import SourceError
+
+        raise SourceError(f"invalid HL7: {origin}: python-hl7 cannot parse it: {exc}") from None
 
 
 def decode(data: bytes | str) -> str:
@@ -191,17 +217,25 @@ def check_structure(text: str) -> None:
         )
 
 
-def parse_message(text: str, origin: str, created_at: str | None = None) -> Hl7Message:
-    """One message (segments separated by ``\\r``, ``\\n`` or ``\\r\\n``) parsed by python-hl7."""
-    import hl7
+def validate_message(text: str) -> tuple[str, list[str]]:
+    """Check one message without building it: its ``\\r``-separated text and its MSH fields.
 
+    The MSH list is ``[MSH-1, MSH-2, MSH-3, ...]`` (so MSH-n is ``fields[n - 1]``). The capture
+    server uses this to ACK quickly; :func:`parse_message` adds python-hl7's parse.
+    """
     normalised = "\r".join(line for line in _NEWLINES.split(text.strip()) if line.strip())
     check_structure(normalised)
-    try:
-        parsed = hl7.parse(normalised)
-    except Exception as exc:  # python-hl7 raises bare exceptions on odd input
-        raise Hl7ParseError(f"python-hl7 cannot parse it: {exc}") from None
-    return Hl7Message(normalised, parsed, origin, created_at)
+    first = normalised.split("\r", 1)[0]
+    return normalised, [first[3], *first[4:].split(first[3])]
+
+
+def parse_message(text: str, origin: str, created_at: str | None = None) -> Hl7Message:
+    """One message (segments separated by ``\\r``, ``\\n`` or ``\\r\\n``), validated.
+
+    python-hl7 parses it when a path first reads it (:attr:`Hl7Message.parsed`).
+    """
+    normalised, msh = validate_message(text)
+    return Hl7Message(normalised, msh, origin, created_at)
 
 
 def parse_stream(text: str, origin: str) -> list[Hl7Message]:

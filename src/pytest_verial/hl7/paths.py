@@ -148,7 +148,7 @@ def get(message: Any, path: str | Hl7Path) -> Any:
     >>> get(msg, "OBX[*].5")     # every observation value
     """
     p = parse_path(path) if isinstance(path, str) else path
-    message = _as_message(message)
+    message = _as_message(message, header_only=p.segment == "MSH" and p.segment_index is None)
     segments = [s for s in message if str(s[0]) == p.segment]
     if p.segment_index == ALL:
         values = [_from_segment(message, s, p) for s in segments]
@@ -169,9 +169,12 @@ def get_all(message: Any, path: str | Hl7Path) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _as_message(message: Any) -> Any:
+def _as_message(message: Any, header_only: bool = False) -> Any:
+    """An ``hl7.Message`` from an Hl7Message (its MSH alone when that is enough) or text."""
     if isinstance(message, str):
         from .parse import parse_message
 
-        return parse_message(message, "<text>").parsed
+        message = parse_message(message, "<text>")
+    if header_only and hasattr(message, "header"):
+        return message.header
     return getattr(message, "parsed", message)
