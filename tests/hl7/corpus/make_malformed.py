@@ -13,7 +13,10 @@ HERE = Path(__file__).parent
 OUT = HERE / "malformed"
 
 GOOD = (HERE / "valid" / "adt_a04.hl7").read_bytes().decode("utf-8")
-MSH = "MSH|^~\\&|REGADT|VALLEYORTHO|HL7ENGINE|SUTTERHEALTH|20240318093000||ADT^A04^ADT_A01|VO1|P|2.5.1"
+MSH = (
+    "MSH|^~\\&|REGADT|VALLEYORTHO|HL7ENGINE|SUTTERHEALTH|20240318093000||"
+    "ADT^A04^ADT_A01|VO1|P|2.5.1"
+)
 PID = "PID|1||VO0077123^^^VALLEYORTHO^MR||OBRIEN^THOMAS"
 
 SAMPLES: dict[str, tuple[bytes, str]] = {
