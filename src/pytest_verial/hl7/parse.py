@@ -102,13 +102,17 @@ class Hl7Message:
 
 
 def _hl7_parse(text: str, origin: str) -> Any:
-    import hl7
+    from ..errors import SourceError
 
+    try:
+        import hl7
+    except ImportError:
+        raise SourceError(
+            "reading HL7 needs the 'hl7' package: pip install 'pytest-verial[interop]'"
+        ) from None
     try:
         return hl7.parse(text)
     except Exception as exc:  # python-hl7 raises bare exceptions on odd input
-        from ..errors import SourceError
-
         raise SourceError(f"invalid HL7: {origin}: python-hl7 cannot parse it: {exc}") from None
 
 
