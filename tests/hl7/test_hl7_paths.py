@@ -149,3 +149,19 @@ def test_bad_paths_are_refused(bad: str) -> None:
         return
     with pytest.raises(Hl7PathError):
         parse_path(bad)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in VALID.glob("*.hl7")))
+def test_msh_read_from_the_header_equals_python_hl7(name: str) -> None:
+    msg = message(name)
+    paths = ["MSH.1", "MSH.2", "MSH.3", "MSH.4", "MSH.7", "MSH.9", "MSH.9.1", "MSH.9.2",
+             "MSH.9.3", "MSH.9.4", "MSH.10", "MSH.12", "MSH.15", "MSH.18", "MSH.30",
+             "MSH.9[*].1", "MSH.9[2].1", "MSH.4.1.1", "MSH.4.1.2"]
+    for path in paths:
+        assert get(msg, path) == get(msg.parsed, path), path
+
+
+def test_msh_with_escapes_falls_back_to_python_hl7() -> None:
+    text = "MSH|^~\\&|LAB\\T\\CO|B|C|D|20240101||ORU^R01|E1|P|2.5.1"
+    msg = parse_stream(text, "x")[0]
+    assert get(msg, "MSH.3") == "LAB&CO"

@@ -41,10 +41,10 @@ class Hl7ParseError(ValueError):
 class Hl7Message:
     """One validated HL7 v2 message and where it came from.
 
-    ``msh`` holds the MSH fields (``msh[n - 1]`` is MSH-n). python-hl7's tree is built on first
-    use: ``header`` (the MSH segment alone, enough for correlating on MSH fields) and
-    ``parsed`` (the whole ``hl7.Message``), so scanning many messages for one trigger event
-    does not parse them all. ``origin`` names the file (and message number) or events row.
+    ``msh`` holds the MSH fields (``msh[n - 1]`` is MSH-n); paths on MSH read them directly.
+    python-hl7's tree (``parsed``) is built on the first path into another segment, so
+    scanning many messages for one trigger event does not parse them all. ``origin`` names
+    the file (and message number) or events row.
     """
 
     text: str
@@ -52,7 +52,6 @@ class Hl7Message:
     origin: str
     created_at: str | None = None
     _parsed: Any = field(default=None, repr=False)
-    _header: Any = field(default=None, repr=False)
 
     @property
     def parsed(self) -> Any:
@@ -60,15 +59,6 @@ class Hl7Message:
         if self._parsed is None:
             self._parsed = _hl7_parse(self.text, self.origin)
         return self._parsed
-
-    @property
-    def header(self) -> Any:
-        """The MSH segment alone as an ``hl7.Message`` (cheap; the full parse when done)."""
-        if self._parsed is not None:
-            return self._parsed
-        if self._header is None:
-            self._header = _hl7_parse(self.text.split("\r", 1)[0], self.origin)
-        return self._header
 
     @property
     def control_id(self) -> str:

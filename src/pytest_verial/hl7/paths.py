@@ -148,7 +148,13 @@ def get(message: Any, path: str | Hl7Path) -> Any:
     >>> get(msg, "OBX[*].5")     # every observation value
     """
     p = parse_path(path) if isinstance(path, str) else path
-    message = _as_message(message, header_only=p.segment == "MSH" and p.segment_index is None)
+    if p.segment == "MSH" and p.segment_index is None and p.field is not None:
+        fields = getattr(message, "msh", None)
+        if fields is not None:
+            value = _from_msh_fields(fields, p)
+            if value is not _SLOW:
+                return value
+    message = _as_message(message)
     segments = [s for s in message if str(s[0]) == p.segment]
     if p.segment_index == ALL:
         values = [_from_segment(message, s, p) for s in segments]
@@ -169,12 +175,39 @@ def get_all(message: Any, path: str | Hl7Path) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _as_message(message: Any, header_only: bool = False) -> Any:
-    """An ``hl7.Message`` from an Hl7Message (its MSH alone when that is enough) or text."""
+_SLOW = object()
+
+
+def _from_msh_fields(msh: list[str], p: Hl7Path) -> Any:
+    """MSH values straight from the split header, without python-hl7 (escapes: ``_SLOW``)."""
+    assert p.field is not None
+    if p.field > len(msh):
+        return [] if p.repetition == ALL else None
+    value = msh[p.field - 1]
+    if p.field in (1, 2):
+        return value
+    enc = msh[1]
+    if len(enc) > 2 and enc[2] in value:
+        return _SLOW
+    if p.repetition is None and p.component is None:
+        return value or None
+    reps = value.split(enc[1]) if len(enc) > 1 else [value]
+    picked = range(1, len(reps) + 1) if p.repetition == ALL else [p.repetition or 1]
+    out = []
+    for r in picked:
+        node: str | None = reps[r - 1] if r <= len(reps) else None  # type: ignore[operator]
+        for index, sep in ((p.component, enc[0]), (p.subcomponent, enc[3:4])):
+            if index is not None and node is not None:
+                parts = node.split(sep) if sep else [node]
+                node = parts[index - 1] if index <= len(parts) else None
+        out.append(node or None)
+    return out if p.repetition == ALL else out[0]
+
+
+def _as_message(message: Any) -> Any:
+    """An ``hl7.Message`` from an Hl7Message or text."""
     if isinstance(message, str):
         from .parse import parse_message
 
         message = parse_message(message, "<text>")
-    if header_only and hasattr(message, "header"):
-        return message.header
     return getattr(message, "parsed", message)

@@ -42,6 +42,16 @@ class Transaction:
     origin: str
     problems: list[str] = field(default_factory=list)
     created_at: str | None = None
+    _index: dict[str, list[int]] | None = field(default=None, repr=False)
+
+    def positions(self, segment_id: str) -> list[int]:
+        """Indexes into ``segments`` of every segment with this id, ascending (cached)."""
+        if self._index is None:
+            index: dict[str, list[int]] = {}
+            for i, seg in enumerate(self.segments):
+                index.setdefault(seg.id, []).append(i)
+            self._index = index
+        return self._index.get(segment_id, [])
 
     def summary(self) -> dict[str, object]:
         """``{set_id, control_number, version, ...}`` for evidence."""

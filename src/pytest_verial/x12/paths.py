@@ -29,6 +29,7 @@ Public API: :func:`parse_path`, :func:`get`, :func:`get_all`.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -183,10 +184,17 @@ def _holds(segment: Segment, conds: tuple[Any, ...], delimiters: Delimiters) -> 
     return True
 
 
+def _positions(transaction: Any, segments: list[Segment], segment_id: str) -> list[int]:
+    if segments is transaction.segments and hasattr(transaction, "positions"):
+        return transaction.positions(segment_id)  # type: ignore[no-any-return]
+    return [i for i, seg in enumerate(segments) if seg.id == segment_id]
+
+
 def _select(
-    segments: list[Segment], lo: int, hi: int, step: Step, delimiters: Delimiters, every: bool
+    positions: list[int], segments: list[Segment], lo: int, hi: int, step: Step,
+    delimiters: Delimiters, every: bool,
 ) -> list[int]:
-    chosen = [i for i in range(lo, hi) if segments[i].id == step.segment]
+    chosen = positions[bisect_left(positions, lo) : bisect_left(positions, hi)]
     explicit = False
     for qual in step.qualifiers:
         if qual == ALL:
@@ -199,12 +207,10 @@ def _select(
     return chosen if explicit or every else chosen[:1]
 
 
-def _end(segments: list[Segment], start: int, hi: int) -> int:
-    anchor = segments[start].id
-    for i in range(start + 1, hi):
-        if segments[i].id == anchor:
-            return i
-    return hi
+def _end(positions: list[int], start: int, hi: int) -> int:
+    """The next position of the anchor's segment id after ``start``, capped at ``hi``."""
+    after = bisect_right(positions, start)
+    return min(positions[after], hi) if after < len(positions) else hi
 
 
 def _evaluate(transaction: Any, p: X12Path, every: bool) -> list[Any]:
@@ -214,11 +220,12 @@ def _evaluate(transaction: Any, p: X12Path, every: bool) -> list[Any]:
     ranges = [(0, len(segments))]
     chosen: list[int] = []
     for n, step in enumerate(p.steps):
+        positions = _positions(transaction, segments, step.segment)
         chosen = []
         for lo, hi in ranges:
-            chosen.extend(_select(segments, lo, hi, step, delimiters, every))
+            chosen.extend(_select(positions, segments, lo, hi, step, delimiters, every))
         if n < len(p.steps) - 1:
-            ranges = [(i + 1, _end(segments, i, hi)) for lo, hi in ranges for i in chosen
+            ranges = [(i + 1, _end(positions, i, hi)) for lo, hi in ranges for i in chosen
                       if lo <= i < hi]
     if p.element is None:
         return [segments[i].text(delimiters) for i in chosen]

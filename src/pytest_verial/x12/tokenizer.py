@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 ISA_LENGTH = 106
 _SEGMENT_ID = re.compile(r"[A-Z][A-Z0-9]{1,2}\Z")
@@ -33,8 +34,7 @@ class Delimiters:
     segment: str
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     """One segment: its id, its elements (``elements[0]`` is the id) and its 1-based position."""
 
     id: str
