@@ -135,12 +135,15 @@ def check(spec: Hl7Structural, ctx: CheckContext) -> CheckOutcome:
         if rejected:
             details += f"; {len(rejected)} rejected as unparseable: {rejected[-1]['error']}"
         return CheckOutcome(0.0, details, {"field_results": [], "message": None, **base})
-    scored = [(fields_score(r), i, r) for i, r in ((i, field_results(m, spec.fields))
-                                                   for i, m in enumerate(candidates))]
-    if spec.match == "first":
+    if spec.match in ("first", "latest"):  # score only the one message that counts
+        index = 0 if spec.match == "first" else len(candidates) - 1
+        results = field_results(candidates[index], spec.fields)
+        scored = [(fields_score(results), index, results)]
+    else:
+        scored = [(fields_score(r), i, r) for i, r in
+                  ((i, field_results(m, spec.fields)) for i, m in enumerate(candidates))]
+    if spec.match in ("first", "latest"):
         score, index, results = scored[0]
-    elif spec.match == "latest":
-        score, index, results = scored[-1]
     elif spec.match == "any":
         score, index, results = max(scored, key=lambda s: (s[0], s[1]))
     else:

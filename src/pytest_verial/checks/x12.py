@@ -147,13 +147,16 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
             f"no {what}{wanted} ({len(everything)} transactions: {kinds})",
             {"field_results": [], "transaction": None, "candidates": 0},
         )
-    scored = [(fields_score(r), i, r) for i, r in
-              ((i, field_results(t, spec.fields)) for i, t in enumerate(candidates))]
+    if spec.match in ("first", "latest"):  # score only the one message that counts
+        index = 0 if spec.match == "first" else len(candidates) - 1
+        results = field_results(candidates[index], spec.fields)
+        scored = [(fields_score(results), index, results)]
+    else:
+        scored = [(fields_score(r), i, r) for i, r in
+                  ((i, field_results(t, spec.fields)) for i, t in enumerate(candidates))]
     extra: dict[str, JsonValue] = {}
-    if spec.match == "first":
+    if spec.match in ("first", "latest"):
         score, index, results = scored[0]
-    elif spec.match == "latest":
-        score, index, results = scored[-1]
     elif spec.match == "any":
         score, index, results = max(scored, key=lambda s: (s[0], s[1]))
     else:
