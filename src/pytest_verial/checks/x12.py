@@ -184,7 +184,7 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
     evidence: dict[str, JsonValue] = {
         "field_results": results,  # type: ignore[dict-item]
         "transaction": _transaction_evidence(tx),
-        "envelope_problems": list(tx.problems),  # type: ignore[dict-item]
+        "envelope_problems": list(tx.problems),
         "candidates": len(candidates),
         **extra,
     }

@@ -125,7 +125,7 @@ def handle_payload(data: bytes, peer: str, recorder: Recorder) -> str:
 async def _serve_client(
     reader: Any, writer: Any, recorder: Recorder
 ) -> None:
-    from hl7.mllp import InvalidBlockError
+    from hl7.mllp import InvalidBlockError  # type: ignore[import-untyped]
 
     peername = writer.get_extra_info("peername") or ("?", 0)
     peer = f"{peername[0]}:{peername[1]}"
@@ -155,14 +155,15 @@ async def _serve_client(
         writer.close()
 
 
-async def start_capture(host: str, port: int, recorder: Recorder) -> asyncio.AbstractServer:
+async def start_capture(host: str, port: int, recorder: Recorder) -> asyncio.Server:
     """Start the MLLP server on the running loop; port 0 picks a free port."""
     from hl7.mllp import start_hl7_server
 
     async def on_client(reader: Any, writer: Any) -> None:
         await _serve_client(reader, writer, recorder)
 
-    return await start_hl7_server(on_client, host, port, limit=FRAME_LIMIT)
+    server: asyncio.Server = await start_hl7_server(on_client, host, port, limit=FRAME_LIMIT)
+    return server
 
 
 def run_capture(host: str, port: int, out_path: Path | str) -> int:
@@ -204,7 +205,7 @@ class CaptureThread:
         self.port = port
         self.recorder = Recorder(self.out_path)
         self._loop = asyncio.new_event_loop()
-        self._server: asyncio.AbstractServer | None = None
+        self._server: asyncio.Server | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
 
     def start(self) -> CaptureThread:

@@ -95,7 +95,7 @@ def _hl7_parse(text: str, origin: str) -> Any:
     from ..errors import SourceError
 
     try:
-        import hl7
+        import hl7  # type: ignore[import-untyped]
     except ImportError:
         raise SourceError(
             "reading HL7 needs the 'hl7' package: pip install 'pytest-verial[interop]'"

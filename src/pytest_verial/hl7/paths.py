@@ -161,10 +161,10 @@ def get(message: Any, path: str | Hl7Path) -> Any:
         if p.repetition == ALL:
             return [v for sub in values for v in sub]
         return values
-    index = p.segment_index or 1
+    index = p.segment_index if isinstance(p.segment_index, int) else 1
     if index > len(segments):
         return MISSING
-    return _from_segment(message, segments[index - 1], p)  # type: ignore[index]
+    return _from_segment(message, segments[index - 1], p)
 
 
 def get_all(message: Any, path: str | Hl7Path) -> list[Any]:
