@@ -11,6 +11,7 @@
       - {path: "HL[HL03=22]/NM1[NM101=IL].NM109", expected: W123456789}
     match: latest                              # extension: first | latest | any | all
     envelope: report                           # extension: report | strict
+    validate: false                            # extension: pyx12 implementation-guide check
 
 Paths are described in :mod:`pytest_verial.x12.paths` and docs/x12.md. ``correlate_by`` keys are
 X12 paths or the aliases ``trace_number`` (any TRN02), ``member_id`` (any NM109),
@@ -19,7 +20,11 @@ X12 paths or the aliases ``trace_number`` (any TRN02), ``member_id`` (any NM109)
 
 Envelope problems (ISA length, SE/GE/IEA counts, control numbers) are always in the evidence as
 ``envelope_problems``; with ``envelope: strict`` they make the criterion an error instead.
-Selection among several matches and the score follow ``hl7-structural``.
+With ``validate: true`` the transaction's interchange is also validated against its
+implementation guide by pyx12 (835, 999; :mod:`pytest_verial.x12.validate`): the result is one
+more row of ``field_results`` (path ``(implementation guide)``, expected ``valid``) and a
+``validation`` entry in the evidence. Selection among several matches and the score follow
+``hl7-structural``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from ..compare import MISSING, FieldSpec, field_result, fields_score, values_equ
 from ..errors import CheckError
 from ..x12.envelope import Transaction
 from ..x12.paths import X12PathError, get, get_all, parse_path
+from ..x12.validate import validate
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 
 ALIASES = {
@@ -71,6 +77,8 @@ class X12Response(AssertionSpec):
     fields: list[X12Field] = Field(default_factory=list)
     match: Literal["latest", "first", "any", "all"] = "latest"
     envelope: Literal["report", "strict"] = "report"
+    #: ``validate: true`` in the criterion (a field named ``validate`` would shadow pydantic's)
+    validate_ig: bool = Field(default=False, alias="validate")
 
     @field_validator("transaction", mode="before")
     @classmethod
@@ -169,6 +177,14 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
     tx = candidates[index]
     if tx.problems and spec.envelope == "strict":
         raise CheckError(f"{tx.origin}: envelope problems: " + "; ".join(tx.problems))
+    validation = None
+    if spec.validate_ig:
+        validation = validate(tx.source_text, tx.origin)
+        first = validation.errors[0] if validation.errors else ""
+        actual = "valid" if validation.valid else f"{len(validation.errors)} error(s): {first}"
+        results = [*results, {"path": "(implementation guide)", "expected": "valid",
+                              "actual": actual, "passed": validation.valid}]
+        score = fields_score(results)
     passed = sum(1 for r in results if r["passed"])
     details = f"X12 {tx.set_id} {tx.control_number!r}: {passed} of {len(results)} fields passed"
     if len(candidates) > 1:
@@ -188,6 +204,8 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
         "candidates": len(candidates),
         **extra,
     }
+    if validation is not None:
+        evidence["validation"] = validation.evidence()
     return CheckOutcome(score, details, evidence)
 
 

@@ -61,7 +61,9 @@ def interchange(
     lines = [isa, gs]
     for number, (sid, ref, body) in enumerate(transactions, start=1):
         st_number = f"{number:04d}"
-        segs = [f"ST*{sid}*{st_number}*{ref}", *body]
+        # ST03 is "Not Used" in the 835 implementation guide (X221A1); GS08 names it there.
+        st = f"ST*{sid}*{st_number}" if sid == "835" else f"ST*{sid}*{st_number}*{ref}"
+        segs = [st, *body]
         segs.append(f"SE*{len(segs) + 1}*{st_number}")
         lines.extend(_render(s, d) for s in segs)
     lines.append(e.join(["GE", str(len(transactions)), str(control)]))

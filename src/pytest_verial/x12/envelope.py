@@ -42,6 +42,8 @@ class Transaction:
     origin: str
     problems: list[str] = field(default_factory=list)
     created_at: str | None = None
+    #: the whole text the transaction was read from (for validators)
+    source_text: str = field(default="", repr=False)
     _index: dict[str, list[int]] | None = field(default=None, repr=False)
 
     def positions(self, segment_id: str) -> list[int]:
@@ -114,6 +116,7 @@ def parse_interchanges(text: str, origin: str) -> list[Transaction]:
                 envelope=[s for s in (isa, gs) if s is not None],
                 delimiters=delimiters,
                 origin=origin,
+                source_text=text,
             )
             if not version.startswith("005010"):
                 note(f"transaction {tx.control_number!r}: version {version!r}, expected 005010")
