@@ -16,6 +16,8 @@ from .registry import CheckRegistry
 _BUILTIN_MODULES = (
     "portal",
     "voice",
+    "hl7",
+    "x12",
 )
 
 

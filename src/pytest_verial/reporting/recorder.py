@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from ..collect import BenchmarkFile, CriterionItem, NoCriteriaItem, display_path
+from ..collect import JUNIT_FIELDS, BenchmarkFile, CriterionItem, NoCriteriaItem, display_path
 from ..engine import now_iso
 from ..errors import BenchmarkFileError
-from ..loader import BenchmarkPlan, is_benchmark_file, load_benchmark
+from ..loader import BenchmarkPlan, load_benchmark
 from ..scoring import reaches
 from ..state import SETTINGS
 from .build import ReportInput, build_report
@@ -46,7 +46,7 @@ class Recorder:
         self.report: dict[str, Any] | None = None
         self._last_checkpoint = 0.0
         self.gate: tuple[bool, int] | None = None
-        self.benchmark_file_errors = 0
+        self._logxml: Any = False  # pytest's LogXML plugin, looked up on first use
 
     # -- what is planned -------------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -81,24 +81,13 @@ class Recorder:
             self.collection_errors.append(
                 {"nodeid": report.nodeid, "message": str(report.longrepr).strip()}
             )
-            if is_benchmark_file(Path(report.nodeid.split("::", 1)[0]), self.settings.patterns):
-                self.benchmark_file_errors += 1
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> None:
-        """A bad benchmark file is its own error; the other files still run (DESIGN §8).
-
-        pytest stops after any collection error unless ``--continue-on-collection-errors``
-        (xdist runs the rest anyway); when every error is a benchmark file's, continue.
-        """
-        if session.testsfailed and session.testsfailed == self.benchmark_file_errors:
-            session.config.option.continue_on_collection_errors = True
 
     # -- what happened ---------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "verial", None)
         if record is not None:
             self.records[report.nodeid] = {**record, "outcome": report.outcome}
+            self._junitxml_properties(report.nodeid, record)
         elif (
             report.failed
             and report.when in ("setup", "call", "???")
@@ -107,6 +96,26 @@ class Recorder:
         ):
             self.records[report.nodeid] = self._error_record(report)
         self._checkpoint()
+
+    def _junitxml_properties(self, nodeid: str, record: dict[str, Any]) -> None:
+        """Per-criterion properties in pytest's --junitxml, valid under the xunit2 schema.
+
+        xunit2 allows properties on the suite only, so they are named ``<nodeid>::verial_*``.
+        Under xunit1 the item itself records them on its testcase (``user_properties``).
+        """
+        if self._logxml is False:
+            self._logxml = next(
+                (
+                    p
+                    for p in self.config.pluginmanager.get_plugins()
+                    if type(p).__name__ == "LogXML" and hasattr(p, "add_global_property")
+                ),
+                None,
+            )
+        if self._logxml is None or self.config.getini("junit_family") in ("xunit1", "legacy"):
+            return
+        for key in JUNIT_FIELDS:
+            self._logxml.add_global_property(f"{nodeid}::verial_{key}", record[key])
 
     def _error_record(self, report: pytest.TestReport) -> dict[str, Any]:
         """A criterion whose process died or whose setup failed before scoring."""
@@ -179,7 +188,7 @@ class Recorder:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.config.option.collectonly:  # nothing was scored: no summary, no report
+        if self.config.option.collectonly:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = True
