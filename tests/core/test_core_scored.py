@@ -11,6 +11,7 @@ from core_support import (
     build_prior_auth_project,
     criterion_runs,
     shared_project,
+    strip_timing,
 )
 
 #: words that only appear in details and evidence rows, never in scores or verdicts
@@ -71,3 +72,11 @@ def test_json_report_keeps_details_and_evidence(scored: dict[str, LazyRuns], mod
     john = criterion_runs(report)["pa.verial.yaml::pa-lumbar-mri[john-smith]::pa-submitted"]
     assert john["details"] and john["evidence"]["assertion_results"][0]["expected"] == (
         "submitted-quokka")
+
+
+@pytest.mark.parametrize("mode", ["cli", "run-yaml"])
+def test_scored_reports_of_n0_and_n2_are_equal_apart_from_timing(
+    scored: dict[str, LazyRuns], mode: str
+) -> None:
+    one, two = scored[mode].get(0).report, scored[mode].get(2).report
+    assert strip_timing(one) == strip_timing(two)

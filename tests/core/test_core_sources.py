@@ -6,7 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import Project, criterion_runs, portal_criterion, voice_criterion
+from core_support import (
+    Project,
+    criterion_runs,
+    portal_criterion,
+    run_subprocess,
+    voice_criterion,
+)
 
 import pytest_verial.sources.portal as portal_source
 from pytest_verial.sources import SOURCE_NAMES
@@ -215,3 +221,40 @@ def test_registering_a_name_twice_is_a_clear_error(pytester: pytest.Pytester) ->
     assert "Traceback" not in output
     result.stdout.fnmatch_lines(
         ["*pa.verial.yaml*assert type 'portal-state-match' is registered twice*"])
+
+
+COUNTING_CONFTEST = '''
+import os
+from pathlib import Path
+
+import pytest_verial.sources.portal as portal_source
+
+_real = portal_source.from_sandbox
+
+
+def _counting(sandbox):
+    with (Path(__file__).parent / "builds.log").open("a") as log:
+        log.write(f"{os.getpid()} {sandbox.task_key}\\n")
+    return _real(sandbox)
+
+
+portal_source.from_sandbox = _counting
+'''
+
+
+def test_under_xdist_each_task_run_builds_its_source_once(pytester: pytest.Pytester) -> None:
+    project = Project(pytester.path)
+    project.conftest(COUNTING_CONFTEST)
+    criteria = [portal_criterion(f"c{i}", "prior_auth_requests", "request_id", "PA-1",
+                                 SUBMITTED) for i in range(4)]
+    keys = [f"task-{n}" for n in range(6)]
+    project.benchmark("many", {"tasks": [{"id": k, "criteria": criteria} for k in keys]})
+    for key in keys:
+        project.sandbox(key, {"portal/prior_auth_requests.json": [
+            {"request_id": "PA-1", "status": "submitted"}]})
+    code, output = run_subprocess(pytester.path, "-n", "2")
+    assert code == 0, output[-2000:]
+    builds = (pytester.path / "builds.log").read_text(encoding="utf-8").split("\n")
+    built = sorted(line.split()[1] for line in builds if line)
+    assert built == keys  # one build per task run, though its 4 criteria may be anywhere
+    assert len({line.split()[0] for line in builds if line}) == 2  # both workers were used
