@@ -230,3 +230,31 @@ def test_ctrl_c_keeps_completed_tasks_and_cancels_the_run(tmp_path: Path, worker
     assert tasks["interrupt.verial.yaml::second"]["status"] == "cancelled"
     assert tasks["interrupt.verial.yaml::second"]["score"] is None
     assert run["score"] == pytest.approx(4 / 5)  # completed tasks only
+
+
+# -- a session stopped early ---------------------------------------------------------------
+
+
+def test_exitfirst_cancels_the_tasks_not_run(pytester: pytest.Pytester) -> None:
+    project = Project(pytester.path)
+    project.benchmark("stop", {"tasks": [
+        {"id": "first", "criteria": [
+            voice_criterion("greets", contains=["good morning"]),
+            voice_criterion("asks-dob", contains=["date of birth"]),  # fails: -x stops here
+        ]},
+        {"id": "second", "criteria": [voice_criterion("greets", contains=["good morning"])]},
+    ]})
+    project.sandbox("first", GREETS)
+    project.sandbox("second", GREETS)
+    result = pytester.runpytest("-x", "--verial-report", "report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    report = project.read_report()
+    tasks = task_runs(report)
+    assert tasks["stop.verial.yaml::first"]["status"] == "completed"
+    assert tasks["stop.verial.yaml::first"]["score"] == 0.5
+    second = tasks["stop.verial.yaml::second"]
+    assert (second["status"], second["score"], second["verdict"]) == ("cancelled", None, None)
+    assert second["criterion_runs"][0]["status"] == "not_run"
+    run = report["benchmark_run"]
+    assert (run["status"], run["score"]) == ("cancelled", 0.5)
+    result.stdout.fnmatch_lines(["second *-*cancelled*"])
