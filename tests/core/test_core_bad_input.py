@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from core_support import Project, criterion_runs, run_subprocess
@@ -98,6 +99,12 @@ BAD = [
         "          assertions: [{path: status, expected: submitted}]\n"),
         line=5, task="t", criterion="c", field="assertion.correlate_by",
         says="required field is missing"),
+    Bad("recursive-alias", "tasks:\n  - &t\n    id: t\n    task_item: {again: *t}\n",
+        line=2, says="recursive"),
+    Bad("task-id-with-separator", f"tasks:\n  - id: 'a::b'\n    criteria:\n      - id: c\n"
+        f"        assertion: {V}\n", line=2, task="a::b", field="id", says="'::'"),
+    Bad("weight-not-a-number", _crit(f"        weight: .nan\n        assertion: {V}\n"),
+        line=5, task="t", criterion="c", field="weight", says="finite number"),
     Bad("assertion-without-assert", _crit("        assertion: {contains: [hello]}\n"),
         line=5, task="t", criterion="c", field="assertion", says="'assert' key"),
 ]
@@ -212,3 +219,27 @@ def test_a_broken_python_test_file_still_stops_the_session(pytester: pytest.Pyte
     result = pytester.runpytest()
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(["*Interrupted: 2 errors during collection*"])
+
+
+def _alias_bomb(depth: int) -> str:
+    """A few hundred bytes of YAML whose aliases expand to 10**depth values."""
+    defs = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, depth + 1):
+        defs.append(f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 10)}]")
+    return ("tasks:\n  - id: t\n    task_item: {" + ", ".join(defs) + f", payload: *a{depth}}}\n"
+            f"    criteria:\n      - id: c\n        assertion: {V}\n")
+
+
+def test_a_yaml_alias_bomb_is_refused(tmp_path: Path) -> None:
+    """Safe loading is not enough: aliases that expand to a million values are an error.
+
+    Unchecked, this 500-byte file takes ~10 s per session to score and its JSON report is
+    hundreds of megabytes (every alias expanded into the task snapshot).
+    """
+    project = Project(tmp_path)
+    project.benchmark("bomb", _alias_bomb(6))
+    _good(project)
+    code, output = run_subprocess(tmp_path, "-p", "no:xdist", timeout=120)
+    assert "1 error" in output and "1 passed" in output, output[-2000:]
+    assert "bomb.verial.yaml" in output and "alias" in output
+    assert "Traceback" not in output
