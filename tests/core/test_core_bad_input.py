@@ -105,6 +105,9 @@ BAD = [
         f"        assertion: {V}\n", line=2, task="a::b", field="id", says="'::'"),
     Bad("weight-not-a-number", _crit(f"        weight: .nan\n        assertion: {V}\n"),
         line=5, task="t", criterion="c", field="weight", says="finite number"),
+    # nesting deeper than Python's recursion limit: a message, not a RecursionError
+    Bad("deeply-nested-yaml", "tasks: " + "[" * 3000 + "]" * 3000 + "\n"),
+    Bad("deeply-nested-json", '{"tasks": ' + "[" * 3000 + "]" * 3000 + "}\n", fmt="json"),
     Bad("assertion-without-assert", _crit("        assertion: {contains: [hello]}\n"),
         line=5, task="t", criterion="c", field="assertion", says="'assert' key"),
 ]
@@ -143,6 +146,7 @@ def test_bad_file_is_one_clear_collection_error(pytester: pytest.Pytester, bad: 
     output = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in output
     assert "pydantic" not in output.lower()
+    assert "RecursionError" not in output
     section = output.split(f"ERROR collecting {bad.filename}", 1)[1].split("=====", 1)[0]
     assert section.strip(), output
     where = f"{bad.filename}:{bad.line}:" if bad.line else f"{bad.filename}:"
