@@ -92,6 +92,10 @@ class ParseError(Exception):
         self.line = line
 
 
+#: YAML aliases may repeat one object many times; everything after loading walks the copies.
+ALIAS_BUDGET = 100_000
+
+
 def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
     """Parse YAML (or JSON, strictly) and return the data with its line map."""
     if as_json:
@@ -99,6 +103,8 @@ def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+        except RecursionError:
+            raise ParseError("invalid JSON: nested too deeply", None) from None
         try:  # line numbers only; JSON is valid YAML flow style in nearly every case
             return _with_lines(text, data)
         except Exception:  # noqa: BLE001 - line numbers are best effort for JSON
@@ -123,6 +129,33 @@ def _load_yaml(text: str) -> tuple[Any, LineMap]:
         raise ParseError(f"invalid YAML: {problem}{context}", line) from None
     except yaml.YAMLError as exc:
         raise ParseError(f"invalid YAML: {exc}", None) from None
+    except RecursionError:
+        raise ParseError("invalid YAML: nested too deeply", None) from None
     finally:
         loader.dispose()
+    expanded, written = _sizes(data)
+    if expanded > max(ALIAS_BUDGET, 10 * written):
+        raise ParseError(
+            f"invalid YAML: aliases expand {written:,} written values to {expanded:,}; "
+            "refused (an alias bomb?)",
+            None,
+        )
     return data, loader.line_map
+
+
+def _sizes(data: Any) -> tuple[int, int]:
+    """(values once every alias is expanded, values actually written), shared objects once."""
+    seen: dict[int, int] = {}
+    written = 0
+
+    def size(node: Any) -> int:
+        nonlocal written
+        if not isinstance(node, (dict, list)):
+            return 1
+        if id(node) not in seen:
+            children = list(node.values()) if isinstance(node, dict) else node
+            written += 1 + len(children)
+            seen[id(node)] = 1 + sum(size(child) for child in children)
+        return seen[id(node)]
+
+    return size(data), written
