@@ -432,3 +432,20 @@ def test_a_live_portal_is_read_instead_of_the_snapshot(tmp_path: Path,
     stale = {"portal/prior_auth_requests.json": [{"request_id": "PA-1001", "status": "draft"}]}
     monkeypatch.setenv("PORTAL_DB_URL", f"sqlite:///{db}")
     assert score(tmp_path, crit, stale)["pa"]["score"] == 1.0
+
+
+def test_a_live_portal_that_does_not_exist_is_a_criterion_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = Project(pytester.path)
+    project.benchmark("live", {"tasks": [{"id": "pa", "criteria": [
+        portal_criterion("pa", "prior_auth_requests", None, None, []),
+        voice_criterion("greets", contains=["hello"])]}]})
+    project.sandbox("pa", {"voice/turns.json": [{"speaker": "agent", "text": "Hello"}]})
+    project.run_yaml({"sources": {"portal": {"database_url_env": "PORTAL_DB_URL"}}})
+    monkeypatch.setenv("PORTAL_DB_URL", f"sqlite:///{pytester.path / 'typo.db'}")
+    result = pytester.runpytest("--verial-report", "report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    pa = criterion_runs(project.read_report())["live.verial.yaml::pa::pa"]
+    assert (pa["status"], pa["score"]) == ("error", 0.0)
+    assert "typo.db" in pa["details"] and "does not exist" in pa["details"]
