@@ -103,6 +103,11 @@ BAD = [
         line=2, says="recursive"),
     Bad("task-id-with-separator", f"tasks:\n  - id: 'a::b'\n    criteria:\n      - id: c\n"
         f"        assertion: {V}\n", line=2, task="a::b", field="id", says="'::'"),
+    # a task id is a directory name in the run: it must not climb out of it
+    Bad("task-id-escapes-the-run", f"tasks:\n  - id: ../../etc\n    criteria:\n      - id: c\n"
+        f"        assertion: {V}\n", line=2, task="../../etc", field="id"),
+    Bad("task-id-with-slash", f"tasks:\n  - id: pa/mri\n    criteria:\n      - id: c\n"
+        f"        assertion: {V}\n", line=2, task="pa/mri", field="id"),
     Bad("weight-not-a-number", _crit(f"        weight: .nan\n        assertion: {V}\n"),
         line=5, task="t", criterion="c", field="weight", says="finite number"),
     # nesting deeper than Python's recursion limit: a message, not a RecursionError
