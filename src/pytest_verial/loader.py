@@ -442,9 +442,11 @@ def _check_ids(root: Any, reporter: _Reporter) -> None:
     for ti, task in enumerate(_get(root, "tasks") or []):
         task_id = _get(task, "id")
         if isinstance(task_id, str):
-            if "::" in task_id or not task_id.strip():
+            if re.search(r"[\[\]/\\]|::", task_id) or task_id.strip() in ("", ".", ".."):
                 reporter.add(
-                    "a task id must be non-empty and cannot contain '::'", ("tasks", ti, "id")
+                    "a task id names its sandbox directory: it must be non-empty, not '.' or "
+                    "'..', and cannot contain '[', ']', '/', '\\' or '::'",
+                    ("tasks", ti, "id"),
                 )
             if task_id in seen_tasks:
                 reporter.add(
