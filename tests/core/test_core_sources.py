@@ -258,3 +258,50 @@ def test_under_xdist_each_task_run_builds_its_source_once(pytester: pytest.Pytes
     built = sorted(line.split()[1] for line in builds if line)
     assert built == keys  # one build per task run, though its 4 criteria may be anywhere
     assert len({line.split()[0] for line in builds if line}) == 2  # both workers were used
+
+
+ODD_SCORES = '''
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
+
+
+class Odd(AssertionSpec):
+    kind: Literal["odd"] = Field(alias="assert")
+    value: float
+
+
+def odd(spec, ctx):
+    return CheckOutcome(spec.value, f"returned {spec.value}")
+
+
+def pytest_verial_checks():
+    return [CheckSpec(name="odd", model=Odd, run=odd)]
+
+
+def pytest_verial_report(report):
+    report["benchmark_run"]["ci"] = {"pipeline": "nightly"}
+'''
+
+
+def test_check_scores_are_bounded_and_the_report_hook_runs(pytester: pytest.Pytester) -> None:
+    project = Project(pytester.path)
+    project.conftest(ODD_SCORES)
+    project.benchmark("odd", {"tasks": [{"id": "t", "criteria": [
+        {"id": "over", "assertion": {"assert": "odd", "value": 1.5}},
+        {"id": "under", "assertion": {"assert": "odd", "value": -2}},
+        {"id": "nan", "assertion": {"assert": "odd", "value": ".nan"}},
+    ]}]})
+    # YAML's .nan needs the bare scalar, not a string
+    text = (pytester.path / "odd.verial.yaml").read_text(encoding="utf-8")
+    (pytester.path / "odd.verial.yaml").write_text(text.replace("'.nan'", ".nan"),
+                                                   encoding="utf-8")
+    result = pytester.runpytest("--verial-report", "report.json")
+    result.assert_outcomes(passed=1, failed=2)
+    report = project.read_report()
+    runs = criterion_runs(report)
+    assert [runs[f"odd.verial.yaml::t::{c}"]["score"] for c in ("over", "under", "nan")] == [
+        1.0, 0.0, 0.0]
+    assert report["benchmark_run"]["ci"] == {"pipeline": "nightly"}
