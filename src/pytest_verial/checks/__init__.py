@@ -14,6 +14,7 @@ from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .registry import CheckRegistry
 
 _BUILTIN_MODULES = (
+    "fhir",
     "portal",
     "voice",
 )
