@@ -9,6 +9,7 @@ passed as plain dicts (fhirpathpy silently returns nothing for pydantic objects)
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
@@ -40,7 +41,7 @@ def compiled(expression: str) -> Compiled:
             result = function(resource)
         except Exception as exc:
             raise CheckError(f"FHIRPath {expression!r} failed: {_reason(exc)}") from None
-        return list(result) if isinstance(result, list) else [result]
+        return [plain(item) for item in (result if isinstance(result, list) else [result])]
 
     return run
 
@@ -67,6 +68,19 @@ def _check_syntax(expression: str) -> None:
     if tokens.LA(1) != Token.EOF:
         rest = tokens.LT(1).text
         raise CheckError(f"invalid FHIRPath {expression!r}: unexpected {rest!r}")
+
+
+def plain(value: Any) -> Any:
+    """JSON-like Python values: fhirpathpy's Decimals become int/float, its FP_* types text."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() and "." not in str(value) else float(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 def evaluate(expression: str, resource: Any) -> list[Any]:

@@ -266,7 +266,7 @@ def index_number(elements: list[Any]) -> list[Decimal]:
     out: list[Decimal] = []
     for el in elements:
         v = el.get("value") if isinstance(el, dict) else el
-        if isinstance(v, (int, float, str)) and not isinstance(v, bool):
+        if isinstance(v, (int, float, str, Decimal)) and not isinstance(v, bool):
             try:
                 out.append(Decimal(str(v)))
             except InvalidOperation:
@@ -285,8 +285,9 @@ def index_quantity(elements: list[Any]) -> list[tuple[Decimal, str | None, str |
     """``(value, system, code, unit)`` of Quantity elements."""
     out: list[tuple[Decimal, str | None, str | None, str | None]] = []
     for el in elements:
-        if isinstance(el, dict) and isinstance(el.get("value"), (int, float)):
-            number = Decimal(str(el["value"]))
+        value = el.get("value") if isinstance(el, dict) else None
+        if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+            number = Decimal(str(value))
             out.append((number, el.get("system"), el.get("code"), el.get("unit")))
     return out
 

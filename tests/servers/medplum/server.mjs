@@ -127,14 +127,26 @@ async function handleFhir(req, res, url, body) {
   };
   const [result, resource] = await router.handleRequest(fhirReq, repo);
   const status = statusOf(result);
-  if (resource?.resourceType === 'Bundle' && resource.link) {
-    // The router writes links against its own default base; rewrite them onto ours.
-    const origin = `http://${req.headers.host}${BASE}`;
-    for (const link of resource.link) {
-      link.url = link.url.replace(/^https?:\/\/[^/]+(\/fhir\/R4)?/, origin);
-    }
+  if (resource?.resourceType === 'Bundle' && resource.type === 'searchset') {
+    addPageLinks(resource, url, `http://${req.headers.host}${BASE}${pathname}`);
   }
   send(res, status, resource ?? result);
+}
+
+// The in-memory router leaves paging to the HTTP layer: add Bundle.link[self|next] from
+// _count/_offset the way Medplum's server does.
+function addPageLinks(bundle, url, base) {
+  const matches = (bundle.entry ?? []).filter((e) => e.search?.mode !== 'include').length;
+  const offset = Number(url.searchParams.get('_offset') ?? 0);
+  const count = Number(url.searchParams.get('_count') ?? (matches || 20));
+  const links = [{ relation: 'self', url: base + url.search }];
+  if (typeof bundle.total === 'number' && offset + matches < bundle.total && matches > 0) {
+    const next = new URLSearchParams(url.searchParams);
+    next.set('_offset', String(offset + matches));
+    next.set('_count', String(count));
+    links.push({ relation: 'next', url: `${base}?${next}` });
+  }
+  bundle.link = links;
 }
 
 const server = http.createServer(async (req, res) => {
