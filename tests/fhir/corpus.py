@@ -59,6 +59,20 @@ def make_corpus(patients: int = 40, seed: int = 7) -> list[dict[str, Any]]:
                      "type": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/"
                                            "organization-type", "code": "ins"}]}]})
     out.extend(orgs)
+    # Verial's own example: Appointment?patient=Patient/john-smith&status=booked
+    out.append({"resourceType": "Practitioner", "id": "rivera",
+                "name": [{"family": "Rivera", "given": ["Elena"], "prefix": ["Dr."]}]})
+    out.append({"resourceType": "Patient", "id": "john-smith", "gender": "male",
+                "birthDate": "1962-11-02", "name": [{"family": "Smith", "given": ["John"]}],
+                "identifier": [{"system": MRN, "value": "MRN0999"}],
+                "meta": {"lastUpdated": "2024-03-01T12:00:00Z"}})
+    out.append({"resourceType": "Appointment", "id": "appt-john-smith", "status": "booked",
+                "start": "2026-12-03T14:00:00Z", "end": "2026-12-03T14:30:00Z",
+                "participant": [
+                    {"actor": {"reference": "Practitioner/rivera", "display": "Dr. Rivera"},
+                     "status": "accepted"},
+                    {"actor": {"reference": "Patient/john-smith", "display": "John Smith"},
+                     "status": "accepted"}]})
     for n in range(patients):
         pid = f"pat{n}"
         family, given = FAMILIES[n % len(FAMILIES)], GIVENS[(n * 7) % len(GIVENS)]
@@ -74,7 +88,9 @@ def make_corpus(patients: int = 40, seed: int = 7) -> list[dict[str, Any]]:
             "address": [{"line": [f"{10 + n} Main St"], "city": city, "state": state,
                          "postalCode": postal}],
             "telecom": [{"system": "phone", "value": f"555-01{n:02d}"}],
-            "generalPractitioner": [{"reference": f"Practitioner/{rng.choice(practitioners)['id']}"}],
+            "generalPractitioner": [
+                {"reference": f"Practitioner/{rng.choice(practitioners)['id']}"}
+            ],
             "meta": {"lastUpdated": _instant(rng, 2024, 2025)},
         })
         for e in range(2):

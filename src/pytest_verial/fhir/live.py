@@ -212,7 +212,8 @@ class LiveFhir:
             try:
                 if state.pages == 0:
                     self._fetch(query, urljoin(self.base_url, key), state)
-                while need_all and state.next_url and state.pages < self.max_pages:
+                while (need_all and state.next_url and state.pages < self.max_pages
+                       and (query.count is None or len(state.resources) < query.count)):
                     self._fetch(query, state.next_url, state)
             except CriterionError as exc:
                 state.error = exc

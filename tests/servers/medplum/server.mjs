@@ -108,6 +108,10 @@ async function handleFhir(req, res, url, body) {
     send(res, 200, capability);
     return;
   }
+  // Like Medplum's server, page searches by 20 unless the client asks otherwise.
+  if (req.method === 'GET' && /^\/[A-Z][A-Za-z]+$/.test(pathname) && !url.searchParams.has('_count')) {
+    url.searchParams.set('_count', '20');
+  }
   const query = {};
   for (const [key, value] of url.searchParams) {
     if (key in query) {
