@@ -194,7 +194,12 @@ def index_date(elements: list[Any]) -> list[tuple[datetime, datetime]]:
 
 
 def compare_ranges(prefix: str, target: tuple[Any, Any], search: tuple[Any, Any]) -> bool:
-    """R4 prefix semantics between a target range and a search range (both ``[low, high)``)."""
+    """R4 prefix semantics between a target range and a search range (both ``[low, high)``).
+
+    ``eq``: the search range contains the target; ``gt``/``lt``: the target reaches above /
+    below the search range; ``ge``/``le``: it reaches into or above / into or below it;
+    ``sa``/``eb``: it starts after / ends before it; ``ap``: they overlap (widened by 10 %).
+    """
     tl, th = target
     sl, sh = search
     contained = sl <= tl and th <= sh
@@ -207,9 +212,9 @@ def compare_ranges(prefix: str, target: tuple[Any, Any], search: tuple[Any, Any]
     if prefix == "lt":
         return tl < sl
     if prefix == "ge":
-        return th > sh or contained
+        return th > sl
     if prefix == "le":
-        return tl < sl or contained
+        return tl < sh
     if prefix == "sa":
         return tl >= sh
     if prefix == "eb":
