@@ -40,6 +40,7 @@ from ..models import Model
 from ..paths import resolve, split_path
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 
+_DOT_INDEX = re.compile(r"\.(\d+)(?=[.\[]|$)")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.[A-Za-z0-9_]+)|\[\d+\])*")
 
 
@@ -77,10 +78,28 @@ def actual_value(spec: FhirField, resource: dict[str, Any]) -> Any:
         numeric = any(part.lstrip("-").isdigit() for part in split_path(spec.path))
         if value is not MISSING or spec.syntax == "dotted" or numeric:
             return value
-    found = evaluate(spec.path, resource)
+    found = evaluate(fhirpath_indexes(spec.path), resource)
     if not found:
         return MISSING
     return found[0] if len(found) == 1 else found
+
+
+def fhirpath_indexes(path: str) -> str:
+    """Verial's ``.0`` indexes as FHIRPath ``[0]`` (outside quoted strings): ``item.0.x``."""
+    out, quoted = [], False
+    i = 0
+    while i < len(path):
+        ch = path[i]
+        if ch == "'" and (i == 0 or path[i - 1] != "\\"):
+            quoted = not quoted
+        after_name = i > 0 and (path[i - 1].isalpha() or path[i - 1] in "_])")
+        if not quoted and ch == "." and after_name and (m := _DOT_INDEX.match(path, i)):
+            out.append(f"[{m.group(1)}]")
+            i = m.end()
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _row(resource: dict[str, Any] | None) -> dict[str, JsonValue] | None:
