@@ -88,9 +88,11 @@ def _start() -> tuple[subprocess.Popen[str], int]:
 def medplum() -> Iterator[MedplumServer]:
     """The running server, seeded with the corpus."""
     if shutil.which("node") is None:
-        pytest.skip("node is not installed: the live FHIR tests need Node >= 20 (apt-get install nodejs)")
+        pytest.skip("node is not installed: the live FHIR tests need Node >= 20 "
+                    "(apt-get install nodejs npm)")
     if not (SERVER_DIR / "node_modules" / "@medplum" / "fhir-router").is_dir():
-        pytest.skip("tests/servers/medplum/node_modules is missing: run scripts/setup.d/30-medplum.sh")
+        pytest.skip("tests/servers/medplum/node_modules is missing: "
+                    "run scripts/setup.d/30-medplum.sh")
     proc, port = _start()
     server = MedplumServer(f"http://127.0.0.1:{port}", proc.pid)
     try:
@@ -137,7 +139,8 @@ def corpus_dir(tmp_path_factory: pytest.TempPathFactory, corpus: list[dict[str, 
 def live_settings(server: MedplumServer, **extra: Any) -> dict[str, Any]:
     """run.yaml-style settings for the server with a bearer token from the environment."""
     os.environ["VERIAL_TEST_FHIR_TOKEN"] = TOKEN
-    settings = {"base_url": server.base_url, "auth": "bearer", "token_env": "VERIAL_TEST_FHIR_TOKEN",
-                "timeout": 10, "retries": 1, "backoff": 0.01}
+    settings = {"base_url": server.base_url, "auth": "bearer",
+                "token_env": "VERIAL_TEST_FHIR_TOKEN", "timeout": 10, "retries": 1,
+                "backoff": 0.01}
     settings.update(extra)
     return settings

@@ -27,7 +27,9 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         return
 
-    def _send(self, status: int, body: str, ctype: str, headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: str, ctype: str, headers: dict[str, str] | None = None
+    ) -> None:
         data = body.encode()
         self.send_response(status)
         self.send_header("Content-Type", ctype)

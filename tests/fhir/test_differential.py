@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MedplumServer, live_settings
 
+from conftest import MedplumServer, live_settings
 from pytest_verial.fhir.live import LiveFhir
 from pytest_verial.fhir.query import build_query
 from pytest_verial.fhir.snapshot import FhirSnapshot
@@ -237,6 +237,7 @@ def _quantities(corpus: list[dict[str, Any]], code: str) -> list[tuple[str, Deci
     ]
 
 
+ALL_CODES = ["8867-4", "29463-7", "8302-2", "2339-0", "4548-4", "8480-6"]
 HAND_COMPUTED = [
     ("gt100", lambda v: v > 100),
     ("le80.5", lambda v: v <= Decimal("80.5")),
@@ -251,7 +252,7 @@ def test_quantity_search_against_hand_computed(
 ) -> None:
     """Medplum has no quantity search (it answers every quantity search with nothing)."""
     kg_only = "kg" in value
-    codes = ["29463-7"] if kg_only else ["8867-4", "29463-7", "8302-2", "2339-0", "4548-4", "8480-6"]
+    codes = ["29463-7"] if kg_only else ALL_CODES
     expected = sorted(i for c in codes for i, v in _quantities(corpus, c) if test(v))
     got = sorted(_snapshot_ids(snapshot, "Observation", {"value-quantity": value}))
     assert expected and got == expected
@@ -262,10 +263,8 @@ def test_quantity_eq_uses_the_precision_of_the_value(
 ) -> None:
     rid, value = _quantities(corpus, "8867-4")[0]
     whole = int(value)
-    expected = sorted(
-        i for c in ["8867-4", "29463-7", "8302-2", "2339-0", "4548-4", "8480-6"]
-        for i, v in _quantities(corpus, c) if Decimal(whole) - Decimal("0.5") <= v < whole + Decimal("0.5")
-    )
+    low, high = Decimal(whole) - Decimal("0.5"), Decimal(whole) + Decimal("0.5")
+    expected = sorted(i for c in ALL_CODES for i, v in _quantities(corpus, c) if low <= v < high)
     got = sorted(_snapshot_ids(snapshot, "Observation", {"value-quantity": str(whole)}))
     assert rid in got or not (whole - 0.5 <= value < whole + 0.5)
     assert got == expected

@@ -7,10 +7,10 @@ import socket
 from typing import Any
 
 import pytest
-from conftest import CLIENT_ID, CLIENT_SECRET, TOKEN, MedplumServer, live_settings
 from helpers import VERIAL_EXAMPLE, run
 from stub_server import stub_server
 
+from conftest import CLIENT_ID, CLIENT_SECRET, TOKEN, MedplumServer, live_settings
 from pytest_verial.errors import CheckError, SourceError
 from pytest_verial.fhir.live import LiveFhir
 from pytest_verial.fhir.query import build_query
@@ -41,7 +41,7 @@ def test_bearer_token_is_sent_and_never_shown(medplum: MedplumServer) -> None:
 def test_wrong_token_is_an_authentication_error(medplum: MedplumServer) -> None:
     os.environ["VERIAL_TEST_WRONG_TOKEN"] = "nope"
     live = LiveFhir(live_settings(medplum, token_env="VERIAL_TEST_WRONG_TOKEN"))
-    with pytest.raises(SourceError, match=r"authentication failed: GET .*/fhir/R4/Appointment.*401"):
+    with pytest.raises(SourceError, match=r"authentication failed: GET .*/R4/Appointment.*401"):
         run(live, VERIAL_EXAMPLE)
 
 
@@ -123,7 +123,7 @@ def test_one_request_per_distinct_search(medplum: MedplumServer) -> None:
 
 def test_wrong_base_url_is_a_404_naming_the_url(medplum: MedplumServer) -> None:
     live = LiveFhir(live_settings(medplum, base_url=medplum.origin + "/fhir/R5"))
-    with pytest.raises(SourceError, match=r"GET http://127\.0\.0\.1:\d+/fhir/R5/Appointment.*HTTP 404"):
+    with pytest.raises(SourceError, match=r"GET http://127\.0\.0\.1:\d+/fhir/R5/Appointment.*404"):
         run(live, VERIAL_EXAMPLE)
 
 
@@ -159,15 +159,15 @@ def test_retry_on_503_and_429(fault: str) -> None:
 
 
 def test_html_instead_of_json() -> None:
-    with stub_server() as stub:
-        with pytest.raises(SourceError, match=r"answered text/html.*not FHIR JSON.*Sign in"):
-            run(_stub_live(stub.origin, "html"), {"resource_type": "Patient"})
+    with stub_server() as stub, pytest.raises(
+        SourceError, match=r"answered text/html.*not FHIR JSON.*Sign in"
+    ):
+        run(_stub_live(stub.origin, "html"), {"resource_type": "Patient"})
 
 
 def test_invalid_json_body() -> None:
-    with stub_server() as stub:
-        with pytest.raises(SourceError, match="invalid JSON"):
-            run(_stub_live(stub.origin, "notjson"), {"resource_type": "Patient"})
+    with stub_server() as stub, pytest.raises(SourceError, match="invalid JSON"):
+        run(_stub_live(stub.origin, "notjson"), {"resource_type": "Patient"})
 
 
 def test_timeout_names_url_and_limit() -> None:

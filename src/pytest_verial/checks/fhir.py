@@ -105,7 +105,8 @@ def fhirpath_indexes(path: str) -> str:
 def _row(resource: dict[str, Any] | None) -> dict[str, JsonValue] | None:
     if resource is None:
         return None
-    meta = resource.get("meta") if isinstance(resource.get("meta"), dict) else {}
+    meta = resource.get("meta")
+    meta = meta if isinstance(meta, dict) else {}
     return {"type": resource.get("resourceType"), "id": resource.get("id"),
             "version": meta.get("versionId")}
 
@@ -201,20 +202,20 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
     if spec.count is not None:
         count = spec.count if isinstance(spec.count, CountSpec) else CountSpec(expected=spec.count)
         row = field_result(FieldSpec(path="count", expected=count.expected, op=count.op), total)
+        count_passed = bool(row["passed"])
         evidence["count_result"] = row
         # Without a target the fields fail, but the count still scores (count: 0 passes).
         fields_passed = score * items if target is not None or spec.match == "none" else 0.0
-        score = (fields_passed + (1.0 if row["passed"] else 0.0)) / (items + 1)
+        score = (fields_passed + (1.0 if count_passed else 0.0)) / (items + 1)
     if spec.validation and target is not None:
-        evidence["validation_errors"] = _validate(target, spec.validation)  # type: ignore[assignment]
+        evidence["validation_errors"] = list[JsonValue](_validate(target, spec.validation))
     ok = sum(1 for r in results if r["passed"])
     where = f"{target['resourceType']}/{target.get('id')}" if target is not None else "no target"
     details = f"{where} ({how}; {total} found by {query.text()})"
     if results:
         details += f": {ok} of {len(results)} fields passed"
     if spec.count is not None:
-        row = evidence["count_result"]
-        details += f"; count {total} {'as' if row['passed'] else 'not as'} expected"  # type: ignore[index]
+        details += f"; count {total} {'as' if count_passed else 'not as'} expected"
     return CheckOutcome(score, details, evidence)
 
 

@@ -129,7 +129,7 @@ def compiled_fhirpathpy(expression: str) -> Compiled:
 
     def run(resource: Any) -> list[Any]:
         try:
-            result = function(resource)
+            result = function(resource)  # type: ignore[call-arg]
         except Exception as exc:
             raise CheckError(f"FHIRPath {expression!r} failed: {_reason(exc)}") from None
         return [plain(item) for item in (result if isinstance(result, list) else [result])]
@@ -139,8 +139,8 @@ def compiled_fhirpathpy(expression: str) -> Compiled:
 
 def _check_syntax(expression: str) -> None:
     """fhirpathpy's parser recovers from syntax errors silently; parse once strictly first."""
-    from antlr4 import CommonTokenStream, InputStream, Token
-    from antlr4.error.ErrorListener import ErrorListener
+    from antlr4 import CommonTokenStream, InputStream, Token  # type: ignore[import-untyped]
+    from antlr4.error.ErrorListener import ErrorListener  # type: ignore[import-untyped]
     from fhirpathpy.parser.generated.FHIRPathLexer import FHIRPathLexer
     from fhirpathpy.parser.generated.FHIRPathParser import FHIRPathParser
 

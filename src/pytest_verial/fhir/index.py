@@ -123,7 +123,7 @@ class FhirIndex:
                 keys = self._sort_keys(rtype, param, descending)
                 present = [i for i in selected if keys[i] is not None]
                 absent = [i for i in selected if keys[i] is None]
-                present.sort(key=lambda i: keys[i], reverse=descending)  # type: ignore[arg-type,return-value]
+                present.sort(key=lambda i: keys[i], reverse=descending)
                 selected = present + absent
         total = len(selected)
         page = selected[query.offset :]
@@ -158,7 +158,7 @@ class FhirIndex:
             for target in usable:
                 inner, modifier, chain = lookup(target, clause.chain)
                 sub = Query(target, (Clause(clause.chain, inner, modifier, chain, (value,)),))
-                keys.update((target, r.get("id")) for r in self.search(sub).resources)
+                keys.update((target, str(r.get("id"))) for r in self.search(sub).resources)
             return lambda refs: any(r in keys for r in refs)
         wanted_type, wanted_id = split_reference(value)
         if wanted_type is None and "/" in value:

@@ -301,7 +301,7 @@ def _google_token() -> tuple[str, float]:
                           "(pip install 'pytest-verial[fhir]')") from None
     try:
         credentials, _ = google.auth.default(scopes=[GOOGLE_SCOPE])
-        credentials.refresh(google.auth.transport.requests.Request())
+        credentials.refresh(google.auth.transport.requests.Request())  # type: ignore[no-untyped-call]
     except Exception as exc:  # google-auth raises several unrelated types
         raise SourceError(
             f"Google default credentials unusable: {type(exc).__name__}: {exc}"

@@ -193,7 +193,9 @@ def index_date(elements: list[Any]) -> list[tuple[datetime, datetime]]:
     return out
 
 
-def compare_ranges(prefix: str, target: tuple[Any, Any], search: tuple[Any, Any]) -> bool:
+def compare_ranges(
+    prefix: str, target: tuple[datetime, datetime], search: tuple[datetime, datetime]
+) -> bool:
     """R4 prefix semantics between a target range and a search range (both ``[low, high)``).
 
     ``eq``: the search range contains the target; ``gt``/``lt``: the target reaches above /
