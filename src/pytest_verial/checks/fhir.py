@@ -20,7 +20,8 @@ Our extensions (all optional):
 - ``changed_since_baseline``: only resources the agent created or changed (``fhir-baseline/``
   of the snapshot, or ``_lastUpdated`` after the run's start on a live server).
 - ``validation: R4B|R5``: validate the matched resource with fhir.resources; errors go into the
-  evidence and do not change the score.
+  evidence and do not change the score. ``sources.fhir.validation`` in run.yaml sets it for
+  every criterion of the run.
 
 Score: no target -> 0, else passed items / all items (1.0 with none asked).
 """
@@ -174,7 +175,7 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
     search = dict(spec.search)
     live = getattr(source, "kind", "") == "live"
     if spec.changed_since_baseline and live:
-        since = source.settings.get("baseline_since")
+        since = _settings(source).get("baseline_since")
         if not since:
             raise CheckError("changed_since_baseline on a live server needs "
                              "sources.fhir.baseline_since or started_at in run.yaml")
@@ -207,8 +208,11 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
         # Without a target the fields fail, but the count still scores (count: 0 passes).
         fields_passed = score * items if target is not None or spec.match == "none" else 0.0
         score = (fields_passed + (1.0 if count_passed else 0.0)) / (items + 1)
-    if spec.validation and target is not None:
-        evidence["validation_errors"] = list[JsonValue](_validate(target, spec.validation))
+    release = spec.validation or _settings(source).get("validation")
+    if release and target is not None:
+        if release not in ("R4B", "R5"):
+            raise CheckError(f"sources.fhir.validation must be R4B or R5, not {release!r}")
+        evidence["validation_errors"] = list[JsonValue](_validate(target, release))
     ok = sum(1 for r in results if r["passed"])
     where = f"{target['resourceType']}/{target.get('id')}" if target is not None else "no target"
     details = f"{where} ({how}; {total} found by {query.text()})"
@@ -217,6 +221,11 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
     if spec.count is not None:
         details += f"; count {total} {'as' if count_passed else 'not as'} expected"
     return CheckOutcome(score, details, evidence)
+
+
+def _settings(source: Any) -> dict[str, Any]:
+    settings = getattr(source, "settings", None)
+    return settings if isinstance(settings, dict) else {}
 
 
 def _as_list(value: Any) -> list[Any]:

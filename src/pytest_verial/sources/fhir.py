@@ -9,6 +9,7 @@ run's ``started_at``). A conftest can override ``verial_fhir`` with any object t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..fhir.index import SearchResult
@@ -31,7 +32,17 @@ class FhirSource(Protocol):
 
 
 class SnapshotSource(FhirSnapshot):
-    """The ``fhir/`` directory, with the :class:`FhirSource` signature."""
+    """The ``fhir/`` directory, with the :class:`FhirSource` signature.
+
+    ``settings`` are run.yaml's ``sources.fhir`` (without a server): ``validation: R4B|R5``
+    there validates every matched resource of the run unless a criterion says otherwise.
+    """
+
+    def __init__(
+        self, directory: Path, baseline: Path | None = None, settings: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(directory, baseline)
+        self.settings = settings or {}
 
     def search(self, query: Query, need_all: bool = True) -> SearchResult:
         """All matches (a snapshot has no pages to save)."""
@@ -47,7 +58,7 @@ def from_sandbox(sandbox: Any) -> SnapshotSource | LiveFhir:
             if started:
                 settings["baseline_since"] = started
         return LiveFhir(settings)
-    return SnapshotSource(sandbox.path / "fhir", sandbox.path / "fhir-baseline")
+    return SnapshotSource(sandbox.path / "fhir", sandbox.path / "fhir-baseline", settings)
 
 
 __all__ = ["FhirSource", "LiveFhir", "SnapshotSource", "from_sandbox"]
