@@ -236,3 +236,17 @@ def test_bad_snapshot_files(tmp_path: Path, name: str, content: Any, message: st
 def test_missing_fhir_directory_is_an_empty_source(tmp_path: Path) -> None:
     outcome = run(source(tmp_path), VERIAL_EXAMPLE)
     assert outcome.score == 0.0 and outcome.evidence["total"] == 0
+
+
+def test_large_snapshot_path_loads_the_same_and_restores_gc(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from pytest_verial.fhir import snapshot as snapshot_module
+
+    small = run(source(sandbox), VERIAL_EXAMPLE)
+    monkeypatch.setattr(snapshot_module, "LARGE_SNAPSHOT_BYTES", 0)
+    large = run(source(sandbox), VERIAL_EXAMPLE)
+    assert large.evidence == small.evidence
+    assert gc.isenabled()
