@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-PLAIN_TEST = '''
+PLAIN_TEST = """
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -43,7 +43,7 @@ def test_field(task, key, path, expected):
     for part in path.split("."):
         value = value[int(part)] if isinstance(value, list) else value[part]
     assert value == expected
-'''
+"""
 
 
 def build(root: Path, criteria: int, tasks: int) -> None:
@@ -51,21 +51,36 @@ def build(root: Path, criteria: int, tasks: int) -> None:
     bench_tasks, cases = [], []
     for t in range(tasks):
         task_id = f"task-{t:04d}"
-        rows = [{"claim_id": f"CLM-{t}-{i}", "status": "accepted",
-                 "lines": [{"cpt": "99213", "charge": 125.0 + i}], "payer": {"name": "Aetna"}}
-                for i in range(per_task)]
+        rows = [
+            {
+                "claim_id": f"CLM-{t}-{i}",
+                "status": "accepted",
+                "lines": [{"cpt": "99213", "charge": 125.0 + i}],
+                "payer": {"name": "Aetna"},
+            }
+            for i in range(per_task)
+        ]
         folder = root / "sandbox" / task_id / "portal"
         folder.mkdir(parents=True)
         (folder / "claims.json").write_text(json.dumps(rows))
         crits = []
         for i in range(per_task):
-            crits.append({
-                "id": f"c{i}", "weight": 1 + i % 3, "axis": "correctness" if i % 2 else "safety",
-                "assertion": {"assert": "portal-state-match",
-                              "correlate_by": {"resource": "claims", "key": "claim_id",
-                                               "value": f"CLM-{t}-{i}"},
-                              "assertions": [{"path": "lines.0.cpt", "expected": "99213"}]},
-            })
+            crits.append(
+                {
+                    "id": f"c{i}",
+                    "weight": 1 + i % 3,
+                    "axis": "correctness" if i % 2 else "safety",
+                    "assertion": {
+                        "assert": "portal-state-match",
+                        "correlate_by": {
+                            "resource": "claims",
+                            "key": "claim_id",
+                            "value": f"CLM-{t}-{i}",
+                        },
+                        "assertions": [{"path": "lines.0.cpt", "expected": "99213"}],
+                    },
+                }
+            )
             cases.append([task_id, f"CLM-{t}-{i}", "lines.0.cpt", "99213"])
         bench_tasks.append({"id": task_id, "criteria": crits})
     (root / "load.verial.json").write_text(json.dumps({"benchmark": "load", "tasks": bench_tasks}))
@@ -76,8 +91,12 @@ def build(root: Path, criteria: int, tasks: int) -> None:
 
 def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode not in ok:
         raise SystemExit(f"pytest {' '.join(args)} failed:\n{proc.stdout[-2000:]}")
@@ -97,12 +116,19 @@ def main() -> None:
         for _ in range(args.repeat):
             verial.append(timed(["load.verial.json", "--verial-run", "sandbox"], root))
             plain.append(timed(["test_plain.py"], root))
-            empty.append(timed(["-c", "pytest.ini", "--co", "-k", "nothing-at-all", "cases.json"],
-                               root, ok=(4, 5)))
+            empty.append(
+                timed(
+                    ["-c", "pytest.ini", "--co", "-k", "nothing-at-all", "cases.json"],
+                    root,
+                    ok=(4, 5),
+                )
+            )
         v, p, e = (statistics.median(x) for x in (verial, plain, empty))
     n = args.criteria
     print(f"criteria: {n} in {args.tasks} tasks, repeats: {args.repeat} (medians)")
-    print(f"pytest-verial:      {v:7.2f} s  ({(v - e) / n * 1e3:.3f} ms per criterion above start-up)")
+    print(
+        f"pytest-verial:      {v:7.2f} s  ({(v - e) / n * 1e3:.3f} ms per criterion above start-up)"
+    )
     print(f"plain pytest items: {p:7.2f} s  ({(p - e) / n * 1e3:.3f} ms per test above start-up)")
     print(f"pytest start-up:    {e:7.2f} s")
     print(f"ratio (wall):       {v / p:.2f}")
