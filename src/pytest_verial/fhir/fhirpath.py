@@ -21,8 +21,12 @@ Compiled = Callable[[Any], list[Any]]
 
 @lru_cache(maxsize=1)
 def _model() -> Any:
-    from fhirpathpy.models import models
-
+    try:
+        from fhirpathpy.models import models
+    except ImportError:
+        raise CheckError(
+            "fhir-resource-state needs fhirpathpy (pip install 'pytest-verial[fhir]')"
+        ) from None
     return models["r4"]
 
 

@@ -106,8 +106,7 @@ class LiveFhir:
 
     def _http(self) -> Any:
         if self._client is None:
-            import httpx
-
+            httpx = _httpx()
             self._client = httpx.Client(timeout=self.timeout, follow_redirects=True)
         return self._client
 
@@ -134,8 +133,7 @@ class LiveFhir:
         return self._token
 
     def _client_credentials(self) -> tuple[str, float]:
-        import httpx
-
+        httpx = _httpx()
         token_url = str(self.settings.get("token_url"))
         form = {
             "grant_type": "client_credentials",
@@ -168,8 +166,7 @@ class LiveFhir:
 
     def _get(self, url: str) -> dict[str, Any]:
         """GET one URL with auth, retries on 429/5xx/timeouts, and FHIR JSON checks."""
-        import httpx
-
+        httpx = _httpx()
         headers = {"Accept": "application/fhir+json"}
         refreshed = False
         attempt = 0
@@ -245,6 +242,16 @@ class LiveFhir:
         )
         if state.next_url:
             state.next_url = urljoin(url, state.next_url)
+
+
+def _httpx() -> Any:
+    try:
+        import httpx
+    except ImportError:
+        raise SourceError(
+            "a live FHIR source needs httpx (pip install 'pytest-verial[fhir]')"
+        ) from None
+    return httpx
 
 
 def _retry_after(response: Any) -> float | None:
