@@ -33,6 +33,8 @@ LOINC_SYS, SNOMED_SYS, RX_SYS, CPT_SYS = (
 )
 UCUM = "http://unitsofmeasure.org"
 MRN = "http://hospital.example.org/mrn"
+US_CORE_PATIENT = "http://hl7.org/fhir/us/core/StructureDefinition/us-core-patient"
+SYNTHEA_TAG = {"system": "https://synthetichealth.github.io/synthea", "code": "generated"}
 
 
 def _instant(rng: random.Random, year_from: int = 2023, year_to: int = 2025) -> str:
@@ -91,7 +93,8 @@ def make_corpus(patients: int = 40, seed: int = 7) -> list[dict[str, Any]]:
             "generalPractitioner": [
                 {"reference": f"Practitioner/{rng.choice(practitioners)['id']}"}
             ],
-            "meta": {"lastUpdated": _instant(rng, 2024, 2025)},
+            "meta": {"lastUpdated": _instant(rng, 2024, 2025),
+                     **({"profile": [US_CORE_PATIENT]} if n % 2 else {})},
         })
         for e in range(2):
             start = _instant(rng)
@@ -106,6 +109,7 @@ def make_corpus(patients: int = 40, seed: int = 7) -> list[dict[str, Any]]:
                 "participant": [{"individual": {"reference":
                                                 f"Practitioner/{rng.choice(practitioners)['id']}"}}],
                 "period": {"start": start, "end": end},
+                **({"meta": {"tag": [SYNTHEA_TAG]}} if e == 0 and n % 3 == 0 else {}),
             })
             for _ in range(rng.randint(1, 2)):
                 code, display, unit = rng.choice(LOINC)

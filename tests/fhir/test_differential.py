@@ -106,7 +106,13 @@ SEARCHES: list[tuple[str, dict[str, Any]]] = [
     ("ServiceRequest", {"authored": "lt2024-01-01T00:00:00Z"}),
     ("Encounter", {"date": "ge2025-01-01T00:00:00Z"}),
     ("Patient", {"_lastUpdated": "ge2025-01-01T00:00:00Z"}),
-    # uri / token on systems, :missing
+    # uri, tags
+    ("Patient", {"_profile": "http://hl7.org/fhir/us/core/StructureDefinition/us-core-patient"}),
+    ("Patient", {"_profile": "http://hl7.org/fhir/us/core/StructureDefinition/other",
+                 "gender": "female"}),
+    ("Encounter", {"_tag": "https://synthetichealth.github.io/synthea|generated"}),
+    ("Encounter", {"_tag": "generated", "class": "AMB"}),
+    # :missing
     ("Patient", {"birthdate:missing": "true"}),
     ("Condition", {"onset-date:missing": "false", "patient": "pat1"}),
     # _count / _sort
