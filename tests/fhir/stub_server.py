@@ -3,7 +3,8 @@
 Paths pick the fault: ``/html/...`` (an HTML page with 200), ``/500/...`` (always 500),
 ``/flaky/...`` (503 with Retry-After 0 on the first request of each URL, then a Bundle),
 ``/429/...`` (429 then a Bundle), ``/slow/...`` (answers after ``slow_seconds``),
-``/notjson/...`` (``application/fhir+json`` that does not parse).
+``/notjson/...`` (``application/fhir+json`` that does not parse), ``/badbundle/...`` (a
+Bundle whose ``entry`` is not a list), ``/outcome/...`` (an OperationOutcome with 200).
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, bundle, "application/fhir+json")
         elif fault == "notjson":
             self._send(200, "{not json", "application/fhir+json")
+        elif fault == "badbundle":
+            self._send(200, '{"resourceType": "Bundle", "entry": 5}', "application/fhir+json")
+        elif fault == "outcome":
+            self._send(200, '{"resourceType": "OperationOutcome", "issue": []}', "application/json")
         else:
             self._send(200, bundle, "application/fhir+json")
 

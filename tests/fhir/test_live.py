@@ -170,6 +170,15 @@ def test_invalid_json_body() -> None:
         run(_stub_live(stub.origin, "notjson"), {"resource_type": "Patient"})
 
 
+@pytest.mark.parametrize(("fault", "message"), [
+    ("badbundle", "Bundle.entry and Bundle.link must be lists"),
+    ("outcome", "expected a Bundle, got 'OperationOutcome'"),
+])
+def test_malformed_search_answers(fault: str, message: str) -> None:
+    with stub_server() as stub, pytest.raises(SourceError, match=message):
+        run(_stub_live(stub.origin, fault), {"resource_type": "Patient"})
+
+
 def test_timeout_names_url_and_limit() -> None:
     with stub_server(slow_seconds=2.0) as stub:
         live = _stub_live(stub.origin, "slow", timeout=0.3, retries=1)

@@ -228,7 +228,11 @@ class LiveFhir:
         state.pages += 1
         if isinstance(bundle.get("total"), int):
             state.total = bundle["total"]
-        for entry in bundle.get("entry") or []:
+        entries = bundle.get("entry")
+        links = bundle.get("link")
+        if not isinstance(entries, (list, type(None))) or not isinstance(links, (list, type(None))):
+            raise SourceError(f"GET {url}: Bundle.entry and Bundle.link must be lists")
+        for entry in entries or []:
             resource = entry.get("resource") if isinstance(entry, dict) else None
             mode = (entry.get("search") or {}).get("mode") if isinstance(entry, dict) else None
             if isinstance(resource, dict) and mode != "include" and (
@@ -236,8 +240,9 @@ class LiveFhir:
             ):
                 state.resources.append(resource)
         state.next_url = next(
-            (link.get("url") for link in bundle.get("link") or []
-             if isinstance(link, dict) and link.get("relation") == "next"),
+            (link.get("url") for link in links or []
+             if isinstance(link, dict) and link.get("relation") == "next"
+             and isinstance(link.get("url"), str)),
             None,
         )
         if state.next_url:
