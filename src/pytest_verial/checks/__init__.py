@@ -16,6 +16,7 @@ from .registry import CheckRegistry
 _BUILTIN_MODULES = (
     "portal",
     "voice",
+    "files",
 )
 
 
