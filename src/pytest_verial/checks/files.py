@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, JsonValue, field_validator, model_validator
 
-from ..compare import MISSING, FieldSpec, check_regex, field_result, fields_score
+from ..compare import MISSING, FieldSpec, field_result, fields_score
 from ..errors import CheckError, SourceError
 from ..sources.files.base import FileEntry, unsafe_reason
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
@@ -73,7 +73,7 @@ class SftpFilePresent(AssertionSpec):
         if self.max_count is not None and self.max_count < self.min_count:
             raise ValueError("max_count is smaller than min_count")
         if self.regex is not None:
-            check_regex(self.regex)
+            FieldSpec(path="$text", op="regex", expected=self.regex)  # ValueError when invalid
         if self.min_count == 0 and self.checks():
             raise ValueError("content checks need min_count >= 1 (min_count 0 asserts absence)")
         return self
