@@ -97,7 +97,9 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
 
 
 @pytest.fixture(scope="session")
-def emulator(tmp_path_factory: pytest.TempPathFactory, tree: tuple[Path, int]) -> Iterator[Emulator]:
+def emulator(
+    tmp_path_factory: pytest.TempPathFactory, tree: tuple[Path, int]
+) -> Iterator[Emulator]:
     """A gcp-storage-emulator process for the session holding the shared tree in BUCKET."""
     pytest.importorskip("google.cloud.storage", reason="google-cloud-storage not installed")
     server = Emulator(tmp_path_factory.mktemp("emulator"))

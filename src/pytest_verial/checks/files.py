@@ -90,7 +90,8 @@ class SftpFilePresent(AssertionSpec):
         if self.max_size is not None:
             specs.append(FieldSpec(path="$size", op="lte", expected=self.max_size))
         if isinstance(self.content_type, list):
-            specs.append(FieldSpec(path="$content_type", op="in", expected=self.content_type))
+            allowed: list[JsonValue] = list(self.content_type)
+            specs.append(FieldSpec(path="$content_type", op="in", expected=allowed))
         elif self.content_type is not None:
             specs.append(FieldSpec(path="$content_type", expected=self.content_type))
         return specs

@@ -30,7 +30,7 @@ def _make_client(emulator: str | None, project: str | None, where: str) -> tuple
         import requests
         import requests.adapters
         from google.auth.credentials import AnonymousCredentials
-        from google.cloud import storage
+        from google.cloud import storage  # type: ignore[import-untyped]
     except ImportError as exc:
         raise SourceError(
             f"reading {where} needs google-cloud-storage "
@@ -40,7 +40,7 @@ def _make_client(emulator: str | None, project: str | None, where: str) -> tuple
         if "://" not in emulator:
             emulator = f"http://{emulator}"
         session: Any = requests.Session()
-        credentials: Any = AnonymousCredentials()
+        credentials: Any = AnonymousCredentials()  # type: ignore[no-untyped-call]
     else:
         import google.auth
         from google.auth.exceptions import DefaultCredentialsError
@@ -54,7 +54,7 @@ def _make_client(emulator: str | None, project: str | None, where: str) -> tuple
                 "GOOGLE_APPLICATION_CREDENTIALS or use an emulator"
             ) from None
         project = project or default_project
-        session = AuthorizedSession(credentials)
+        session = AuthorizedSession(credentials)  # type: ignore[no-untyped-call]
     counter = [0]
 
     class CountingAdapter(requests.adapters.HTTPAdapter):
@@ -129,7 +129,7 @@ class GCSFiles(BaseFilesSource):
         return self._counter[0] if self._counter else 0
 
     def _retry(self) -> Any:
-        from google.cloud.storage.retry import DEFAULT_RETRY
+        from google.cloud.storage.retry import DEFAULT_RETRY  # type: ignore[import-untyped]
 
         return DEFAULT_RETRY.with_timeout(self.timeout)
 
