@@ -39,6 +39,8 @@ class CriterionPlan:
     spec: AssertionSpec | None  # None: unsupported assert, or loaded without a registry
     check: CheckSpec | None
     line: int | None = None
+    #: position of the criterion in its task as written (reports keep this order)
+    position: int = 0
 
     @property
     def assert_name(self) -> str:
@@ -134,7 +136,11 @@ def _get(node: Any, key: str) -> Any:
 
 
 def _index(node: Any, index: Any) -> Any:
-    return node[index] if isinstance(node, list) and isinstance(index, int) and index < len(node) else None
+    return (
+        node[index]
+        if isinstance(node, list) and isinstance(index, int) and index < len(node)
+        else None
+    )
 
 
 def _name_of(node: Any, index: Any, label: bool = False) -> str:
@@ -303,7 +309,9 @@ def _expand(
         if "::" in task.id:
             reporter.add("a task id cannot contain '::'", (*where, "id"))
         if task.id in seen_tasks:
-            reporter.add(f"duplicate task id (also task #{seen_tasks[task.id] + 1})", (*where, "id"))
+            reporter.add(
+                f"duplicate task id (also task #{seen_tasks[task.id] + 1})", (*where, "id")
+            )
         seen_tasks.setdefault(task.id, ti)
         entities = _entities(plan.benchmark, task, where, reporter)
         ids = _criterion_ids(task, where, reporter)
@@ -337,7 +345,8 @@ def _expand(
                 )
         if reporter.problems:
             continue
-        for entity in entities or [None]:
+        bindings: list[Entity | None] = list(entities) or [None]
+        for entity in bindings:
             key = f"{task.id}[{entity.id}]" if entity else task.id
             criteria = []
             for ci, crit in enumerate(task.criteria):
@@ -346,7 +355,7 @@ def _expand(
                 assertion = fill(crit.assertion, entity) if entity else crit.assertion
                 spec, check = _spec_for(assertion, registry, reporter, (*where, "criteria", ci))
                 cline = reporter.lines.line_of(root, (*where, "criteria", ci))
-                criteria.append(CriterionPlan(ids[ci], crit, assertion, spec, check, cline))
+                criteria.append(CriterionPlan(ids[ci], crit, assertion, spec, check, cline, ci))
             if registry is not None:  # deterministic criteria first, judge criteria last
                 criteria.sort(key=lambda c: c.judge)
             plan.tasks.append(TaskPlan(key, task, entity, tuple(criteria), line))
@@ -384,8 +393,10 @@ def _entities(
             data = benchmark.entities.get(ref)
             if data is None:
                 known = ", ".join(sorted(benchmark.entities)) or "none defined"
-                reporter.add(f"unknown entity {ref!r} (benchmark entities: {known})",
-                             (*where, "entities", ei))
+                reporter.add(
+                    f"unknown entity {ref!r} (benchmark entities: {known})",
+                    (*where, "entities", ei),
+                )
                 continue
             entity = Entity.model_validate({**data, "id": ref})
         else:
@@ -393,8 +404,9 @@ def _entities(
         if entity.id in seen:
             reporter.add(f"entity {entity.id!r} is bound twice", (*where, "entities", ei))
         if re.search(r"[\[\]/\\]|::", entity.id):
-            reporter.add("an entity id cannot contain '[', ']', '/', '\\' or '::'",
-                         (*where, "entities", ei))
+            reporter.add(
+                "an entity id cannot contain '[', ']', '/', '\\' or '::'", (*where, "entities", ei)
+            )
         seen.add(entity.id)
         entities.append(entity)
     return entities
@@ -407,8 +419,10 @@ def _criterion_ids(task: Task, where: tuple[str | int, ...], reporter: _Reporter
     for ci, crit in enumerate(task.criteria):
         if crit.id is not None:
             if "::" in crit.id or not crit.id.strip():
-                reporter.add("a criterion id must be non-empty and cannot contain '::'",
-                             (*where, "criteria", ci, "id"))
+                reporter.add(
+                    "a criterion id must be non-empty and cannot contain '::'",
+                    (*where, "criteria", ci, "id"),
+                )
             if crit.id in explicit:
                 reporter.add(
                     f"duplicate criterion id (also criterion #{explicit[crit.id] + 1})",
