@@ -3,8 +3,12 @@ per task run, downloads at most once, prefixes that are string-prefixes of other
 
 from __future__ import annotations
 
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -168,3 +172,52 @@ def test_bad_files_settings_are_run_config_errors(
 ) -> None:
     with pytest.raises(RunConfigError, match=message):
         _sandbox(tmp_path, files).source("files")
+
+
+def test_files_above_the_limit_are_never_downloaded(emulator: Emulator) -> None:
+    source = GCSFiles(BUCKET, "sandbox-2", endpoint=emulator.endpoint, max_read_bytes=64)
+    out = result({"pattern": "outbound/claims/batch-0001.json",
+                  "fields": [{"path": "payer", "expected": "Aetna"}]}, source)
+    assert "above the size limit of 64 bytes" in out["error"]
+    assert source.downloads == 0 and source.requests == 1
+
+
+class _Paged(BaseHTTPRequestHandler):
+    """Real GCS pages listings; the emulator does not, so this stub serves three pages."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        query = parse_qs(urlparse(self.path).query)
+        page = int(query.get("pageToken", ["0"])[0])
+        size = int(query["maxResults"][0])
+        names = [f"{query['prefix'][0]}outbound/f{n:03d}.json" for n in range(25)]
+        chunk = names[page * size : (page + 1) * size]
+        body: dict[str, Any] = {"kind": "storage#objects", "items": [
+            {"kind": "storage#object", "name": n, "bucket": "b", "size": "2",
+             "contentType": "application/json"} for n in chunk
+        ]}
+        if (page + 1) * size < len(names):
+            body["nextPageToken"] = str(page + 1)
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_paged_listing_is_read_to_the_end_once() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Paged)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        source = GCSFiles("b", "sandbox-1", endpoint=endpoint, page_size=10)
+        assert result({"pattern": "outbound/*.json", "min_count": 25}, source)["score"] == 1.0
+        assert result({"pattern": "outbound/f02?.json", "min_count": 5}, source)["score"] == 1.0
+        assert source.list_pages == 3 and source.requests == 3 and source.list_calls == 1
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -35,7 +35,9 @@ def test_example_flawed_run_reports_evidence(pytester: pytest.Pytester) -> None:
         "--verial-report", str(report),
     )
     result.assert_outcomes(passed=1, failed=7)
-    result.stdout.fnmatch_lines(["*2 files matching 'outbound/referrals/*.json'*expected at most 1*"])
+    result.stdout.fnmatch_lines(
+        ["*2 files matching 'outbound/referrals/*.json'*expected at most 1*"]
+    )
     runs = {
         c["criterion_id"]: c
         for t in json.loads(report.read_text())["benchmark_run"]["task_runs"]
