@@ -78,22 +78,23 @@ class SftpFilePresent(AssertionSpec):
             raise ValueError("content checks need min_count >= 1 (min_count 0 asserts absence)")
         return self
 
-    def checks(self) -> list[FieldSpec]:
-        """Every per-file check as a FieldSpec on ``$``-paths or content paths."""
-        specs = list(self.fields)
-        specs += [FieldSpec(path="$text", op="contains", expected=p) for p in self.contains]
-        specs += [FieldSpec(path="$text", op="not_equals", expected=p) for p in self.not_contains]
+    def checks(self) -> list[tuple[FieldSpec, bool]]:
+        """Every per-file check as ``(FieldSpec, negated)``; ``negated`` marks not_contains."""
+        specs = [(f, False) for f in self.fields]
+        for phrases, negated in ((self.contains, False), (self.not_contains, True)):
+            for phrase in phrases:
+                specs.append((FieldSpec(path="$text", op="contains", expected=phrase), negated))
         if self.regex is not None:
-            specs.append(FieldSpec(path="$text", op="regex", expected=self.regex))
+            specs.append((FieldSpec(path="$text", op="regex", expected=self.regex), False))
         if self.min_size is not None:
-            specs.append(FieldSpec(path="$size", op="gte", expected=self.min_size))
+            specs.append((FieldSpec(path="$size", op="gte", expected=self.min_size), False))
         if self.max_size is not None:
-            specs.append(FieldSpec(path="$size", op="lte", expected=self.max_size))
+            specs.append((FieldSpec(path="$size", op="lte", expected=self.max_size), False))
         if isinstance(self.content_type, list):
             allowed: list[JsonValue] = list(self.content_type)
-            specs.append(FieldSpec(path="$content_type", op="in", expected=allowed))
+            specs.append((FieldSpec(path="$content_type", op="in", expected=allowed), False))
         elif self.content_type is not None:
-            specs.append(FieldSpec(path="$content_type", expected=self.content_type))
+            specs.append((FieldSpec(path="$content_type", expected=self.content_type), False))
         return specs
 
 
@@ -148,17 +149,13 @@ class _File:
         return self.parsed().get(path)
 
 
-def _row(spec: FieldSpec, file: _File) -> dict[str, JsonValue]:
+def _row(spec: FieldSpec, negated: bool, file: _File) -> dict[str, JsonValue]:
     actual = file.value(spec.path)
-    if spec.path != "$text":
-        return field_result(spec, actual)
-    if spec.op == "not_equals":  # not_contains: the negation of contains
-        probe = FieldSpec(path="$text", op="contains", expected=spec.expected)
-        row = field_result(probe, actual)
+    row = field_result(spec, actual)
+    if negated:  # not_contains: the negation of contains
         row["op"], row["passed"] = "not_contains", not row["passed"]
-    else:
-        row = field_result(spec, actual)
-    row["actual"] = _snippet(actual, spec)
+    if spec.path == "$text":
+        row["actual"] = _snippet(actual, spec)
     return row
 
 
@@ -175,8 +172,10 @@ def _snippet(text: str, spec: FieldSpec) -> str:
     return ("..." if lo else "") + text[lo : start + len(str(spec.expected)) + 40] + "..."
 
 
-def _score(file: _File, specs: list[FieldSpec]) -> tuple[float, list[dict[str, JsonValue]]]:
-    results = [_row(s, file) for s in specs]
+def _score(
+    file: _File, specs: list[tuple[FieldSpec, bool]]
+) -> tuple[float, list[dict[str, JsonValue]]]:
+    results = [_row(spec, negated, file) for spec, negated in specs]
     return fields_score(results), results
 
 
