@@ -192,3 +192,13 @@ def test_hl7_pending_error_is_a_check_error_not_a_crash(tmp_path: Path) -> None:
             run_check({"pattern": "a.hl7", "fields": [{"path": "MSH.3"}]}, DirectoryFiles(tmp_path))
     else:
         pytest.skip("pytest_verial.hl7.paths exists now; the pending error no longer applies")
+
+
+def test_a_file_of_unknown_kind_among_others_is_skipped_not_fatal(tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("not data")
+    (tmp_path / "claim.json").write_text('{"claim_id": "CLM-1"}')
+    out = run_check({"pattern": "*", "fields": [{"path": "claim_id", "expected": "CLM-1"}]},
+                    DirectoryFiles(tmp_path))
+    assert out.score == 1.0 and out.evidence["file"]["path"] == "claim.json"
+    with pytest.raises(CheckError, match="README: cannot tell how to parse it"):
+        run_check({"pattern": "R*", "fields": [{"path": "claim_id"}]}, DirectoryFiles(tmp_path))

@@ -23,8 +23,9 @@ Rules (our own where Verial is silent):
 - ``fields`` paths starting with ``$`` read the file's metadata: ``$path``, ``$name``,
   ``$size``, ``$content_type``, ``$rows`` (rows of csv/ndjson, items of a JSON list, lines
   of text). Without ``parse``, content paths use the kind the file's extension implies.
-- A file that cannot be read or parsed is skipped with its error in ``unreadable``; when no
-  matching file can be scored the criterion is an error naming the file and line.
+- A file that cannot be read or parsed (or whose kind cannot be told) is skipped with its error
+  in ``unreadable``; when no matching file can be scored the criterion is an error naming the
+  file and line.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, JsonValue, field_validator, model_validator
 
 from ..compare import MISSING, FieldSpec, field_result, fields_score
-from ..errors import CheckError, SourceError
-from ..sources.files.base import FileEntry, unsafe_reason
+from ..errors import CheckError, CriterionError
+from ..sources.files.base import FileEntry, compile_glob, unsafe_reason
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .files_parse import BY_EXTENSION, Parsed, decode, parse
 
@@ -191,9 +192,10 @@ def check(spec: SftpFilePresent, ctx: CheckContext) -> CheckOutcome:
         "file": None,
         "field_results": [],
     }
-    refused = getattr(source, "refused", [])
+    glob = compile_glob(spec.pattern)
+    refused = [name for name in getattr(source, "refused", []) if glob.match(name)]
     if refused:
-        evidence["refused_paths"] = list(refused[:_LISTED])
+        evidence["refused_paths"] = refused[:_LISTED]
     count, lo, hi = len(matched), spec.min_count, spec.max_count
     found = f"{count} file{'s' if count != 1 else ''} matching {spec.pattern!r} under {where}"
     if count < lo or (hi is not None and count > hi):
@@ -206,11 +208,13 @@ def check(spec: SftpFilePresent, ctx: CheckContext) -> CheckOutcome:
         return CheckOutcome(1.0, found, evidence)
     best: tuple[float, FileEntry, list[dict[str, JsonValue]]] | None = None
     unreadable: list[dict[str, str]] = []
+    first_error: CriterionError | None = None
     for entry in matched:
         try:
             score, results = _score(_File(source, entry, spec), specs)
-        except SourceError as exc:
+        except CriterionError as exc:
             unreadable.append({"path": entry.path, "error": str(exc)})
+            first_error = first_error or exc
             continue
         if best is None or score > best[0]:
             best = (score, entry, results)
@@ -219,9 +223,9 @@ def check(spec: SftpFilePresent, ctx: CheckContext) -> CheckOutcome:
     if unreadable:
         evidence["unreadable"] = unreadable[:_LISTED]
     if best is None:
-        first = unreadable[0]["error"]
+        assert first_error is not None
         more = f" (and {len(unreadable) - 1} more unreadable files)" if len(unreadable) > 1 else ""
-        raise SourceError(first + more)
+        raise type(first_error)(f"{first_error}{more}")
     score, entry, results = best
     evidence["file"] = entry.evidence()
     evidence["field_results"] = results
