@@ -209,7 +209,7 @@ def test_hl7_and_x12_parsing_wait_for_issue_4(tmp_path: Path, kind: str) -> None
     except ImportError:
         pass
     else:
-        pytest.skip(f"pytest_verial.{kind}.paths exists now: covered by the interop tests")
+        pytest.skip(f"pytest_verial.{kind}.paths exists: test_structured.py covers parse: {kind}")
     (tmp_path / "sftp").mkdir()
     (tmp_path / "sftp" / f"msg.{kind}").write_text("MSH|^~\\&|A\r")
     owner = {"hl7": "hl7-structural", "x12": "x12-response"}[kind]

@@ -8,8 +8,10 @@
 ``csv``     a list of rows keyed by the header (``row.column``: ``0.claim_id``); every
             cell is text; a row with more or fewer cells than the header is an error
 ``text``    ``{"text": ..., "lines": [...]}`` (``text``, ``lines.0``)
-``hl7``     pending: HL7 v2 paths (``PID.5.1``) from the hl7-structural module (issue 4)
-``x12``     pending: X12 paths (``EB01``, ``STC01-2``) from the x12-response module (issue 4)
+``hl7``     HL7 v2 paths (``PID.5.1``, ``OBX[2].5``) on the file's first message, through the
+            hl7-structural package (issue 4); an error until that package is merged
+``x12``     X12 paths (``EB01``, ``STC01-2``, ``EB[2].EB03``) on the file's first transaction,
+            through the x12-response package (issue 4); an error until it is merged
 ==========  ===========================================================================
 
 In json/ndjson/csv/text documents a ``*`` segment collects over a list or object:
@@ -167,26 +169,41 @@ def _csv(text: str, where: str, delimiter: str) -> list[dict[str, str]]:
 
 
 def _structured(kind: str, text: str, where: str) -> Parsed:
-    """HL7 v2 / X12 through the path modules of issue 4, once they exist.
+    """HL7 v2 / X12 through the packages of issue 4 (hl7-structural, x12-response).
 
-    Expected interface (to wire after merging issue 4): ``pytest_verial.<kind>.paths`` with
-    ``parse(text) -> document`` and ``resolve(document, path) -> value | MISSING``.
+    Uses their documented API: ``pytest_verial.hl7.parse_stream(text, origin)`` /
+    ``pytest_verial.x12.parse_interchanges(text, origin)`` give the file's messages /
+    transactions, and ``get(item, path)`` reads a path. Fields read the *first* message or
+    transaction of the file; ``$rows`` counts them. Until those packages are merged, a
+    criterion with ``parse: hl7|x12`` is an error saying so.
     """
-    module_name = f"pytest_verial.{kind}.paths"
     try:
-        module = importlib.import_module(module_name)
+        importlib.import_module(f"pytest_verial.{kind}.paths")
+        module = importlib.import_module(f"pytest_verial.{kind}")
     except ImportError:
         raise CheckError(
             f"parse: {kind} needs the {STRUCTURED[kind]} path module (issue 4)"
         ) from None
-    parse_fn, resolve_fn = getattr(module, "parse", None), getattr(module, "resolve", None)
-    if not callable(parse_fn) or not callable(resolve_fn):
+    split = getattr(module, "parse_stream" if kind == "hl7" else "parse_interchanges", None)
+    get = getattr(module, "get", None)
+    if not callable(split) or not callable(get):
         raise CheckError(
-            f"parse: {kind}: {module_name} has no parse()/resolve() yet; "
+            f"parse: {kind}: pytest_verial.{kind} lacks the expected API; "
             "wire it in pytest_verial.checks.files_parse._structured"
         )
     try:
-        doc = parse_fn(text)
-    except Exception as exc:  # noqa: BLE001 - any parser failure is bad input
-        raise SourceError(f"{where}: invalid {kind.upper()}: {exc}") from None
-    return Parsed(doc, resolve_fn, None, wildcards=False)
+        items = list(split(text, where))
+    except ValueError as exc:  # Hl7ParseError / X12ParseError name the origin themselves
+        message = str(exc)
+        raise SourceError(message if where in message else f"{where}: {message}") from None
+    if not items:
+        unit = "message" if kind == "hl7" else "transaction"
+        raise SourceError(f"{where}: no {kind.upper()} {unit} found")
+
+    def resolver(doc: Any, path: str) -> Any:
+        try:
+            return get(doc[0], path)
+        except ValueError as exc:  # Hl7PathError / X12PathError
+            raise CheckError(f"{kind} path {path!r}: {exc}") from None
+
+    return Parsed(items, resolver, len(items), wildcards=False)
