@@ -45,9 +45,13 @@ def build(root: Path, objects: int) -> int:
         kind = n % 5
         if kind in (0, 1):
             path = base / "outbound" / "claims" / f"batch-{n:05d}.json"
-            body = json.dumps({"batch_id": f"B{n}", "payer": "Aetna" if n % 2 else "Cigna",
-                               "claims": [{"claim_id": f"CLM-{n}-{k}", "amount": 100 + k}
-                                          for k in range(5)]})
+            body = json.dumps(
+                {
+                    "batch_id": f"B{n}",
+                    "payer": "Aetna" if n % 2 else "Cigna",
+                    "claims": [{"claim_id": f"CLM-{n}-{k}", "amount": 100 + k} for k in range(5)],
+                }
+            )
         elif kind in (2, 3):
             path = base / "outbound" / "referrals" / f"{2020 + n % 7}" / f"referral-{n:05d}.txt"
             body = f"REFERRAL {n}\nPatient: Maria Chen\nReason: lumbar MRI\nNPI: {1000 + n}\n"
@@ -56,8 +60,9 @@ def build(root: Path, objects: int) -> int:
             body = "claim_id,amount\n" + "".join(f"C{n}-{k},{k * 10}\n" for k in range(20))
         else:
             path = base / "inbox" / "eligibility" / f"response-{n:05d}.ndjson"
-            body = "\n".join(json.dumps({"member_id": f"M{n}", "active": k % 2 == 0})
-                             for k in range(3))
+            body = "\n".join(
+                json.dumps({"member_id": f"M{n}", "active": k % 2 == 0}) for k in range(3)
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(body)
         count += 1
@@ -76,16 +81,30 @@ def criteria(objects: int, total: int) -> list[dict[str, Any]]:
         v = csvs[i % len(csvs)]
         out += [
             {"pattern": f"outbound/claims/batch-{c:05d}.json"},
-            {"pattern": f"outbound/claims/batch-{c:05d}.json", "parse": "json",
-             "fields": [{"path": "claims.4.claim_id", "expected": f"CLM-{c}-4"},
-                        {"path": "payer", "op": "in", "expected": ["Aetna", "Cigna"]}]},
-            {"pattern": f"outbound/referrals/*/referral-{r:05d}.txt",
-             "contains": ["Maria Chen"], "regex": r"NPI: \d+"},
-            {"pattern": f"outbound/csv/claims-{v:05d}.csv", "parse": "csv",
-             "fields": [{"path": "19.amount", "expected": 190}]},
+            {
+                "pattern": f"outbound/claims/batch-{c:05d}.json",
+                "parse": "json",
+                "fields": [
+                    {"path": "claims.4.claim_id", "expected": f"CLM-{c}-4"},
+                    {"path": "payer", "op": "in", "expected": ["Aetna", "Cigna"]},
+                ],
+            },
+            {
+                "pattern": f"outbound/referrals/*/referral-{r:05d}.txt",
+                "contains": ["Maria Chen"],
+                "regex": r"NPI: \d+",
+            },
+            {
+                "pattern": f"outbound/csv/claims-{v:05d}.csv",
+                "parse": "csv",
+                "fields": [{"path": "19.amount", "expected": 190}],
+            },
             {"pattern": "outbound/**/*.json", "min_count": 1},
-            {"pattern": f"outbound/claims/batch-{c // 100:03d}??.json", "parse": "json",
-             "fields": [{"path": "batch_id", "expected": "never"}]},
+            {
+                "pattern": f"outbound/claims/batch-{c // 100:03d}??.json",
+                "parse": "json",
+                "fields": [{"path": "batch_id", "expected": "never"}],
+            },
             {"pattern": "outbound/referrals/2026/*.txt", "min_count": 1},
             {"pattern": "inbox/eligibility/*.ndjson", "min_count": 10, "max_count": 10},
         ]
@@ -125,8 +144,16 @@ def main() -> None:
             t_list = time.perf_counter() - t0
             gcs_scores = score_all(shared, specs)
             t_shared = time.perf_counter() - t0
-            rows.append(("GCS emulator, shared source", len(specs), shared.requests,
-                         shared.list_calls, shared.downloads, t_shared))
+            rows.append(
+                (
+                    "GCS emulator, shared source",
+                    len(specs),
+                    shared.requests,
+                    shared.list_calls,
+                    shared.downloads,
+                    t_shared,
+                )
+            )
             sample = specs[: args.naive_sample]
             naive_requests = naive_lists = naive_downloads = 0
             t0 = time.perf_counter()
@@ -137,8 +164,16 @@ def main() -> None:
                 naive_lists += fresh.list_calls
                 naive_downloads += fresh.downloads
             t_naive = time.perf_counter() - t0
-            rows.append(("GCS emulator, source per criterion", len(sample), naive_requests,
-                         naive_lists, naive_downloads, t_naive))
+            rows.append(
+                (
+                    "GCS emulator, source per criterion",
+                    len(sample),
+                    naive_requests,
+                    naive_lists,
+                    naive_downloads,
+                    t_naive,
+                )
+            )
             disk = DirectoryFiles(root / "tree" / TASK)
             t0 = time.perf_counter()
             disk_scores = score_all(disk, specs)
@@ -147,20 +182,30 @@ def main() -> None:
         finally:
             emulator.stop()
     assert gcs_scores == disk_scores, "GCS and disk disagree"
-    print(f"{made} objects, {len(specs)} criteria "
-          f"(passed {sum(s == 1.0 for s in gcs_scores)}, errors {sum(s < 0 for s in gcs_scores)})")
-    print(f"{'setup':38} {'criteria':>8} {'requests':>8} {'listings':>8} {'reads':>6} "
-          f"{'total s':>8} {'ms/criterion':>12}")
+    print(
+        f"{made} objects, {len(specs)} criteria "
+        f"(passed {sum(s == 1.0 for s in gcs_scores)}, errors {sum(s < 0 for s in gcs_scores)})"
+    )
+    print(
+        f"{'setup':38} {'criteria':>8} {'requests':>8} {'listings':>8} {'reads':>6} "
+        f"{'total s':>8} {'ms/criterion':>12}"
+    )
     for name, n, req, lists, reads, seconds in rows:
-        print(f"{name:38} {n:8d} {req:8d} {lists:8d} {reads:6d} {seconds:8.2f} "
-              f"{1000 * seconds / n:12.2f}")
-    print(f"of which the one listing of {made} objects: {t_list:.2f} s "
-          f"(the emulator returns one page; GCS would page it in {-(-made // 1000)} requests)")
+        print(
+            f"{name:38} {n:8d} {req:8d} {lists:8d} {reads:6d} {seconds:8.2f} "
+            f"{1000 * seconds / n:12.2f}"
+        )
+    print(
+        f"of which the one listing of {made} objects: {t_list:.2f} s "
+        f"(the emulator returns one page; GCS would page it in {-(-made // 1000)} requests)"
+    )
     per_shared = t_shared / len(specs)
     per_naive = t_naive / len(sample)
-    print(f"per-criterion time, source per criterion / shared: {per_naive / per_shared:.1f}x; "
-          f"requests per criterion: {naive_requests / len(sample):.2f} vs "
-          f"{rows[0][2] / len(specs):.2f}")
+    print(
+        f"per-criterion time, source per criterion / shared: {per_naive / per_shared:.1f}x; "
+        f"requests per criterion: {naive_requests / len(sample):.2f} vs "
+        f"{rows[0][2] / len(specs):.2f}"
+    )
 
 
 if __name__ == "__main__":

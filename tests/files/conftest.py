@@ -53,8 +53,7 @@ def _claims_batch(sandbox: str, n: int) -> dict[str, Any]:
         "batch_id": f"{sandbox}-B{n:04d}",
         "payer": "Aetna" if n % 2 else "Blue Cross",
         "claims": [
-            {"claim_id": f"CLM-{n:04d}-{k}", "cpt": "72148", "amount": 1250.0 + k}
-            for k in range(3)
+            {"claim_id": f"CLM-{n:04d}-{k}", "cpt": "72148", "amount": 1250.0 + k} for k in range(3)
         ],
     }
 

@@ -51,7 +51,10 @@ class Emulator:
         self.log_path = workdir / "emulator.log"
         self.process: subprocess.Popen[bytes] | None = None
         self._meta: dict[str, Any] = {
-            "buckets": {}, "objects": {}, "resumable": {}, "bucket_iam_policies": {},
+            "buckets": {},
+            "objects": {},
+            "resumable": {},
+            "bucket_iam_policies": {},
             "soft_deleted": {},
         }
 
@@ -61,14 +64,29 @@ class Emulator:
         """Place every regular file under ``tree`` as ``gs://bucket/<prefix><relative path>``."""
         assert self.process is None, "seed before start()"
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        self._meta["buckets"].setdefault(bucket, {
-            "kind": "storage#bucket", "id": bucket, "name": bucket, "projectNumber": "1234",
-            "selfLink": f"/storage/v1/b/{bucket}", "timeCreated": now, "updated": now,
-            "metageneration": "1", "location": "US", "locationType": "multi-region",
-            "storageClass": "STANDARD", "etag": "CAE=", "acl": [], "defaultObjectAcl": [],
-            "iamConfiguration": {"bucketPolicyOnly": {"enabled": False},
-                                 "uniformBucketLevelAccess": {"enabled": False}},
-        })
+        self._meta["buckets"].setdefault(
+            bucket,
+            {
+                "kind": "storage#bucket",
+                "id": bucket,
+                "name": bucket,
+                "projectNumber": "1234",
+                "selfLink": f"/storage/v1/b/{bucket}",
+                "timeCreated": now,
+                "updated": now,
+                "metageneration": "1",
+                "location": "US",
+                "locationType": "multi-region",
+                "storageClass": "STANDARD",
+                "etag": "CAE=",
+                "acl": [],
+                "defaultObjectAcl": [],
+                "iamConfiguration": {
+                    "bucketPolicyOnly": {"enabled": False},
+                    "uniformBucketLevelAccess": {"enabled": False},
+                },
+            },
+        )
         objects = self._meta["objects"].setdefault(bucket, {})
         count = 0
         for path in sorted(tree.rglob("*")):
@@ -82,13 +100,23 @@ class Emulator:
             md5 = base64.b64encode(hashlib.md5(data).digest()).decode()  # noqa: S324 - GCS's hash
             generation = str(time.time_ns())
             objects[name] = {
-                "kind": "storage#object", "id": f"{bucket}/{name}/{generation}",
-                "selfLink": f"/storage/v1/b/{bucket}/o/{name}", "name": name, "bucket": bucket,
-                "generation": generation, "metageneration": "1",
+                "kind": "storage#object",
+                "id": f"{bucket}/{name}/{generation}",
+                "selfLink": f"/storage/v1/b/{bucket}/o/{name}",
+                "name": name,
+                "bucket": bucket,
+                "generation": generation,
+                "metageneration": "1",
                 "contentType": guess_content_type(name) or "application/octet-stream",
-                "timeCreated": now, "updated": now, "storageClass": "STANDARD",
-                "timeStorageClassUpdated": now, "size": str(len(data)), "md5Hash": md5,
-                "crc32c": _crc32c(data), "etag": md5, "acl": [],
+                "timeCreated": now,
+                "updated": now,
+                "storageClass": "STANDARD",
+                "timeStorageClassUpdated": now,
+                "size": str(len(data)),
+                "md5Hash": md5,
+                "crc32c": _crc32c(data),
+                "etag": md5,
+                "acl": [],
                 "mediaLink": f"{self.endpoint}/download/storage/v1/b/{bucket}/o/{name}"
                 f"?generation={generation}&alt=media",
             }
@@ -106,9 +134,20 @@ class Emulator:
         env = {k: v for k, v in os.environ.items() if k != "STORAGE_EMULATOR_HOST"}
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [*command, "-d", str(self.data_dir), "start", "--host", "127.0.0.1",
-                 "--port", str(self.port), "-q"],
-                stdout=log, stderr=subprocess.STDOUT, env=env,
+                [
+                    *command,
+                    "-d",
+                    str(self.data_dir),
+                    "start",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "-q",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -71,8 +71,9 @@ def test_presence_alone_never_reads_the_file(bad: DirectoryFiles) -> None:
 def test_other_criteria_of_the_same_source_still_score(bad: DirectoryFiles) -> None:
     with pytest.raises(SourceError):
         run_check({"pattern": "broken.json", "fields": [{"path": "claim_id"}]}, bad)
-    ok = run_check({"pattern": "good.json", "fields": [{"path": "claim_id", "expected": "CLM-9"}]},
-                   bad)
+    ok = run_check(
+        {"pattern": "good.json", "fields": [{"path": "claim_id", "expected": "CLM-9"}]}, bad
+    )
     assert ok.score == 1.0
 
 
@@ -112,8 +113,11 @@ def test_files_above_the_size_limit_are_not_read(tmp_path: Path) -> None:
 
 def test_missing_bucket_is_a_clear_error(emulator: Emulator, bucket: str) -> None:
     source = GCSFiles("no-such-bucket", "sandbox-1", endpoint=emulator.endpoint)
-    with pytest.raises(SourceError, match=r"listing gs://no-such-bucket/sandbox-1/: bucket "
-                                          r"'no-such-bucket' not found"):
+    with pytest.raises(
+        SourceError,
+        match=r"listing gs://no-such-bucket/sandbox-1/: bucket "
+        r"'no-such-bucket' not found",
+    ):
         run_check({"pattern": "**"}, source)
     with pytest.raises(SourceError, match="not found"):
         run_check({"pattern": "outbound/**"}, source)
@@ -123,8 +127,13 @@ def test_missing_bucket_is_a_clear_error(emulator: Emulator, bucket: str) -> Non
 class _Denied(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         body = json.dumps(
-            {"error": {"code": 403, "message": "anonymous caller does not have "
-                       "storage.objects.list access to the Google Cloud Storage bucket."}}
+            {
+                "error": {
+                    "code": 403,
+                    "message": "anonymous caller does not have "
+                    "storage.objects.list access to the Google Cloud Storage bucket.",
+                }
+            }
         ).encode()
         self.send_response(403)
         self.send_header("Content-Type", "application/json")
@@ -159,15 +168,21 @@ def silent_server() -> Iterator[str]:
 
 def test_denied_access_is_a_clear_error(denying_server: str) -> None:
     source = GCSFiles(BUCKET, "sandbox-1", endpoint=denying_server)
-    with pytest.raises(SourceError, match=r"listing gs://verial-sftp/sandbox-1/: access denied "
-                                          r"\(HTTP 403\)"):
+    with pytest.raises(
+        SourceError,
+        match=r"listing gs://verial-sftp/sandbox-1/: access denied "
+        r"\(HTTP 403\)",
+    ):
         run_check({"pattern": "**"}, source)
 
 
 def test_timeout_is_a_clear_error(silent_server: str) -> None:
     source = GCSFiles(BUCKET, "sandbox-1", endpoint=silent_server, timeout=0.3)
-    with pytest.raises(SourceError, match=r"listing gs://verial-sftp/sandbox-1/: timed out after "
-                                          r"0.3 s"):
+    with pytest.raises(
+        SourceError,
+        match=r"listing gs://verial-sftp/sandbox-1/: timed out after "
+        r"0.3 s",
+    ):
         run_check({"pattern": "**"}, source)
     with pytest.raises(SourceError, match="timed out"):
         run_check({"pattern": "outbound/*"}, source)  # remembered: no second wait
@@ -197,8 +212,10 @@ def test_hl7_pending_error_is_a_check_error_not_a_crash(tmp_path: Path) -> None:
 def test_a_file_of_unknown_kind_among_others_is_skipped_not_fatal(tmp_path: Path) -> None:
     (tmp_path / "README").write_text("not data")
     (tmp_path / "claim.json").write_text('{"claim_id": "CLM-1"}')
-    out = run_check({"pattern": "*", "fields": [{"path": "claim_id", "expected": "CLM-1"}]},
-                    DirectoryFiles(tmp_path))
+    out = run_check(
+        {"pattern": "*", "fields": [{"path": "claim_id", "expected": "CLM-1"}]},
+        DirectoryFiles(tmp_path),
+    )
     assert out.score == 1.0 and out.evidence["file"]["path"] == "claim.json"
     with pytest.raises(CheckError, match="README: cannot tell how to parse it"):
         run_check({"pattern": "R*", "fields": [{"path": "claim_id"}]}, DirectoryFiles(tmp_path))

@@ -39,7 +39,8 @@ def test_pattern_matches_within_one_directory_level(sftp: DirectoryFiles) -> Non
     out = run_check({"pattern": "outbound/claims/*.json"}, sftp)
     assert out.score == 1.0
     assert out.evidence["matched_paths"] == [
-        "outbound/claims/batch-001.json", "outbound/claims/batch-002.json",
+        "outbound/claims/batch-001.json",
+        "outbound/claims/batch-002.json",
     ]
     assert run_check({"pattern": "outbound/*.json"}, sftp).evidence["matched_count"] == 0
 
@@ -48,9 +49,9 @@ def test_double_star_matches_any_depth(sftp: DirectoryFiles) -> None:
     out = run_check({"pattern": "**/*.txt"}, sftp)
     assert out.evidence["matched_paths"] == ["inbox/referrals/2026/11/packet.txt"]
     assert run_check({"pattern": "inbox/**"}, sftp).evidence["matched_count"] == 1
-    assert run_check({"pattern": "**/claims/batch-00[12].json"}, sftp).evidence[
-        "matched_count"
-    ] == 2
+    assert (
+        run_check({"pattern": "**/claims/batch-00[12].json"}, sftp).evidence["matched_count"] == 2
+    )
 
 
 def test_no_match_scores_zero_and_says_where(sftp: DirectoryFiles) -> None:
@@ -131,9 +132,13 @@ def test_ndjson_items_by_line_and_extension_implies_parse(sftp: DirectoryFiles) 
         {"pattern": "outbound/events.ndjson", "fields": [{"path": "1.n", "expected": 2}]}, sftp
     )
     assert out.score == 1.0
-    assert run_check(
-        {"pattern": "outbound/events.ndjson", "fields": [{"path": "$rows", "expected": 2}]}, sftp
-    ).score == 1.0
+    assert (
+        run_check(
+            {"pattern": "outbound/events.ndjson", "fields": [{"path": "$rows", "expected": 2}]},
+            sftp,
+        ).score
+        == 1.0
+    )
 
 
 def test_text_contains_regex_and_not_contains(sftp: DirectoryFiles) -> None:
@@ -162,27 +167,42 @@ def test_text_contains_regex_and_not_contains(sftp: DirectoryFiles) -> None:
 def test_size_and_content_type_constraints(sftp: DirectoryFiles) -> None:
     size = (sftp.root / "outbound" / "claims.csv").stat().st_size
     ok = run_check(
-        {"pattern": "outbound/claims.csv", "min_size": 1, "max_size": size,
-         "content_type": "text/csv"},
+        {
+            "pattern": "outbound/claims.csv",
+            "min_size": 1,
+            "max_size": size,
+            "content_type": "text/csv",
+        },
         sftp,
     )
     assert ok.score == 1.0
     bad = run_check(
-        {"pattern": "outbound/claims.csv", "max_size": size - 1,
-         "content_type": ["application/json", "application/x-ndjson"]},
+        {
+            "pattern": "outbound/claims.csv",
+            "max_size": size - 1,
+            "content_type": ["application/json", "application/x-ndjson"],
+        },
         sftp,
     )
     assert bad.score == 0.0
     assert bad.evidence["field_results"][0] == {
-        "path": "$size", "expected": size - 1, "actual": size, "passed": False, "op": "lte",
+        "path": "$size",
+        "expected": size - 1,
+        "actual": size,
+        "passed": False,
+        "op": "lte",
     }
 
 
 def test_metadata_paths(sftp: DirectoryFiles) -> None:
     out = run_check(
-        {"pattern": "outbound/claims/*.json",
-         "fields": [{"path": "$name", "op": "regex", "expected": r"^batch-\d{3}\.json$"},
-                    {"path": "$content_type", "expected": "application/json"}]},
+        {
+            "pattern": "outbound/claims/*.json",
+            "fields": [
+                {"path": "$name", "op": "regex", "expected": r"^batch-\d{3}\.json$"},
+                {"path": "$content_type", "expected": "application/json"},
+            ],
+        },
         sftp,
     )
     assert out.score == 1.0

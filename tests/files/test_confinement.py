@@ -65,7 +65,9 @@ def test_symlink_pointing_out_is_refused(run_dir: Path) -> None:
     out = run_check({"pattern": "**", "parse": "json"}, DirectoryFiles(sftp))
     assert out.evidence["matched_paths"] == ["outbound/claim.json"]
     assert sorted(out.evidence["refused_paths"]) == [
-        "other", "outbound/leak.json", "outbound/relative-leak.json",
+        "other",
+        "outbound/leak.json",
+        "outbound/relative-leak.json",
     ]
     none = run_check({"pattern": "outbound/leak.json"}, DirectoryFiles(sftp))
     assert none.score == 0.0

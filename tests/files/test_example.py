@@ -25,8 +25,12 @@ def _scores(run: str) -> dict[str, float | str]:
         for criterion in task.criteria:
             assert criterion.check is not None and criterion.spec is not None
             ctx = CheckContext(
-                sources={"files": sandbox.source("files")}, task=task.task, task_key=task.key,
-                criterion=criterion.criterion, criterion_id=criterion.id, entity=task.entity,
+                sources={"files": sandbox.source("files")},
+                task=task.task,
+                task_key=task.key,
+                criterion=criterion.criterion,
+                criterion_id=criterion.id,
+                entity=task.entity,
                 pass_threshold=1.0,
             )
             key = f"{task.key}::{criterion.id}"

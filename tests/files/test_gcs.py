@@ -25,25 +25,52 @@ from .emulator import Emulator
 CRITERIA: list[dict[str, Any]] = [
     {"pattern": "outbound/claims/*.json", "min_count": 100},
     {"pattern": "outbound/claims/*.json", "max_count": 10},
-    {"pattern": "outbound/claims/batch-0042.json", "parse": "json",
-     "fields": [{"path": "claims.1.claim_id", "expected": "CLM-0042-1"},
-                {"path": "claims.2.amount", "expected": 1252},
-                {"path": "payer", "expected": "Aetna"}]},
-    {"pattern": "outbound/claims/batch-00[0-4]?.json",
-     "fields": [{"path": "claims.0.claim_id", "expected": "CLM-0031-0"}]},
-    {"pattern": "outbound/claims/*.json",
-     "fields": [{"path": "payer", "expected": "Cigna"},
-                {"path": "claims.0.cpt", "expected": "72148"}]},
-    {"pattern": "outbound/referrals/**/*.txt", "min_count": 100, "contains": ["Maria Chen"],
-     "regex": r"Reason: lumbar MRI"},
-    {"pattern": "**/referral-0007.txt", "parse": "text",
-     "fields": [{"path": "lines.0", "op": "regex", "expected": r"^REFERRAL PACKET sandbox-\d+/7$"}],
-     "not_contains": ["John Smith"]},
-    {"pattern": "inbox/eligibility/response-0003.ndjson",
-     "fields": [{"path": "1.active", "expected": False}, {"path": "$rows", "expected": 3}]},
-    {"pattern": "outbound/claims.csv", "parse": "csv",
-     "fields": [{"path": "4.amount", "op": "gte", "expected": 500},
-                {"path": "*.patient", "op": "contains", "expected": "Patient 3"}]},
+    {
+        "pattern": "outbound/claims/batch-0042.json",
+        "parse": "json",
+        "fields": [
+            {"path": "claims.1.claim_id", "expected": "CLM-0042-1"},
+            {"path": "claims.2.amount", "expected": 1252},
+            {"path": "payer", "expected": "Aetna"},
+        ],
+    },
+    {
+        "pattern": "outbound/claims/batch-00[0-4]?.json",
+        "fields": [{"path": "claims.0.claim_id", "expected": "CLM-0031-0"}],
+    },
+    {
+        "pattern": "outbound/claims/*.json",
+        "fields": [
+            {"path": "payer", "expected": "Cigna"},
+            {"path": "claims.0.cpt", "expected": "72148"},
+        ],
+    },
+    {
+        "pattern": "outbound/referrals/**/*.txt",
+        "min_count": 100,
+        "contains": ["Maria Chen"],
+        "regex": r"Reason: lumbar MRI",
+    },
+    {
+        "pattern": "**/referral-0007.txt",
+        "parse": "text",
+        "fields": [
+            {"path": "lines.0", "op": "regex", "expected": r"^REFERRAL PACKET sandbox-\d+/7$"}
+        ],
+        "not_contains": ["John Smith"],
+    },
+    {
+        "pattern": "inbox/eligibility/response-0003.ndjson",
+        "fields": [{"path": "1.active", "expected": False}, {"path": "$rows", "expected": 3}],
+    },
+    {
+        "pattern": "outbound/claims.csv",
+        "parse": "csv",
+        "fields": [
+            {"path": "4.amount", "op": "gte", "expected": 500},
+            {"path": "*.patient", "op": "contains", "expected": "Patient 3"},
+        ],
+    },
     {"pattern": "outbound/claims.csv", "content_type": "text/csv", "max_size": 10},
     {"pattern": "outbound/README", "fields": [{"path": "x"}]},
     {"pattern": "outbound/*.pdf", "min_count": 0, "max_count": 0},
@@ -78,8 +105,21 @@ def test_same_criteria_same_results_on_disk_and_in_gcs(
     for criterion, a, b in zip(CRITERIA, on_disk, in_gcs, strict=True):
         assert a == b, criterion
     scores = [r.get("score", "error") for r in on_disk]
-    assert scores == [1.0, 0.0, pytest.approx(2 / 3), 1.0, 0.5, 1.0, 1.0, 1.0, 1.0, 0.5,
-                      "error", 1.0, 1.0]
+    assert scores == [
+        1.0,
+        0.0,
+        pytest.approx(2 / 3),
+        1.0,
+        0.5,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        0.5,
+        "error",
+        1.0,
+        1.0,
+    ]
     assert "cannot tell how to parse it" in on_disk[10]["error"]
 
 
@@ -105,22 +145,33 @@ def test_a_prefix_never_sees_a_longer_sibling_prefix(
 ) -> None:
     one, ten = _gcs(emulator, "sandbox-1"), _gcs(emulator, "sandbox-10")
     assert len(one.entries()) == len(ten.entries()) == (tree[1]) // len(SANDBOXES)
-    spec = {"pattern": "outbound/claims/batch-0000.json",
-            "fields": [{"path": "batch_id", "expected": "sandbox-10-B0000"}]}
+    spec = {
+        "pattern": "outbound/claims/batch-0000.json",
+        "fields": [{"path": "batch_id", "expected": "sandbox-10-B0000"}],
+    }
     assert result(spec, one)["score"] == 0.0
     assert result(spec, ten)["score"] == 1.0
     assert _gcs(emulator, "sandbox-1/").describe() == "gs://verial-sftp/sandbox-1/"
 
 
 def test_object_names_that_could_escape_are_refused(emulator: Emulator) -> None:
-    for name in ("sandbox-1/ok.json", "sandbox-1/..%2Fsecret.json", "sandbox-1//double.json",
-                 "sandbox-1/a\\b.json", "sandbox-1/./x.json", "sandbox-10/secret.json"):
+    for name in (
+        "sandbox-1/ok.json",
+        "sandbox-1/..%2Fsecret.json",
+        "sandbox-1//double.json",
+        "sandbox-1/a\\b.json",
+        "sandbox-1/./x.json",
+        "sandbox-10/secret.json",
+    ):
         emulator.upload("odd-names", name, b'{"ok": true}')
     source = GCSFiles("odd-names", "sandbox-1", endpoint=emulator.endpoint)
     out = result({"pattern": "**"}, source)
     assert out["evidence"]["matched_paths"] == ["ok.json"]
     assert sorted(out["evidence"]["refused_paths"]) == [
-        "..%2Fsecret.json", "./x.json", "/double.json", "a\\b.json",
+        "..%2Fsecret.json",
+        "./x.json",
+        "/double.json",
+        "a\\b.json",
     ]
 
 
@@ -140,8 +191,15 @@ def _sandbox(tmp_path: Path, files: dict[str, Any], task_key: str = "sandbox-1")
 
 
 def test_run_yaml_selects_the_bucket_and_prefix(emulator: Emulator, tmp_path: Path) -> None:
-    sandbox = _sandbox(tmp_path, {"bucket": BUCKET, "prefix": "{task_key}",
-                                  "endpoint": emulator.endpoint, "max_read_bytes": 4096})
+    sandbox = _sandbox(
+        tmp_path,
+        {
+            "bucket": BUCKET,
+            "prefix": "{task_key}",
+            "endpoint": emulator.endpoint,
+            "max_read_bytes": 4096,
+        },
+    )
     source = sandbox.source("files")
     assert isinstance(source, GCSFiles)
     assert source.describe() == "gs://verial-sftp/sandbox-1/"
@@ -176,8 +234,13 @@ def test_bad_files_settings_are_run_config_errors(
 
 def test_files_above_the_limit_are_never_downloaded(emulator: Emulator) -> None:
     source = GCSFiles(BUCKET, "sandbox-2", endpoint=emulator.endpoint, max_read_bytes=64)
-    out = result({"pattern": "outbound/claims/batch-0001.json",
-                  "fields": [{"path": "payer", "expected": "Aetna"}]}, source)
+    out = result(
+        {
+            "pattern": "outbound/claims/batch-0001.json",
+            "fields": [{"path": "payer", "expected": "Aetna"}],
+        },
+        source,
+    )
     assert "above the size limit of 64 bytes" in out["error"]
     assert source.downloads == 0 and source.requests == 1
 
@@ -191,10 +254,19 @@ class _Paged(BaseHTTPRequestHandler):
         size = int(query["maxResults"][0])
         names = [f"{query['prefix'][0]}outbound/f{n:03d}.json" for n in range(25)]
         chunk = names[page * size : (page + 1) * size]
-        body: dict[str, Any] = {"kind": "storage#objects", "items": [
-            {"kind": "storage#object", "name": n, "bucket": "b", "size": "2",
-             "contentType": "application/json"} for n in chunk
-        ]}
+        body: dict[str, Any] = {
+            "kind": "storage#objects",
+            "items": [
+                {
+                    "kind": "storage#object",
+                    "name": n,
+                    "bucket": "b",
+                    "size": "2",
+                    "contentType": "application/json",
+                }
+                for n in chunk
+            ],
+        }
         if (page + 1) * size < len(names):
             body["nextPageToken"] = str(page + 1)
         data = json.dumps(body).encode()

@@ -31,8 +31,11 @@ def test_example_flawed_run_reports_evidence(pytester: pytest.Pytester) -> None:
     root = _copy_examples(pytester)
     report = root / "report.json"
     result = pytester.runpytest(
-        "files.verial.yaml", "--verial-run", str(root / "runs/flawed-agent"),
-        "--verial-report", str(report),
+        "files.verial.yaml",
+        "--verial-run",
+        str(root / "runs/flawed-agent"),
+        "--verial-report",
+        str(report),
     )
     result.assert_outcomes(passed=1, failed=7)
     result.stdout.fnmatch_lines(
@@ -48,7 +51,11 @@ def test_example_flawed_run_reports_evidence(pytester: pytest.Pytester) -> None:
     assert rows["evidence"]["file"]["path"] == "outbound/claims/batch-20261121.csv"
     assert rows["evidence"]["matched_paths"] == ["outbound/claims/batch-20261121.csv"]
     assert {r["path"]: r["passed"] for r in rows["evidence"]["field_results"]} == {
-        "0.claim_id": True, "0.cpt": True, "1.amount": False, "*.member_id": True, "$rows": False,
+        "0.claim_id": True,
+        "0.cpt": True,
+        "1.amount": False,
+        "*.member_id": True,
+        "$rows": False,
     }
 
 
@@ -98,23 +105,55 @@ def test_gcs_run_gives_the_disk_results(
     pytester: pytest.Pytester, emulator: Emulator, tree: tuple[Path, int]
 ) -> None:
     criteria = [
-        {"id": "claims", "assertion": {"assert": "sftp-file-present",
-                                       "pattern": "outbound/claims/*.json", "min_count": 100}},
-        {"id": "batch", "assertion": {"assert": "sftp-file-present",
-                                      "pattern": "outbound/claims/batch-0001.json",
-                                      "fields": [{"path": "payer", "expected": "Aetna"},
-                                                 {"path": "claims.0.cpt", "expected": "99213"}]}},
-        {"id": "csv", "assertion": {"assert": "sftp-file-present", "pattern": "outbound/*.csv",
-                                    "fields": [{"path": "$rows", "expected": 5}]}},
+        {
+            "id": "claims",
+            "assertion": {
+                "assert": "sftp-file-present",
+                "pattern": "outbound/claims/*.json",
+                "min_count": 100,
+            },
+        },
+        {
+            "id": "batch",
+            "assertion": {
+                "assert": "sftp-file-present",
+                "pattern": "outbound/claims/batch-0001.json",
+                "fields": [
+                    {"path": "payer", "expected": "Aetna"},
+                    {"path": "claims.0.cpt", "expected": "99213"},
+                ],
+            },
+        },
+        {
+            "id": "csv",
+            "assertion": {
+                "assert": "sftp-file-present",
+                "pattern": "outbound/*.csv",
+                "fields": [{"path": "$rows", "expected": 5}],
+            },
+        },
     ]
-    pytester.makefile(".verial.yaml", parity=yaml.safe_dump(
-        {"tasks": [{"id": sandbox, "criteria": criteria} for sandbox in SANDBOXES]}
-    ))
+    pytester.makefile(
+        ".verial.yaml",
+        parity=yaml.safe_dump(
+            {"tasks": [{"id": sandbox, "criteria": criteria} for sandbox in SANDBOXES]}
+        ),
+    )
     gcs_run = pytester.path / "gcs-run"
     gcs_run.mkdir()
-    (gcs_run / "run.yaml").write_text(yaml.safe_dump({"sources": {"files": {
-        "bucket": BUCKET, "prefix": "{task_key}", "endpoint": emulator.endpoint,
-    }}}))
+    (gcs_run / "run.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "sources": {
+                    "files": {
+                        "bucket": BUCKET,
+                        "prefix": "{task_key}",
+                        "endpoint": emulator.endpoint,
+                    }
+                }
+            }
+        )
+    )
     disk_run = pytester.path / "disk-run"
     disk_run.mkdir()
     for sandbox in SANDBOXES:
@@ -125,8 +164,13 @@ def test_gcs_run_gives_the_disk_results(
         result = pytester.runpytest("--verial-run", str(run), "--verial-report", str(report))
         result.assert_outcomes(passed=8, failed=4)
         outcomes[name] = [
-            (c["task_key"], c["criterion_id"], c["score"], c["evidence"]["matched_paths"],
-             c["evidence"]["field_results"])
+            (
+                c["task_key"],
+                c["criterion_id"],
+                c["score"],
+                c["evidence"]["matched_paths"],
+                c["evidence"]["field_results"],
+            )
             for t in json.loads(report.read_text())["benchmark_run"]["task_runs"]
             for c in t["criterion_runs"]
         ]

@@ -22,8 +22,10 @@ ADT = (
 
 def _needs(kind: str) -> None:
     if importlib.util.find_spec(f"pytest_verial.{kind}") is None:
-        pytest.skip(f"pytest_verial.{kind} (issue 4) is not merged into this tree yet; "
-                    "test_check.py covers the pending error meanwhile")
+        pytest.skip(
+            f"pytest_verial.{kind} (issue 4) is not merged into this tree yet; "
+            "test_check.py covers the pending error meanwhile"
+        )
 
 
 def test_hl7_paths_read_the_first_message(tmp_path: Path) -> None:
@@ -31,13 +33,20 @@ def test_hl7_paths_read_the_first_message(tmp_path: Path) -> None:
     (tmp_path / "adt.hl7").write_text(ADT)
     (tmp_path / "orphan.hl7").write_text("PID|1||X\r")
     source = DirectoryFiles(tmp_path)
-    out = run_check({"pattern": "adt.hl7", "fields": [
-        {"path": "PID.5.1", "expected": "CHEN"}, {"path": "MSH.9.2", "expected": "A04"},
-        {"path": "$rows", "expected": 2}]}, source)
+    out = run_check(
+        {
+            "pattern": "adt.hl7",
+            "fields": [
+                {"path": "PID.5.1", "expected": "CHEN"},
+                {"path": "MSH.9.2", "expected": "A04"},
+                {"path": "$rows", "expected": 2},
+            ],
+        },
+        source,
+    )
     assert out.score == 1.0, out.evidence
     with pytest.raises(SourceError, match=r"orphan.hl7: .*MSH"):
-        run_check({"pattern": "orphan.hl7", "parse": "hl7", "fields": [{"path": "PID.3"}]},
-                  source)
+        run_check({"pattern": "orphan.hl7", "parse": "hl7", "fields": [{"path": "PID.3"}]}, source)
     with pytest.raises(CheckError, match=r"hl7 path 'PID\.\.3'"):
         run_check({"pattern": "adt.hl7", "fields": [{"path": "PID..3"}]}, source)
 
@@ -49,9 +58,17 @@ def test_x12_paths_read_the_first_transaction(tmp_path: Path) -> None:
     (tmp_path / "era.x12").write_text(interchange([("835", "005010X221A1", claims_835(2))]))
     (tmp_path / "junk.x12").write_text("BPR*I*240.00~")
     source = DirectoryFiles(tmp_path)
-    out = run_check({"pattern": "*.x12", "parse": "x12", "fields": [
-        {"path": "ST01", "expected": "835"}, {"path": "CLP[2].CLP04", "expected": "120.00"}]},
-        source)
+    out = run_check(
+        {
+            "pattern": "*.x12",
+            "parse": "x12",
+            "fields": [
+                {"path": "ST01", "expected": "835"},
+                {"path": "CLP[2].CLP04", "expected": "120.00"},
+            ],
+        },
+        source,
+    )
     assert out.score == 1.0 and out.evidence["file"]["path"] == "era.x12"
     assert "unreadable" not in out.evidence  # era.x12 passes first; junk.x12 is never read
     with pytest.raises(SourceError, match=r"junk.x12: .*ISA"):

@@ -145,8 +145,10 @@ class _File:
             rows = self.parsed().rows
             return MISSING if rows is None else rows
         if path.startswith("$"):
-            raise CheckError(f"unknown metadata path {path!r}; use $path, $name, $size, "
-                             "$content_type, $rows or $text")
+            raise CheckError(
+                f"unknown metadata path {path!r}; use $path, $name, $size, "
+                "$content_type, $rows or $text"
+            )
         return self.parsed().get(path)
 
 

@@ -39,8 +39,15 @@ from ..paths import resolve
 PARSE_KINDS = ("json", "ndjson", "csv", "text", "hl7", "x12")
 #: file extension -> parse kind, used when ``parse`` is not given but content is needed
 BY_EXTENSION = {
-    "json": "json", "ndjson": "ndjson", "jsonl": "ndjson", "csv": "csv", "txt": "text",
-    "md": "text", "hl7": "hl7", "x12": "x12", "edi": "x12",
+    "json": "json",
+    "ndjson": "ndjson",
+    "jsonl": "ndjson",
+    "csv": "csv",
+    "txt": "text",
+    "md": "text",
+    "hl7": "hl7",
+    "x12": "x12",
+    "edi": "x12",
 }
 #: the modules that provide HL7 and X12 path access (issue 4) and the check that owns them
 STRUCTURED = {"hl7": "hl7-structural", "x12": "x12-response"}

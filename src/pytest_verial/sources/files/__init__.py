@@ -82,5 +82,10 @@ def from_sandbox(sandbox: Any) -> BaseFilesSource:
 
 
 __all__ = [
-    "BaseFilesSource", "DirectoryFiles", "FileEntry", "FilesSource", "GCSFiles", "from_sandbox",
+    "BaseFilesSource",
+    "DirectoryFiles",
+    "FileEntry",
+    "FilesSource",
+    "GCSFiles",
+    "from_sandbox",
 ]
