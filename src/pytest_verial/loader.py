@@ -205,6 +205,7 @@ def load_benchmark(
         reporter.problems.append(Problem(name, f"key {key!r} appears twice in one mapping", line))
     if shape_problem:
         raise BenchmarkFileError([Problem(name, shape_problem, lines.containers.get(id(data)))])
+    _check_ids(root, reporter)
     try:
         benchmark = Benchmark.model_validate(root)
     except ValidationError as exc:
@@ -223,10 +224,11 @@ def load_benchmark(
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:
+    """Each problem once, in file order."""
     seen: dict[Problem, None] = {}
     for p in problems:
         seen.setdefault(p, None)
-    return list(seen)
+    return sorted(seen, key=lambda p: p.line or 0)
 
 
 def _as_benchmark(data: Any) -> tuple[Any, str | None]:
@@ -303,18 +305,10 @@ def _expand(
     plan: BenchmarkPlan, root: Any, registry: CheckRegistry | None, reporter: _Reporter
 ) -> None:
     """Resolve entities, give criteria ids, fill placeholders, build task runs."""
-    seen_tasks: dict[str, int] = {}
     for ti, task in enumerate(plan.benchmark.tasks):
         where: tuple[str | int, ...] = ("tasks", ti)
-        if "::" in task.id:
-            reporter.add("a task id cannot contain '::'", (*where, "id"))
-        if task.id in seen_tasks:
-            reporter.add(
-                f"duplicate task id (also task #{seen_tasks[task.id] + 1})", (*where, "id")
-            )
-        seen_tasks.setdefault(task.id, ti)
         entities = _entities(plan.benchmark, task, where, reporter)
-        ids = _criterion_ids(task, where, reporter)
+        ids = _criterion_ids(task)
         line = reporter.lines.line_of(root, where)
         for ci, crit in enumerate(task.criteria):
             cwhere = (*where, "criteria", ci)
@@ -412,23 +406,42 @@ def _entities(
     return entities
 
 
-def _criterion_ids(task: Task, where: tuple[str | int, ...], reporter: _Reporter) -> list[str]:
-    """Explicit ids, else a slug of the label, else ``criterion-<n>``; duplicates reported."""
+def _check_ids(root: Any, reporter: _Reporter) -> None:
+    """Duplicate and unusable task and criterion ids, on the raw data (so they are reported
+    together with any type error elsewhere in the file)."""
+    seen_tasks: dict[str, int] = {}
+    for ti, task in enumerate(_get(root, "tasks") or []):
+        task_id = _get(task, "id")
+        if isinstance(task_id, str):
+            if "::" in task_id or not task_id.strip():
+                reporter.add(
+                    "a task id must be non-empty and cannot contain '::'", ("tasks", ti, "id")
+                )
+            if task_id in seen_tasks:
+                reporter.add(
+                    f"duplicate task id (also task #{seen_tasks[task_id] + 1})", ("tasks", ti, "id")
+                )
+            seen_tasks.setdefault(task_id, ti)
+        explicit: dict[str, int] = {}
+        criteria = _get(task, "criteria")
+        for ci, crit in enumerate(criteria if isinstance(criteria, list) else []):
+            crit_id = _get(crit, "id")
+            if not isinstance(crit_id, str):
+                continue
+            where = ("tasks", ti, "criteria", ci, "id")
+            if "::" in crit_id or not crit_id.strip():
+                reporter.add("a criterion id must be non-empty and cannot contain '::'", where)
+            if crit_id in explicit:
+                reporter.add(
+                    f"duplicate criterion id (also criterion #{explicit[crit_id] + 1})", where
+                )
+            explicit.setdefault(crit_id, ci)
+
+
+def _criterion_ids(task: Task) -> list[str]:
+    """Explicit ids, else a slug of the label, else ``criterion-<n>`` (made unique)."""
     ids: list[str] = []
-    explicit: dict[str, int] = {}
-    for ci, crit in enumerate(task.criteria):
-        if crit.id is not None:
-            if "::" in crit.id or not crit.id.strip():
-                reporter.add(
-                    "a criterion id must be non-empty and cannot contain '::'",
-                    (*where, "criteria", ci, "id"),
-                )
-            if crit.id in explicit:
-                reporter.add(
-                    f"duplicate criterion id (also criterion #{explicit[crit.id] + 1})",
-                    (*where, "criteria", ci, "id"),
-                )
-            explicit.setdefault(crit.id, ci)
+    explicit = {crit.id for crit in task.criteria if crit.id is not None}
     for ci, crit in enumerate(task.criteria):
         if crit.id is not None:
             ids.append(crit.id)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from ..loader import BenchmarkPlan, TaskPlan
+from ..engine import base_record
+from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan
 from ..runinfo import RunDir
 from ..scoring import (
     DEFAULT_VERDICT_THRESHOLD,
@@ -33,6 +34,8 @@ class ReportInput:
     """Everything the report is made of."""
 
     files: Sequence[tuple[str, BenchmarkPlan]]  # display path, plan; in collection order
+    #: run directories scored for each file (by display path); all of them, in order
+    file_runs: Mapping[str, Sequence[RunDir]]
     runs: Sequence[RunDir]
     selected: set[str]
     records: Mapping[str, dict[str, Any]]
@@ -51,22 +54,16 @@ def task_node_name(task: TaskPlan, run: RunDir, runs: int) -> str:
     return task.key if runs == 1 else f"{task.key}@{run.label}"
 
 
-def _criterion_run(nodeid: str, plan: Any, task: TaskPlan, data: ReportInput) -> dict[str, Any]:
+def _criterion_run(
+    nodeid: str, plan: CriterionPlan, task: TaskPlan, data: ReportInput
+) -> dict[str, Any]:
     record = data.records.get(nodeid)
     if record is not None:
         return {**record, "nodeid": nodeid}
     status = "deselected" if nodeid not in data.selected else "not_run"
     return {
-        "criterion_id": plan.id,
+        **base_record(plan, task),
         "nodeid": nodeid,
-        "label": plan.criterion.label,
-        "assert": plan.assert_name,
-        "axis": plan.criterion.axis,
-        "weight": plan.criterion.weight,
-        "judge": plan.judge,
-        "task_key": task.key,
-        "task_id": task.task.id,
-        "entity": task.entity.id if task.entity else None,
         "passed": False,
         "score": None,
         "status": status,
@@ -81,7 +78,7 @@ def _criterion_run(nodeid: str, plan: Any, task: TaskPlan, data: ReportInput) ->
 def _task_run(
     display: str, plan: BenchmarkPlan, task: TaskPlan, run: RunDir, data: ReportInput
 ) -> dict[str, Any] | None:
-    node = f"{display}::{task_node_name(task, run, len(data.runs))}"
+    node = f"{display}::{task_node_name(task, run, len(data.file_runs[display]))}"
     ordered = sorted(task.criteria, key=lambda c: c.position)
     ids = [f"{node}::{c.id}" for c in ordered]
     if task.criteria and not any(i in data.selected for i in ids):
@@ -137,7 +134,7 @@ def build_report(data: ReportInput) -> dict[str, Any]:
     task_runs = [
         tr
         for display, plan in data.files
-        for run in data.runs
+        for run in data.file_runs[display]
         for task in plan.tasks
         for tr in [_task_run(display, plan, task, run, data)]
         if tr
@@ -221,7 +218,9 @@ def build_report(data: ReportInput) -> dict[str, Any]:
             "summary": summary,
             "warnings": warnings,
             "collection_errors": list(data.collection_errors),
-            "trials": _trials(task_runs) if len(data.runs) > 1 else [],
+            "trials": _trials(task_runs)
+            if any(len(runs) > 1 for runs in data.file_runs.values())
+            else [],
             "task_runs": task_runs,
         },
     }

@@ -123,7 +123,8 @@ class Recorder:
         plan = self.files.get(parts[0])
         if plan is None or len(parts) < 3:
             return None
-        task_name = parts[1].split("@", 1)[0] if len(self.settings.runs) > 1 else parts[1]
+        several = len(self.settings.run_dirs_for(plan.path)) > 1
+        task_name = parts[1].rsplit("@", 1)[0] if several else parts[1]
         for task in plan.tasks:
             if task.key == task_name:
                 return next((c for c in task.criteria if c.id == parts[2]), None)
@@ -134,13 +135,13 @@ class Recorder:
 
     # -- writing ---------------------------------------------------------------------------
     def _input(self, running: bool) -> ReportInput:
+        file_runs = {d: self.settings.run_dirs_for(p.path) for d, p in self.files.items()}
         runs: list[Any] = []
-        for plan in self.files.values():
-            for run in self.settings.run_dirs_for(plan.path):
-                if run not in runs:
-                    runs.append(run)
+        for dirs in file_runs.values():
+            runs.extend(r for r in dirs if r not in runs)
         return ReportInput(
             files=list(self.files.items()),
+            file_runs=file_runs,
             runs=runs,
             selected=set(self.selected),
             records=self.records,

@@ -57,6 +57,11 @@ def _axes(axes: dict[str, dict[str, float]]) -> str:
     return "  ".join(f"{name} {v['score']:.2f} (w{v['weight']:g})" for name, v in axes.items())
 
 
+def _name(task_run: dict[str, Any]) -> str:
+    """The task node's name: ``task[entity]``, with ``@run`` when several runs are scored."""
+    return str(task_run["id"]).rsplit("::", 1)[-1]
+
+
 def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     """The summary table per task run and the run line."""
     run = report["benchmark_run"]
@@ -66,11 +71,11 @@ def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
         return ["no task runs were scored"]
     width = max(
         len("task"),
-        *(len(t["task_key"]) + (len(t["run"]) + 1 if len(run["runs"]) > 1 else 0) for t in tasks),
+        *(len(_name(t)) for t in tasks),
     )
     lines.append(f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes")
     for t in tasks:
-        name = t["task_key"] + (f"@{t['run']}" if len(run["runs"]) > 1 else "")
+        name = _name(t)
         score = f"{t['score']:.3f}" if t["score"] is not None else "-"
         verdict = t["verdict"] or "-"
         note = f"  [{t['status']}]" if t["status"] != "completed" else ""
@@ -105,6 +110,6 @@ def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     if failing:
         lines.append("failing criteria:")
         for t, c in failing:
-            head = f"  {t['task_key']}::{c['criterion_id']}"
+            head = f"  {_name(t)}::{c['criterion_id']}"
             lines.append(head + "  " + describe_failure(c, scored).replace("\n", "\n  "))
     return lines
