@@ -21,6 +21,16 @@ class DirectoryFiles(BaseFilesSource):
         super().__init__(max_read_bytes)
         self.root = root
 
+    @property
+    def path(self) -> Path:
+        """The ``sftp/`` directory (as the earlier directory source named it)."""
+        return self.root
+
+    @property
+    def exists(self) -> bool:
+        """False when the agent wrote nothing to SFTP."""
+        return self.root.is_dir()
+
     def describe(self) -> str:
         return f"{self.root}/"
 
