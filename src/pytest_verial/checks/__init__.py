@@ -18,6 +18,7 @@ _BUILTIN_MODULES = (
     "voice",
     "hl7",
     "x12",
+    "files",
 )
 
 
