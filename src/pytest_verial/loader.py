@@ -201,8 +201,18 @@ def load_benchmark(
         )
     root, shape_problem = _as_benchmark(data)
     reporter = _Reporter(name, root, lines)
-    for line, key in lines.duplicates:
-        reporter.problems.append(Problem(name, f"key {key!r} appears twice in one mapping", line))
+    for line, key, holder in lines.duplicates:
+        loc = _loc_of(root, holder)
+        message = f"key {key!r} appears twice in one mapping (the last one would win)"
+        if loc is None:
+            reporter.problems.append(Problem(name, message, line))
+        else:
+            before = len(reporter.problems)
+            reporter.add(message, (*loc, key))
+            reporter.problems[before:] = [
+                Problem(p.file, p.message, line, p.task, p.criterion, p.field)
+                for p in reporter.problems[before:]
+            ]
     if shape_problem:
         raise BenchmarkFileError([Problem(name, shape_problem, lines.containers.get(id(data)))])
     _check_ids(root, reporter)
@@ -221,6 +231,25 @@ def load_benchmark(
     if reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
     return plan
+
+
+def _loc_of(
+    root: Any, target: int, loc: tuple[str | int, ...] = ()
+) -> tuple[str | int, ...] | None:
+    """The path from ``root`` to the container whose ``id`` is ``target``."""
+    if id(root) == target:
+        return loc
+    items: Any = (
+        root.items()
+        if isinstance(root, dict)
+        else (enumerate(root) if isinstance(root, list) else ())
+    )
+    for key, value in items:
+        if isinstance(value, (dict, list)):
+            found = _loc_of(value, target, (*loc, key))
+            if found is not None:
+                return found
+    return None
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:

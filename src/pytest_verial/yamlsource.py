@@ -23,7 +23,8 @@ class LineMap:
 
     containers: dict[int, int] = field(default_factory=dict)
     keys: dict[int, dict[Any, int]] = field(default_factory=dict)
-    duplicates: list[tuple[int, str]] = field(default_factory=list)
+    #: (line, key, id of the mapping holding the key twice)
+    duplicates: list[tuple[int, str, int]] = field(default_factory=list)
     _keep: list[Any] = field(default_factory=list)
 
     def line_of(self, root: Any, loc: Sequence[str | int]) -> int | None:
@@ -65,7 +66,7 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Any:
                 None, None, "found an unhashable mapping key", key_node.start_mark
             ) from None
         if key in data:
-            lines.duplicates.append((key_node.start_mark.line + 1, str(key)))
+            lines.duplicates.append((key_node.start_mark.line + 1, str(key), id(data)))
         data[key] = loader.construct_object(value_node, deep=True)
         key_lines[key] = key_node.start_mark.line + 1
     lines.keys[id(data)] = key_lines

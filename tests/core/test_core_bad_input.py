@@ -157,7 +157,7 @@ def test_all_problems_of_a_file_in_one_error(pytester: pytest.Pytester) -> None:
         "3 problems in benchmark file:",
         "many.verial.yaml:5: task 't', criterion 'c', field 'weight': *greater than 0*",
         "many.verial.yaml:6: task 't', criterion 'c', field 'axsis': unknown field*",
-        "many.verial.yaml:7: task 't', field 'id': duplicate task id*",
+        "many.verial.yaml:8: task 't', field 'id': duplicate task id*",
     ])
     assert "Traceback" not in result.stdout.str()
 

@@ -17,6 +17,9 @@ _BUILTIN_MODULES = (
     "fhir",
     "portal",
     "voice",
+    "hl7",
+    "x12",
+    "files",
 )
 
 
