@@ -204,6 +204,7 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
         count = spec.count if isinstance(spec.count, CountSpec) else CountSpec(expected=spec.count)
         row = field_result(FieldSpec(path="count", expected=count.expected, op=count.op), total)
         count_passed = bool(row["passed"])
+        wanted = str(count.expected) if count.op == "equals" else f"{count.op} {count.expected}"
         evidence["count_result"] = row
         # Without a target the fields fail, but the count still scores (count: 0 passes).
         fields_passed = score * items if target is not None or spec.match == "none" else 0.0
@@ -218,8 +219,12 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
     details = f"{where} ({how}; {total} found by {query.text()})"
     if results:
         details += f": {ok} of {len(results)} fields passed"
+        failed = next((r for r in results if not r["passed"]), None)
+        if failed is not None:
+            expected, actual = failed["expected"], failed["actual"]
+            details += f"; {failed['path']}: expected {expected!r}, got {actual!r}"
     if spec.count is not None:
-        details += f"; count {total} {'as' if count_passed else 'not as'} expected"
+        details += f"; count {total}, expected {wanted}" + ("" if count_passed else " (FAIL)")
     return CheckOutcome(score, details, evidence)
 
 
