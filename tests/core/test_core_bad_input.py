@@ -201,3 +201,14 @@ def test_unknown_assert_is_not_a_collection_error(pytester: pytest.Pytester) -> 
     assert (fax["score"], fax["passed"]) == (0.0, False)
     assert fax["details"] == "unsupported assertion: fax-received"
     assert runs["future.verial.yaml::fax::greets"]["score"] == 1.0
+
+
+def test_a_broken_python_test_file_still_stops_the_session(pytester: pytest.Pytester) -> None:
+    """Only benchmark files are exempt from pytest's stop-on-collection-error rule."""
+    project = Project(pytester.path)
+    _good(project)
+    _write(project, BAD[0])
+    pytester.makepyfile(test_broken="def test_x(:\n    pass\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*Interrupted: 2 errors during collection*"])

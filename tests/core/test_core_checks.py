@@ -369,3 +369,11 @@ def test_voice_spec_errors_are_collection_errors(tmp_path: Path, assertion: dict
         {"id": "c", "assertion": assertion}]}]})
     with pytest.raises(BenchmarkFileError, match=says):
         load_benchmark(path, default_registry())
+
+
+def test_portal_without_a_portal_directory_is_empty_not_an_error(tmp_path: Path) -> None:
+    runs = score(tmp_path, [portal_criterion("pa", "prior_auth_requests", "request_id",
+                                             "PA-1001", [])], {})
+    pa = runs["pa"]
+    assert (pa["status"], pa["score"]) == ("failed", 0.0)
+    assert pa["details"] == "portal table 'prior_auth_requests' not found (tables: none)"

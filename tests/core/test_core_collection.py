@@ -230,3 +230,28 @@ def test_collect_only_scores_nothing(pytester: pytest.Pytester) -> None:
     assert "cancelled" not in output
     assert "verial summary" not in output
     assert not (pytester.path / "report.json").exists()
+
+
+def test_several_runs_are_trials_of_the_same_tasks(pytester: pytest.Pytester) -> None:
+    project = Project(pytester.path)
+    project.benchmark("trials", {"benchmark": "trials", "tasks": [{"id": "call", "criteria": [
+        voice_criterion("greets", contains=["good morning"]),
+        voice_criterion("asks-dob", contains=["date of birth"]),
+    ]}]})
+    good = [{"speaker": "agent", "text": "Good morning! Your date of birth?"}]
+    half = [{"speaker": "agent", "text": "Good morning!"}]
+    for run, turns in (("run-a", good), ("run-b", good), ("run-c", half)):
+        project.sandbox("call", {"voice/turns.json": turns}, run=run)
+    assert collected(pytester, "--verial-run", "run-a", "--verial-run", "run-b",
+                     "--verial-run", "run-c") == [
+        f"trials.verial.yaml::call@{run}::{c}"
+        for run in ("run-a", "run-b", "run-c") for c in ("greets", "asks-dob")]
+    pytester.runpytest("--verial-run", "run-a", "--verial-run", "run-b", "--verial-run",
+                       "run-c", "--verial-report", "report.json")
+    trials = project.read_report()["benchmark_run"]["trials"]
+    assert len(trials) == 1
+    trial = trials[0]
+    assert (trial["k"], trial["runs"]) == (3, ["run-a", "run-b", "run-c"])
+    assert trial["mean"] == pytest.approx(2.5 / 3)
+    assert (trial["pass_k"], trial["pass_rate"]) == (False, pytest.approx(2 / 3))
+    assert trial["ci95"][0] <= trial["mean"] <= trial["ci95"][1] <= 1.0

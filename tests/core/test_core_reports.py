@@ -17,6 +17,7 @@ from core_support import (
     LazyRuns,
     build_prior_auth_project,
     criterion_runs,
+    shared_project,
     strip_timing,
     task_runs,
 )
@@ -25,9 +26,8 @@ WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 
 
 @pytest.fixture(scope="module")
-def runs(module_dir: Path) -> LazyRuns:
-    build_prior_auth_project(module_dir)
-    return LazyRuns(module_dir)
+def runs(shared_base: Path) -> LazyRuns:
+    return LazyRuns(shared_project(shared_base, "reports", build_prior_auth_project))
 
 
 def test_json_reports_of_n0_and_n2_are_equal_apart_from_timing(runs: LazyRuns) -> None:

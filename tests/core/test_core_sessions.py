@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 from core_support import (
+    LazyRuns,
     Project,
     child_env,
     criterion_runs,
     portal_criterion,
     pytest_command,
     run_subprocess,
+    shared_project,
     task_runs,
     voice_criterion,
 )
@@ -91,9 +93,8 @@ def pytest_verial_checks():
 '''
 
 
-@pytest.fixture(scope="module")
-def crashed(module_dir: Path) -> tuple[int, str, dict]:  # type: ignore[type-arg]
-    project = Project(module_dir)
+def _crash_project(path: Path) -> None:
+    project = Project(path)
     project.conftest(CRASH_CHECK)
     project.benchmark("crashy", {"tasks": [
         {"id": "crashy", "criteria": [
@@ -105,10 +106,12 @@ def crashed(module_dir: Path) -> tuple[int, str, dict]:  # type: ignore[type-arg
     ]})
     project.sandbox("crashy", GREETS)
     project.sandbox("steady", GREETS)
-    code, output = run_subprocess(module_dir, "-n", "2", "--verial-report", "report.json",
-                                  "--verial-junit", "junit.xml")
-    assert (module_dir / "report.json").exists(), output[-3000:]
-    return code, output, project.read_report()
+
+
+@pytest.fixture(scope="module")
+def crashed(shared_base: Path) -> tuple[int, str, dict]:  # type: ignore[type-arg]
+    result = LazyRuns(shared_project(shared_base, "crash", _crash_project)).get(2)
+    return result.code, result.output, result.report
 
 
 def test_crashed_criterion_is_an_error_with_score_0(crashed: tuple[int, str, dict]) -> None:  # type: ignore[type-arg]

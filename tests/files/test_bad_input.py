@@ -198,17 +198,6 @@ def test_unreachable_endpoint_is_a_clear_error() -> None:
         run_check({"pattern": "**"}, source)
 
 
-def test_hl7_pending_error_is_a_check_error_not_a_crash(tmp_path: Path) -> None:
-    (tmp_path / "a.hl7").write_text("MSH|^~\\&|\r")
-    try:
-        __import__("pytest_verial.hl7.paths")
-    except ImportError:
-        with pytest.raises(CheckError, match="issue 4"):
-            run_check({"pattern": "a.hl7", "fields": [{"path": "MSH.3"}]}, DirectoryFiles(tmp_path))
-    else:
-        pytest.skip("pytest_verial.hl7.paths exists now; the pending error no longer applies")
-
-
 def test_a_file_of_unknown_kind_among_others_is_skipped_not_fatal(tmp_path: Path) -> None:
     (tmp_path / "README").write_text("not data")
     (tmp_path / "claim.json").write_text('{"claim_id": "CLM-1"}')

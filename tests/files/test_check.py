@@ -222,25 +222,6 @@ def test_missing_sftp_directory_is_an_empty_tree(tmp_path: Path) -> None:
     assert out.score == 0.0 and out.evidence["matched_count"] == 0
 
 
-@pytest.mark.parametrize("kind", ["hl7", "x12"])
-def test_hl7_and_x12_parsing_wait_for_issue_4(tmp_path: Path, kind: str) -> None:
-    try:
-        __import__(f"pytest_verial.{kind}.paths")
-    except ImportError:
-        pass
-    else:
-        pytest.skip(f"pytest_verial.{kind}.paths exists: test_structured.py covers parse: {kind}")
-    (tmp_path / "sftp").mkdir()
-    (tmp_path / "sftp" / f"msg.{kind}").write_text("MSH|^~\\&|A\r")
-    owner = {"hl7": "hl7-structural", "x12": "x12-response"}[kind]
-    message = rf"parse: {kind} needs the {owner} path module \(issue 4\)"
-    with pytest.raises(CheckError, match=message):
-        run_check(
-            {"pattern": f"*.{kind}", "parse": kind, "fields": [{"path": "MSH.9.1"}]},
-            DirectoryFiles(tmp_path / "sftp"),
-        )
-
-
 @pytest.mark.parametrize(
     "assertion, message",
     [

@@ -9,9 +9,9 @@
             cell is text; a row with more or fewer cells than the header is an error
 ``text``    ``{"text": ..., "lines": [...]}`` (``text``, ``lines.0``)
 ``hl7``     HL7 v2 paths (``PID.5.1``, ``OBX[2].5``) on the file's first message, through the
-            hl7-structural package (issue 4); an error until that package is merged
+            hl7-structural check's path code
 ``x12``     X12 paths (``EB01``, ``STC01-2``, ``EB[2].EB03``) on the file's first transaction,
-            through the x12-response package (issue 4); an error until it is merged
+            through the x12-response check's path code
 ==========  ===========================================================================
 
 In json/ndjson/csv/text documents a ``*`` segment collects over a list or object:
@@ -25,7 +25,6 @@ empty file where a document is expected.
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import json
 from collections.abc import Callable
@@ -49,8 +48,6 @@ BY_EXTENSION = {
     "x12": "x12",
     "edi": "x12",
 }
-#: the modules that provide HL7 and X12 path access (issue 4) and the check that owns them
-STRUCTURED = {"hl7": "hl7-structural", "x12": "x12-response"}
 
 Resolver = Callable[[Any, str], Any]
 
@@ -104,7 +101,7 @@ def decode(data: bytes, where: str) -> str:
 def parse(kind: str, data: bytes, where: str, delimiter: str = ",") -> Parsed:
     """Parse ``data`` as ``kind``: the one place each format is dispatched."""
     text = decode(data, where)
-    if kind in STRUCTURED:
+    if kind in ("hl7", "x12"):
         return _structured(kind, text, where)
     if kind == "text":
         lines = text.splitlines()
@@ -176,28 +173,24 @@ def _csv(text: str, where: str, delimiter: str) -> list[dict[str, str]]:
 
 
 def _structured(kind: str, text: str, where: str) -> Parsed:
-    """HL7 v2 / X12 through the packages of issue 4 (hl7-structural, x12-response).
+    """HL7 v2 / X12 through the hl7-structural and x12-response packages.
 
-    Uses their documented API: ``pytest_verial.hl7.parse_stream(text, origin)`` /
-    ``pytest_verial.x12.parse_interchanges(text, origin)`` give the file's messages /
-    transactions, and ``get(item, path)`` reads a path. Fields read the *first* message or
-    transaction of the file; ``$rows`` counts them. Until those packages are merged, a
-    criterion with ``parse: hl7|x12`` is an error saying so.
+    ``parse_stream`` / ``parse_interchanges`` give the file's messages / transactions and
+    ``get(item, path)`` reads a path, exactly as in those checks. Fields read the *first*
+    message or transaction of the file; ``$rows`` counts them.
     """
-    try:
-        importlib.import_module(f"pytest_verial.{kind}.paths")
-        module = importlib.import_module(f"pytest_verial.{kind}")
-    except ImportError:
-        raise CheckError(
-            f"parse: {kind} needs the {STRUCTURED[kind]} path module (issue 4)"
-        ) from None
-    split = getattr(module, "parse_stream" if kind == "hl7" else "parse_interchanges", None)
-    get = getattr(module, "get", None)
-    if not callable(split) or not callable(get):
-        raise CheckError(
-            f"parse: {kind}: pytest_verial.{kind} lacks the expected API; "
-            "wire it in pytest_verial.checks.files_parse._structured"
-        )
+    split: Callable[[str, str], Any]
+    get: Callable[[Any, str], Any]
+    if kind == "hl7":
+        from ..hl7 import get as get_hl7
+        from ..hl7 import parse_stream
+
+        split, get = parse_stream, get_hl7
+    else:
+        from ..x12 import get as get_x12
+        from ..x12 import parse_interchanges
+
+        split, get = parse_interchanges, get_x12
     try:
         items = list(split(text, where))
     except ValueError as exc:  # Hl7ParseError / X12ParseError name the origin themselves
