@@ -12,6 +12,7 @@ from . import hooks
 from .collect import BenchmarkFile, CriterionItem, TaskNode
 from .engine import base_record, now_iso
 from .errors import CriterionError, RunConfigError, SourceError
+from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
 from .loader import is_benchmark_file
 from .reporting.recorder import Recorder
 from .settings import resolve
