@@ -305,3 +305,15 @@ def test_options_from_the_ini_file(pytester: pytest.Pytester,
     report = project.read_report("out/report.json")  # relative to rootdir
     assert report["benchmark_run"]["runs"][0]["label"] == "agent-1"
     assert report["benchmark_run"]["pass_threshold"] == 0.5
+
+
+def test_an_entity_criterion_can_be_run_by_its_node_id(pytester: pytest.Pytester) -> None:
+    """Users copy a failing node id from the output to rerun just that criterion."""
+    project = Project(pytester.path)
+    project.benchmark("pa", ENTITIES)
+    _entity_sandboxes(project)
+    whole_task = pytester.runpytest("pa.verial.yaml::submit-pa[john-smith]")
+    whole_task.assert_outcomes(passed=2)
+    one = pytester.runpytest("-v", "pa.verial.yaml::submit-pa[john-smith]::names-patient")
+    one.assert_outcomes(passed=1)
+    one.stdout.fnmatch_lines(["pa.verial.yaml::submit-pa[[]john-smith[]]::names-patient PASSED*"])
