@@ -8,8 +8,10 @@ import pytest
 from core_support import (
     EXPECTED_STRINGS,
     LazyRuns,
+    Project,
     build_prior_auth_project,
     criterion_runs,
+    portal_criterion,
     shared_project,
     strip_timing,
 )
@@ -91,3 +93,25 @@ def test_scored_reports_of_n0_and_n2_are_equal_apart_from_timing(
 ) -> None:
     one, two = scored[mode].get(0).report, scored[mode].get(2).report
     assert strip_timing(one) == strip_timing(two)
+
+
+@pytest.mark.parametrize("verbosity", ["-q", "-v", "-rA", "--tb=long"])
+def test_labels_that_quote_the_expected_value_stay_hidden(
+    pytester: pytest.Pytester, verbosity: str
+) -> None:
+    """Verial's own example label ("...with Dr. Rivera") repeats what the criterion expects."""
+    project = Project(pytester.path)
+    crit = portal_criterion(
+        "booked",
+        "appointments",
+        None,
+        None,
+        [{"path": "practitioner", "expected": "Dr. Quokkarivera"}],
+        label="Appointment booked with Dr. Quokkarivera",
+    )
+    project.benchmark("label", {"tasks": [{"id": "t", "criteria": [crit]}]})
+    project.sandbox("t", {"portal/appointments.json": [{"practitioner": "Dr. Smith"}]})
+    result = pytester.runpytest(verbosity, "--verial-scored", "--junitxml", "j.xml")
+    result.assert_outcomes(failed=1)
+    assert "quokkarivera" not in result.stdout.str().lower()
+    assert "quokkarivera" not in (pytester.path / "j.xml").read_text(encoding="utf-8").lower()
