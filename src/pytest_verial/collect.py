@@ -203,6 +203,7 @@ class CriterionItem(pytest.Function):
                 benchmark.pass_threshold,
                 settings.pass_threshold,
             ),
+            benchmark=benchmark,
         )
         record.update(self.identity())
         self.verial_record = record

@@ -16,6 +16,7 @@ from typing import Any
 from .checks import CheckContext, CheckOutcome
 from .errors import CriterionError, RunConfigError
 from .loader import CriterionPlan, TaskPlan
+from .models import Benchmark
 from .scoring import (
     DEFAULT_CRITERION_THRESHOLD,
     DEFAULT_VERDICT_THRESHOLD,
@@ -68,6 +69,7 @@ def run_criterion(
     options: Mapping[str, Any] | None = None,
     prior: Mapping[str, Mapping[str, Any]] | None = None,
     inherited: tuple[float | None, ...] = (),
+    benchmark: Benchmark | None = None,
 ) -> dict[str, Any]:
     """Score one criterion; the result is plain JSON types only (it crosses xdist)."""
     started, clock = now_iso(), time.perf_counter()
@@ -75,7 +77,7 @@ def run_criterion(
     record = base_record(plan, task)
     record["pass_threshold"] = threshold
     try:
-        outcome = _outcome(plan, task, sources, options or {}, prior or {}, threshold)
+        outcome = _outcome(plan, task, sources, options or {}, prior or {}, threshold, benchmark)
         status = outcome.status
         score = clamp(float(outcome.score))
         ok = outcome.passed if outcome.passed is not None else passed(score, threshold)
@@ -106,6 +108,7 @@ def _outcome(
     options: Mapping[str, Any],
     prior: Mapping[str, Mapping[str, Any]],
     threshold: float,
+    benchmark: Benchmark | None,
 ) -> CheckOutcome:
     if plan.check is None or plan.spec is None:
         return CheckOutcome(0.0, f"unsupported assertion: {plan.assert_name}", {}, passed=False)
@@ -119,5 +122,6 @@ def _outcome(
         pass_threshold=threshold,
         options=options,
         prior=prior,
+        benchmark=benchmark,
     )
     return plan.check.run(plan.spec, context)

@@ -93,6 +93,8 @@ class Benchmark(Model):
     description: str | None = None
     pass_threshold: float | None = Field(default=None, ge=0, le=1)
     entities: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
+    #: validate resources matched by fhir-resource-state with fhir.resources (R4B or R5)
+    fhir_validation: Literal["R4B", "R5"] | None = None
     tasks: list[Task] = Field(default_factory=list)
     consistency: list[dict[str, Any]] = Field(default_factory=list)
 

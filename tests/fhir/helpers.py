@@ -18,15 +18,16 @@ VERIAL_EXAMPLE = {
 class Ctx:
     """The part of CheckContext the FHIR check reads."""
 
-    def __init__(self, source: Any) -> None:
+    def __init__(self, source: Any, benchmark: Any = None) -> None:
         self._source = source
+        self.benchmark = benchmark
 
     def source(self, name: str) -> Any:
         assert name == "fhir"
         return self._source
 
 
-def run(source: Any, assertion: dict[str, Any]) -> CheckOutcome:
-    """Validate ``assertion`` and run the check on ``source``."""
+def run(source: Any, assertion: dict[str, Any], benchmark: Any = None) -> CheckOutcome:
+    """Validate ``assertion`` and run the check on ``source`` (within ``benchmark``)."""
     spec = FhirResourceState.model_validate({"assert": "fhir-resource-state", **assertion})
-    return CHECK.run(spec, Ctx(source))  # type: ignore[arg-type]
+    return CHECK.run(spec, Ctx(source, benchmark))  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from helpers import VERIAL_EXAMPLE, run
 from pydantic import ValidationError
 
 from pytest_verial.checks.fhir import FhirResourceState
+from pytest_verial.models import Benchmark
 from pytest_verial.errors import CheckError, SourceError
 from pytest_verial.sources.fhir import SnapshotSource
 
@@ -193,6 +194,20 @@ def test_validation_from_run_settings(sandbox: Path) -> None:
     assert run(snapshot, VERIAL_EXAMPLE).evidence["validation_errors"] == []
     with pytest.raises(CheckError, match="must be R4B or R5, not 'R4'"):
         run(SnapshotSource(sandbox / "fhir", None, {"validation": "R4"}), VERIAL_EXAMPLE)
+
+
+def test_validation_chosen_per_benchmark(sandbox: Path) -> None:
+    """A benchmark's fhir_validation applies to every FHIR criterion that sets none."""
+    bad = _appointment("bad", "booked", RIVERA, minutesDuration="thirty")
+    _write(sandbox / "fhir", "bad.json", bad)
+    assertion = {**VERIAL_EXAMPLE, "search": {"_id": "bad"}}
+    plain = SnapshotSource(sandbox / "fhir", None, {})
+    assert "validation_errors" not in run(plain, assertion).evidence
+    benchmark = Benchmark(benchmark="pa", fhir_validation="R4B")
+    errors = run(plain, assertion, benchmark).evidence["validation_errors"]
+    assert errors and any("minutesDuration" in e for e in errors)  # type: ignore[union-attr]
+    with pytest.raises(ValidationError):
+        Benchmark(benchmark="pa", fhir_validation="R4")
 
 
 def test_unknown_search_parameter(sandbox: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ..models import Criterion, Entity, Task
+from ..models import Benchmark, Criterion, Entity, Task
 
 
 class AssertionSpec(BaseModel):
@@ -54,6 +54,8 @@ class CheckContext:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: results of criteria of the same task run already scored in this process, by criterion id
     prior: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: the benchmark the task belongs to (benchmark-wide settings such as fhir_validation)
+    benchmark: Benchmark | None = None
 
     def source(self, name: str) -> Any:
         """The source object the fixture ``verial_<name>`` gave."""

@@ -216,7 +216,12 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
         # Without a target the fields fail, but the count still scores (count: 0 passes).
         fields_passed = score * items if target is not None or spec.match == "none" else 0.0
         score = (fields_passed + (1.0 if count_passed else 0.0)) / (items + 1)
-    release = spec.validation or _settings(source).get("validation")
+    # Most specific first: the criterion, the benchmark, then the run's sources.fhir.
+    release = (
+        spec.validation
+        or (ctx.benchmark.fhir_validation if ctx.benchmark else None)
+        or _settings(source).get("validation")
+    )
     if release and target is not None:
         if release not in ("R4B", "R5"):
             raise CheckError(f"sources.fhir.validation must be R4B or R5, not {release!r}")
