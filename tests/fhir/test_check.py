@@ -11,8 +11,8 @@ from helpers import VERIAL_EXAMPLE, run
 from pydantic import ValidationError
 
 from pytest_verial.checks.fhir import FhirResourceState
-from pytest_verial.models import Benchmark
 from pytest_verial.errors import CheckError, SourceError
+from pytest_verial.models import Benchmark
 from pytest_verial.sources.fhir import SnapshotSource
 
 RIVERA = {"reference": "Practitioner/rivera", "display": "Dr. Rivera"}
