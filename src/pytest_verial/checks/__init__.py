@@ -16,6 +16,12 @@ from .registry import CheckRegistry
 _BUILTIN_MODULES = (
     "portal",
     "voice",
+    "output_format",
+    "output_length",
+    "output_sections",
+    "output_match",
+    "output_schema",
+    "llm_rubric",
 )
 
 

@@ -29,7 +29,7 @@ SOURCE_FACTORIES: dict[str, str] = {
     "hl7": "pytest_verial.sources.directory:hl7_from_sandbox",
     "files": "pytest_verial.sources.directory:files_from_sandbox",
     "x12": "pytest_verial.sources.directory:x12_from_sandbox",
-    "judge": "pytest_verial.sources.directory:judge_from_sandbox",
+    "judge": "pytest_verial.judge.source:from_sandbox",
 }
 
 SOURCE_NAMES: tuple[str, ...] = tuple(SOURCE_FACTORIES)
