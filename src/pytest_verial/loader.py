@@ -39,6 +39,8 @@ class CriterionPlan:
     spec: AssertionSpec | None  # None: unsupported assert, or loaded without a registry
     check: CheckSpec | None
     line: int | None = None
+    #: position of the criterion in its task as written (reports keep this order)
+    position: int = 0
 
     @property
     def assert_name(self) -> str:
@@ -346,7 +348,7 @@ def _expand(
                 assertion = fill(crit.assertion, entity) if entity else crit.assertion
                 spec, check = _spec_for(assertion, registry, reporter, (*where, "criteria", ci))
                 cline = reporter.lines.line_of(root, (*where, "criteria", ci))
-                criteria.append(CriterionPlan(ids[ci], crit, assertion, spec, check, cline))
+                criteria.append(CriterionPlan(ids[ci], crit, assertion, spec, check, cline, ci))
             if registry is not None:  # deterministic criteria first, judge criteria last
                 criteria.sort(key=lambda c: c.judge)
             plan.tasks.append(TaskPlan(key, task, entity, tuple(criteria), line))

@@ -1,0 +1,23 @@
+# Sourced by scripts/demo and scripts/test: create .venv on first use and install the package.
+# $1: the extras to install ("" for the plugin alone, "test" for the test suite).
+set -euo pipefail
+extras="${1:-}"
+py="${PYTHON:-python3}"
+"$py" - <<'PY' || { echo "pytest-verial needs Python 3.11 or newer ($py is older)" >&2; exit 2; }
+import sys
+sys.exit(0 if sys.version_info >= (3, 11) else 1)
+PY
+if [ ! -x .venv/bin/python ]; then
+  echo "creating .venv with $py"
+  "$py" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v -i "warning" || true
+fi
+stamp=".venv/.installed-${extras:-base}"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  target="."
+  [ -n "$extras" ] && target=".[$extras]"
+  echo "installing pytest-verial${extras:+[$extras]} into .venv"
+  .venv/bin/python -m pip install -q -e "$target" 2>&1 | grep -v -i "warning" || true
+  .venv/bin/python -c "import pytest_verial" && touch "$stamp"
+fi
+export PATH="$PWD/.venv/bin:$PATH"

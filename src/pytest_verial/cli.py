@@ -1,0 +1,136 @@
+"""The ``verial`` command: validate benchmark files, print schemas, read reports.
+
+``verial validate FILE...``   every problem of every file, at once (exit 1 if any)
+``verial schema criteria``    JSON Schema of the criterion format (for editors)
+``verial schema report``      JSON Schema of the JSON report
+``verial report REPORT``      the summary table of a written JSON report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .checks import default_registry
+from .errors import BenchmarkFileError
+from .loader import is_benchmark_file, load_benchmark
+
+#: subcommands added by other modules: name -> (configure parser, run) ; see ``add_command``
+_EXTRA: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[Any], int]]] = {}
+
+
+def add_command(
+    name: str,
+    configure: Callable[[argparse.ArgumentParser], None],
+    run: Callable[[Any], int],
+) -> None:
+    """Register a subcommand (used by optional modules such as the HL7 capture)."""
+    _EXTRA[name] = (configure, run)
+
+
+def _files(paths: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(sorted(p for p in path.rglob("*") if p.is_file() and is_benchmark_file(p)))
+        else:
+            out.append(path)
+    return out
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Load each file with the built-in checks and print every problem."""
+    registry = default_registry()
+    bad = 0
+    files = _files(args.paths)
+    if not files:
+        print("no benchmark files found", file=sys.stderr)
+        return 1
+    for path in files:
+        try:
+            plan = load_benchmark(path, registry)
+        except BenchmarkFileError as exc:
+            bad += 1
+            for problem in exc.problems:
+                print(problem)
+            continue
+        criteria = sum(len(t.criteria) for t in plan.tasks)
+        unsupported = sorted({c.assert_name for t in plan.tasks for c in t.criteria if c.check is None})
+        note = f"; unsupported assert types (score 0): {', '.join(unsupported)}" if unsupported else ""
+        print(f"{path}: ok, {len(plan.tasks)} task runs, {criteria} criteria{note}")
+    return 1 if bad else 0
+
+
+def criteria_schema() -> dict[str, Any]:
+    """JSON Schema of a benchmark file's assertions: one branch per registered check."""
+    branches = [spec.model.model_json_schema(by_alias=True) for spec in default_registry()]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "pytest-verial assertion",
+        "description": "The `assertion` object of a criterion, tagged by its `assert` key.",
+        "oneOf": branches,
+    }
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON report's schema, shipped with the package."""
+    text = resources.files("pytest_verial").joinpath("report.schema.json").read_text("utf-8")
+    return dict(json.loads(text))
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """Print a JSON Schema."""
+    schema = criteria_schema() if args.which == "criteria" else report_schema()
+    print(json.dumps(schema, indent=2))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Print the summary table of a JSON report."""
+    from .reporting.terminal import summary_lines
+
+    try:
+        report = json.loads(Path(args.report).read_text("utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"{args.report}: cannot read report: {exc}", file=sys.stderr)
+        return 2
+    for line in summary_lines(report, scored=args.scored):
+        print(line)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``verial``."""
+    parser = argparse.ArgumentParser(prog="verial", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("validate", help="check benchmark files and list every problem")
+    p.add_argument("paths", nargs="+", help="benchmark files or directories")
+    p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("schema", help="print a JSON Schema")
+    p.add_argument("which", choices=["criteria", "report"])
+    p.set_defaults(func=cmd_schema)
+    p = sub.add_parser("report", help="print the summary of a JSON report")
+    p.add_argument("report")
+    p.add_argument("--scored", action="store_true", help="omit details and evidence")
+    p.set_defaults(func=cmd_report)
+    for name, (configure, run) in _EXTRA.items():
+        p = sub.add_parser(name)
+        configure(p)
+        p.set_defaults(func=run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``verial`` console script."""
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""Collection: BenchmarkFile -> TaskNode -> CriterionItem (DESIGN §7.1).
+
+Node ids are ``path::task::criterion``; a task bound to entities gives ``task[entity]``, and
+with several ``--verial-run`` directories each task node carries ``@<run>``. Items ask for the
+fixtures of the sources their check reads (``verial_portal`` ...), so a conftest can override
+any source; the check runs in :func:`pytest_verial.engine.run_criterion`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .checks import CheckRegistry, builtin_checks
+from .engine import run_criterion
+from .errors import BenchmarkFileError, RunConfigError
+from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
+from .runinfo import RunDir
+from .sources import Sandbox, SandboxCache
+from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS
+
+NO_CRITERIA = "no-criteria"
+_MARKER = re.compile(r"[A-Za-z_][\w\-]*")
+
+
+class CriterionFailed(Exception):
+    """Raised by an item whose criterion did not pass; carries the criterion run."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        super().__init__(record.get("details") or "criterion failed")
+        self.record = record
+
+
+def registry_for(node: pytest.Collector) -> CheckRegistry:
+    """Built-in checks plus those the conftests visible from ``node`` contribute."""
+    extra = [spec for specs in node.ihook.pytest_verial_checks() or [] for spec in specs or []]
+    cache = node.config.stash.setdefault(REGISTRIES, {})
+    key = tuple(id(s) for s in extra)
+    if key not in cache:
+        cache[key] = CheckRegistry([*builtin_checks(), *extra])
+    return cache[key]
+
+
+def display_path(config: pytest.Config, path: Path) -> str:
+    """The path as pytest shows it: relative to rootdir when inside it."""
+    try:
+        return path.relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return str(path)
+
+
+class BenchmarkFile(pytest.File):
+    """A ``*.verial.yaml|yml|json`` file; a file with problems is one collection error."""
+
+    plan: BenchmarkPlan
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        try:
+            registry = registry_for(self)
+        except ValueError as exc:  # a conftest registered an assert type twice
+            raise self.CollectError(f"{display_path(self.config, self.path)}: {exc}") from None
+        try:
+            self.plan = load_benchmark(self.path, registry, display_path(self.config, self.path))
+        except BenchmarkFileError as exc:
+            count = len(exc.problems)
+            header = f"{count} problem{'s' if count > 1 else ''} in benchmark file:\n"
+            raise self.CollectError(header + str(exc)) from None
+        settings = self.config.stash[SETTINGS]
+        try:
+            runs = settings.run_dirs_for(self.path)
+        except RunConfigError as exc:
+            raise self.CollectError(str(exc)) from None
+        for run in runs:
+            for task in self.plan.tasks:
+                name = task.key if len(runs) == 1 else f"{task.key}@{run.label}"
+                yield TaskNode.from_parent(self, name=name, task=task, run=run)
+
+
+class TaskNode(pytest.Collector):
+    """One task run: a task (maybe bound to an entity) scored on one run directory."""
+
+    def __init__(self, *, task: TaskPlan, run: RunDir, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.task = task
+        self.run = run
+        for name in task.task.tags:
+            if _MARKER.fullmatch(name):
+                _add_marker(self, name, "task tag from a benchmark file")
+
+    @property
+    def benchmark_file(self) -> BenchmarkFile:
+        """The file node above this task."""
+        parent = self.parent
+        assert isinstance(parent, BenchmarkFile)
+        return parent
+
+    def collect(self) -> Iterator[pytest.Item]:
+        if not self.task.criteria:
+            yield NoCriteriaItem.from_parent(self, name=NO_CRITERIA)
+            return
+        for plan in self.task.criteria:
+            names = ("verial_sandbox", *(f"verial_{s}" for s in (plan.check.sources if plan.check else ())))
+            yield CriterionItem.from_parent(self, name=plan.id, plan=plan, callobj=_callobj(names))
+
+    def sandbox(self) -> Sandbox:
+        """This task run's sandbox, shared by its criteria (cached per session)."""
+        cache = self.config.stash.setdefault(SANDBOXES, SandboxCache())
+        settings = self.config.stash[SETTINGS]
+        key = (str(self.run.path), self.task.key)
+        return cache.get(
+            key,
+            lambda: Sandbox(self.run, self.task.task, self.task.key, self.task.entity,
+                            settings.check_options),
+        )
+
+
+def _add_marker(node: pytest.Node, name: str, doc: str) -> None:
+    known = {line.split(":")[0].split("(")[0].strip() for line in node.config.getini("markers")}
+    if name not in known:
+        node.config.addinivalue_line("markers", f"{name}: {doc}")
+    node.add_marker(getattr(pytest.mark, name))
+
+
+@lru_cache(maxsize=64)
+def _callobj(fixtures: tuple[str, ...]) -> Any:
+    """A function whose signature asks pytest for exactly these fixtures."""
+
+    def verial_criterion(**_: Any) -> None:
+        """Placeholder body; CriterionItem.runtest scores the criterion."""
+
+    verial_criterion.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in fixtures]
+    )
+    return verial_criterion
+
+
+class CriterionItem(pytest.Function):
+    """One criterion of one task run. Passes, fails with prose, or errors with the cause."""
+
+    def __init__(self, *, plan: CriterionPlan, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.plan = plan
+        self.verial_record: dict[str, Any] | None = None
+        axis = plan.criterion.axis
+        if axis and _MARKER.fullmatch(axis):
+            _add_marker(self, axis, "criterion axis from a benchmark file")
+
+    @property
+    def task_node(self) -> TaskNode:
+        """The task run this criterion belongs to."""
+        parent = self.parent
+        assert isinstance(parent, TaskNode)
+        return parent
+
+    def identity(self) -> dict[str, Any]:
+        """Fields that place this criterion run in the report."""
+        task_node = self.task_node
+        file_node = task_node.benchmark_file
+        return {
+            "nodeid": self.nodeid,
+            "task_run": task_node.nodeid,
+            "file": display_path(self.config, file_node.path),
+            "benchmark": file_node.plan.slug,
+            "run": task_node.run.label,
+        }
+
+    def runtest(self) -> None:
+        task_node = self.task_node
+        settings = self.config.stash[SETTINGS]
+        sources = {
+            name: self.funcargs[f"verial_{name}"]
+            for name in (self.plan.check.sources if self.plan.check else ())
+        }
+        prior = self.config.stash.setdefault(PRIOR, {}).setdefault(task_node.nodeid, {})
+        benchmark = task_node.benchmark_file.plan.benchmark
+        record = run_criterion(
+            self.plan,
+            task_node.task,
+            sources,
+            options={**settings.check_options, "sandbox": self.funcargs["verial_sandbox"]},
+            prior=prior,
+            inherited=(task_node.task.task.pass_threshold, benchmark.pass_threshold,
+                       settings.pass_threshold),
+        )
+        record.update(self.identity())
+        self.verial_record = record
+        prior[self.plan.id] = record
+        for key in ("score", "weight", "axis", "status"):
+            self.user_properties.append((f"verial_{key}", record[key]))
+        if record["status"] == "skipped":
+            pytest.skip(record["details"] or "criterion skipped")
+        if not record["passed"]:
+            raise CriterionFailed(record)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:  # type: ignore[override]
+        if isinstance(excinfo.value, CriterionFailed):
+            from .reporting.terminal import describe_failure
+
+            scored = self.config.stash[SETTINGS].scored_for(self.task_node.run)
+            return describe_failure(excinfo.value.record, scored)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.plan.line - 1 if self.plan.line else None
+        label = f": {self.plan.criterion.label}" if self.plan.criterion.label else ""
+        return self.task_node.benchmark_file.path, line, f"criterion {self.plan.id}{label}"
+
+
+class NoCriteriaItem(pytest.Item):
+    """Stands for a task without criteria, which Verial scores 0 with verdict ``fail``."""
+
+    def runtest(self) -> None:
+        raise CriterionFailed(
+            {"details": f"task {self.parent.name!r} has no criteria: scored 0, verdict fail"}  # type: ignore[union-attr]
+        )
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:  # type: ignore[override]
+        if isinstance(excinfo.value, CriterionFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"task {self.parent.name} (no criteria)"  # type: ignore[union-attr]

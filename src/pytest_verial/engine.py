@@ -1,0 +1,123 @@
+"""Run one criterion against its sandbox: the same code for pytest items and inline use.
+
+:func:`run_criterion` returns a plain-JSON *criterion run* (Verial's Criterion Run fields plus
+ours). It never raises for bad input: a :class:`~pytest_verial.errors.CriterionError` becomes a
+run with status ``error`` and score 0; an ``assert`` with no registered check becomes a failed
+run with ``unsupported assertion: <value>`` (Verial's rule).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from .checks import CheckContext, CheckOutcome
+from .errors import CriterionError, RunConfigError
+from .loader import CriterionPlan, TaskPlan
+from .scoring import (
+    DEFAULT_CRITERION_THRESHOLD,
+    DEFAULT_VERDICT_THRESHOLD,
+    clamp,
+    passed,
+    resolve_threshold,
+)
+
+STATUSES = ("passed", "failed", "error", "gated", "skipped", "not_run")
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with milliseconds and ``Z``."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def criterion_threshold(plan: CriterionPlan, inherited: tuple[float | None, ...] = ()) -> float:
+    """The criterion's pass threshold.
+
+    Its own ``pass_threshold`` first. A deterministic check then defaults to 1.0 (every field
+    must hold); a judge criterion inherits the verdict hierarchy ``inherited`` = (task,
+    benchmark, ini/CLI) and defaults to 0.9, since a rubric mean rarely reaches exactly 1.
+    """
+    if plan.judge:
+        return resolve_threshold(
+            plan.criterion.pass_threshold, *inherited, default=DEFAULT_VERDICT_THRESHOLD
+        )
+    return resolve_threshold(plan.criterion.pass_threshold, default=DEFAULT_CRITERION_THRESHOLD)
+
+
+def base_record(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
+    """Identity fields of a criterion run (everything but the result)."""
+    return {
+        "criterion_id": plan.id,
+        "label": plan.criterion.label,
+        "assert": plan.assert_name,
+        "axis": plan.criterion.axis,
+        "weight": plan.criterion.weight,
+        "judge": plan.judge,
+        "task_key": task.key,
+        "task_id": task.task.id,
+        "entity": task.entity.id if task.entity else None,
+    }
+
+
+def run_criterion(
+    plan: CriterionPlan,
+    task: TaskPlan,
+    sources: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
+    prior: Mapping[str, Mapping[str, Any]] | None = None,
+    inherited: tuple[float | None, ...] = (),
+) -> dict[str, Any]:
+    """Score one criterion; the result is plain JSON types only (it crosses xdist)."""
+    started, clock = now_iso(), time.perf_counter()
+    threshold = criterion_threshold(plan, inherited)
+    record = base_record(plan, task)
+    record["pass_threshold"] = threshold
+    try:
+        outcome = _outcome(plan, task, sources, options or {}, prior or {}, threshold)
+        status = outcome.status
+        score = clamp(float(outcome.score))
+        ok = outcome.passed if outcome.passed is not None else passed(score, threshold)
+        if status is None:
+            status = "passed" if ok else "failed"
+    except (CriterionError, RunConfigError) as exc:
+        outcome = CheckOutcome(0.0, str(exc), {"error": type(exc).__name__})
+        status, score, ok = "error", 0.0, False
+    if status in ("gated", "error"):
+        ok, score = False, 0.0
+    record.update(
+        passed=bool(ok),
+        score=score,
+        status=status,
+        details=outcome.details,
+        evidence=outcome.evidence,
+        started_at=started,
+        completed_at=now_iso(),
+        duration=round(time.perf_counter() - clock, 6),
+    )
+    return record
+
+
+def _outcome(
+    plan: CriterionPlan,
+    task: TaskPlan,
+    sources: Mapping[str, Any],
+    options: Mapping[str, Any],
+    prior: Mapping[str, Mapping[str, Any]],
+    threshold: float,
+) -> CheckOutcome:
+    if plan.check is None or plan.spec is None:
+        return CheckOutcome(0.0, f"unsupported assertion: {plan.assert_name}", {}, passed=False)
+    context = CheckContext(
+        sources=sources,
+        task=task.task,
+        task_key=task.key,
+        criterion=plan.criterion,
+        criterion_id=plan.id,
+        entity=task.entity,
+        pass_threshold=threshold,
+        options=options,
+        prior=prior,
+    )
+    return plan.check.run(plan.spec, context)

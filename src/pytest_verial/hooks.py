@@ -1,0 +1,16 @@
+"""Hook specifications of pytest-verial, for conftest.py files and plugins."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .checks import CheckSpec
+
+
+def pytest_verial_checks() -> list[CheckSpec]:  # type: ignore[empty-body]
+    """Return extra checks (new ``assert`` types) for benchmark files under this conftest."""
+
+
+def pytest_verial_report(report: dict[str, Any]) -> None:
+    """Inspect or extend the JSON report just before it is written (controller only)."""

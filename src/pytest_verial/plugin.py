@@ -1,0 +1,143 @@
+"""pytest11 entry point: options, hooks and fixtures. Wiring only; logic lives elsewhere."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import hooks
+from .collect import BenchmarkFile, CriterionItem, TaskNode
+from .engine import base_record, now_iso
+from .errors import CriterionError, RunConfigError, SourceError
+from .loader import is_benchmark_file
+from .reporting.recorder import Recorder
+from .settings import resolve
+from .sources import SOURCE_NAMES, Sandbox, SandboxCache
+from .state import SANDBOXES, SETTINGS
+
+OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
+    # (flag, argparse kwargs, ini type, help)
+    ("--verial-run", {"action": "append", "metavar": "DIR"}, "paths",
+     "run directory to score (repeatable: trials); default: sandbox/ beside each benchmark file"),
+    ("--verial-report", {"metavar": "PATH"}, "string", "write the JSON report to PATH"),
+    ("--verial-junit", {"metavar": "PATH"}, "string", "write task-level JUnit XML to PATH"),
+    ("--verial-scored", {"action": "store_true", "default": None}, "bool",
+     "scored run: keep details and evidence out of the terminal and JUnit (JSON keeps them)"),
+    ("--verial-pass-threshold", {"metavar": "SCORE"}, "string",
+     "score a task needs for verdict pass (default 0.9; a benchmark or task may set its own)"),
+    ("--verial-fail-under", {"metavar": "SCORE"}, "string",
+     "exit 0 iff the run score reaches SCORE and no criterion errored"),
+]
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hooks)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("verial", "pytest-verial: score agent rollouts")
+    for flag, kwargs, ini_type, help_text in OPTIONS:
+        dest = flag.lstrip("-").replace("-", "_")
+        group.addoption(flag, dest=dest, help=help_text, **kwargs)
+        parser.addini(dest, help=help_text, type=ini_type)  # type: ignore[arg-type]
+    parser.addini("verial_patterns", type="args",
+                  help="extra glob patterns of benchmark files besides *.verial.yaml|yml|json")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[SETTINGS] = resolve(config)
+    config.stash[SANDBOXES] = SandboxCache()
+    if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
+        config.pluginmanager.register(Recorder(config), "verial-recorder")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistScheduling(), "verial-xdist")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SANDBOXES in config.stash:
+        config.stash[SANDBOXES].close()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BenchmarkFile | None:
+    settings = parent.config.stash[SETTINGS]
+    if is_benchmark_file(file_path, settings.patterns):
+        return BenchmarkFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if isinstance(item, CriterionItem):
+        record = item.verial_record
+        if record is None and call.when == "setup" and report.failed:
+            # A source fixture raised (overridden in a conftest, or unusable run settings).
+            record = {**base_record(item.plan, item.task_node.task), **item.identity()}
+            message = str(call.excinfo.value) if call.excinfo else "setup failed"
+            record.update(passed=False, score=0.0, status="error", evidence={},
+                          details=f"source setup failed: {message}",
+                          started_at=now_iso(), completed_at=now_iso(), duration=0.0)
+            item.verial_record = record
+        if record is not None and call.when in ("setup", "call") and not (
+            call.when == "setup" and report.passed
+        ):
+            report.verial = record  # plain JSON types: travels from xdist workers
+    return report
+
+
+class XdistScheduling:
+    """Keep each task run on one worker, criteria in order (deterministic before judge)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getoption("dist") != "load":
+            return None
+        from xdist.scheduler import LoadScopeScheduling
+
+        return LoadScopeScheduling(config, log)
+
+
+def _sandbox(request: pytest.FixtureRequest) -> Sandbox:
+    node = request.node
+    if not isinstance(node, CriterionItem):
+        raise pytest.UsageError(
+            f"{request.fixturename} is for benchmark criteria; {node.nodeid} is not one"
+        )
+    task_node: TaskNode = node.task_node
+    return task_node.sandbox()
+
+
+@pytest.fixture
+def verial_sandbox(request: pytest.FixtureRequest) -> Sandbox:
+    """The sandbox (final state) of the current criterion's task run."""
+    return _sandbox(request)
+
+
+class UnusableSource:
+    """Stands for a source that could not be built; any use raises the reason as SourceError."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self._name, self._reason = name, reason
+
+    def __getattr__(self, attr: str) -> Any:
+        raise SourceError(f"{self._name} source unusable: {self._reason}")
+
+
+def _source_fixture(name: str) -> Any:
+    def fixture(verial_sandbox: Sandbox) -> Iterator[Any]:
+        try:
+            source = verial_sandbox.source(name)
+        except (CriterionError, RunConfigError) as exc:  # reported by the criterion, no traceback
+            source = UnusableSource(name, str(exc))
+        yield source
+
+    fixture.__name__ = f"verial_{name}"
+    fixture.__doc__ = f"The task run's {name} source (override in a conftest.py to replace it)."
+    return pytest.fixture(name=f"verial_{name}")(fixture)
+
+
+for _name in SOURCE_NAMES:
+    globals()[f"verial_{_name}"] = _source_fixture(_name)

@@ -1,0 +1,1 @@
+"""Controller-side reporting: the recorder, and the JSON, JUnit and terminal writers."""

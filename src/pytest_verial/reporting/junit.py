@@ -1,0 +1,82 @@
+"""Task-level JUnit XML: one ``<testsuite>`` per task run, one ``<testcase>`` per criterion.
+
+Suite properties carry the task's score, verdict, status and axis scores; each testcase carries
+its criterion's score, weight and axis. Errors (a source could not be read) are ``<failure
+type="error">`` since the Jenkins JUnit schema allows no ``<error>`` inside a testcase. In a
+scored run the failure text says only the score: details and evidence stay in the JSON report.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from .json_report import write_atomic
+
+
+def _t(seconds: float | None) -> str:
+    return f"{(seconds or 0.0):.3f}"
+
+
+def _props(parent: ET.Element, values: dict[str, Any]) -> None:
+    props = ET.SubElement(parent, "properties")
+    for name, value in values.items():
+        if value is not None:
+            ET.SubElement(props, "property", name=name, value=str(value))
+
+
+def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
+    """The ``<testsuites>`` element for a report."""
+    run = report["benchmark_run"]
+    root = ET.Element("testsuites", name="pytest-verial", time=_t(run["duration"]))
+    total = failures = 0
+    for task in run["task_runs"]:
+        cases = task["criterion_runs"]
+        fails = sum(1 for c in cases if c["status"] in ("failed", "gated", "error"))
+        errors = sum(1 for c in cases if c["status"] == "error")
+        suite = ET.SubElement(
+            root, "testsuite", name=task["id"], tests=str(len(cases)), failures=str(fails),
+            errors="0", skipped=str(sum(1 for c in cases if c["status"] in
+                                        ("skipped", "deselected", "not_run"))),
+            time=_t(sum(c["duration"] or 0.0 for c in cases)),
+        )
+        total, failures = total + len(cases), failures + fails
+        props: dict[str, Any] = {
+            "score": task["score"], "verdict": task["verdict"], "status": task["status"],
+            "errors": errors, "benchmark": task["benchmark"], "run": task["run"],
+        }
+        for axis, value in task["axes"].items():
+            props[f"axis.{axis}.score"] = value["score"]
+            props[f"axis.{axis}.weight"] = value["weight"]
+        _props(suite, props)
+        for c in cases:
+            case = ET.SubElement(suite, "testcase", name=c["criterion_id"],
+                                 classname=task["id"], time=_t(c["duration"]))
+            _props(case, {"score": c["score"], "weight": c["weight"], "axis": c["axis"],
+                          "status": c["status"], "assert": c["assert"]})
+            status = c["status"]
+            if status in ("failed", "gated", "error"):
+                score = c["score"] if c["score"] is not None else 0.0
+                message = (f"criterion {status} (score {score:.2f})" if scored
+                           else (c["details"] or f"criterion {status}"))
+                failure = ET.SubElement(case, "failure", message=message,
+                                        type="error" if status == "error" else status)
+                if not scored and c["evidence"]:
+                    failure.text = json.dumps(c["evidence"], indent=2, default=str)
+            elif status in ("skipped", "deselected", "not_run"):
+                reason = status if scored else (c["details"] or status)
+                ET.SubElement(case, "skipped", message=reason)
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    root.set("errors", "0")
+    return root
+
+
+def write_junit(path: Path, report: dict[str, Any], scored: bool) -> None:
+    """Write the task-level JUnit file atomically."""
+    root = build_junit(report, scored)
+    ET.indent(root)
+    text = ET.tostring(root, encoding="unicode", xml_declaration=False)
+    write_atomic(path, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")

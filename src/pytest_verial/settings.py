@@ -1,0 +1,105 @@
+"""Plugin settings from the command line and ini file, resolved once per session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .runinfo import RunDir
+
+
+@dataclass
+class Settings:
+    """Resolved ``--verial-*`` options (CLI wins over ini)."""
+
+    runs: list[Path] = field(default_factory=list)
+    report: Path | None = None
+    junit: Path | None = None
+    scored: bool = False
+    pass_threshold: float | None = None
+    fail_under: float | None = None
+    patterns: tuple[str, ...] = ()
+    #: extra options handed to checks as ``ctx.options`` (judge settings and the like)
+    check_options: dict[str, Any] = field(default_factory=dict)
+    _run_dirs: dict[Path, RunDir] = field(default_factory=dict)
+
+    def run_dirs_for(self, benchmark_file: Path) -> list[RunDir]:
+        """The run directories scored for one benchmark file (default ``sandbox/`` beside it)."""
+        paths = self.runs or [benchmark_file.parent / "sandbox"]
+        dirs = []
+        for path in paths:
+            key = path.resolve()
+            if key not in self._run_dirs:
+                self._run_dirs[key] = RunDir(path)
+            dirs.append(self._run_dirs[key])
+        return dirs
+
+    def scored_for(self, run: RunDir) -> bool:
+        """Scored mode: the option, or ``scored: true`` in the run's run.yaml."""
+        return self.scored or bool(run.config.scored)
+
+
+def _ini_or_option(config: pytest.Config, name: str) -> Any:
+    value = config.getoption(name, default=None)
+    if value in (None, [], ""):
+        value = config.getini(name)
+    return value if value not in ("", []) else None
+
+
+def _path(config: pytest.Config, name: str) -> Path | None:
+    """A path option: relative to the working directory on the CLI, to rootdir in the ini."""
+    value = config.getoption(name, default=None)
+    base = Path.cwd()
+    if not value:
+        value, base = config.getini(name), config.rootpath
+    if not value:
+        return None
+    path = Path(str(value))
+    return path if path.is_absolute() else base / path
+
+
+def _float(config: pytest.Config, name: str) -> float | None:
+    value = _ini_or_option(config, name)
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"--{name.replace('_', '-')}: {value!r} is not a number") from None
+    if not 0.0 <= number <= 1.0:
+        raise pytest.UsageError(f"--{name.replace('_', '-')}: {number} is outside [0, 1]")
+    return number
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Build the session's Settings, raising pytest.UsageError for unusable values."""
+    runs = config.getoption("verial_run") or []
+    base = Path.cwd()
+    if not runs:
+        runs, base = [str(v) for v in (config.getini("verial_run") or [])], config.rootpath
+    run_paths = [Path(r) if Path(r).is_absolute() else (base / r) for r in runs]
+    for path in run_paths:
+        if not path.is_dir():
+            raise pytest.UsageError(f"--verial-run: {path} is not a directory")
+    labels = [p.name for p in run_paths]
+    if len(set(labels)) != len(labels):
+        raise pytest.UsageError(
+            "--verial-run: two run directories share the name "
+            f"{next(n for n in labels if labels.count(n) > 1)!r}; runs are labelled by name"
+        )
+    scored = bool(config.getoption("verial_scored")) or str(config.getini("verial_scored")).lower() in (
+        "1", "true", "yes",
+    )
+    patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
+    return Settings(
+        runs=run_paths,
+        report=_path(config, "verial_report"),
+        junit=_path(config, "verial_junit"),
+        scored=scored,
+        pass_threshold=_float(config, "verial_pass_threshold"),
+        fail_under=_float(config, "verial_fail_under"),
+        patterns=patterns,
+    )

@@ -1,0 +1,18 @@
+"""Session state on ``config.stash`` (never private attributes on config)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .checks import CheckRegistry
+from .settings import Settings
+from .sources import SandboxCache
+
+SETTINGS = pytest.StashKey[Settings]()
+SANDBOXES = pytest.StashKey[SandboxCache]()
+#: task-run nodeid -> criterion id -> criterion run, for gating within this process
+PRIOR = pytest.StashKey[dict[str, dict[str, dict[str, Any]]]]()
+#: conftest-extended registries, by the tuple of contributed checks
+REGISTRIES = pytest.StashKey[dict[tuple[int, ...], CheckRegistry]]()
