@@ -11,8 +11,8 @@
     pass_threshold: 0.75      # optional
 
 Score = mean over principles of (rating - 1) / 4. ``passed`` = score >= the threshold: the
-assertion's ``pass_threshold``, else the criterion's, else the task's, else the
-``judge_pass_threshold`` option, else 0.75 (every principle "mostly satisfied").
+assertion's ``pass_threshold``, else the criterion's threshold as the engine resolves it for a
+judge criterion (criterion > task > benchmark > ini/CLI > 0.9).
 
 Before calling the judge the check applies the bypass rules and the deterministic-first gate
 (:mod:`pytest_verial.judge.gating`): a bypassed criterion is ``skipped`` (left out of the task's
@@ -84,12 +84,8 @@ def target_text(spec: LlmRubric, ctx: CheckContext) -> tuple[str | None, str]:
     return text, f"the agent's final output ({name})"
 
 
-def _threshold(spec: LlmRubric, ctx: CheckContext, default: float) -> float:
-    for level in (spec.pass_threshold, ctx.criterion.pass_threshold, ctx.task.pass_threshold,
-                  ctx.options.get("judge_pass_threshold")):
-        if level is not None:
-            return float(level)
-    return default
+def _threshold(spec: LlmRubric, ctx: CheckContext) -> float:
+    return spec.pass_threshold if spec.pass_threshold is not None else ctx.pass_threshold
 
 
 def _task_text(ctx: CheckContext) -> str | None:
@@ -136,7 +132,7 @@ def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:
         for r in result.ratings.ratings
     ]
     score = clamp(sum((r.rating - 1) / 4 for r in result.ratings.ratings) / len(rows))
-    threshold = _threshold(spec, ctx, settings.pass_threshold)
+    threshold = _threshold(spec, ctx)
     passed = score >= threshold - 1e-9
     low = [f"{r.principle} ({r.rating}/5)" for r in result.ratings.ratings if r.rating < 4]
     details = (f"judge {result.model} rated {len(rows)} principle(s): mean score {score:.2f} "

@@ -40,7 +40,6 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CACHE_DIR = ".verial-cache/judge"
 DEFAULT_BYPASS_COST = 0.05
 DEFAULT_BUDGET = 0.15
-DEFAULT_PASS_THRESHOLD = 0.75
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,6 @@ class JudgeSettings:
     cache_dir: Path | None = Path(DEFAULT_CACHE_DIR)
     bypass_cost: float = DEFAULT_BYPASS_COST
     budget: float = DEFAULT_BUDGET
-    pass_threshold: float = DEFAULT_PASS_THRESHOLD
     max_target_chars: int = 24_000
     prices: Mapping[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
 
@@ -93,10 +91,9 @@ _KEYS = {  # setting -> (option key, run.yaml sources.judge key)
     "cache_dir": ("judge_cache_dir", "cache_dir"),
     "bypass_cost": ("bypass_cost", "bypass_cost"),
     "budget": ("verification_budget", "budget"),
-    "pass_threshold": ("judge_pass_threshold", "pass_threshold"),
 }
 _NUMBERS = {"temperature": float, "timeout": float, "retries": int, "backoff": float,
-            "bypass_cost": float, "budget": float, "pass_threshold": float}
+            "bypass_cost": float, "budget": float}
 
 
 def load_prices(value: Any) -> dict[str, tuple[float, float]]:
