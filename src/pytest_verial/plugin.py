@@ -45,10 +45,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(dest, help=help_text, type=ini_type)  # type: ignore[arg-type]
     parser.addini("verial_patterns", type="args",
                   help="extra glob patterns of benchmark files besides *.verial.yaml|yml|json")
+    # -- LLM judge (PRD-103): --verial-judge-* options --------------------------------------
+    from .judge import pytest_plugin as judge_plugin
+
+    judge_plugin.add_options(group, parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[SETTINGS] = resolve(config)
+    # -- LLM judge (PRD-103): ctx.options, judge != executor usage error, report extension --
+    from .judge import pytest_plugin as judge_plugin
+
+    judge_plugin.configure(config, config.stash[SETTINGS])
     config.stash[SANDBOXES] = SandboxCache()
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
         config.pluginmanager.register(Recorder(config), "verial-recorder")
