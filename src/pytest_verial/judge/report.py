@@ -54,7 +54,8 @@ def task_feedback(task_run: Mapping[str, Any]) -> str | None:
     if task_run.get("verdict") not in ("fail", "partial"):
         return None
     runs = [r for r in task_run.get("criterion_runs") or []
-            if r.get("status") in ("failed", "error", "gated")]
+            if r.get("status") in ("failed", "error", "gated")
+            or (r.get("status") == "passed" and float(r.get("score") or 0) < 1)]
     score = task_run.get("score")
     head = (f"Task {task_run.get('task_key')} scored {score:.2f} ({task_run.get('verdict')})"
             if isinstance(score, (int, float)) else f"Task {task_run.get('task_key')} failed")
@@ -62,7 +63,7 @@ def task_feedback(task_run: Mapping[str, Any]) -> str | None:
     for run in runs:
         lines.extend(_criterion_feedback(run))
     if not runs:
-        lines.append("- the task has no criteria that passed")
+        lines.append("- the task has no criteria, or none that could be scored")
     return "\n".join(lines)
 
 
