@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from conftest import completion, ratings
 
 BENCHMARK = """
@@ -31,7 +32,8 @@ TASK = """
       - id: cpt
         assertion: {{assert: output-match, contains: [CPT 72148]}}
 """
-GOOD = "# PA\n## Clinical summary\nLow back pain.\n## Medical necessity\n6 weeks PT failed. CPT 72148\n"
+GOOD = ("# PA\n## Clinical summary\nLow back pain.\n## Medical necessity\n"
+        "6 weeks PT failed. CPT 72148\n")
 BAD = "# PA\n## Clinical summary\nLow back pain.\nCPT 72148\n"  # no medical necessity section
 
 TASKS = {  # task id -> (output, run.yaml facts)
@@ -102,8 +104,9 @@ def test_gating_and_bypass(pytester, stub_judge, n):
 def test_judge_equal_to_executor_is_a_usage_error(pytester, stub_judge, n):
     stub_judge.reply((200, completion(ratings(5, 5))))
     run = make_run(pytester, executor="claude-sonnet-4-5")
+    same = "Anthropic/claude-sonnet-4-5-20250929"
     result = pytester.runpytest(*args(run, stub_judge, pytester.path, n,
-                                      "--verial-judge-model", "Anthropic/claude-sonnet-4-5-20250929"))
+                                      "--verial-judge-model", same))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*judge model 'Anthropic/claude-sonnet-4-5-20250929' is the "
                                  "executor model 'claude-sonnet-4-5'*"])
@@ -119,7 +122,8 @@ def test_judge_equal_to_executor_in_default_sandbox(pytester, stub_judge, n):
     result = pytester.runpytest("--verial-judge-model", "gpt-4o-mini", "--verial-judge-base-url",
                                 stub_judge.url, "-n", n, "-p", "no:cacheprovider")
     assert result.ret != 0
-    assert "is the executor model 'gpt-4o-mini-2024-07-18'" in result.stdout.str() + result.stderr.str()
+    output = result.stdout.str() + result.stderr.str()
+    assert "is the executor model 'gpt-4o-mini-2024-07-18'" in output
     assert stub_judge.requests == []
 
 

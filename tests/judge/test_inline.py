@@ -6,8 +6,8 @@ import asyncio
 import json
 
 import pytest
-from conftest import completion, ratings
 
+from conftest import completion, ratings
 from pytest_verial import TaskRun, UsageError, verify_task, verify_task_async
 from pytest_verial.cli import main
 
@@ -54,7 +54,8 @@ def test_inline_pass_with_judge(stub_judge, tmp_path):
 
 def test_inline_gates_and_bypasses_like_pytest(stub_judge, tmp_path):
     stub_judge.reply((200, completion(ratings(5, 5))))
-    gated = verify_task(TASK, sandbox(tmp_path, "# PA\nno sections\n"), config(stub_judge, tmp_path))
+    gated = verify_task(TASK, sandbox(tmp_path, "# PA\nno sections\n"),
+                        config(stub_judge, tmp_path))
     assert gated.criterion_runs[0]["status"] == "gated"
     assert gated.verification["saved_by_gating"] == 1
     cheap = verify_task(TASK, sandbox(tmp_path / "b", GOOD),
@@ -73,14 +74,15 @@ def test_inline_refuses_judge_equal_to_executor(stub_judge, tmp_path):
 
 def test_async_twin(stub_judge, tmp_path):
     stub_judge.reply((200, completion(ratings(5, 5))))
-    run = asyncio.run(verify_task_async(TASK, sandbox(tmp_path, GOOD), config(stub_judge, tmp_path)))
+    pending = verify_task_async(TASK, sandbox(tmp_path, GOOD), config(stub_judge, tmp_path))
+    run = asyncio.run(pending)
     assert run.verdict == "pass" and run.score == 1.0
 
 
 def test_feedback_command(tmp_path, capsys):
     report = {"benchmark_run": {"task_runs": [
-        {"id": "b.verial.yaml::t1", "task_key": "t1", "task_id": "t1", "run": "r", "verdict": "pass",
-         "score": 1.0, "feedback": None, "criterion_runs": []},
+        {"id": "b.verial.yaml::t1", "task_key": "t1", "task_id": "t1", "run": "r",
+         "verdict": "pass", "score": 1.0, "feedback": None, "criterion_runs": []},
         {"id": "b.verial.yaml::t2", "task_key": "t2", "task_id": "t2", "run": "r",
          "verdict": "partial", "score": 0.5, "criterion_runs": [
              {"criterion_id": "cpt", "label": "CPT code", "assert": "output-match",

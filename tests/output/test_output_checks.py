@@ -29,7 +29,8 @@ CPT 72148, MRI lumbar spine without contrast.
 
 
 def test_format_markdown_counts_headings_outside_code(run_check):
-    outcome = run_check({"assert": "output-format", "format": "markdown", "min_headings": 4}, LETTER)
+    outcome = run_check({"assert": "output-format", "format": "markdown", "min_headings": 4},
+                        LETTER)
     rows = outcome.evidence["field_results"]
     assert outcome.score == 1.0
     assert rows[0] == {"path": "headings", "expected": {"min": 4}, "actual": 4, "passed": True}
@@ -173,7 +174,8 @@ def test_json_schema_violations_listed_with_paths(run_check):
 
 
 def test_json_schema_on_non_json(run_check):
-    outcome = run_check({"assert": "output-json-schema", "schema": SCHEMA}, "{not json", "output.json")
+    outcome = run_check({"assert": "output-json-schema", "schema": SCHEMA}, "{not json",
+                        "output.json")
     assert outcome.score == 0.0
     assert "is not JSON" in outcome.details
 

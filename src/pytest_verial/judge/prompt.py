@@ -100,8 +100,11 @@ def reply_schema(count: int) -> dict[str, Any]:
     }
 
 
-def response_format(kind: str, count: int) -> dict[str, Any]:
-    """The ``response_format`` field: ``json_object`` (default) or ``json_schema`` (strict)."""
+def response_format(kind: str, count: int) -> dict[str, Any] | None:
+    """The ``response_format`` field: ``json_object`` (default), ``json_schema`` (strict: the
+    server constrains the reply to :func:`reply_schema`), or ``none`` for servers without it."""
+    if kind == "none":
+        return None
     if kind == "json_schema":
         return {"type": "json_schema",
                 "json_schema": {"name": "rubric_ratings", "strict": True,
@@ -111,13 +114,12 @@ def response_format(kind: str, count: int) -> dict[str, Any]:
 
 def build_payload(
     model: str, messages: list[dict[str, str]], *, temperature: float, seed: int | None,
-    fmt: dict[str, Any],
+    fmt: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """The chat-completions request body."""
-    payload: dict[str, Any] = {
-        "model": model, "messages": messages, "temperature": temperature,
-        "response_format": fmt,
-    }
+    payload: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+    if fmt is not None:
+        payload["response_format"] = fmt
     if seed is not None:
         payload["seed"] = seed
     return payload
