@@ -122,7 +122,7 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     """Terminal lines for the verification summary (nothing when no judge criterion ran)."""
     if not summary.get("judge_criteria"):
         return []
-    models = ", ".join(summary["judge_models"]) or "-"
+    models = ", ".join(summary["judge_models"]) or "(no model configured)"
     lines = [
         f"judge {models}: {summary['judge_calls']} call(s) made for "
         f"{summary['judge_criteria']} judge criteria ({summary['cached']} from cache); "
