@@ -35,6 +35,8 @@ OPTIONS: list[tuple[str, str, str]] = [
     ("--verial-judge-timeout", "judge_timeout", "seconds per judge request (default 60)"),
     ("--verial-judge-retries", "judge_retries", "extra attempts after a failed or malformed "
      "reply (default 2)"),
+    ("--verial-judge-response-format", "judge_response_format", "json_object (default), "
+     "json_schema (server-enforced reply schema) or none"),
     ("--verial-judge-prices", "judge_prices", "YAML/JSON price table {model: {input, output}} "
      "in USD per 1M tokens"),
     ("--verial-bypass-cost", "bypass_cost", "tasks cheaper than this (USD, run.yaml cost) "
