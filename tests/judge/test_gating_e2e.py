@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from conftest import completion, ratings
@@ -67,7 +69,10 @@ def test_gating_and_bypass(pytester, stub_judge, n):
     stub_judge.reply((200, completion(ratings(5, 4), prompt_tokens=1000, completion_tokens=100)))
     run = make_run(pytester)
     result = pytester.runpytest(*args(run, stub_judge, pytester.path, n))
-    report = json.loads((pytester.path / "report.json").read_text())["benchmark_run"]
+    full = json.loads((pytester.path / "report.json").read_text())
+    schema = json.loads(files("pytest_verial").joinpath("report.schema.json").read_text())
+    jsonschema.validate(full, schema)
+    report = full["benchmark_run"]
     judged = {t["task_key"]: next(c for c in t["criterion_runs"] if c["assert"] == "llm-rubric")
               for t in report["task_runs"]}
     assert len(stub_judge.requests) == 1  # only the task whose deterministic checks passed
