@@ -201,6 +201,11 @@ def load_benchmark(
         reporter.problems.append(Problem(name, f"key {key!r} appears twice in one mapping", line))
     if shape_problem:
         raise BenchmarkFileError([Problem(name, shape_problem, lines.containers.get(id(data)))])
+    # Benchmark-level `consistency:` criteria join their anchor task (PRD-103 §10).
+    from .judge.consistency import expand as expand_consistency
+
+    for message, loc in expand_consistency(root):
+        reporter.add(message, loc)
     try:
         benchmark = Benchmark.model_validate(root)
     except ValidationError as exc:

@@ -22,6 +22,7 @@ _BUILTIN_MODULES = (
     "output_match",
     "output_schema",
     "llm_rubric",
+    "output_consistency",
 )
 
 

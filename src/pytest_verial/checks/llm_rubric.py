@@ -23,6 +23,7 @@ model. Evidence: ``rubric_results[{principle, rating, reasoning, score}]`` and `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -96,8 +97,17 @@ def _task_text(ctx: CheckContext) -> str | None:
     return " | ".join(parts) or None
 
 
-def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:
-    """Gate or bypass, else ask the judge to rate each principle."""
+def judge_principles(
+    ctx: CheckContext,
+    principles: list[str],
+    read_target: Callable[[], tuple[str | None, str]],
+    threshold: float,
+) -> CheckOutcome:
+    """Gate or bypass, else read the target and ask the judge to rate each principle.
+
+    Shared by ``llm-rubric`` and ``output-consistency``; ``read_target`` runs only when the
+    judge is actually going to be called.
+    """
     from ..judge.gating import decide
     from ..judge.prompt import build_messages
 
@@ -105,7 +115,7 @@ def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:
     settings = judge.settings
     models: dict[str, JsonValue] = {"model": settings.model,
                                     "executor_model": settings.executor_model}
-    principles_evidence: list[JsonValue] = list(spec.principles)
+    principles_evidence: list[JsonValue] = list(principles)
     decision = decide(task=ctx.task, entity=ctx.entity, meta=judge.meta, prior=ctx.prior,
                       bypass_cost=settings.bypass_cost)
     if decision is not None:
@@ -114,25 +124,23 @@ def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:
             "judge": {**models, "called": False, "rule": decision.rule, "calls": 0,
                       "cost": 0.0},
         }
-        score = 0.0
-        return CheckOutcome(score, decision.reason, evidence, passed=False,
+        return CheckOutcome(0.0, decision.reason, evidence, passed=False,
                             status=decision.status)
-    text, described = target_text(spec, ctx)
+    text, described = read_target()
     if text is None or not text.strip():
         return CheckOutcome(0.0, f"nothing to judge: {described} is missing or empty",
                             {"rubric_results": [], "principles": principles_evidence,
                              "judge": {**models, "called": False, "calls": 0, "cost": 0.0}})
     client = judge.client()
-    messages = build_messages(spec.principles, text, task=_task_text(ctx), target=described,
+    messages = build_messages(principles, text, task=_task_text(ctx), target=described,
                               limit=settings.max_target_chars)
-    result = client.rate(spec.principles, messages)
+    result = client.rate(principles, messages)
     rows: list[JsonValue] = [
-        {"principle": spec.principles[r.principle - 1], "rating": r.rating,
+        {"principle": principles[r.principle - 1], "rating": r.rating,
          "reasoning": r.reasoning, "score": (r.rating - 1) / 4}
         for r in result.ratings.ratings
     ]
     score = clamp(sum((r.rating - 1) / 4 for r in result.ratings.ratings) / len(rows))
-    threshold = _threshold(spec, ctx)
     passed = score >= threshold - 1e-9
     low = [f"{r.principle} ({r.rating}/5)" for r in result.ratings.ratings if r.rating < 4]
     details = (f"judge {result.model} rated {len(rows)} principle(s): mean score {score:.2f} "
@@ -149,6 +157,12 @@ def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:
     evidence = {"rubric_results": rows, "confidence": result.ratings.confidence,
                 "target": described, "threshold": threshold, "judge": judge_evidence}
     return CheckOutcome(score, details, evidence, passed=passed)
+
+
+def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:
+    """Rate ``spec.principles`` on the target."""
+    return judge_principles(ctx, spec.principles, lambda: target_text(spec, ctx),
+                            _threshold(spec, ctx))
 
 
 CHECK = CheckSpec(name="llm-rubric", model=LlmRubric, run=check,
