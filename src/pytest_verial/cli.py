@@ -61,8 +61,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(problem)
             continue
         criteria = sum(len(t.criteria) for t in plan.tasks)
-        unsupported = sorted({c.assert_name for t in plan.tasks for c in t.criteria if c.check is None})
-        note = f"; unsupported assert types (score 0): {', '.join(unsupported)}" if unsupported else ""
+        unsupported = sorted(
+            {c.assert_name for t in plan.tasks for c in t.criteria if c.check is None}
+        )
+        note = (
+            f"; unsupported assert types (score 0): {', '.join(unsupported)}" if unsupported else ""
+        )
         print(f"{path}: ok, {len(plan.tasks)} task runs, {criteria} criteria{note}")
     return 1 if bad else 0
 

@@ -105,7 +105,10 @@ class TaskNode(pytest.Collector):
             yield NoCriteriaItem.from_parent(self, name=NO_CRITERIA)
             return
         for plan in self.task.criteria:
-            names = ("verial_sandbox", *(f"verial_{s}" for s in (plan.check.sources if plan.check else ())))
+            names = (
+                "verial_sandbox",
+                *(f"verial_{s}" for s in (plan.check.sources if plan.check else ())),
+            )
             yield CriterionItem.from_parent(self, name=plan.id, plan=plan, callobj=_callobj(names))
 
     def sandbox(self) -> Sandbox:
@@ -115,12 +118,13 @@ class TaskNode(pytest.Collector):
         key = (str(self.run.path), self.task.key)
         return cache.get(
             key,
-            lambda: Sandbox(self.run, self.task.task, self.task.key, self.task.entity,
-                            settings.check_options),
+            lambda: Sandbox(
+                self.run, self.task.task, self.task.key, self.task.entity, settings.check_options
+            ),
         )
 
 
-def _add_marker(node: pytest.Node, name: str, doc: str) -> None:
+def _add_marker(node: pytest.Item | pytest.Collector, name: str, doc: str) -> None:
     known = {line.split(":")[0].split("(")[0].strip() for line in node.config.getini("markers")}
     if name not in known:
         node.config.addinivalue_line("markers", f"{name}: {doc}")
@@ -185,8 +189,11 @@ class CriterionItem(pytest.Function):
             sources,
             options={**settings.check_options, "sandbox": self.funcargs["verial_sandbox"]},
             prior=prior,
-            inherited=(task_node.task.task.pass_threshold, benchmark.pass_threshold,
-                       settings.pass_threshold),
+            inherited=(
+                task_node.task.task.pass_threshold,
+                benchmark.pass_threshold,
+                settings.pass_threshold,
+            ),
         )
         record.update(self.identity())
         self.verial_record = record
@@ -198,17 +205,20 @@ class CriterionItem(pytest.Function):
         if not record["passed"]:
             raise CriterionFailed(record)
 
-    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:  # type: ignore[override]
+    def repr_failure(self, excinfo: Any) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, CriterionFailed):
             from .reporting.terminal import describe_failure
 
             scored = self.config.stash[SETTINGS].scored_for(self.task_node.run)
             return describe_failure(excinfo.value.record, scored)
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.plan.line - 1 if self.plan.line else None
-        label = f": {self.plan.criterion.label}" if self.plan.criterion.label else ""
+        # A label may quote an expected value; scored runs keep it out of agent-visible output.
+        scored = self.config.stash[SETTINGS].scored_for(self.task_node.run)
+        label = self.plan.criterion.label
+        label = f": {label}" if label and not scored else ""
         return self.task_node.benchmark_file.path, line, f"criterion {self.plan.id}{label}"
 
 
@@ -220,7 +230,7 @@ class NoCriteriaItem(pytest.Item):
             {"details": f"task {self.parent.name!r} has no criteria: scored 0, verdict fail"}  # type: ignore[union-attr]
         )
 
-    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:  # type: ignore[override]
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
         if isinstance(excinfo.value, CriterionFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)

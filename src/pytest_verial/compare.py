@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -33,8 +33,18 @@ from .errors import CheckError
 from .models import Model
 
 Op = Literal[
-    "equals", "not_equals", "contains", "regex", "exists", "absent", "in",
-    "gt", "gte", "lt", "lte", "approx",
+    "equals",
+    "not_equals",
+    "contains",
+    "regex",
+    "exists",
+    "absent",
+    "in",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "approx",
 ]
 OPS: tuple[str, ...] = Op.__args__  # type: ignore[attr-defined]
 
@@ -106,16 +116,16 @@ def _instant(value: Any) -> datetime | None:
     text = value.strip()
     try:
         if re.fullmatch(r"\d{4}", text):
-            return datetime(int(text), 1, 1, tzinfo=timezone.utc)
+            return datetime(int(text), 1, 1, tzinfo=UTC)
         if re.fullmatch(r"\d{4}-\d{2}", text):
-            return datetime(int(text[:4]), int(text[5:7]), 1, tzinfo=timezone.utc)
+            return datetime(int(text[:4]), int(text[5:7]), 1, tzinfo=UTC)
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
             d = date.fromisoformat(text)
-            return datetime(d.year, d.month, d.day, tzinfo=timezone.utc)
+            return datetime(d.year, d.month, d.day, tzinfo=UTC)
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _order(expected: Any, actual: Any) -> tuple[Any, Any] | None:
@@ -147,7 +157,7 @@ def compare(spec: FieldSpec, actual: Any) -> bool:
             return any(values_equal(expected, item) for item in actual)
         return isinstance(actual, str) and str(expected) in actual
     if op == "regex":
-        return actual is not None and _compile(str(expected)).search(_text(actual)) is not None
+        return _compile(str(expected)).search(_text(actual)) is not None
     if op == "in":
         return any(values_equal(item, actual) for item in expected or [])  # type: ignore[union-attr]
     if op == "approx":
@@ -161,7 +171,8 @@ def compare(spec: FieldSpec, actual: Any) -> bool:
     if pair is None:
         return False
     a, e = pair
-    return {"gt": a > e, "gte": a >= e, "lt": a < e, "lte": a <= e}[op]
+    result: bool = {"gt": a > e, "gte": a >= e, "lt": a < e, "lte": a <= e}[op]
+    return result
 
 
 def _text(value: Any) -> str:

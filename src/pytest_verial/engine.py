@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .checks import CheckContext, CheckOutcome
@@ -29,7 +29,7 @@ STATUSES = ("passed", "failed", "error", "gated", "skipped", "not_run")
 
 def now_iso() -> str:
     """The current UTC time, ISO 8601 with milliseconds and ``Z``."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def criterion_threshold(plan: CriterionPlan, inherited: tuple[float | None, ...] = ()) -> float:

@@ -136,7 +136,11 @@ def _get(node: Any, key: str) -> Any:
 
 
 def _index(node: Any, index: Any) -> Any:
-    return node[index] if isinstance(node, list) and isinstance(index, int) and index < len(node) else None
+    return (
+        node[index]
+        if isinstance(node, list) and isinstance(index, int) and index < len(node)
+        else None
+    )
 
 
 def _name_of(node: Any, index: Any, label: bool = False) -> str:
@@ -206,6 +210,7 @@ def load_benchmark(
 
     for message, loc in expand_consistency(root):
         reporter.add(message, loc)
+    _check_ids(root, reporter)
     try:
         benchmark = Benchmark.model_validate(root)
     except ValidationError as exc:
@@ -224,10 +229,11 @@ def load_benchmark(
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:
+    """Each problem once, in file order."""
     seen: dict[Problem, None] = {}
     for p in problems:
         seen.setdefault(p, None)
-    return list(seen)
+    return sorted(seen, key=lambda p: p.line or 0)
 
 
 def _as_benchmark(data: Any) -> tuple[Any, str | None]:
@@ -304,16 +310,10 @@ def _expand(
     plan: BenchmarkPlan, root: Any, registry: CheckRegistry | None, reporter: _Reporter
 ) -> None:
     """Resolve entities, give criteria ids, fill placeholders, build task runs."""
-    seen_tasks: dict[str, int] = {}
     for ti, task in enumerate(plan.benchmark.tasks):
         where: tuple[str | int, ...] = ("tasks", ti)
-        if "::" in task.id:
-            reporter.add("a task id cannot contain '::'", (*where, "id"))
-        if task.id in seen_tasks:
-            reporter.add(f"duplicate task id (also task #{seen_tasks[task.id] + 1})", (*where, "id"))
-        seen_tasks.setdefault(task.id, ti)
         entities = _entities(plan.benchmark, task, where, reporter)
-        ids = _criterion_ids(task, where, reporter)
+        ids = _criterion_ids(task)
         line = reporter.lines.line_of(root, where)
         for ci, crit in enumerate(task.criteria):
             cwhere = (*where, "criteria", ci)
@@ -344,7 +344,8 @@ def _expand(
                 )
         if reporter.problems:
             continue
-        for entity in entities or [None]:
+        bindings: list[Entity | None] = list(entities) or [None]
+        for entity in bindings:
             key = f"{task.id}[{entity.id}]" if entity else task.id
             criteria = []
             for ci, crit in enumerate(task.criteria):
@@ -391,8 +392,10 @@ def _entities(
             data = benchmark.entities.get(ref)
             if data is None:
                 known = ", ".join(sorted(benchmark.entities)) or "none defined"
-                reporter.add(f"unknown entity {ref!r} (benchmark entities: {known})",
-                             (*where, "entities", ei))
+                reporter.add(
+                    f"unknown entity {ref!r} (benchmark entities: {known})",
+                    (*where, "entities", ei),
+                )
                 continue
             entity = Entity.model_validate({**data, "id": ref})
         else:
@@ -400,28 +403,50 @@ def _entities(
         if entity.id in seen:
             reporter.add(f"entity {entity.id!r} is bound twice", (*where, "entities", ei))
         if re.search(r"[\[\]/\\]|::", entity.id):
-            reporter.add("an entity id cannot contain '[', ']', '/', '\\' or '::'",
-                         (*where, "entities", ei))
+            reporter.add(
+                "an entity id cannot contain '[', ']', '/', '\\' or '::'", (*where, "entities", ei)
+            )
         seen.add(entity.id)
         entities.append(entity)
     return entities
 
 
-def _criterion_ids(task: Task, where: tuple[str | int, ...], reporter: _Reporter) -> list[str]:
-    """Explicit ids, else a slug of the label, else ``criterion-<n>``; duplicates reported."""
-    ids: list[str] = []
-    explicit: dict[str, int] = {}
-    for ci, crit in enumerate(task.criteria):
-        if crit.id is not None:
-            if "::" in crit.id or not crit.id.strip():
-                reporter.add("a criterion id must be non-empty and cannot contain '::'",
-                             (*where, "criteria", ci, "id"))
-            if crit.id in explicit:
+def _check_ids(root: Any, reporter: _Reporter) -> None:
+    """Duplicate and unusable task and criterion ids, on the raw data (so they are reported
+    together with any type error elsewhere in the file)."""
+    seen_tasks: dict[str, int] = {}
+    for ti, task in enumerate(_get(root, "tasks") or []):
+        task_id = _get(task, "id")
+        if isinstance(task_id, str):
+            if "::" in task_id or not task_id.strip():
                 reporter.add(
-                    f"duplicate criterion id (also criterion #{explicit[crit.id] + 1})",
-                    (*where, "criteria", ci, "id"),
+                    "a task id must be non-empty and cannot contain '::'", ("tasks", ti, "id")
                 )
-            explicit.setdefault(crit.id, ci)
+            if task_id in seen_tasks:
+                reporter.add(
+                    f"duplicate task id (also task #{seen_tasks[task_id] + 1})", ("tasks", ti, "id")
+                )
+            seen_tasks.setdefault(task_id, ti)
+        explicit: dict[str, int] = {}
+        criteria = _get(task, "criteria")
+        for ci, crit in enumerate(criteria if isinstance(criteria, list) else []):
+            crit_id = _get(crit, "id")
+            if not isinstance(crit_id, str):
+                continue
+            where = ("tasks", ti, "criteria", ci, "id")
+            if "::" in crit_id or not crit_id.strip():
+                reporter.add("a criterion id must be non-empty and cannot contain '::'", where)
+            if crit_id in explicit:
+                reporter.add(
+                    f"duplicate criterion id (also criterion #{explicit[crit_id] + 1})", where
+                )
+            explicit.setdefault(crit_id, ci)
+
+
+def _criterion_ids(task: Task) -> list[str]:
+    """Explicit ids, else a slug of the label, else ``criterion-<n>`` (made unique)."""
+    ids: list[str] = []
+    explicit = {crit.id for crit in task.criteria if crit.id is not None}
     for ci, crit in enumerate(task.criteria):
         if crit.id is not None:
             ids.append(crit.id)

@@ -20,16 +20,32 @@ from .state import SANDBOXES, SETTINGS
 
 OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
     # (flag, argparse kwargs, ini type, help)
-    ("--verial-run", {"action": "append", "metavar": "DIR"}, "paths",
-     "run directory to score (repeatable: trials); default: sandbox/ beside each benchmark file"),
+    (
+        "--verial-run",
+        {"action": "append", "metavar": "DIR"},
+        "paths",
+        "run directory to score (repeatable: trials); default: sandbox/ beside each benchmark file",
+    ),
     ("--verial-report", {"metavar": "PATH"}, "string", "write the JSON report to PATH"),
     ("--verial-junit", {"metavar": "PATH"}, "string", "write task-level JUnit XML to PATH"),
-    ("--verial-scored", {"action": "store_true", "default": None}, "bool",
-     "scored run: keep details and evidence out of the terminal and JUnit (JSON keeps them)"),
-    ("--verial-pass-threshold", {"metavar": "SCORE"}, "string",
-     "score a task needs for verdict pass (default 0.9; a benchmark or task may set its own)"),
-    ("--verial-fail-under", {"metavar": "SCORE"}, "string",
-     "exit 0 iff the run score reaches SCORE and no criterion errored"),
+    (
+        "--verial-scored",
+        {"action": "store_true", "default": None},
+        "bool",
+        "scored run: keep details and evidence out of the terminal and JUnit (JSON keeps them)",
+    ),
+    (
+        "--verial-pass-threshold",
+        {"metavar": "SCORE"},
+        "string",
+        "score a task needs for verdict pass (default 0.9; a benchmark or task may set its own)",
+    ),
+    (
+        "--verial-fail-under",
+        {"metavar": "SCORE"},
+        "string",
+        "exit 0 iff the run score reaches SCORE and no criterion errored",
+    ),
 ]
 
 
@@ -43,8 +59,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest = flag.lstrip("-").replace("-", "_")
         group.addoption(flag, dest=dest, help=help_text, **kwargs)
         parser.addini(dest, help=help_text, type=ini_type)  # type: ignore[arg-type]
-    parser.addini("verial_patterns", type="args",
-                  help="extra glob patterns of benchmark files besides *.verial.yaml|yml|json")
+    parser.addini(
+        "verial_patterns",
+        type="args",
+        help="extra glob patterns of benchmark files besides *.verial.yaml|yml|json",
+    )
     # -- LLM judge (PRD-103): --verial-judge-* options --------------------------------------
     from .judge import pytest_plugin as judge_plugin
 
@@ -72,7 +91,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BenchmarkFile | None:
     settings = parent.config.stash[SETTINGS]
     if is_benchmark_file(file_path, settings.patterns):
-        return BenchmarkFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+        return BenchmarkFile.from_parent(parent, path=file_path)
     return None
 
 
@@ -85,12 +104,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             # A source fixture raised (overridden in a conftest, or unusable run settings).
             record = {**base_record(item.plan, item.task_node.task), **item.identity()}
             message = str(call.excinfo.value) if call.excinfo else "setup failed"
-            record.update(passed=False, score=0.0, status="error", evidence={},
-                          details=f"source setup failed: {message}",
-                          started_at=now_iso(), completed_at=now_iso(), duration=0.0)
+            record.update(
+                passed=False,
+                score=0.0,
+                status="error",
+                evidence={},
+                details=f"source setup failed: {message}",
+                started_at=now_iso(),
+                completed_at=now_iso(),
+                duration=0.0,
+            )
             item.verial_record = record
-        if record is not None and call.when in ("setup", "call") and not (
-            call.when == "setup" and report.passed
+        if (
+            record is not None
+            and call.when in ("setup", "call")
+            and not (call.when == "setup" and report.passed)
         ):
             report.verial = record  # plain JSON types: travels from xdist workers
     return report
@@ -99,13 +127,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 class XdistScheduling:
     """Keep each task run on one worker, criteria in order (deterministic before judge)."""
 
-    @pytest.hookimpl(trylast=True)
+    @pytest.hookimpl(trylast=True, optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if config.getoption("dist") != "load":
             return None
-        from xdist.scheduler import LoadScopeScheduling
+        from .xdist_scheduling import TaskRunScheduling
 
-        return LoadScopeScheduling(config, log)
+        return TaskRunScheduling(config, log)
 
 
 def _sandbox(request: pytest.FixtureRequest) -> Sandbox:

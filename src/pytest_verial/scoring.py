@@ -56,7 +56,9 @@ def axes(items: Sequence[Scored]) -> dict[str, dict[str, float]]:
     }
 
 
-def verdict(score: float, threshold: float = DEFAULT_VERDICT_THRESHOLD, has_criteria: bool = True) -> str:
+def verdict(
+    score: float, threshold: float = DEFAULT_VERDICT_THRESHOLD, has_criteria: bool = True
+) -> str:
     """``pass`` at or above the threshold, ``fail`` at 0 or with no criteria, else ``partial``."""
     if not has_criteria or score <= TOLERANCE:
         return "fail"
@@ -113,4 +115,6 @@ def trial_stats(scores: Sequence[float], verdicts: Sequence[str]) -> TrialStats:
     else:
         half = 0.0
     passes = sum(1 for v in verdicts if v == "pass")
-    return TrialStats(k, clamp(mean), passes == k, passes / k, clamp(mean - half), clamp(mean + half))
+    return TrialStats(
+        k, clamp(mean), passes == k, passes / k, clamp(mean - half), clamp(mean + half)
+    )

@@ -90,8 +90,12 @@ def resolve(config: pytest.Config) -> Settings:
             "--verial-run: two run directories share the name "
             f"{next(n for n in labels if labels.count(n) > 1)!r}; runs are labelled by name"
         )
-    scored = bool(config.getoption("verial_scored")) or str(config.getini("verial_scored")).lower() in (
-        "1", "true", "yes",
+    scored = bool(config.getoption("verial_scored")) or str(
+        config.getini("verial_scored")
+    ).lower() in (
+        "1",
+        "true",
+        "yes",
     )
     patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
     return Settings(

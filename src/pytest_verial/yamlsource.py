@@ -42,7 +42,7 @@ class LineMap:
         return line
 
 
-class _LineLoader(_Base):  # type: ignore[misc, valid-type]
+class _LineLoader(_Base):  # type: ignore[misc]
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.line_map = LineMap()

@@ -76,7 +76,14 @@ class CheckSpec:
     judge: bool = False
 
     KNOWN_SOURCES: ClassVar[tuple[str, ...]] = (
-        "fhir", "hl7", "portal", "files", "voice", "x12", "output", "judge",
+        "fhir",
+        "hl7",
+        "portal",
+        "files",
+        "voice",
+        "x12",
+        "output",
+        "judge",
     )
 
     def __post_init__(self) -> None:

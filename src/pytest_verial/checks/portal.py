@@ -40,9 +40,9 @@ class PortalStateMatch(AssertionSpec):
     assertions: list[FieldSpec] = Field(default_factory=list)
 
 
-def _candidates(spec: PortalStateMatch, rows: list[dict[str, Any]], ctx: CheckContext) -> tuple[
-    list[tuple[int, dict[str, Any]]], Any
-]:
+def _candidates(
+    spec: PortalStateMatch, rows: list[dict[str, Any]], ctx: CheckContext
+) -> tuple[list[tuple[int, dict[str, Any]]], Any]:
     key, value = spec.correlate_by.key, spec.correlate_by.value
     if key is not None and value is None and ctx.entity is not None:
         value = ctx.entity.fields().get(key)
@@ -69,7 +69,9 @@ def check(spec: PortalStateMatch, ctx: CheckContext) -> CheckOutcome:
     candidates, value = _candidates(spec, rows, ctx)
     if not candidates:
         key = spec.correlate_by.key
-        wanted = f" with {key} = {value!r}" if value is not None else (f" with {key}" if key else "")
+        wanted = (
+            f" with {key} = {value!r}" if value is not None else (f" with {key}" if key else "")
+        )
         return CheckOutcome(
             0.0,
             f"no row in portal table {resource!r}{wanted} ({len(rows)} rows)",
@@ -89,9 +91,8 @@ def check(spec: PortalStateMatch, ctx: CheckContext) -> CheckOutcome:
     key = spec.correlate_by.key
     row_key = resolve(row, key) if key else index
     passed = sum(1 for r in results if r["passed"])
-    details = (
-        f"row {row_key!r} of {resource!r}: {passed} of {len(results)} assertions passed"
-        + (f" (best of {len(candidates)} candidate rows)" if len(candidates) > 1 else "")
+    details = f"row {row_key!r} of {resource!r}: {passed} of {len(results)} assertions passed" + (
+        f" (best of {len(candidates)} candidate rows)" if len(candidates) > 1 else ""
     )
     evidence: dict[str, JsonValue] = {
         "assertion_results": results,  # type: ignore[dict-item]

@@ -66,7 +66,9 @@ def _similarity(phrase: str, text: str) -> float:
     return best
 
 
-def find(phrase: str, turns: list[tuple[int, str]], fuzzy: float | None) -> tuple[int | None, float]:
+def find(
+    phrase: str, turns: list[tuple[int, str]], fuzzy: float | None
+) -> tuple[int | None, float]:
     """The index of the first turn containing ``phrase``, and the similarity found."""
     target = normalise(phrase)
     for index, text in turns:
@@ -102,8 +104,11 @@ def check(spec: VoiceTranscript, ctx: CheckContext) -> CheckOutcome:
     for phrase in spec.contains:
         turn, similarity = find(phrase, turns, spec.fuzzy)
         row: dict[str, JsonValue] = {
-            "phrase": phrase, "expected": "present", "found": turn is not None,
-            "turn": turn, "passed": turn is not None,
+            "phrase": phrase,
+            "expected": "present",
+            "found": turn is not None,
+            "turn": turn,
+            "passed": turn is not None,
         }
         if spec.fuzzy is not None:
             row["similarity"] = round(similarity, 3)
@@ -111,8 +116,11 @@ def check(spec: VoiceTranscript, ctx: CheckContext) -> CheckOutcome:
     for phrase in spec.not_contains:
         turn, similarity = find(phrase, turns, spec.fuzzy)
         row = {
-            "phrase": phrase, "expected": "absent", "found": turn is not None,
-            "turn": turn, "passed": turn is None,
+            "phrase": phrase,
+            "expected": "absent",
+            "found": turn is not None,
+            "turn": turn,
+            "passed": turn is None,
         }
         if spec.fuzzy is not None:
             row["similarity"] = round(similarity, 3)

@@ -37,32 +37,59 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
         fails = sum(1 for c in cases if c["status"] in ("failed", "gated", "error"))
         errors = sum(1 for c in cases if c["status"] == "error")
         suite = ET.SubElement(
-            root, "testsuite", name=task["id"], tests=str(len(cases)), failures=str(fails),
-            errors="0", skipped=str(sum(1 for c in cases if c["status"] in
-                                        ("skipped", "deselected", "not_run"))),
+            root,
+            "testsuite",
+            name=task["id"],
+            tests=str(len(cases)),
+            failures=str(fails),
+            errors="0",
+            skipped=str(
+                sum(1 for c in cases if c["status"] in ("skipped", "deselected", "not_run"))
+            ),
             time=_t(sum(c["duration"] or 0.0 for c in cases)),
         )
         total, failures = total + len(cases), failures + fails
         props: dict[str, Any] = {
-            "score": task["score"], "verdict": task["verdict"], "status": task["status"],
-            "errors": errors, "benchmark": task["benchmark"], "run": task["run"],
+            "score": task["score"],
+            "verdict": task["verdict"],
+            "status": task["status"],
+            "errors": errors,
+            "benchmark": task["benchmark"],
+            "run": task["run"],
         }
         for axis, value in task["axes"].items():
             props[f"axis.{axis}.score"] = value["score"]
             props[f"axis.{axis}.weight"] = value["weight"]
         _props(suite, props)
         for c in cases:
-            case = ET.SubElement(suite, "testcase", name=c["criterion_id"],
-                                 classname=task["id"], time=_t(c["duration"]))
-            _props(case, {"score": c["score"], "weight": c["weight"], "axis": c["axis"],
-                          "status": c["status"], "assert": c["assert"]})
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                name=c["criterion_id"],
+                classname=task["id"],
+                time=_t(c["duration"]),
+            )
+            _props(
+                case,
+                {
+                    "score": c["score"],
+                    "weight": c["weight"],
+                    "axis": c["axis"],
+                    "status": c["status"],
+                    "assert": c["assert"],
+                },
+            )
             status = c["status"]
             if status in ("failed", "gated", "error"):
                 score = c["score"] if c["score"] is not None else 0.0
-                message = (f"criterion {status} (score {score:.2f})" if scored
-                           else (c["details"] or f"criterion {status}"))
-                failure = ET.SubElement(case, "failure", message=message,
-                                        type="error" if status == "error" else status)
+                message = (
+                    f"criterion {status} (score {score:.2f})"
+                    if scored
+                    else (c["details"] or f"criterion {status}")
+                )
+                failure = ET.SubElement(
+                    case, "failure", message=message, type="error" if status == "error" else status
+                )
                 if not scored and c["evidence"]:
                     failure.text = json.dumps(c["evidence"], indent=2, default=str)
             elif status in ("skipped", "deselected", "not_run"):

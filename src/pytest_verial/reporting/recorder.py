@@ -56,6 +56,7 @@ class Recorder:
                 self.files.setdefault(display_path(self.config, file_node.path), file_node.plan)
                 self.selected.append(item.nodeid)
 
+    @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if self.selected:
             return
@@ -85,8 +86,12 @@ class Recorder:
         record = getattr(report, "verial", None)
         if record is not None:
             self.records[report.nodeid] = {**record, "outcome": report.outcome}
-        elif report.failed and report.when in ("setup", "call", "???") and \
-                report.nodeid not in self.records and not report.nodeid.endswith("::no-criteria"):
+        elif (
+            report.failed
+            and report.when in ("setup", "call", "???")
+            and report.nodeid not in self.records
+            and not report.nodeid.endswith("::no-criteria")
+        ):
             self.records[report.nodeid] = self._error_record(report)
         self._checkpoint()
 
@@ -102,10 +107,15 @@ class Recorder:
             "axis": plan.criterion.axis if plan else None,
             "weight": plan.criterion.weight if plan else 1.0,
             "judge": plan.judge if plan else False,
-            "passed": False, "score": 0.0, "status": "error",
+            "passed": False,
+            "score": 0.0,
+            "status": "error",
             "details": f"criterion did not complete: {reason.strip()}",
-            "evidence": {}, "started_at": None, "completed_at": now_iso(),
-            "duration": report.duration, "outcome": report.outcome,
+            "evidence": {},
+            "started_at": None,
+            "completed_at": now_iso(),
+            "duration": report.duration,
+            "outcome": report.outcome,
         }
 
     def _plan_of(self, nodeid: str) -> Any:
@@ -113,7 +123,8 @@ class Recorder:
         plan = self.files.get(parts[0])
         if plan is None or len(parts) < 3:
             return None
-        task_name = parts[1].split("@", 1)[0] if len(self.settings.runs) > 1 else parts[1]
+        several = len(self.settings.run_dirs_for(plan.path)) > 1
+        task_name = parts[1].rsplit("@", 1)[0] if several else parts[1]
         for task in plan.tasks:
             if task.key == task_name:
                 return next((c for c in task.criteria if c.id == parts[2]), None)
@@ -124,18 +135,24 @@ class Recorder:
 
     # -- writing ---------------------------------------------------------------------------
     def _input(self, running: bool) -> ReportInput:
+        file_runs = {d: self.settings.run_dirs_for(p.path) for d, p in self.files.items()}
         runs: list[Any] = []
-        for plan in self.files.values():
-            for run in self.settings.run_dirs_for(plan.path):
-                if run not in runs:
-                    runs.append(run)
+        for dirs in file_runs.values():
+            runs.extend(r for r in dirs if r not in runs)
         return ReportInput(
-            files=list(self.files.items()), runs=runs, selected=set(self.selected),
-            records=self.records, pass_threshold=self.settings.pass_threshold,
+            files=list(self.files.items()),
+            file_runs=file_runs,
+            runs=runs,
+            selected=set(self.selected),
+            records=self.records,
+            pass_threshold=self.settings.pass_threshold,
             scored=self.settings.scored or any(r.config.scored for r in runs),
-            started_at=self.started_at, completed_at=None if running else now_iso(),
-            duration=time.perf_counter() - self.clock, interrupted=self.interrupted,
-            collection_errors=self.collection_errors, running=running,
+            started_at=self.started_at,
+            completed_at=None if running else now_iso(),
+            duration=time.perf_counter() - self.clock,
+            interrupted=self.interrupted,
+            collection_errors=self.collection_errors,
+            running=running,
         )
 
     def _checkpoint(self) -> None:
@@ -166,7 +183,9 @@ class Recorder:
             errors = run["summary"]["criteria_error"] + run["summary"]["collection_errors"]
             ok = run["score"] is not None and reaches(run["score"], self.settings.fail_under)
             self.gate = (ok, errors)
-            session.exitstatus = pytest.ExitCode.OK if ok and not errors else pytest.ExitCode.TESTS_FAILED
+            session.exitstatus = (
+                pytest.ExitCode.OK if ok and not errors else pytest.ExitCode.TESTS_FAILED
+            )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.report is None:
@@ -182,7 +201,8 @@ class Recorder:
             verdict = "reached" if ok else "NOT reached"
             terminalreporter.write_line(
                 f"fail-under {self.settings.fail_under}: run score {shown} {verdict}"
-                + (f", {errors} errors" if errors else "") + f" -> exit {0 if ok and not errors else 1}"
+                + (f", {errors} errors" if errors else "")
+                + f" -> exit {0 if ok and not errors else 1}"
             )
         if self.settings.report is not None:
             terminalreporter.write_line(f"JSON report: {self.settings.report}")

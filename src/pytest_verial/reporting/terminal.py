@@ -31,17 +31,21 @@ def _rows(evidence: dict[str, Any]) -> list[str]:
     for r in evidence.get("phrase_results") or []:
         mark = "ok" if r.get("passed") else "FAIL"
         where = f"turn {r['turn']}" if r.get("turn") is not None else "not found"
-        lines.append(f"    {r.get('expected', 'present'):<8} {_short(r.get('phrase'), 40):<42} "
-                     f"{where:<10} {mark}")
+        lines.append(
+            f"    {r.get('expected', 'present'):<8} {_short(r.get('phrase'), 40):<42} "
+            f"{where:<10} {mark}"
+        )
     return lines
 
 
 def describe_failure(record: dict[str, Any], scored: bool) -> str:
     """A failing criterion as a sentence, plus expected/actual rows unless the run is scored."""
     status = record.get("status", "failed")
-    what = (f"criterion {record.get('criterion_id')!r} ({record.get('assert')}) {status}: "
-            f"score {float(record.get('score') or 0.0):.2f}, weight {record.get('weight')}, "
-            f"axis {record.get('axis') or '__default__'}")
+    what = (
+        f"criterion {record.get('criterion_id')!r} ({record.get('assert')}) {status}: "
+        f"score {float(record.get('score') or 0.0):.2f}, weight {record.get('weight')}, "
+        f"axis {record.get('axis') or '__default__'}"
+    )
     if scored:
         return what + "\n  (details withheld: scored run; see the JSON report)"
     lines = [what, f"  {record.get('details') or ''}".rstrip()]
@@ -53,6 +57,11 @@ def _axes(axes: dict[str, dict[str, float]]) -> str:
     return "  ".join(f"{name} {v['score']:.2f} (w{v['weight']:g})" for name, v in axes.items())
 
 
+def _name(task_run: dict[str, Any]) -> str:
+    """The task node's name: ``task[entity]``, with ``@run`` when several runs are scored."""
+    return str(task_run["id"]).rsplit("::", 1)[-1]
+
+
 def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     """The summary table per task run and the run line."""
     run = report["benchmark_run"]
@@ -60,13 +69,15 @@ def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     tasks = run["task_runs"]
     if not tasks:
         return ["no task runs were scored"]
-    width = max(len("task"), *(len(t["task_key"]) + (len(t["run"]) + 1 if len(run["runs"]) > 1
-                                                      else 0) for t in tasks))
+    width = max(
+        len("task"),
+        *(len(_name(t)) for t in tasks),
+    )
     lines.append(f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes")
     for t in tasks:
-        name = t["task_key"] + (f"@{t['run']}" if len(run["runs"]) > 1 else "")
+        name = _name(t)
         score = f"{t['score']:.3f}" if t["score"] is not None else "-"
-        verdict = t["verdict"] or t["status"]
+        verdict = t["verdict"] or "-"
         note = f"  [{t['status']}]" if t["status"] != "completed" else ""
         lines.append(f"{name:<{width}}  {score:>6}  {verdict:<8}  {_axes(t['axes'])}{note}")
     for trial in run.get("trials") or []:
@@ -90,11 +101,15 @@ def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     )
     for warning in run["warnings"]:
         lines.append(f"warning: {warning}")
-    failing = [(t, c) for t in tasks for c in t["criterion_runs"]
-               if c["status"] in ("failed", "error", "gated")]
+    failing = [
+        (t, c)
+        for t in tasks
+        for c in t["criterion_runs"]
+        if c["status"] in ("failed", "error", "gated")
+    ]
     if failing:
         lines.append("failing criteria:")
         for t, c in failing:
-            head = f"  {t['task_key']}::{c['criterion_id']}"
+            head = f"  {_name(t)}::{c['criterion_id']}"
             lines.append(head + "  " + describe_failure(c, scored).replace("\n", "\n  "))
     return lines

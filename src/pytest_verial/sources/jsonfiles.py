@@ -30,7 +30,9 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SourceError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        raise SourceError(
+            f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+        ) from None
 
 
 def iter_jsonl(path: Path) -> Iterator[Any]:

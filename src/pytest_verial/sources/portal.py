@@ -114,7 +114,7 @@ def _sqlite_rows(path: Path, table: str) -> list[Row]:
     try:
         quoted = '"' + table.replace('"', '""') + '"'
         return [
-            {key: _maybe_json(row[key]) for key in row.keys()}
+            {key: _maybe_json(row[key]) for key in row.keys()}  # noqa: SIM118 - sqlite3.Row
             for row in conn.execute(f"SELECT * FROM {quoted}")  # noqa: S608 - name from sqlite_master
         ]
     except sqlite3.DatabaseError as exc:

@@ -1,0 +1,139 @@
+"""Per-criterion overhead of pytest-verial against bare pytest items doing the same work.
+
+Builds, in a temporary directory, a benchmark of N portal-state-match criteria (T tasks of
+N/T criteria, one field each, over a sandbox of JSON rows) and an equivalent plain pytest file
+with N parametrized tests that read the same rows (cached per task, as the plugin's source is)
+and make the same comparison. Both are run by pytest in subprocesses, alternating, R times;
+the median wall times give the ratio (DESIGN §8: target <= 1.5 at 5,000 criteria).
+
+    python bench/overhead.py [--criteria 5000] [--tasks 100] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PLAIN_TEST = """
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+RUN = Path(__file__).parent / "sandbox"
+CASES = json.loads((Path(__file__).parent / "cases.json").read_text())
+
+
+@lru_cache(maxsize=8)
+def rows(task):
+    return json.loads((RUN / task / "portal" / "claims.json").read_text())
+
+
+@pytest.mark.parametrize("task,key,path,expected", CASES)
+def test_field(task, key, path, expected):
+    row = next(r for r in rows(task) if r["claim_id"] == key)
+    value = row
+    for part in path.split("."):
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    assert value == expected
+"""
+
+
+def build(root: Path, criteria: int, tasks: int) -> None:
+    per_task = criteria // tasks
+    bench_tasks, cases = [], []
+    for t in range(tasks):
+        task_id = f"task-{t:04d}"
+        rows = [
+            {
+                "claim_id": f"CLM-{t}-{i}",
+                "status": "accepted",
+                "lines": [{"cpt": "99213", "charge": 125.0 + i}],
+                "payer": {"name": "Aetna"},
+            }
+            for i in range(per_task)
+        ]
+        folder = root / "sandbox" / task_id / "portal"
+        folder.mkdir(parents=True)
+        (folder / "claims.json").write_text(json.dumps(rows))
+        crits = []
+        for i in range(per_task):
+            crits.append(
+                {
+                    "id": f"c{i}",
+                    "weight": 1 + i % 3,
+                    "axis": "correctness" if i % 2 else "safety",
+                    "assertion": {
+                        "assert": "portal-state-match",
+                        "correlate_by": {
+                            "resource": "claims",
+                            "key": "claim_id",
+                            "value": f"CLM-{t}-{i}",
+                        },
+                        "assertions": [{"path": "lines.0.cpt", "expected": "99213"}],
+                    },
+                }
+            )
+            cases.append([task_id, f"CLM-{t}-{i}", "lines.0.cpt", "99213"])
+        bench_tasks.append({"id": task_id, "criteria": crits})
+    (root / "load.verial.json").write_text(json.dumps({"benchmark": "load", "tasks": bench_tasks}))
+    (root / "test_plain.py").write_text(PLAIN_TEST)
+    (root / "cases.json").write_text(json.dumps(cases))
+    (root / "pytest.ini").write_text("[pytest]\n")
+
+
+def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in ok:
+        raise SystemExit(f"pytest {' '.join(args)} failed:\n{proc.stdout[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--criteria", type=int, default=5000)
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        build(root, args.criteria, args.tasks)
+        verial, plain, empty = [], [], []
+        for _ in range(args.repeat):
+            verial.append(timed(["load.verial.json", "--verial-run", "sandbox"], root))
+            plain.append(timed(["test_plain.py"], root))
+            empty.append(
+                timed(
+                    ["-c", "pytest.ini", "--co", "-k", "nothing-at-all", "cases.json"],
+                    root,
+                    ok=(4, 5),
+                )
+            )
+        v, p, e = (statistics.median(x) for x in (verial, plain, empty))
+    n = args.criteria
+    print(f"criteria: {n} in {args.tasks} tasks, repeats: {args.repeat} (medians)")
+    print(
+        f"pytest-verial:      {v:7.2f} s  ({(v - e) / n * 1e3:.3f} ms per criterion above start-up)"
+    )
+    print(f"plain pytest items: {p:7.2f} s  ({(p - e) / n * 1e3:.3f} ms per test above start-up)")
+    print(f"pytest start-up:    {e:7.2f} s")
+    print(f"ratio (wall):       {v / p:.2f}")
+    print(f"ratio (per item):   {(v - e) / (p - e):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""xdist scheduling: each task run goes whole to one worker, and a crash is not retried.
+
+xdist's ``loadscope`` already groups items by everything before the last ``::``, which for
+``path::task::criterion`` is the task run: its criteria stay on one worker, in collection
+order (deterministic ones before judge ones, so gating sees their results). One change: when a
+worker dies, ``loadscope`` puts the whole unfinished task back in the queue, *including* the
+criterion that killed the worker, which then kills the next worker too. Here the crashed
+criterion is marked done first (xdist reports it as failed, the recorder as an error with
+score 0) and only the rest of its task is rescheduled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+
+class TaskRunScheduling(LoadScopeScheduling):  # type: ignore[misc]
+    """``loadscope`` that never reschedules the criterion that crashed its worker."""
+
+    def remove_node(self, node: Any) -> str | None:
+        workload = self.assigned_work.get(node) or {}
+        crashed = next(
+            (nodeid for unit in workload.values() for nodeid, done in unit.items() if not done),
+            None,
+        )
+        if crashed is not None:
+            for unit in workload.values():
+                if crashed in unit:
+                    unit[crashed] = True
+            for scope in [s for s, unit in workload.items() if all(unit.values())]:
+                del workload[scope]
+        super().remove_node(node)
+        return crashed
