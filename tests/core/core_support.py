@@ -1,0 +1,296 @@
+"""Helpers of the core suite: benchmark projects on disk, child pytest runs, report lookups.
+
+A plain module with a name no other test directory uses (``conftest`` is re-imported per
+directory, so importing helpers from it is fragile). Fixtures live in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+JUNIT_XSD = REPO.parent / "shared" / "data" / "junit-10.xsd"
+REPORT_SCHEMA = REPO / "src" / "pytest_verial" / "report.schema.json"
+#: keys whose values legitimately differ between two runs of the same benchmark
+TIMING_KEYS = frozenset({"started_at", "completed_at", "duration"})
+
+
+class Project:
+    """A directory holding benchmark files, run directories and conftests for one test."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        ini = path / "pytest.ini"
+        if not ini.exists():  # pin rootdir: node ids are relative to this directory
+            ini.write_text("[pytest]\n", encoding="utf-8")
+
+    def benchmark(self, name: str, data: Any, fmt: str = "yaml") -> Path:
+        """Write ``<name>.verial.<fmt>``; ``data`` is text (written as is) or an object."""
+        path = self.path / f"{name}.verial.{fmt}"
+        if isinstance(data, bytes):
+            path.write_bytes(data)
+        elif isinstance(data, str):
+            path.write_text(data, encoding="utf-8")
+        elif fmt == "json":
+            path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        else:
+            path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        return path
+
+    def sandbox(self, task_key: str, files: dict[str, Any], run: str = "sandbox") -> Path:
+        """Write files of one task run's sandbox (objects as JSON, str/bytes as they are)."""
+        base = self.path / run / task_key
+        for rel, content in files.items():
+            target = base / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            elif isinstance(content, str):
+                target.write_text(content, encoding="utf-8")
+            else:
+                target.write_text(json.dumps(content), encoding="utf-8")
+        base.mkdir(parents=True, exist_ok=True)
+        return base
+
+    def run_yaml(self, data: dict[str, Any], run: str = "sandbox") -> None:
+        """Write ``run.yaml`` of a run directory."""
+        (self.path / run).mkdir(parents=True, exist_ok=True)
+        (self.path / run / "run.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+
+    def conftest(self, source: str) -> None:
+        """Write ``conftest.py`` at the project root."""
+        (self.path / "conftest.py").write_text(source, encoding="utf-8")
+
+    def read_report(self, name: str = "report.json") -> dict[str, Any]:
+        """Load a JSON report written into the project."""
+        return json.loads((self.path / name).read_text(encoding="utf-8"))
+
+
+def pytest_command(*args: str) -> list[str]:
+    """``python -m pytest`` for a child process, without the cache plugin."""
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a child pytest: nothing from the outer session leaks in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def run_subprocess(path: Path, *args: str, timeout: float = 120) -> tuple[int, str]:
+    """Run pytest in ``path`` in a child process; return (exit code, stdout + stderr)."""
+    proc = subprocess.run(
+        pytest_command(*args), cwd=path, env=child_env(), capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def strip_timing(value: Any) -> Any:
+    """A copy of a report without the keys that hold times."""
+    if isinstance(value, dict):
+        return {k: strip_timing(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [strip_timing(v) for v in value]
+    return value
+
+
+def criterion_runs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every criterion run of a report, by node id."""
+    return {
+        c["nodeid"]: c
+        for t in report["benchmark_run"]["task_runs"]
+        for c in t["criterion_runs"]
+    }
+
+
+def task_runs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every task run of a report, by its id (``file::task``)."""
+    return {t["id"]: t for t in report["benchmark_run"]["task_runs"]}
+
+
+def portal_criterion(cid: str, resource: str, key: str | None, value: Any,
+                     assertions: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """A ``portal-state-match`` criterion."""
+    correlate: dict[str, Any] = {"resource": resource}
+    if key is not None:
+        correlate["key"] = key
+    if value is not None:
+        correlate["value"] = value
+    return {"id": cid, **extra, "assertion": {
+        "assert": "portal-state-match", "correlate_by": correlate, "assertions": assertions}}
+
+
+def voice_criterion(cid: str, speaker: str | None = "agent", contains: list[str] | None = None,
+                    not_contains: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    """A ``voice-transcript`` criterion."""
+    assertion: dict[str, Any] = {"assert": "voice-transcript"}
+    if speaker is not None:
+        assertion["speaker"] = speaker
+    if contains:
+        assertion["contains"] = contains
+    if not_contains:
+        assertion["not_contains"] = not_contains
+    return {"id": cid, **extra, "assertion": assertion}
+
+
+# -- a realistic benchmark shared by the report, scored-mode and xdist tests ------------------
+
+#: every string a criterion expects; a scored run must not show any of them outside the JSON
+EXPECTED_STRINGS = (
+    "submitted-quokka", "72148-quokka", "quokka member number", "wombat secret phrase",
+    "sent-platypus", "cardiology-platypus", "cardio-platypus", "narwhal tuesday",
+    "booked-narwhal", "active-echidna",
+)
+
+PRIOR_AUTH: dict[str, Any] = {
+    "benchmark": "prior-auth",
+    "version": 3,
+    "name": "Prior authorization",
+    "entities": {
+        "maria-chen": {"name": "Maria Chen", "request_id": "PA-1001"},
+        "john-smith": {"name": "John Smith", "request_id": "PA-1002"},
+    },
+    "tasks": [
+        {
+            "id": "pa-lumbar-mri",
+            "name": "Submit a PA for a lumbar MRI",
+            "task_item": {"instruction": "Submit a prior authorization request for a lumbar MRI"},
+            "entities": ["maria-chen", "john-smith"],
+            "tags": ["prior-auth"],
+            "criteria": [
+                portal_criterion("pa-submitted", "prior_auth_requests", "request_id",
+                                 "{entity.request_id}",
+                                 [{"path": "status", "expected": "submitted-quokka"},
+                                  {"path": "cpt", "expected": "72148-quokka"}],
+                                 label="PA submitted in the payer portal", weight=2,
+                                 axis="correctness"),
+                voice_criterion("asks-member-id", contains=["quokka member number"],
+                                axis="safety"),
+                voice_criterion("no-secret", not_contains=["wombat secret phrase"],
+                                axis="safety"),
+            ],
+        },
+        {
+            "id": "referral-cardiology",
+            "name": "Send a cardiology referral",
+            "tags": ["referral"],
+            "criteria": [
+                portal_criterion("referral-sent", "referrals", "referral_id", "REF-77",
+                                 [{"path": "status", "expected": "sent-platypus"},
+                                  {"path": "specialty", "op": "in",
+                                   "expected": ["cardiology-platypus", "cardio-platypus"]}]),
+                portal_criterion("sent-fast", "referrals", "referral_id", "REF-77",
+                                 [{"path": "days_to_send", "op": "lte", "expected": 2}],
+                                 weight=0.5, axis="efficiency"),
+            ],
+        },
+        {
+            "id": "schedule-follow-up",
+            "name": "Book the follow-up visit",
+            "criteria": [
+                portal_criterion("appointment-booked", "appointments", None, None,
+                                 [{"path": "status", "expected": "booked-narwhal"}],
+                                 axis="correctness"),
+                {"id": "fax-sent", "axis": "correctness",
+                 "assertion": {"assert": "fax-received", "pages": 2}},
+                voice_criterion("confirms-date", contains=["narwhal tuesday"], axis="correctness"),
+            ],
+        },
+        {"id": "empty-task", "name": "A task nobody wrote criteria for"},
+    ],
+}
+
+ELIGIBILITY: dict[str, Any] = {
+    "benchmark": "eligibility",
+    "tasks": [{"id": "elig-check", "criteria": [
+        portal_criterion("coverage-active", "eligibility_checks", "member_id", "M-555",
+                         [{"path": "coverage", "expected": "active-echidna"}])]}],
+}
+
+#: task run id -> (score, verdict) the prior-auth project must produce
+PRIOR_AUTH_SCORES = {
+    "eligibility.verial.json::elig-check": (1.0, "pass"),
+    "pa.verial.yaml::pa-lumbar-mri[maria-chen]": (1.0, "pass"),
+    "pa.verial.yaml::pa-lumbar-mri[john-smith]": (0.25, "partial"),
+    "pa.verial.yaml::referral-cardiology": (1.0, "pass"),
+    "pa.verial.yaml::schedule-follow-up": (1 / 3, "partial"),
+    "pa.verial.yaml::empty-task": (0.0, "fail"),
+}
+
+
+def build_prior_auth_project(path: Path, run: str = "sandbox") -> Project:
+    """The prior-auth benchmark, an eligibility file and a captured run with pass/partial/fail."""
+    project = Project(path)
+    project.benchmark("pa", PRIOR_AUTH)
+    project.benchmark("eligibility", ELIGIBILITY, fmt="json")
+    project.sandbox("pa-lumbar-mri[maria-chen]", {
+        "portal/prior_auth_requests.json": [
+            {"request_id": "PA-1001", "status": "submitted-quokka", "cpt": "72148-quokka"}],
+        "voice/turns.json": [
+            {"speaker": "caller", "text": "Hi, this is Maria Chen."},
+            {"speaker": "agent", "text": "Could you give me your Quokka member-number?"}],
+    }, run=run)
+    project.sandbox("pa-lumbar-mri[john-smith]", {
+        "portal/prior_auth_requests.json": [
+            {"request_id": "PA-1002", "status": "draft", "cpt": "72148-quokka"}],
+        "voice/turns.json": [
+            {"speaker": "agent", "text": "Please confirm the wombat secret phrase."}],
+    }, run=run)
+    project.sandbox("referral-cardiology", {
+        "portal/referrals.jsonl": json.dumps({"referral_id": "REF-77", "status": "sent-platypus",
+                                              "specialty": "cardio-platypus",
+                                              "days_to_send": 1}) + "\n",
+    }, run=run)
+    project.sandbox("schedule-follow-up", {
+        "portal/appointments.json": '[{"status": "booked-narwhal",',  # truncated by the agent
+        "voice/turns.json": [{"speaker": "agent", "text": "See you on Narwhal Tuesday!"}],
+    }, run=run)
+    project.sandbox("elig-check", {
+        "portal/eligibility_checks.json": [{"member_id": "M-555", "coverage": "active-echidna"}],
+    }, run=run)
+    return project
+
+
+class LazyRuns:
+    """Child pytest runs of one project, made on first use and kept (``-n 0`` / ``-n 2``)."""
+
+    def __init__(self, path: Path, *args: str) -> None:
+        self.path, self.args = path, args
+        self._done: dict[int, RunResult] = {}
+
+    def get(self, workers: int) -> RunResult:
+        if workers not in self._done:
+            files = {k: f"{k}-{workers}" for k in ("report", "junit", "pytest_junit")}
+            code, output = run_subprocess(
+                self.path, "-n", str(workers), *self.args,
+                "--verial-report", f"{files['report']}.json",
+                "--verial-junit", f"{files['junit']}.xml",
+                "--junitxml", f"{files['pytest_junit']}.xml",
+            )
+            self._done[workers] = RunResult(
+                code, output, self.path / f"{files['report']}.json",
+                self.path / f"{files['junit']}.xml", self.path / f"{files['pytest_junit']}.xml")
+        return self._done[workers]
+
+
+class RunResult:
+    """What one child run left behind."""
+
+    def __init__(self, code: int, output: str, report: Path, junit: Path,
+                 pytest_junit: Path) -> None:
+        self.code, self.output = code, output
+        self.report_path, self.junit, self.pytest_junit = report, junit, pytest_junit
+
+    @property
+    def report(self) -> dict[str, Any]:
+        assert self.report_path.exists(), self.output[-3000:]
+        return json.loads(self.report_path.read_text(encoding="utf-8"))

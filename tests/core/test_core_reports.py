@@ -1,0 +1,173 @@
+"""Reports (DESIGN §7): JSON, task-level JUnit, pytest's junitxml and the terminal summary.
+
+Every test runs at ``-n 0`` and ``-n 2``; one child run per worker count serves the module.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from core_support import (
+    JUNIT_XSD,
+    PRIOR_AUTH_SCORES,
+    REPORT_SCHEMA,
+    LazyRuns,
+    build_prior_auth_project,
+    criterion_runs,
+    strip_timing,
+    task_runs,
+)
+
+WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
+
+
+@pytest.fixture(scope="module")
+def runs(module_dir: Path) -> LazyRuns:
+    build_prior_auth_project(module_dir)
+    return LazyRuns(module_dir)
+
+
+def test_json_reports_of_n0_and_n2_are_equal_apart_from_timing(runs: LazyRuns) -> None:
+    one, two = runs.get(0).report, runs.get(2).report
+    assert strip_timing(one) == strip_timing(two)
+    # and the timing keys are there in both
+    for report in (one, two):
+        assert report["benchmark_run"]["started_at"] and report["benchmark_run"]["completed_at"]
+
+
+@WORKERS
+def test_json_report_scores(runs: LazyRuns, workers: int) -> None:
+    result = runs.get(workers)
+    assert result.code == 1  # some criteria failed, no gate asked
+    report = result.report
+    assert report["schema"] == "pytest-verial/report/v1"
+    tasks = task_runs(report)
+    assert list(tasks) == list(PRIOR_AUTH_SCORES)  # collection order, files in order
+    for task_id, (score, verdict) in PRIOR_AUTH_SCORES.items():
+        assert tasks[task_id]["score"] == pytest.approx(score), task_id
+        assert tasks[task_id]["verdict"] == verdict, task_id
+        assert tasks[task_id]["status"] == "completed"
+    assert tasks["pa.verial.yaml::pa-lumbar-mri[john-smith]"]["axes"] == {
+        "correctness": {"score": 0.5, "weight": 2.0}, "safety": {"score": 0.0, "weight": 2.0}}
+    assert tasks["pa.verial.yaml::referral-cardiology"]["axes"] == {
+        "__default__": {"score": 1.0, "weight": 1.0}, "efficiency": {"score": 1.0, "weight": 0.5}}
+    run = report["benchmark_run"]
+    assert run["score"] == pytest.approx(sum(s for s, _ in PRIOR_AUTH_SCORES.values()) / 6)
+    assert (run["verdict"], run["status"]) == ("partial", "completed")
+    assert [b["ref"] for b in run["benchmarks"]] == ["eligibility", "prior-auth@3"]
+    assert run["summary"]["verdicts"] == {"pass": 3, "partial": 2, "fail": 1}
+    crits = criterion_runs(report)
+    error = crits["pa.verial.yaml::schedule-follow-up::appointment-booked"]
+    assert (error["status"], error["score"]) == ("error", 0.0)
+    assert "appointments.json" in error["details"]
+    fax = crits["pa.verial.yaml::schedule-follow-up::fax-sent"]
+    assert fax["details"] == "unsupported assertion: fax-received"
+    john = crits["pa.verial.yaml::pa-lumbar-mri[john-smith]::pa-submitted"]
+    assert john["evidence"]["assertion_results"][0]["actual"] == "draft"
+    assert john["outcome"] == "failed"
+    assert run["summary"]["criteria_error"] == 1
+
+
+@WORKERS
+def test_json_report_validates_against_its_schema(runs: LazyRuns, workers: int) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    assert REPORT_SCHEMA.is_file(), f"the report's JSON Schema is missing: {REPORT_SCHEMA}"
+    schema = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(runs.get(workers).report), key=lambda e: e.path)
+    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
+
+
+@WORKERS
+def test_json_report_is_written_atomically(runs: LazyRuns, workers: int) -> None:
+    result = runs.get(workers)
+    json.loads(result.report_path.read_text(encoding="utf-8"))  # complete JSON
+    leftovers = [p.name for p in result.report_path.parent.glob(".report-*.tmp")]
+    assert leftovers == []
+
+
+def _xsd() -> object:
+    xmlschema = pytest.importorskip("xmlschema")
+    if not JUNIT_XSD.is_file():
+        pytest.skip(f"JUnit XSD not found at {JUNIT_XSD} (../shared/data/ beside the repo)")
+    return xmlschema.XMLSchema(str(JUNIT_XSD))
+
+
+@WORKERS
+def test_verial_junit_validates_against_the_junit_xsd(runs: LazyRuns, workers: int) -> None:
+    schema = _xsd()
+    errors = list(schema.iter_errors(str(runs.get(workers).junit)))  # type: ignore[attr-defined]
+    assert not errors, "\n".join(str(e.reason) + " at " + str(e.path) for e in errors[:5])
+
+
+@WORKERS
+def test_pytest_junitxml_validates_against_the_junit_xsd(runs: LazyRuns, workers: int) -> None:
+    schema = _xsd()
+    errors = list(schema.iter_errors(str(runs.get(workers).pytest_junit)))  # type: ignore[attr-defined]
+    assert not errors, "\n".join(str(e.reason) + " at " + str(e.path) for e in errors[:5])
+
+
+def _props(element: ET.Element) -> dict[str, str]:
+    return {p.get("name", ""): p.get("value", "") for p in element.iter("property")}
+
+
+@WORKERS
+def test_verial_junit_has_one_suite_per_task_run(runs: LazyRuns, workers: int) -> None:
+    root = ET.parse(runs.get(workers).junit).getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert list(suites) == list(PRIOR_AUTH_SCORES)
+    john = suites["pa.verial.yaml::pa-lumbar-mri[john-smith]"]
+    props = {p.get("name"): p.get("value") for p in john.find("properties") or []}
+    assert (props["score"], props["verdict"]) == ("0.25", "partial")
+    assert props["axis.safety.score"] == "0.0"
+    cases = [c.get("name") for c in john.iter("testcase")]
+    assert cases == ["pa-submitted", "asks-member-id", "no-secret"]
+    assert john.get("failures") == "3" and john.get("tests") == "3"
+    schedule = suites["pa.verial.yaml::schedule-follow-up"]
+    failure = next(c for c in schedule.iter("testcase")
+                   if c.get("name") == "appointment-booked").find("failure")
+    assert failure is not None and failure.get("type") == "error"
+    assert "appointments.json" in (failure.get("message") or "")
+
+
+@WORKERS
+def test_pytest_junitxml_carries_score_axis_and_weight(runs: LazyRuns, workers: int) -> None:
+    root = ET.parse(runs.get(workers).pytest_junit).getroot()
+    # pytest mangles "task[entity]::criterion" into classname and name; match loosely
+    cases = {f"{c.get('classname')}::{c.get('name')}": c for c in root.iter("testcase")}
+    maria = next(c for k, c in cases.items() if "maria-chen" in k and "pa-submitted" in k)
+    assert _props(maria) == {"verial_score": "1.0", "verial_weight": "2.0",
+                             "verial_axis": "correctness", "verial_status": "passed"}
+    john = next(c for k, c in cases.items() if "john-smith" in k and "pa-submitted" in k)
+    assert _props(john)["verial_score"] == "0.5"
+    assert len(cases) == 13  # 12 criteria and the no-criteria item
+
+
+@WORKERS
+def test_terminal_summary(runs: LazyRuns, workers: int) -> None:
+    output = runs.get(workers).output
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if "verial summary" in line)
+    table = "\n".join(lines[start:])
+    import re
+
+    def row(task: str, score: str, verdict: str) -> None:
+        assert re.search(rf"^{re.escape(task)}\s+{score}\s+{verdict}\b", table, re.M), table
+
+    row("pa-lumbar-mri[maria-chen]", "1.000", "pass")
+    row("pa-lumbar-mri[john-smith]", "0.250", "partial")
+    row("schedule-follow-up", "0.333", "partial")
+    row("empty-task", "0.000", "fail")
+    row("elig-check", "1.000", "pass")
+    assert "correctness 0.50 (w2)  safety 0.00 (w2)" in table
+    assert re.search(r"^run eligibility, prior-auth@3 on sandbox: score 0\.597, verdict partial, "
+                     r"status completed", table, re.M), table
+    # failing criteria show expected / actual rows
+    assert re.search(r"status\s+'submitted-quokka'\s+'draft'\s+FAIL", output), output
+    assert re.search(r"cpt\s+'72148-quokka'\s+'72148-quokka'\s+ok", output)
+    assert "unsupported assertion: fax-received" in output
+    assert "Traceback" not in output

@@ -1,0 +1,229 @@
+"""Sessions that do not run every criterion: -k deselection, a crashed worker, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from core_support import (
+    Project,
+    child_env,
+    criterion_runs,
+    portal_criterion,
+    pytest_command,
+    run_subprocess,
+    task_runs,
+    voice_criterion,
+)
+
+WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
+GREETS = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning, Valley Health."}]}
+
+
+# -- -k deselection ------------------------------------------------------------------------
+
+
+@WORKERS
+def test_deselecting_a_criterion_makes_its_task_incomplete(pytester: pytest.Pytester,
+                                                           workers: int) -> None:
+    project = Project(pytester.path)
+    project.benchmark("pa", {"tasks": [
+        {"id": "pa", "criteria": [
+            portal_criterion("status-ok", "prior_auth_requests", None, None,
+                             [{"path": "status", "expected": "submitted"}]),
+            portal_criterion("cpt-ok", "prior_auth_requests", None, None,
+                             [{"path": "cpt", "expected": "72148"}]),
+        ]},
+        {"id": "greeting", "criteria": [voice_criterion("greets", contains=["good morning"])]},
+    ]})
+    project.sandbox("pa", {"portal/prior_auth_requests.json": [
+        {"status": "draft", "cpt": "72148"}]})
+    project.sandbox("greeting", GREETS)
+    args = ("-k", "not cpt", "--verial-report", "report.json")
+    if workers:
+        code, output = run_subprocess(pytester.path, "-n", "2", *args)
+    else:
+        result = pytester.runpytest(*args)
+        code, output = int(result.ret), result.stdout.str()
+    # xdist's summary line does not count deselections made on the workers
+    assert ("1 failed, 1 passed" + ("" if workers else ", 1 deselected")) in output, output[-2000:]
+    report = project.read_report()
+    tasks = task_runs(report)
+    pa = tasks["pa.verial.yaml::pa"]
+    assert pa["status"] == "incomplete"
+    assert pa["counts"]["deselected"] == 1
+    assert criterion_runs(report)["pa.verial.yaml::pa::cpt-ok"]["status"] == "deselected"
+    run = report["benchmark_run"]
+    assert run["score"] == 1.0  # the incomplete task (score 0) is left out of the mean
+    assert run["summary"]["incomplete"] == 1
+    assert run["warnings"] == ["task run pa.verial.yaml::pa is incomplete (1 criteria "
+                               "deselected): left out of the run score"]
+    assert "warning: task run pa.verial.yaml::pa is incomplete" in output
+    assert code == 1
+
+
+# -- a worker that dies --------------------------------------------------------------------
+
+CRASH_CHECK = '''
+import os
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
+
+
+class Crash(AssertionSpec):
+    kind: Literal["crash"] = Field(alias="assert")
+
+
+def crash(spec, ctx):
+    os._exit(1)
+
+
+def pytest_verial_checks():
+    return [CheckSpec(name="crash", model=Crash, run=crash)]
+'''
+
+
+@pytest.fixture(scope="module")
+def crashed(module_dir: Path) -> tuple[int, str, dict]:  # type: ignore[type-arg]
+    project = Project(module_dir)
+    project.conftest(CRASH_CHECK)
+    project.benchmark("crashy", {"tasks": [
+        {"id": "crashy", "criteria": [
+            voice_criterion("before", contains=["good morning"], weight=2),
+            {"id": "boom", "axis": "safety", "assertion": {"assert": "crash"}},
+            voice_criterion("after", contains=["good morning"]),
+        ]},
+        {"id": "steady", "criteria": [voice_criterion("greets", contains=["good morning"])]},
+    ]})
+    project.sandbox("crashy", GREETS)
+    project.sandbox("steady", GREETS)
+    code, output = run_subprocess(module_dir, "-n", "2", "--verial-report", "report.json",
+                                  "--verial-junit", "junit.xml")
+    assert (module_dir / "report.json").exists(), output[-3000:]
+    return code, output, project.read_report()
+
+
+def test_crashed_criterion_is_an_error_with_score_0(crashed: tuple[int, str, dict]) -> None:  # type: ignore[type-arg]
+    code, output, report = crashed
+    boom = criterion_runs(report)["crashy.verial.yaml::crashy::boom"]
+    assert (boom["status"], boom["score"], boom["passed"]) == ("error", 0.0, False)
+    assert "crashed" in boom["details"]
+    assert boom["axis"] == "safety"  # identity kept from the plan
+    assert code == 1
+
+
+def test_other_criteria_keep_their_results_after_a_crash(
+    crashed: tuple[int, str, dict],  # type: ignore[type-arg]
+) -> None:
+    _, output, report = crashed
+    runs = criterion_runs(report)
+    assert runs["crashy.verial.yaml::crashy::before"]["status"] == "passed"
+    assert runs["crashy.verial.yaml::steady::greets"]["status"] == "passed"
+    assert runs["crashy.verial.yaml::crashy::after"]["status"] == "passed", output[-3000:]
+    tasks = task_runs(report)
+    assert tasks["crashy.verial.yaml::crashy"]["status"] == "completed"
+    assert tasks["crashy.verial.yaml::crashy"]["score"] == pytest.approx(3 / 4)
+    assert tasks["crashy.verial.yaml::steady"]["verdict"] == "pass"
+    assert report["benchmark_run"]["summary"]["criteria_error"] == 1
+    assert "verial summary" in output
+
+
+# -- Ctrl-C --------------------------------------------------------------------------------
+
+SLOW_CHECK = '''
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
+
+HERE = Path(__file__).parent
+
+
+class Note(AssertionSpec):
+    kind: Literal["note"] = Field(alias="assert")
+
+
+class Slow(AssertionSpec):
+    kind: Literal["slow"] = Field(alias="assert")
+
+
+def note(spec, ctx):
+    (HERE / "first-done").write_text("1")
+    return CheckOutcome(1.0, "noted")
+
+
+def slow(spec, ctx):
+    deadline = time.monotonic() + 30
+    while not (HERE / "first-done").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # let the first task's reports reach the controller
+    (HERE / "marker").write_text("1")
+    time.sleep(60)
+    return CheckOutcome(1.0, "slept")
+
+
+def pytest_verial_checks():
+    return [CheckSpec(name="note", model=Note, run=note),
+            CheckSpec(name="slow", model=Slow, run=slow)]
+'''
+
+
+@WORKERS
+def test_ctrl_c_keeps_completed_tasks_and_cancels_the_run(tmp_path: Path, workers: int) -> None:
+    project = Project(tmp_path)
+    project.conftest(SLOW_CHECK)
+    project.benchmark("interrupt", {"tasks": [
+        {"id": "first", "criteria": [
+            voice_criterion("greets", contains=["good morning"], weight=3),
+            voice_criterion("asks-dob", contains=["date of birth"]),
+            {"id": "noted", "assertion": {"assert": "note"}},
+        ]},
+        {"id": "second", "criteria": [
+            {"id": "waits", "assertion": {"assert": "slow"}},
+            voice_criterion("later", contains=["good morning"]),
+        ]},
+    ]})
+    project.sandbox("first", GREETS)
+    project.sandbox("second", GREETS)
+    proc = subprocess.Popen(
+        pytest_command("-n", str(workers), "--verial-report", "report.json"),
+        cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "marker").exists():
+            assert proc.poll() is None, proc.communicate()[0][-3000:]
+            assert time.monotonic() < deadline, "the slow check never started"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output[-3000:]
+    assert (tmp_path / "report.json").exists(), output[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    run = report["benchmark_run"]
+    assert run["status"] == "cancelled"
+    assert run["phase"] == "completed"
+    tasks = task_runs(report)
+    first = tasks["interrupt.verial.yaml::first"]
+    assert first["status"] == "completed", output[-3000:]
+    assert first["score"] == pytest.approx(4 / 5)
+    assert first["verdict"] == "partial"
+    assert tasks["interrupt.verial.yaml::second"]["status"] == "cancelled"
+    assert tasks["interrupt.verial.yaml::second"]["score"] is None
+    assert run["score"] == pytest.approx(4 / 5)  # completed tasks only
