@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from judge_support import completion, ratings
 
-from conftest import completion, ratings
 from pytest_verial.judge import JudgeClient, JudgeError, build_messages, build_settings
 
 PRINCIPLES = ["States the medical necessity.", "Names the CPT code."]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from conftest import completion, ratings
+from judge_support import completion, ratings
 
 BENCH = """
 benchmark: verify-consistency

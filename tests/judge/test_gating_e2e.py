@@ -8,8 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
-from conftest import completion, ratings
+from judge_support import completion, ratings
 
 BENCHMARK = """
 benchmark: verify-e2e

@@ -6,8 +6,8 @@ import asyncio
 import json
 
 import pytest
+from judge_support import completion, ratings
 
-from conftest import completion, ratings
 from pytest_verial import TaskRun, UsageError, verify_task, verify_task_async
 from pytest_verial.cli import main
 
