@@ -45,7 +45,9 @@ def check(spec: OutputLength, ctx: CheckContext) -> CheckOutcome:
     counts = {"words": word_count(text), "chars": len(text.strip())}
     rows: list[dict[str, JsonValue]] = []
     for unit in ("words", "chars"):
-        bounds = (("gte", getattr(spec, f"min_{unit}")), ("lte", getattr(spec, f"max_{unit}")))
+        bounds: tuple[tuple[Literal["gte", "lte"], int | None], ...] = (
+            ("gte", getattr(spec, f"min_{unit}")), ("lte", getattr(spec, f"max_{unit}")),
+        )
         for op, bound in bounds:
             if bound is not None:
                 rows.append(field_result(FieldSpec(path=unit, expected=bound, op=op), counts[unit]))

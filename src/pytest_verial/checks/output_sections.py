@@ -74,7 +74,7 @@ def check(spec: OutputSections, ctx: CheckContext) -> CheckOutcome:
     evidence: dict[str, JsonValue] = {
         "field_results": rows,  # type: ignore[dict-item]
         "output": name,
-        "headings": [h.text for h in found][:50],
+        "headings": [h.text for h in found[:50]],
     }
     return CheckOutcome(ok / len(rows), details, evidence)
 
