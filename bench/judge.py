@@ -106,7 +106,7 @@ def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
            "--verial-report", str(report), "--verial-judge-model", MODEL,
            "--verial-judge-base-url", base, "--verial-judge-cache-dir", "off",
            "--verial-judge-prices", str(prices), "--verial-judge-response-format",
-           "json_schema", *extra]
+           "json_object_schema", *extra]
     subprocess.run(cmd, cwd=tmp, capture_output=True, check=False)
     data: dict[str, Any] = json.loads(report.read_text())["benchmark_run"]
     return data

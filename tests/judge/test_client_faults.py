@@ -32,6 +32,7 @@ def test_request_shape_and_cost(stub_judge, tmp_path, monkeypatch):
     assert body["temperature"] == 0
     assert body["seed"] == 0
     assert body["response_format"] == {"type": "json_object"}
+    assert body["max_tokens"] == 200 + 160 * 2
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert stub_judge.headers[0]["Authorization"] == "Bearer sk-test-secret"
     assert [r.rating for r in result.ratings.ratings] == [5, 4]

@@ -94,7 +94,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def client(base: str, tmp_path: Path, **options: object) -> JudgeClient:
     opts = {"judge_model": "smollm2-135m-instruct", "judge_base_url": base, "judge_backoff": 0,
-            "judge_cache_dir": str(tmp_path / "cache"), "judge_response_format": "json_schema",
+            "judge_cache_dir": str(tmp_path / "cache"),
+            "judge_response_format": "json_object_schema",
             "judge_timeout": 60, **options}
     return JudgeClient(build_settings(opts))
 
@@ -119,11 +120,13 @@ def test_second_run_makes_zero_calls(llama_server, tmp_path):
 
 
 def test_unconstrained_prose_is_retried_then_an_error(llama_server, tmp_path):
-    """Without the schema, the tiny model cannot give ratings in our shape for 6 principles:
-    every attempt is malformed, each is retried, and the criterion gets an error, not a score."""
+    """Without the schema and with a 48-token reply cap, the tiny model cannot give ratings in
+    our shape for 6 principles: every attempt is malformed, each is retried, and the result is
+    an error, not a score."""
     many = [*PRINCIPLES, "It gives the ICD-10 code.", "It names the ordering physician.",
             "It lists the dates of therapy.", "It is addressed to the payer."]
-    judge = client(llama_server, tmp_path, judge_response_format="none", judge_retries=2)
+    judge = client(llama_server, tmp_path, judge_response_format="none", judge_retries=2,
+                   judge_max_tokens=48)
     with pytest.raises(JudgeError, match=r"in 3 attempt\(s\).*malformed reply"):
         judge.rate(many, build_messages(many, LETTER))
     assert judge.calls == 3

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import SourceError
 from .cache import ReplyCache
-from .prompt import build_payload, prompt_hash, response_format
+from .prompt import build_payload, max_tokens, prompt_hash, response_format
 from .reply import MalformedReply, Ratings, parse_reply
 from .settings import JudgeSettings
 
@@ -80,6 +80,7 @@ class JudgeClient:
         payload = build_payload(
             settings.model, messages, temperature=settings.temperature, seed=settings.seed,
             fmt=response_format(settings.response_format, count),
+            limit=settings.max_tokens or max_tokens(count),
         )
         key = prompt_hash(payload)
         cached = self.cache.get(key)

@@ -87,7 +87,7 @@ def reply_schema(count: int) -> dict[str, Any]:
                     "properties": {
                         "principle": {"type": "integer", "minimum": 1, "maximum": count},
                         "rating": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
-                        "reasoning": {"type": "string"},
+                        "reasoning": {"type": "string", "maxLength": 300},
                     },
                     "required": ["principle", "rating", "reasoning"],
                     "additionalProperties": False,
@@ -101,10 +101,17 @@ def reply_schema(count: int) -> dict[str, Any]:
 
 
 def response_format(kind: str, count: int) -> dict[str, Any] | None:
-    """The ``response_format`` field: ``json_object`` (default), ``json_schema`` (strict: the
-    server constrains the reply to :func:`reply_schema`), or ``none`` for servers without it."""
+    """The ``response_format`` field.
+
+    ``json_object`` (default; any JSON), ``json_schema`` (OpenAI's strict structured output:
+    the reply must match :func:`reply_schema`), ``json_object_schema`` (the same constraint in
+    llama.cpp's spelling, ``{"type": "json_object", "schema": ...}``), or ``none`` for servers
+    without a JSON mode.
+    """
     if kind == "none":
         return None
+    if kind == "json_object_schema":
+        return {"type": "json_object", "schema": reply_schema(count)}
     if kind == "json_schema":
         return {"type": "json_schema",
                 "json_schema": {"name": "rubric_ratings", "strict": True,
@@ -112,12 +119,19 @@ def response_format(kind: str, count: int) -> dict[str, Any] | None:
     return {"type": "json_object"}
 
 
+def max_tokens(count: int) -> int:
+    """A reply budget for ``count`` principles: bounds cost and a rambling judge."""
+    return 200 + 160 * count
+
+
 def build_payload(
     model: str, messages: list[dict[str, str]], *, temperature: float, seed: int | None,
-    fmt: dict[str, Any] | None,
+    fmt: dict[str, Any] | None, limit: int | None = None,
 ) -> dict[str, Any]:
     """The chat-completions request body."""
     payload: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+    if limit is not None:
+        payload["max_tokens"] = limit
     if fmt is not None:
         payload["response_format"] = fmt
     if seed is not None:

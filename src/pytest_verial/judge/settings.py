@@ -56,6 +56,8 @@ class JudgeSettings:
     retries: int = 2
     backoff: float = 0.5
     response_format: str = "json_object"
+    #: reply token cap; None: 200 + 160 per principle
+    max_tokens: int | None = None
     cache_dir: Path | None = Path(DEFAULT_CACHE_DIR)
     bypass_cost: float = DEFAULT_BYPASS_COST
     budget: float = DEFAULT_BUDGET
@@ -88,12 +90,17 @@ _KEYS = {  # setting -> (option key, run.yaml sources.judge key)
     "retries": ("judge_retries", "retries"),
     "backoff": ("judge_backoff", "backoff"),
     "response_format": ("judge_response_format", "response_format"),
+    "max_tokens": ("judge_max_tokens", "max_tokens"),
     "cache_dir": ("judge_cache_dir", "cache_dir"),
     "bypass_cost": ("bypass_cost", "bypass_cost"),
     "budget": ("verification_budget", "budget"),
 }
 _NUMBERS = {"temperature": float, "timeout": float, "retries": int, "backoff": float,
+            "max_tokens": int,
             "bypass_cost": float, "budget": float}
+
+
+_FORMATS = ("json_object", "json_schema", "json_object_schema", "none")
 
 
 def load_prices(value: Any) -> dict[str, tuple[float, float]]:
@@ -150,6 +157,9 @@ def build_settings(
                     f"judge setting {key!r}: expected a number, got {value!r}"
                 ) from None
         values[name] = value
+    fmt = values.get("response_format", "json_object")
+    if fmt not in _FORMATS:
+        raise RunConfigError(f"judge response_format {fmt!r}: use one of {', '.join(_FORMATS)}")
     cache = values.get("cache_dir", DEFAULT_CACHE_DIR)
     off = str(cache).lower() in ("", "none", "off", "false")
     values["cache_dir"] = None if off else Path(cache)
