@@ -105,10 +105,16 @@ def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
            "no:cacheprovider", "--verial-run", str(ROOT / "example_benchmarks" / "runs" / run),
            "--verial-report", str(report), "--verial-judge-model", MODEL,
            "--verial-judge-base-url", base, "--verial-judge-cache-dir", "off",
+           "--verial-judge-timeout", "300",
            "--verial-judge-prices", str(prices), "--verial-judge-response-format",
            "json_object_schema", *extra]
     subprocess.run(cmd, cwd=tmp, capture_output=True, check=False)
     data: dict[str, Any] = json.loads(report.read_text())["benchmark_run"]
+    for task in data["task_runs"]:
+        for crit in task["criterion_runs"]:
+            if crit.get("judge") and crit["status"] == "error":
+                print(f"  error in {run} {task['task_key']}::{crit['criterion_id']}: "
+                      f"{crit['details'][:300]}", file=sys.stderr)
     return data
 
 

@@ -63,6 +63,10 @@ def test_malformed_reply_is_retried_then_used(stub_judge, tmp_path):
     assert result.calls == 2
     assert "malformed reply" in result.problems[0]
     assert result.prompt_tokens == 1800  # both attempts are paid for
+    retry = stub_judge.requests[1]["messages"]
+    assert retry[:2] == stub_judge.requests[0]["messages"]
+    assert retry[2] == {"role": "assistant", "content": "I think it is fine"}
+    assert "That reply cannot be used: reply is not JSON" in retry[3]["content"]
 
 
 @pytest.mark.parametrize("step, message", [

@@ -148,6 +148,8 @@ def test_judge_fault_is_a_criterion_error_not_a_pass(pytester, stub_judge):
     rubric = report["task_runs"][0]["criterion_runs"][0]
     assert rubric["status"] == "error"
     assert "2 attempt(s)" in rubric["details"] and "not rated" in rubric["details"]
+    assert rubric["evidence"]["judge"]["calls"] == 2
+    assert report["verification"]["judge_calls"] == 2 and report["verification"]["errors"] == 1
     result.assert_outcomes(passed=2, failed=1)
 
 

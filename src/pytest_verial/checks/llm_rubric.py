@@ -108,6 +108,7 @@ def judge_principles(
     Shared by ``llm-rubric`` and ``output-consistency``; ``read_target`` runs only when the
     judge is actually going to be called.
     """
+    from ..judge.client import JudgeError
     from ..judge.gating import decide
     from ..judge.prompt import build_messages
 
@@ -134,7 +135,16 @@ def judge_principles(
     client = judge.client()
     messages = build_messages(principles, text, task=_task_text(ctx), target=described,
                               limit=settings.max_target_chars)
-    result = client.rate(principles, messages)
+    try:
+        result = client.rate(principles, messages)
+    except JudgeError as exc:  # an error criterion that still reports what the calls cost
+        spent: dict[str, JsonValue] = {
+            **models, "called": True, "calls": exc.calls, "cost": round(exc.cost, 8),
+            "tokens": {"prompt": exc.tokens[0], "completion": exc.tokens[1]},
+        }
+        return CheckOutcome(0.0, str(exc), {"error": "JudgeError", "rubric_results": [],
+                                            "principles": principles_evidence, "judge": spent},
+                            passed=False, status="error")
     rows: list[JsonValue] = [
         {"principle": principles[r.principle - 1], "rating": r.rating,
          "reasoning": r.reasoning, "score": (r.rating - 1) / 4}

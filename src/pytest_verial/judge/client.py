@@ -3,9 +3,11 @@
 ``POST {base_url}/chat/completions`` with temperature 0, a seed, and JSON output requested.
 Bearer token from the environment variable named by ``api_key_env`` (none sent when it is
 unset, as local servers need none). Transport errors, timeouts, 429 and 5xx are retried, and so
-are replies that do not parse (:mod:`.reply`); after ``retries`` more attempts the criterion is
-an error (:class:`JudgeError`), never a pass. Other 4xx (bad key, unknown model) are not
-retried. Good replies are cached on disk by prompt hash.
+are replies that do not parse (:mod:`.reply`), with the bad reply and the reason added to the
+conversation so that a temperature-0 judge does not repeat itself. After ``retries`` more
+attempts the criterion is an error (:class:`JudgeError`), never a pass. Other 4xx (bad key,
+unknown model) are not retried. Good replies are cached on disk by the hash of the first
+request.
 
 One client per process and settings (:func:`shared_client`), so the connection pool is reused
 by every criterion of a worker.
@@ -13,6 +15,7 @@ by every criterion of a worker.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -21,13 +24,21 @@ from typing import Any
 
 from ..errors import SourceError
 from .cache import ReplyCache
-from .prompt import build_payload, max_tokens, prompt_hash, response_format
+from .prompt import build_payload, correction, max_tokens, prompt_hash, response_format
 from .reply import MalformedReply, Ratings, parse_reply
 from .settings import JudgeSettings
 
 
 class JudgeError(SourceError):
-    """The judge gave no usable reply (unreachable, errors, or malformed after retries)."""
+    """The judge gave no usable reply (unreachable, errors, or malformed after retries).
+
+    ``calls``, ``tokens`` (prompt, completion) and ``cost`` say what the attempts consumed.
+    """
+
+    def __init__(self, message: str, calls: int = 0, tokens: tuple[int, int] = (0, 0),
+                 cost: float = 0.0) -> None:
+        super().__init__(message)
+        self.calls, self.tokens, self.cost = calls, tokens, cost
 
 
 @dataclass
@@ -99,13 +110,14 @@ class JudgeClient:
         url = settings.base_url.rstrip("/") + "/chat/completions"
         problems: list[str] = []
         tokens = [0, 0]
+        request = payload
         attempts = max(0, settings.retries) + 1
         for attempt in range(attempts):
             if attempt and settings.backoff > 0:
                 time.sleep(settings.backoff * 2 ** (attempt - 1))
             self.calls += 1
             try:
-                content, usage = self._post(url, payload)
+                content, usage = self._post(url, request)
             except _Retry as exc:
                 problems.append(str(exc))
                 continue
@@ -115,6 +127,8 @@ class JudgeClient:
                 ratings = parse_reply(content, count)
             except MalformedReply as exc:
                 problems.append(f"malformed reply: {exc}")
+                reply = content if isinstance(content, str) else json.dumps(content)
+                request = correction(payload, reply, str(exc), count)
                 continue
             cost, known = settings.cost(*tokens)
             self.cache.put(key, {"content": content, "usage": usage, "model": settings.model})
@@ -122,7 +136,8 @@ class JudgeClient:
                              cached=False, calls=attempt + 1, problems=problems)
         raise JudgeError(
             f"judge {settings.model} at {settings.base_url} gave no usable reply in {attempts} "
-            f"attempt(s): " + "; ".join(problems[-3:])
+            f"attempt(s): " + "; ".join(problems[-3:]),
+            calls=attempts, tokens=(tokens[0], tokens[1]), cost=settings.cost(*tokens)[0],
         )
 
     def _post(self, url: str, payload: dict[str, Any]) -> tuple[Any, dict[str, Any]]:

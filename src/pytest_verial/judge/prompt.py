@@ -85,7 +85,7 @@ def reply_schema(count: int) -> dict[str, Any]:
                 "items": {
                     "type": "object",
                     "properties": {
-                        "principle": {"type": "integer", "minimum": 1, "maximum": count},
+                        "principle": {"type": "integer", "enum": list(range(1, count + 1))},
                         "rating": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
                         "reasoning": {"type": "string", "maxLength": 300},
                     },
@@ -117,6 +117,22 @@ def response_format(kind: str, count: int) -> dict[str, Any] | None:
                 "json_schema": {"name": "rubric_ratings", "strict": True,
                                 "schema": reply_schema(count)}}
     return {"type": "json_object"}
+
+
+def correction(payload: dict[str, Any], reply: str, problem: str, count: int) -> dict[str, Any]:
+    """The request for a retry after an unusable reply: the reply and what was wrong with it
+    are added to the conversation, so a deterministic (temperature 0) judge can answer
+    differently instead of repeating itself."""
+    messages = [
+        *payload["messages"],
+        {"role": "assistant", "content": reply[:4000]},
+        {"role": "user", "content": (
+            f"That reply cannot be used: {problem}. Reply again with only the JSON object "
+            f"described: exactly one entry for each principle 1 to {count}, each rating an "
+            "integer from 1 to 5, each with a reasoning."
+        )},
+    ]
+    return {**payload, "messages": messages}
 
 
 def max_tokens(count: int) -> int:
