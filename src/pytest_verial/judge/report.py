@@ -33,6 +33,9 @@ def _criterion_feedback(run: Mapping[str, Any]) -> list[str]:
     evidence = run.get("evidence") or {}
     rows = [r for key in _RESULT_KEYS for r in evidence.get(key) or [] if not r.get("passed")]
     for r in rows[:_MAX_ROWS]:
+        if r.get("message"):  # a schema violation says it best itself
+            lines.append(f"    {r.get('path')}: {_value(r['message'])}")
+            continue
         op = f" ({r['op']})" if r.get("op") else ""
         lines.append(f"    {r.get('path')}: expected {_value(r.get('expected'))}{op}, "
                      f"got {_value(r.get('actual'))}")
