@@ -136,6 +136,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# --- hl7-capture (issue 4): the MLLP capture server lives in pytest_verial.hl7.capture ---
+def _hl7_capture_configure(parser: argparse.ArgumentParser) -> None:
+    from .hl7.capture import configure_parser
+
+    configure_parser(parser)
+
+
+def _hl7_capture_run(args: argparse.Namespace) -> int:
+    from .hl7.capture import run_from_args
+
+    return run_from_args(args)
+
+
+add_command("hl7-capture", _hl7_capture_configure, _hl7_capture_run)
+# --- end hl7-capture ---
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``verial`` console script."""
     args = build_parser().parse_args(argv)

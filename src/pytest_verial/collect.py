@@ -26,6 +26,8 @@ from .sources import Sandbox, SandboxCache
 from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS
 
 NO_CRITERIA = "no-criteria"
+#: criterion-run fields copied into pytest's own --junitxml as ``verial_<field>``
+JUNIT_FIELDS = ("score", "weight", "axis", "status")
 _MARKER = re.compile(r"[A-Za-z_][\w\-]*")
 
 
@@ -198,8 +200,11 @@ class CriterionItem(pytest.Function):
         record.update(self.identity())
         self.verial_record = record
         prior[self.plan.id] = record
-        for key in ("score", "weight", "axis", "status"):
-            self.user_properties.append((f"verial_{key}", record[key]))
+        if self.config.getini("junit_family") in ("xunit1", "legacy"):
+            # Testcase properties are valid in xunit1 only; for xunit2 the recorder adds
+            # them as suite properties named after the node id.
+            for key in JUNIT_FIELDS:
+                self.user_properties.append((f"verial_{key}", record[key]))
         if record["status"] == "skipped":
             pytest.skip(record["details"] or "criterion skipped")
         if not record["passed"]:

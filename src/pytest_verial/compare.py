@@ -16,7 +16,7 @@ Verial compares ``expected`` by equality. Our extension adds an optional ``op`` 
 =============  ==================================================================
 
 A field whose path does not resolve has ``actual: null`` and fails every operator except
-``absent`` and ``not_equals``.
+``absent`` and ``not_equals`` (which compares it as null: ``not_equals: null`` fails).
 """
 
 from __future__ import annotations
@@ -146,8 +146,8 @@ def compare(spec: FieldSpec, actual: Any) -> bool:
         return not missing if expected is not False else missing
     if op == "absent":
         return missing
-    if op == "not_equals":
-        return missing or not values_equal(expected, actual)
+    if op == "not_equals":  # a missing value is null: it differs from anything but null
+        return not values_equal(expected, None if missing else actual)
     if actual is _MISSING:
         return False
     if op == "equals":

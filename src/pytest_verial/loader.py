@@ -201,8 +201,18 @@ def load_benchmark(
         )
     root, shape_problem = _as_benchmark(data)
     reporter = _Reporter(name, root, lines)
-    for line, key in lines.duplicates:
-        reporter.problems.append(Problem(name, f"key {key!r} appears twice in one mapping", line))
+    for line, key, holder in lines.duplicates:
+        loc = _loc_of(root, holder)
+        message = f"key {key!r} appears twice in one mapping (the last one would win)"
+        if loc is None:
+            reporter.problems.append(Problem(name, message, line))
+        else:
+            before = len(reporter.problems)
+            reporter.add(message, (*loc, key))
+            reporter.problems[before:] = [
+                Problem(p.file, p.message, line, p.task, p.criterion, p.field)
+                for p in reporter.problems[before:]
+            ]
     if shape_problem:
         raise BenchmarkFileError([Problem(name, shape_problem, lines.containers.get(id(data)))])
     # Benchmark-level `consistency:` criteria join their anchor task (PRD-103 §10).
@@ -226,6 +236,25 @@ def load_benchmark(
     if reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
     return plan
+
+
+def _loc_of(
+    root: Any, target: int, loc: tuple[str | int, ...] = ()
+) -> tuple[str | int, ...] | None:
+    """The path from ``root`` to the container whose ``id`` is ``target``."""
+    if id(root) == target:
+        return loc
+    items: Any = (
+        root.items()
+        if isinstance(root, dict)
+        else (enumerate(root) if isinstance(root, list) else ())
+    )
+    for key, value in items:
+        if isinstance(value, (dict, list)):
+            found = _loc_of(value, target, (*loc, key))
+            if found is not None:
+                return found
+    return None
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:
@@ -418,9 +447,11 @@ def _check_ids(root: Any, reporter: _Reporter) -> None:
     for ti, task in enumerate(_get(root, "tasks") or []):
         task_id = _get(task, "id")
         if isinstance(task_id, str):
-            if "::" in task_id or not task_id.strip():
+            if re.search(r"[\[\]/\\]|::", task_id) or task_id.strip() in ("", ".", ".."):
                 reporter.add(
-                    "a task id must be non-empty and cannot contain '::'", ("tasks", ti, "id")
+                    "a task id names its sandbox directory: it must be non-empty, not '.' or "
+                    "'..', and cannot contain '[', ']', '/', '\\' or '::'",
+                    ("tasks", ti, "id"),
                 )
             if task_id in seen_tasks:
                 reporter.add(

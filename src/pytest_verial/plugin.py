@@ -12,6 +12,7 @@ from . import hooks
 from .collect import BenchmarkFile, CriterionItem, TaskNode
 from .engine import base_record, now_iso
 from .errors import CriterionError, RunConfigError, SourceError
+from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
 from .loader import is_benchmark_file
 from .reporting.recorder import Recorder
 from .settings import resolve
@@ -76,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .judge import pytest_plugin as judge_plugin
 
     judge_plugin.configure(config, config.stash[SETTINGS])
+    config.pluginmanager.register(CollectionGuard(config), "verial-collection-guard")
     config.stash[SANDBOXES] = SandboxCache()
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
         config.pluginmanager.register(Recorder(config), "verial-recorder")
@@ -93,6 +95,34 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BenchmarkF
     if is_benchmark_file(file_path, settings.patterns):
         return BenchmarkFile.from_parent(parent, path=file_path)
     return None
+
+
+class CollectionGuard:
+    """A broken benchmark file is one collection error; the other files still run.
+
+    pytest stops the whole session on any collection error. When every collection error
+    comes from a benchmark file, they are hidden from that check while the loop runs and
+    counted again afterwards, so the session still ends with a failing exit status. A
+    collection error in a Python test module stops the session as usual.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.bad_files: set[str] = set()
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        patterns = self.config.stash[SETTINGS].patterns
+        if report.failed and is_benchmark_file(Path(report.nodeid), patterns):
+            self.bad_files.add(report.nodeid)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        hide = len(self.bad_files) if 0 < len(self.bad_files) == session.testsfailed else 0
+        session.testsfailed -= hide
+        try:
+            return (yield)
+        finally:
+            session.testsfailed += hide
 
 
 @pytest.hookimpl(wrapper=True)

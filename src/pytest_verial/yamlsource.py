@@ -23,7 +23,8 @@ class LineMap:
 
     containers: dict[int, int] = field(default_factory=dict)
     keys: dict[int, dict[Any, int]] = field(default_factory=dict)
-    duplicates: list[tuple[int, str]] = field(default_factory=list)
+    #: (line, key, id of the mapping holding the key twice)
+    duplicates: list[tuple[int, str, int]] = field(default_factory=list)
     _keep: list[Any] = field(default_factory=list)
 
     def line_of(self, root: Any, loc: Sequence[str | int]) -> int | None:
@@ -65,7 +66,7 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Any:
                 None, None, "found an unhashable mapping key", key_node.start_mark
             ) from None
         if key in data:
-            lines.duplicates.append((key_node.start_mark.line + 1, str(key)))
+            lines.duplicates.append((key_node.start_mark.line + 1, str(key), id(data)))
         data[key] = loader.construct_object(value_node, deep=True)
         key_lines[key] = key_node.start_mark.line + 1
     lines.keys[id(data)] = key_lines
@@ -91,6 +92,10 @@ class ParseError(Exception):
         self.line = line
 
 
+#: YAML aliases may repeat one object many times; everything after loading walks the copies.
+ALIAS_BUDGET = 100_000
+
+
 def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
     """Parse YAML (or JSON, strictly) and return the data with its line map."""
     if as_json:
@@ -98,6 +103,8 @@ def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+        except RecursionError:
+            raise ParseError("invalid JSON: nested too deeply", None) from None
         try:  # line numbers only; JSON is valid YAML flow style in nearly every case
             return _with_lines(text, data)
         except Exception:  # noqa: BLE001 - line numbers are best effort for JSON
@@ -122,6 +129,33 @@ def _load_yaml(text: str) -> tuple[Any, LineMap]:
         raise ParseError(f"invalid YAML: {problem}{context}", line) from None
     except yaml.YAMLError as exc:
         raise ParseError(f"invalid YAML: {exc}", None) from None
+    except RecursionError:
+        raise ParseError("invalid YAML: nested too deeply", None) from None
     finally:
         loader.dispose()
+    expanded, written = _sizes(data)
+    if expanded > max(ALIAS_BUDGET, 10 * written):
+        raise ParseError(
+            f"invalid YAML: aliases expand {written:,} written values to {expanded:,}; "
+            "refused (an alias bomb?)",
+            None,
+        )
     return data, loader.line_map
+
+
+def _sizes(data: Any) -> tuple[int, int]:
+    """(values once every alias is expanded, values actually written), shared objects once."""
+    seen: dict[int, int] = {}
+    written = 0
+
+    def size(node: Any) -> int:
+        nonlocal written
+        if not isinstance(node, (dict, list)):
+            return 1
+        if id(node) not in seen:
+            children = list(node.values()) if isinstance(node, dict) else node
+            written += 1 + len(children)
+            seen[id(node)] = 1 + sum(size(child) for child in children)
+        return seen[id(node)]
+
+    return size(data), written

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import hypothesis  # noqa: F401
@@ -19,8 +20,10 @@ def project(pytester: pytest.Pytester) -> Project:
     return Project(pytester.path)
 
 
-@pytest.fixture(scope="module")
-def module_dir(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
-    """A fresh directory per test module, for projects shared by module-scoped runs."""
-    return tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1])
-
+@pytest.fixture(scope="session")
+def shared_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory all xdist workers of this session see (the recipe of xdist's docs)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    return base / "core-shared"

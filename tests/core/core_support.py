@@ -6,10 +6,14 @@ directory, so importing helpers from it is fragile). Fixtures live in ``conftest
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +96,31 @@ def run_subprocess(path: Path, *args: str, timeout: float = 120) -> tuple[int, s
         timeout=timeout, check=False,
     )
     return proc.returncode, proc.stdout + proc.stderr
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock between processes (xdist workers of the outer session)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def shared_project(base: Path, name: str, build: Callable[[Path], object]) -> Path:
+    """``base/name`` built once by ``build`` however many xdist workers ask for it."""
+    path = base / name
+    with file_lock(base / f"{name}.lock"):
+        if not (path / ".built").exists():
+            if path.exists():
+                shutil.rmtree(path)
+            path.mkdir(parents=True)
+            build(path)
+            (path / ".built").write_text("", encoding="utf-8")
+    return path
 
 
 def strip_timing(value: Any) -> Any:
@@ -261,7 +290,11 @@ def build_prior_auth_project(path: Path, run: str = "sandbox") -> Project:
 
 
 class LazyRuns:
-    """Child pytest runs of one project, made on first use and kept (``-n 0`` / ``-n 2``)."""
+    """Child pytest runs of one project, made on first use and kept (``-n 0`` / ``-n 2``).
+
+    The outcome is cached on disk under a lock, so when the outer suite itself runs under
+    xdist, tests of one module on two workers share one child run per worker count.
+    """
 
     def __init__(self, path: Path, *args: str) -> None:
         self.path, self.args = path, args
@@ -270,12 +303,18 @@ class LazyRuns:
     def get(self, workers: int) -> RunResult:
         if workers not in self._done:
             files = {k: f"{k}-{workers}" for k in ("report", "junit", "pytest_junit")}
-            code, output = run_subprocess(
-                self.path, "-n", str(workers), *self.args,
-                "--verial-report", f"{files['report']}.json",
-                "--verial-junit", f"{files['junit']}.xml",
-                "--junitxml", f"{files['pytest_junit']}.xml",
-            )
+            cache = self.path / f".run-{workers}.json"
+            with file_lock(self.path / f".run-{workers}.lock"):
+                if cache.exists():
+                    code, output = json.loads(cache.read_text(encoding="utf-8"))
+                else:
+                    code, output = run_subprocess(
+                        self.path, "-n", str(workers), *self.args,
+                        "--verial-report", f"{files['report']}.json",
+                        "--verial-junit", f"{files['junit']}.xml",
+                        "--junitxml", f"{files['pytest_junit']}.xml",
+                    )
+                    cache.write_text(json.dumps([code, output]), encoding="utf-8")
             self._done[workers] = RunResult(
                 code, output, self.path / f"{files['report']}.json",
                 self.path / f"{files['junit']}.xml", self.path / f"{files['pytest_junit']}.xml")

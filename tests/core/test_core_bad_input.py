@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from core_support import Project, criterion_runs, run_subprocess
@@ -98,6 +99,20 @@ BAD = [
         "          assertions: [{path: status, expected: submitted}]\n"),
         line=5, task="t", criterion="c", field="assertion.correlate_by",
         says="required field is missing"),
+    Bad("recursive-alias", "tasks:\n  - &t\n    id: t\n    task_item: {again: *t}\n",
+        line=2, says="recursive"),
+    Bad("task-id-with-separator", f"tasks:\n  - id: 'a::b'\n    criteria:\n      - id: c\n"
+        f"        assertion: {V}\n", line=2, task="a::b", field="id", says="'::'"),
+    # a task id is a directory name in the run: it must not climb out of it
+    Bad("task-id-escapes-the-run", f"tasks:\n  - id: ../../etc\n    criteria:\n      - id: c\n"
+        f"        assertion: {V}\n", line=2, task="../../etc", field="id"),
+    Bad("task-id-with-slash", f"tasks:\n  - id: pa/mri\n    criteria:\n      - id: c\n"
+        f"        assertion: {V}\n", line=2, task="pa/mri", field="id"),
+    Bad("weight-not-a-number", _crit(f"        weight: .nan\n        assertion: {V}\n"),
+        line=5, task="t", criterion="c", field="weight", says="finite number"),
+    # nesting deeper than Python's recursion limit: a message, not a RecursionError
+    Bad("deeply-nested-yaml", "tasks: " + "[" * 3000 + "]" * 3000 + "\n"),
+    Bad("deeply-nested-json", '{"tasks": ' + "[" * 3000 + "]" * 3000 + "}\n", fmt="json"),
     Bad("assertion-without-assert", _crit("        assertion: {contains: [hello]}\n"),
         line=5, task="t", criterion="c", field="assertion", says="'assert' key"),
 ]
@@ -136,6 +151,7 @@ def test_bad_file_is_one_clear_collection_error(pytester: pytest.Pytester, bad: 
     output = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in output
     assert "pydantic" not in output.lower()
+    assert "RecursionError" not in output
     section = output.split(f"ERROR collecting {bad.filename}", 1)[1].split("=====", 1)[0]
     assert section.strip(), output
     where = f"{bad.filename}:{bad.line}:" if bad.line else f"{bad.filename}:"
@@ -157,7 +173,7 @@ def test_all_problems_of_a_file_in_one_error(pytester: pytest.Pytester) -> None:
         "3 problems in benchmark file:",
         "many.verial.yaml:5: task 't', criterion 'c', field 'weight': *greater than 0*",
         "many.verial.yaml:6: task 't', criterion 'c', field 'axsis': unknown field*",
-        "many.verial.yaml:7: task 't', field 'id': duplicate task id*",
+        "many.verial.yaml:8: task 't', field 'id': duplicate task id*",
     ])
     assert "Traceback" not in result.stdout.str()
 
@@ -201,3 +217,38 @@ def test_unknown_assert_is_not_a_collection_error(pytester: pytest.Pytester) -> 
     assert (fax["score"], fax["passed"]) == (0.0, False)
     assert fax["details"] == "unsupported assertion: fax-received"
     assert runs["future.verial.yaml::fax::greets"]["score"] == 1.0
+
+
+def test_a_broken_python_test_file_still_stops_the_session(pytester: pytest.Pytester) -> None:
+    """Only benchmark files are exempt from pytest's stop-on-collection-error rule."""
+    project = Project(pytester.path)
+    _good(project)
+    _write(project, BAD[0])
+    pytester.makepyfile(test_broken="def test_x(:\n    pass\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*Interrupted: 2 errors during collection*"])
+
+
+def _alias_bomb(depth: int) -> str:
+    """A few hundred bytes of YAML whose aliases expand to 10**depth values."""
+    defs = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, depth + 1):
+        defs.append(f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 10)}]")
+    return ("tasks:\n  - id: t\n    task_item: {" + ", ".join(defs) + f", payload: *a{depth}}}\n"
+            f"    criteria:\n      - id: c\n        assertion: {V}\n")
+
+
+def test_a_yaml_alias_bomb_is_refused(tmp_path: Path) -> None:
+    """Safe loading is not enough: aliases that expand to a million values are an error.
+
+    Unchecked, this 500-byte file takes ~10 s per session to score and its JSON report is
+    hundreds of megabytes (every alias expanded into the task snapshot).
+    """
+    project = Project(tmp_path)
+    project.benchmark("bomb", _alias_bomb(6))
+    _good(project)
+    code, output = run_subprocess(tmp_path, "-p", "no:xdist", timeout=120)
+    assert "1 error" in output and "1 passed" in output, output[-2000:]
+    assert "bomb.verial.yaml" in output and "alias" in output
+    assert "Traceback" not in output

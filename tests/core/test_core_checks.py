@@ -369,3 +369,83 @@ def test_voice_spec_errors_are_collection_errors(tmp_path: Path, assertion: dict
         {"id": "c", "assertion": assertion}]}]})
     with pytest.raises(BenchmarkFileError, match=says):
         load_benchmark(path, default_registry())
+
+
+def test_portal_without_a_portal_directory_is_empty_not_an_error(tmp_path: Path) -> None:
+    runs = score(tmp_path, [portal_criterion("pa", "prior_auth_requests", "request_id",
+                                             "PA-1001", [])], {})
+    pa = runs["pa"]
+    assert (pa["status"], pa["score"]) == ("failed", 0.0)
+    assert pa["details"] == "portal table 'prior_auth_requests' not found (tables: none)"
+
+
+def test_portal_key_without_value_or_entity_takes_the_best_keyed_row(tmp_path: Path) -> None:
+    rows = [{"note": "no key here", "status": "submitted"},
+            {"request_id": "PA-1", "status": "draft"},
+            {"request_id": "PA-2", "status": "submitted"}]
+    runs = score(tmp_path, [portal_criterion("pa", "prior_auth_requests", "request_id", None,
+                                             [{"path": "status", "expected": "submitted"}])],
+                 {"portal/prior_auth_requests.json": rows})
+    assert runs["pa"]["score"] == 1.0
+    assert runs["pa"]["evidence"]["row_key"] == "PA-2"
+    assert runs["pa"]["evidence"]["candidates"] == 2  # rows without the key are not candidates
+
+
+def test_portal_numeric_key_matches_text(tmp_path: Path) -> None:
+    runs = score(tmp_path, [portal_criterion("claim", "claims", "claim_number", 10045,
+                                             [{"path": "paid", "op": "approx",
+                                               "expected": 125.5, "tolerance": 0.01}])],
+                 {"portal/claims.json": [{"claim_number": "10045", "paid": "125.50"}]})
+    assert runs["claim"]["score"] == 1.0
+
+
+def _live_portal(tmp_path: Path) -> tuple[Path, list[dict[str, Any]], dict[str, Any]]:
+    db = tmp_path / "live" / "portal.db"
+    db.parent.mkdir()
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE prior_auth_requests (request_id TEXT, status TEXT)")
+    conn.execute("INSERT INTO prior_auth_requests VALUES ('PA-1001', 'submitted')")
+    conn.commit()
+    conn.close()
+    (tmp_path / "sandbox").mkdir()
+    (tmp_path / "sandbox" / "run.yaml").write_text(
+        "sources:\n  portal: {database_url_env: PORTAL_DB_URL}\n", encoding="utf-8")
+    crit = [portal_criterion("pa", "prior_auth_requests", "request_id", "PA-1001",
+                             [{"path": "status", "expected": "submitted"}])]
+    return db, crit, {}
+
+
+def test_portal_live_sqlite_from_run_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db, crit, files = _live_portal(tmp_path)
+    monkeypatch.setenv("PORTAL_DB_URL", f"sqlite:///{db}")
+    runs = score(tmp_path, crit, files)
+    assert runs["pa"]["score"] == 1.0
+    monkeypatch.delenv("PORTAL_DB_URL")
+    with pytest.raises(Exception, match=r"PORTAL_DB_URL is not set"):
+        score(tmp_path, crit, files)
+
+
+def test_a_live_portal_is_read_instead_of_the_snapshot(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """DESIGN §3.3: a live source replaces the directory; stale files must not shadow it."""
+    db, crit, _ = _live_portal(tmp_path)
+    stale = {"portal/prior_auth_requests.json": [{"request_id": "PA-1001", "status": "draft"}]}
+    monkeypatch.setenv("PORTAL_DB_URL", f"sqlite:///{db}")
+    assert score(tmp_path, crit, stale)["pa"]["score"] == 1.0
+
+
+def test_a_live_portal_that_does_not_exist_is_a_criterion_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = Project(pytester.path)
+    project.benchmark("live", {"tasks": [{"id": "pa", "criteria": [
+        portal_criterion("pa", "prior_auth_requests", None, None, []),
+        voice_criterion("greets", contains=["hello"])]}]})
+    project.sandbox("pa", {"voice/turns.json": [{"speaker": "agent", "text": "Hello"}]})
+    project.run_yaml({"sources": {"portal": {"database_url_env": "PORTAL_DB_URL"}}})
+    monkeypatch.setenv("PORTAL_DB_URL", f"sqlite:///{pytester.path / 'typo.db'}")
+    result = pytester.runpytest("--verial-report", "report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    pa = criterion_runs(project.read_report())["live.verial.yaml::pa::pa"]
+    assert (pa["status"], pa["score"]) == ("error", 0.0)
+    assert "typo.db" in pa["details"] and "does not exist" in pa["details"]

@@ -230,3 +230,90 @@ def test_collect_only_scores_nothing(pytester: pytest.Pytester) -> None:
     assert "cancelled" not in output
     assert "verial summary" not in output
     assert not (pytester.path / "report.json").exists()
+
+
+def test_several_runs_are_trials_of_the_same_tasks(pytester: pytest.Pytester) -> None:
+    project = Project(pytester.path)
+    project.benchmark("trials", {"benchmark": "trials", "tasks": [{"id": "call", "criteria": [
+        voice_criterion("greets", contains=["good morning"]),
+        voice_criterion("asks-dob", contains=["date of birth"]),
+    ]}]})
+    good = [{"speaker": "agent", "text": "Good morning! Your date of birth?"}]
+    half = [{"speaker": "agent", "text": "Good morning!"}]
+    for run, turns in (("run-a", good), ("run-b", good), ("run-c", half)):
+        project.sandbox("call", {"voice/turns.json": turns}, run=run)
+    assert collected(pytester, "--verial-run", "run-a", "--verial-run", "run-b",
+                     "--verial-run", "run-c") == [
+        f"trials.verial.yaml::call@{run}::{c}"
+        for run in ("run-a", "run-b", "run-c") for c in ("greets", "asks-dob")]
+    pytester.runpytest("--verial-run", "run-a", "--verial-run", "run-b", "--verial-run",
+                       "run-c", "--verial-report", "report.json")
+    trials = project.read_report()["benchmark_run"]["trials"]
+    assert len(trials) == 1
+    trial = trials[0]
+    assert (trial["k"], trial["runs"]) == (3, ["run-a", "run-b", "run-c"])
+    assert trial["mean"] == pytest.approx(2.5 / 3)
+    assert (trial["pass_k"], trial["pass_rate"]) == (False, pytest.approx(2 / 3))
+    assert trial["ci95"][0] <= trial["mean"] <= trial["ci95"][1] <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--verial-run", "nowhere"), "--verial-run: */nowhere is not a directory"),
+        (("--verial-run", "a/run", "--verial-run", "b/run"), "*share the name 'run'*"),
+        (("--verial-pass-threshold", "1.2"), "--verial-pass-threshold: 1.2 is outside [[]0, 1]"),
+        (("--verial-pass-threshold", "high"), "--verial-pass-threshold: 'high' is not a number"),
+    ],
+)
+def test_unusable_options_are_usage_errors(pytester: pytest.Pytester, args: tuple[str, ...],
+                                           says: str) -> None:
+    Project(pytester.path).benchmark("ordered", ORDERED)
+    (pytester.path / "a" / "run").mkdir(parents=True)
+    (pytester.path / "b" / "run").mkdir(parents=True)
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{says}*"])
+
+
+def test_a_bad_run_yaml_is_one_clear_error(pytester: pytest.Pytester) -> None:
+    project = Project(pytester.path)
+    project.benchmark("ordered", ORDERED)
+    project.run_yaml({"agent": "pa-bot", "scored": "sometimes", "executer_model": "gpt"})
+    result = pytester.runpytest()
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output
+    assert result.ret != 0
+    assert "run.yaml" in output and "executer_model" in output and "scored" in output
+
+
+def test_options_from_the_ini_file(pytester: pytest.Pytester,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ini paths are relative to rootdir, wherever pytest is started from."""
+    project = Project(pytester.path)
+    project.benchmark("ordered", ORDERED)
+    turns = {"voice/turns.json": [{"speaker": "agent", "text": "a"}]}
+    project.sandbox("zeta-task", turns, run="runs/agent-1")
+    project.sandbox("alpha-task", turns, run="runs/agent-1")
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\nverial_run = runs/agent-1\nverial_report = out/report.json\n"
+        "verial_pass_threshold = 0.5\n", encoding="utf-8")
+    monkeypatch.chdir(pytester.mkdir("elsewhere"))
+    result = pytester.runpytest("--rootdir", str(pytester.path), str(pytester.path),
+                                "-c", str(pytester.path / "pytest.ini"))
+    result.assert_outcomes(passed=4)
+    report = project.read_report("out/report.json")  # relative to rootdir
+    assert report["benchmark_run"]["runs"][0]["label"] == "agent-1"
+    assert report["benchmark_run"]["pass_threshold"] == 0.5
+
+
+def test_an_entity_criterion_can_be_run_by_its_node_id(pytester: pytest.Pytester) -> None:
+    """Users copy a failing node id from the output to rerun just that criterion."""
+    project = Project(pytester.path)
+    project.benchmark("pa", ENTITIES)
+    _entity_sandboxes(project)
+    whole_task = pytester.runpytest("pa.verial.yaml::submit-pa[john-smith]")
+    whole_task.assert_outcomes(passed=2)
+    one = pytester.runpytest("-v", "pa.verial.yaml::submit-pa[john-smith]::names-patient")
+    one.assert_outcomes(passed=1)
+    one.stdout.fnmatch_lines(["pa.verial.yaml::submit-pa[[]john-smith[]]::names-patient PASSED*"])

@@ -76,6 +76,8 @@ def test_resolve_missing_paths(path: str) -> None:
         ("equals", "x", None, False),
         ("not_equals", "denied", "approved", True),
         ("not_equals", "denied", "denied", False),
+        ("not_equals", None, None, False),  # "must not be null" fails on null
+        ("not_equals", None, "2026-04-20", True),
         ("contains", "MRI", "Lumbar MRI w/o contrast", True),
         ("contains", "CT", "Lumbar MRI", False),
         ("contains", "M54.5", ["M54.5", "M51.26"], True),
@@ -110,6 +112,12 @@ def test_resolve_missing_paths(path: str) -> None:
 )
 def test_operators(op: str, expected: Any, actual: Any, result: bool) -> None:
     assert compare(spec(op, expected), actual) is result
+
+
+def test_not_equals_null_fails_on_a_missing_path() -> None:
+    """``{op: not_equals, expected: null}`` reads "has a value": a missing field has none."""
+    assert compare(spec("not_equals", None), MISSING) is False
+    assert compare(spec("not_equals", "x"), MISSING) is True
 
 
 def test_approx_uses_an_absolute_tolerance() -> None:
@@ -165,3 +173,36 @@ def test_fields_score() -> None:
 def test_field_spec_rejects_bad_combinations(data: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message.replace("(", r"\(")):
         FieldSpec.model_validate({"path": "x", **data})
+
+
+# -- properties ----------------------------------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
+                    st.floats(allow_nan=False, allow_infinity=False, width=32),
+                    st.text(max_size=8))
+numbers = st.one_of(st.integers(-1000, 1000), st.floats(-1e6, 1e6, allow_nan=False))
+
+
+@given(scalars, scalars)
+def test_not_equals_is_the_negation_of_equals(expected: Any, actual: Any) -> None:
+    assert compare(spec("not_equals", expected), actual) is (
+        not compare(spec("equals", expected), actual))
+
+
+@given(scalars, scalars)
+def test_in_a_one_item_list_is_equals(expected: Any, actual: Any) -> None:
+    assert compare(spec("in", [expected]), actual) is compare(spec("equals", expected), actual)
+
+
+@given(numbers, numbers)
+def test_order_operators_agree_on_numbers(expected: float, actual: float) -> None:
+    gt, lt = compare(spec("gt", expected), actual), compare(spec("lt", expected), actual)
+    gte, lte = compare(spec("gte", expected), actual), compare(spec("lte", expected), actual)
+    assert gte is (gt or actual == expected)
+    assert lte is (lt or actual == expected)
+    assert not (gt and lt)
+    # and the same comparison holds when the value arrives as text (HL7, X12, CSV)
+    assert compare(spec("gt", expected), str(actual)) is gt

@@ -17,6 +17,7 @@ from core_support import (
     LazyRuns,
     build_prior_auth_project,
     criterion_runs,
+    shared_project,
     strip_timing,
     task_runs,
 )
@@ -25,9 +26,8 @@ WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 
 
 @pytest.fixture(scope="module")
-def runs(module_dir: Path) -> LazyRuns:
-    build_prior_auth_project(module_dir)
-    return LazyRuns(module_dir)
+def runs(shared_base: Path) -> LazyRuns:
+    return LazyRuns(shared_project(shared_base, "reports", build_prior_auth_project))
 
 
 def test_json_reports_of_n0_and_n2_are_equal_apart_from_timing(runs: LazyRuns) -> None:
@@ -136,15 +136,18 @@ def test_verial_junit_has_one_suite_per_task_run(runs: LazyRuns, workers: int) -
 
 @WORKERS
 def test_pytest_junitxml_carries_score_axis_and_weight(runs: LazyRuns, workers: int) -> None:
+    """xunit2 allows properties on the suite only: one per criterion field, by node id."""
     root = ET.parse(runs.get(workers).pytest_junit).getroot()
-    # pytest mangles "task[entity]::criterion" into classname and name; match loosely
-    cases = {f"{c.get('classname')}::{c.get('name')}": c for c in root.iter("testcase")}
-    maria = next(c for k, c in cases.items() if "maria-chen" in k and "pa-submitted" in k)
-    assert _props(maria) == {"verial_score": "1.0", "verial_weight": "2.0",
-                             "verial_axis": "correctness", "verial_status": "passed"}
-    john = next(c for k, c in cases.items() if "john-smith" in k and "pa-submitted" in k)
-    assert _props(john)["verial_score"] == "0.5"
-    assert len(cases) == 13  # 12 criteria and the no-criteria item
+    suite = next(root.iter("testsuite"))
+    props = {p.get("name", ""): p.get("value", "") for p in suite.find("properties") or []}
+    maria = "pa.verial.yaml::pa-lumbar-mri[maria-chen]::pa-submitted"
+    assert {k.rsplit("::", 1)[1]: v for k, v in props.items() if k.startswith(maria + "::")} == {
+        "verial_score": "1.0", "verial_weight": "2.0",
+        "verial_axis": "correctness", "verial_status": "passed"}
+    john = "pa.verial.yaml::pa-lumbar-mri[john-smith]::pa-submitted"
+    assert props[f"{john}::verial_score"] == "0.5"
+    assert len(list(root.iter("testcase"))) == 13  # 12 criteria and the no-criteria item
+    assert all(c.find("properties") is None for c in root.iter("testcase"))
 
 
 @WORKERS

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from core_support import EXPECTED_STRINGS, LazyRuns, build_prior_auth_project, criterion_runs
+from core_support import (
+    EXPECTED_STRINGS,
+    LazyRuns,
+    build_prior_auth_project,
+    criterion_runs,
+    shared_project,
+    strip_timing,
+)
 
 #: words that only appear in details and evidence rows, never in scores or verdicts
 DETAIL_MARKERS = ("invalid JSON", "assertions passed", "phrase checks passed", "FAIL\n",
@@ -13,12 +20,12 @@ DETAIL_MARKERS = ("invalid JSON", "assertions passed", "phrase checks passed", "
 
 
 @pytest.fixture(scope="module")
-def scored(module_dir: Path) -> dict[str, LazyRuns]:
-    cli, yaml_flag = module_dir / "cli", module_dir / "run-yaml"
-    cli.mkdir()
-    yaml_flag.mkdir()
-    build_prior_auth_project(cli)
-    build_prior_auth_project(yaml_flag).run_yaml({"agent": "pa-bot", "scored": True})
+def scored(shared_base: Path) -> dict[str, LazyRuns]:
+    cli = shared_project(shared_base, "scored-cli", build_prior_auth_project)
+    yaml_flag = shared_project(
+        shared_base, "scored-run-yaml",
+        lambda path: build_prior_auth_project(path).run_yaml({"agent": "pa-bot", "scored": True}),
+    )
     return {"cli": LazyRuns(cli, "--verial-scored"), "run-yaml": LazyRuns(yaml_flag)}
 
 
@@ -65,3 +72,11 @@ def test_json_report_keeps_details_and_evidence(scored: dict[str, LazyRuns], mod
     john = criterion_runs(report)["pa.verial.yaml::pa-lumbar-mri[john-smith]::pa-submitted"]
     assert john["details"] and john["evidence"]["assertion_results"][0]["expected"] == (
         "submitted-quokka")
+
+
+@pytest.mark.parametrize("mode", ["cli", "run-yaml"])
+def test_scored_reports_of_n0_and_n2_are_equal_apart_from_timing(
+    scored: dict[str, LazyRuns], mode: str
+) -> None:
+    one, two = scored[mode].get(0).report, scored[mode].get(2).report
+    assert strip_timing(one) == strip_timing(two)

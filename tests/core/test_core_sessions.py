@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 from core_support import (
+    LazyRuns,
     Project,
     child_env,
     criterion_runs,
     portal_criterion,
     pytest_command,
     run_subprocess,
+    shared_project,
     task_runs,
     voice_criterion,
 )
@@ -91,9 +93,8 @@ def pytest_verial_checks():
 '''
 
 
-@pytest.fixture(scope="module")
-def crashed(module_dir: Path) -> tuple[int, str, dict]:  # type: ignore[type-arg]
-    project = Project(module_dir)
+def _crash_project(path: Path) -> None:
+    project = Project(path)
     project.conftest(CRASH_CHECK)
     project.benchmark("crashy", {"tasks": [
         {"id": "crashy", "criteria": [
@@ -105,10 +106,12 @@ def crashed(module_dir: Path) -> tuple[int, str, dict]:  # type: ignore[type-arg
     ]})
     project.sandbox("crashy", GREETS)
     project.sandbox("steady", GREETS)
-    code, output = run_subprocess(module_dir, "-n", "2", "--verial-report", "report.json",
-                                  "--verial-junit", "junit.xml")
-    assert (module_dir / "report.json").exists(), output[-3000:]
-    return code, output, project.read_report()
+
+
+@pytest.fixture(scope="module")
+def crashed(shared_base: Path) -> tuple[int, str, dict]:  # type: ignore[type-arg]
+    result = LazyRuns(shared_project(shared_base, "crash", _crash_project)).get(2)
+    return result.code, result.output, result.report
 
 
 def test_crashed_criterion_is_an_error_with_score_0(crashed: tuple[int, str, dict]) -> None:  # type: ignore[type-arg]
@@ -227,3 +230,31 @@ def test_ctrl_c_keeps_completed_tasks_and_cancels_the_run(tmp_path: Path, worker
     assert tasks["interrupt.verial.yaml::second"]["status"] == "cancelled"
     assert tasks["interrupt.verial.yaml::second"]["score"] is None
     assert run["score"] == pytest.approx(4 / 5)  # completed tasks only
+
+
+# -- a session stopped early ---------------------------------------------------------------
+
+
+def test_exitfirst_cancels_the_tasks_not_run(pytester: pytest.Pytester) -> None:
+    project = Project(pytester.path)
+    project.benchmark("stop", {"tasks": [
+        {"id": "first", "criteria": [
+            voice_criterion("greets", contains=["good morning"]),
+            voice_criterion("asks-dob", contains=["date of birth"]),  # fails: -x stops here
+        ]},
+        {"id": "second", "criteria": [voice_criterion("greets", contains=["good morning"])]},
+    ]})
+    project.sandbox("first", GREETS)
+    project.sandbox("second", GREETS)
+    result = pytester.runpytest("-x", "--verial-report", "report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    report = project.read_report()
+    tasks = task_runs(report)
+    assert tasks["stop.verial.yaml::first"]["status"] == "completed"
+    assert tasks["stop.verial.yaml::first"]["score"] == 0.5
+    second = tasks["stop.verial.yaml::second"]
+    assert (second["status"], second["score"], second["verdict"]) == ("cancelled", None, None)
+    assert second["criterion_runs"][0]["status"] == "not_run"
+    run = report["benchmark_run"]
+    assert (run["status"], run["score"]) == ("cancelled", 0.5)
+    result.stdout.fnmatch_lines(["second *-*cancelled*"])

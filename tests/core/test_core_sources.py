@@ -6,7 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import Project, criterion_runs, portal_criterion, voice_criterion
+from core_support import (
+    Project,
+    criterion_runs,
+    portal_criterion,
+    run_subprocess,
+    voice_criterion,
+)
 
 import pytest_verial.sources.portal as portal_source
 from pytest_verial.sources import SOURCE_NAMES
@@ -85,7 +91,7 @@ def test_files_in_subdirectories_each_read_their_own_sandbox(pytester: pytest.Py
     assert scores == {"referrals/referrals.verial.yaml::pa-referrals": 1.0,
                       "prior-auth/prior-auth.verial.yaml::pa-prior-auth": 0.5}
     assert report["benchmark_run"]["score"] == 0.75
-    result.stdout.fnmatch_lines(["pa-referrals *1.000*pass*", "pa-prior-auth *0.500*partial*"])
+    result.stdout.fnmatch_lines(["pa-prior-auth *0.500*partial*", "pa-referrals *1.000*pass*"])
 
 
 def test_a_failing_source_override_is_a_criterion_error(pytester: pytest.Pytester) -> None:
@@ -215,3 +221,87 @@ def test_registering_a_name_twice_is_a_clear_error(pytester: pytest.Pytester) ->
     assert "Traceback" not in output
     result.stdout.fnmatch_lines(
         ["*pa.verial.yaml*assert type 'portal-state-match' is registered twice*"])
+
+
+COUNTING_CONFTEST = '''
+import os
+from pathlib import Path
+
+import pytest_verial.sources.portal as portal_source
+
+_real = portal_source.from_sandbox
+
+
+def _counting(sandbox):
+    with (Path(__file__).parent / "builds.log").open("a") as log:
+        log.write(f"{os.getpid()} {sandbox.task_key}\\n")
+    return _real(sandbox)
+
+
+portal_source.from_sandbox = _counting
+'''
+
+
+def test_under_xdist_each_task_run_builds_its_source_once(pytester: pytest.Pytester) -> None:
+    project = Project(pytester.path)
+    project.conftest(COUNTING_CONFTEST)
+    criteria = [portal_criterion(f"c{i}", "prior_auth_requests", "request_id", "PA-1",
+                                 SUBMITTED) for i in range(4)]
+    keys = [f"task-{n}" for n in range(6)]
+    project.benchmark("many", {"tasks": [{"id": k, "criteria": criteria} for k in keys]})
+    for key in keys:
+        project.sandbox(key, {"portal/prior_auth_requests.json": [
+            {"request_id": "PA-1", "status": "submitted"}]})
+    code, output = run_subprocess(pytester.path, "-n", "2")
+    assert code == 0, output[-2000:]
+    builds = (pytester.path / "builds.log").read_text(encoding="utf-8").split("\n")
+    built = sorted(line.split()[1] for line in builds if line)
+    assert built == keys  # one build per task run, though its 4 criteria may be anywhere
+    assert len({line.split()[0] for line in builds if line}) == 2  # both workers were used
+
+
+ODD_SCORES = '''
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
+
+
+class Odd(AssertionSpec):
+    kind: Literal["odd"] = Field(alias="assert")
+    value: float
+
+
+def odd(spec, ctx):
+    return CheckOutcome(spec.value, f"returned {spec.value}")
+
+
+def pytest_verial_checks():
+    return [CheckSpec(name="odd", model=Odd, run=odd)]
+
+
+def pytest_verial_report(report):
+    report["benchmark_run"]["ci"] = {"pipeline": "nightly"}
+'''
+
+
+def test_check_scores_are_bounded_and_the_report_hook_runs(pytester: pytest.Pytester) -> None:
+    project = Project(pytester.path)
+    project.conftest(ODD_SCORES)
+    project.benchmark("odd", {"tasks": [{"id": "t", "criteria": [
+        {"id": "over", "assertion": {"assert": "odd", "value": 1.5}},
+        {"id": "under", "assertion": {"assert": "odd", "value": -2}},
+        {"id": "nan", "assertion": {"assert": "odd", "value": ".nan"}},
+    ]}]})
+    # YAML's .nan needs the bare scalar, not a string
+    text = (pytester.path / "odd.verial.yaml").read_text(encoding="utf-8")
+    (pytester.path / "odd.verial.yaml").write_text(text.replace("'.nan'", ".nan"),
+                                                   encoding="utf-8")
+    result = pytester.runpytest("--verial-report", "report.json")
+    result.assert_outcomes(passed=1, failed=2)
+    report = project.read_report()
+    runs = criterion_runs(report)
+    assert [runs[f"odd.verial.yaml::t::{c}"]["score"] for c in ("over", "under", "nan")] == [
+        1.0, 0.0, 0.0]
+    assert report["benchmark_run"]["ci"] == {"pipeline": "nightly"}

@@ -14,8 +14,12 @@ from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .registry import CheckRegistry
 
 _BUILTIN_MODULES = (
+    "fhir",
     "portal",
     "voice",
+    "hl7",
+    "x12",
+    "files",
     "output_format",
     "output_length",
     "output_sections",

@@ -1,7 +1,8 @@
 """Task-level JUnit XML: one ``<testsuite>`` per task run, one ``<testcase>`` per criterion.
 
-Suite properties carry the task's score, verdict, status and axis scores; each testcase carries
-its criterion's score, weight and axis. Errors (a source could not be read) are ``<failure
+Suite properties carry the task's score, verdict, status and axis scores, and each criterion's
+score, weight, axis and status as ``criterion.<id>.<field>`` (the JUnit schema allows
+properties on suites only). Errors (a source could not be read) are ``<failure
 type="error">`` since the Jenkins JUnit schema allows no ``<error>`` inside a testcase. In a
 scored run the failure text says only the score: details and evidence stay in the JSON report.
 """
@@ -60,6 +61,9 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
         for axis, value in task["axes"].items():
             props[f"axis.{axis}.score"] = value["score"]
             props[f"axis.{axis}.weight"] = value["weight"]
+        for c in cases:
+            for field in ("score", "weight", "axis", "status", "assert"):
+                props[f"criterion.{c['criterion_id']}.{field}"] = c[field]
         _props(suite, props)
         for c in cases:
             case = ET.SubElement(
@@ -68,16 +72,6 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
                 name=c["criterion_id"],
                 classname=task["id"],
                 time=_t(c["duration"]),
-            )
-            _props(
-                case,
-                {
-                    "score": c["score"],
-                    "weight": c["weight"],
-                    "axis": c["axis"],
-                    "status": c["status"],
-                    "assert": c["assert"],
-                },
             )
             status = c["status"]
             if status in ("failed", "gated", "error"):

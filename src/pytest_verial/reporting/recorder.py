@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ..collect import BenchmarkFile, CriterionItem, NoCriteriaItem, display_path
+from ..collect import JUNIT_FIELDS, BenchmarkFile, CriterionItem, NoCriteriaItem, display_path
 from ..engine import now_iso
 from ..errors import BenchmarkFileError
 from ..loader import BenchmarkPlan, load_benchmark
@@ -46,6 +46,7 @@ class Recorder:
         self.report: dict[str, Any] | None = None
         self._last_checkpoint = 0.0
         self.gate: tuple[bool, int] | None = None
+        self._logxml: Any = False  # pytest's LogXML plugin, looked up on first use
 
     # -- what is planned -------------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -86,6 +87,7 @@ class Recorder:
         record = getattr(report, "verial", None)
         if record is not None:
             self.records[report.nodeid] = {**record, "outcome": report.outcome}
+            self._junitxml_properties(report.nodeid, record)
         elif (
             report.failed
             and report.when in ("setup", "call", "???")
@@ -94,6 +96,26 @@ class Recorder:
         ):
             self.records[report.nodeid] = self._error_record(report)
         self._checkpoint()
+
+    def _junitxml_properties(self, nodeid: str, record: dict[str, Any]) -> None:
+        """Per-criterion properties in pytest's --junitxml, valid under the xunit2 schema.
+
+        xunit2 allows properties on the suite only, so they are named ``<nodeid>::verial_*``.
+        Under xunit1 the item itself records them on its testcase (``user_properties``).
+        """
+        if self._logxml is False:
+            self._logxml = next(
+                (
+                    p
+                    for p in self.config.pluginmanager.get_plugins()
+                    if type(p).__name__ == "LogXML" and hasattr(p, "add_global_property")
+                ),
+                None,
+            )
+        if self._logxml is None or self.config.getini("junit_family") in ("xunit1", "legacy"):
+            return
+        for key in JUNIT_FIELDS:
+            self._logxml.add_global_property(f"{nodeid}::verial_{key}", record[key])
 
     def _error_record(self, report: pytest.TestReport) -> dict[str, Any]:
         """A criterion whose process died or whose setup failed before scoring."""
@@ -166,6 +188,8 @@ class Recorder:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.config.option.collectonly:
+            return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = True
         if not self.files and not self.collection_errors:

@@ -25,10 +25,10 @@ SOURCE_FACTORIES: dict[str, str] = {
     "portal": "pytest_verial.sources.portal:from_sandbox",
     "voice": "pytest_verial.sources.voice:from_sandbox",
     "output": "pytest_verial.sources.output:from_sandbox",
-    "fhir": "pytest_verial.sources.directory:fhir_from_sandbox",
-    "hl7": "pytest_verial.sources.directory:hl7_from_sandbox",
-    "files": "pytest_verial.sources.directory:files_from_sandbox",
-    "x12": "pytest_verial.sources.directory:x12_from_sandbox",
+    "fhir": "pytest_verial.sources.fhir:from_sandbox",
+    "hl7": "pytest_verial.sources.hl7:from_sandbox",
+    "files": "pytest_verial.sources.files:from_sandbox",
+    "x12": "pytest_verial.sources.x12:from_sandbox",
     "judge": "pytest_verial.judge.source:from_sandbox",
 }
 

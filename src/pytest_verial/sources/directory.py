@@ -1,9 +1,4 @@
-"""Sources whose checks arrive in later issues: the sandbox directory, as it is.
-
-Each factory hands its check the source's directory (``fhir/``, ``hl7_outbound/``, ``sftp/``,
-``x12/``) so the fixtures exist and can be overridden today; the FHIR, HL7, files and X12
-checks replace these factories with their parsed sources.
-"""
+"""A source that is just a sandbox directory and its run.yaml settings (the judge's, for now)."""
 
 from __future__ import annotations
 
@@ -28,26 +23,6 @@ class DirectorySource:
 
 def _directory(sandbox: Any, name: str, folder: str) -> DirectorySource:
     return DirectorySource(name, sandbox.path / folder, sandbox.settings(name))
-
-
-def fhir_from_sandbox(sandbox: Any) -> DirectorySource:
-    """The ``fhir/`` directory."""
-    return _directory(sandbox, "fhir", "fhir")
-
-
-def hl7_from_sandbox(sandbox: Any) -> DirectorySource:
-    """The ``hl7_outbound/`` directory."""
-    return _directory(sandbox, "hl7", "hl7_outbound")
-
-
-def files_from_sandbox(sandbox: Any) -> DirectorySource:
-    """The ``sftp/`` directory."""
-    return _directory(sandbox, "files", "sftp")
-
-
-def x12_from_sandbox(sandbox: Any) -> DirectorySource:
-    """The ``x12/`` directory."""
-    return _directory(sandbox, "x12", "x12")
 
 
 def judge_from_sandbox(sandbox: Any) -> DirectorySource:

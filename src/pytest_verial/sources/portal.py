@@ -38,14 +38,18 @@ class PortalSource(Protocol):
 class PortalSnapshot:
     """Portal rows captured in a sandbox directory; each table read once, on first use."""
 
-    def __init__(self, directory: Path, sqlite_files: list[Path] | None = None) -> None:
+    def __init__(
+        self, directory: Path, sqlite_files: list[Path] | None = None, *, files: bool = True
+    ) -> None:
         self.directory = directory
+        #: False for a live database: it replaces the snapshot, files do not shadow it
+        self.read_files = files
         candidates = sqlite_files if sqlite_files is not None else [directory / "portal.sqlite"]
         self.sqlite_files = [p for p in candidates if p.is_file()]
         self._cache: dict[str, list[Row] | None] = {}
 
     def _files(self) -> dict[str, Path]:
-        if not self.directory.is_dir():
+        if not self.read_files or not self.directory.is_dir():
             return {}
         found: dict[str, Path] = {}
         for path in sorted(self.directory.iterdir()):
@@ -150,6 +154,8 @@ def from_sandbox(sandbox: Any) -> PortalSnapshot:
         db = Path(match.group(1))
         if not db.is_absolute():
             db = sandbox.run.path / db
-        return PortalSnapshot(sandbox.path / "portal", sqlite_files=[db])
+        if not db.is_file():
+            raise SourceError(f"sources.portal: live database {db} does not exist")
+        return PortalSnapshot(sandbox.path / "portal", sqlite_files=[db], files=False)
     directory = sandbox.path / "portal"
     return PortalSnapshot(directory, [directory / "portal.sqlite", sandbox.path / "portal.sqlite"])

@@ -1,0 +1,219 @@
+"""An in-memory FHIR store that answers searches the way a server does.
+
+Resources are grouped by type once, as they are streamed in. The values a search parameter
+selects (its SearchParameter FHIRPath expression, compiled once) are extracted on first use of
+that parameter on that type and kept, so each (type, parameter) is evaluated once per task run
+however many criteria search on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CheckError
+from . import values as v
+from .definitions import SearchParam, search_param
+from .fhirpath import compiled
+from .query import Clause, Query, lookup
+
+_ABSOLUTE_REF = re.compile(r"(?:^|/)([A-Z][A-Za-z]+)/([A-Za-z0-9\-.]{1,64})(?:/_history/[^/]+)?$")
+
+_INDEXERS: dict[str, Callable[[list[Any]], list[Any]]] = {
+    "token": v.index_token,
+    "string": v.index_string,
+    "date": v.index_date,
+    "number": v.index_number,
+    "quantity": v.index_quantity,
+    "uri": v.index_uri,
+}
+
+
+@dataclass
+class SearchResult:
+    """Matches of one search: the page asked for and the total number of matches."""
+
+    resources: list[dict[str, Any]]
+    total: int
+
+
+def split_reference(reference: str) -> tuple[str | None, str]:
+    """``"Patient/1"`` / ``"http://x/fhir/Patient/1/_history/2"`` -> ``("Patient", "1")``."""
+    m = _ABSOLUTE_REF.search(reference)
+    if m:
+        return m.group(1), m.group(2)
+    return None, reference
+
+
+class FhirIndex:
+    """Resources by type and by ``Type/id``, with per-parameter value caches."""
+
+    def __init__(self) -> None:
+        self.by_type: dict[str, list[dict[str, Any]]] = {}
+        self.by_key: dict[str, dict[str, Any]] = {}
+        #: Bundle ``fullUrl`` (e.g. ``urn:uuid:...``) -> ``Type/id``
+        self.aliases: dict[str, str] = {}
+        self._values: dict[tuple[str, str], list[list[Any]]] = {}
+
+    def add(self, resource: dict[str, Any], full_url: str | None = None) -> None:
+        """Add one resource; a later version of the same ``Type/id`` replaces the earlier."""
+        rtype = resource["resourceType"]
+        key = f"{rtype}/{resource.get('id')}"
+        bucket = self.by_type.setdefault(rtype, [])
+        old = self.by_key.get(key) if resource.get("id") is not None else None
+        if old is not None:
+            bucket[bucket.index(old)] = resource
+        else:
+            bucket.append(resource)
+        if resource.get("id") is not None:
+            self.by_key[key] = resource
+        if full_url:
+            self.aliases[full_url] = key
+        self._values.clear()
+
+    def __len__(self) -> int:
+        return sum(len(b) for b in self.by_type.values())
+
+    # --- values ---------------------------------------------------------------------------
+
+    def values(self, rtype: str, param: SearchParam) -> list[list[Any]]:
+        """Indexed values of ``param`` for each resource of ``rtype`` (cached)."""
+        cache_key = (rtype, param.code)
+        cached = self._values.get(cache_key)
+        if cached is not None:
+            return cached
+        function = compiled(param.expression)
+        rows: list[list[Any]] = []
+        for resource in self.by_type.get(rtype, []):
+            elements = function(resource)
+            if param.type == "reference":
+                rows.append(self._references(elements, param))
+            else:
+                rows.append(_INDEXERS[param.type](elements))
+        self._values[cache_key] = rows
+        return rows
+
+    def _references(self, elements: list[Any], param: SearchParam) -> list[tuple[str | None, str]]:
+        out: list[tuple[str | None, str]] = []
+        for el in elements:
+            ref = el.get("reference") if isinstance(el, dict) else el
+            if not isinstance(ref, str):
+                continue
+            ref = self.aliases.get(ref, ref)
+            rtype, rid = split_reference(ref)
+            if param.ref_types and rtype not in param.ref_types:
+                continue
+            out.append((rtype, rid))
+        return out
+
+    # --- search ---------------------------------------------------------------------------
+
+    def search(self, query: Query) -> SearchResult:
+        """Run a parsed query: AND over clauses, OR over each clause's values."""
+        rtype = query.resource_type
+        resources = self.by_type.get(rtype, [])
+        selected = list(range(len(resources)))
+        for clause in query.clauses:
+            test = self._clause_test(rtype, clause)
+            selected = [i for i in selected if test(i)]
+        if query.sort:
+            for param, descending in reversed(query.sort):
+                keys = self._sort_keys(rtype, param, descending)
+                present = [i for i in selected if keys[i] is not None]
+                absent = [i for i in selected if keys[i] is None]
+                present.sort(key=lambda i: keys[i], reverse=descending)
+                selected = present + absent
+        total = len(selected)
+        page = selected[query.offset :]
+        if query.count is not None:
+            page = page[: query.count]
+        return SearchResult([resources[i] for i in page], total)
+
+    def _clause_test(self, rtype: str, clause: Clause) -> Callable[[int], bool]:
+        rows = self.values(rtype, clause.param)
+        if clause.modifier == "missing":
+            want_missing = clause.values[0] == "true"
+            return lambda i: (not rows[i]) == want_missing
+        kind = clause.param.type
+        if kind == "reference":
+            tests = [self._reference_test(rtype, clause, value) for value in clause.values]
+        else:
+            tests = [_value_test(kind, value, clause.modifier) for value in clause.values]
+        if clause.modifier == "not":
+            return lambda i: not any(t(rows[i]) for t in tests)
+        return lambda i: any(t(rows[i]) for t in tests)
+
+    def _reference_test(self, rtype: str, clause: Clause, value: str) -> Callable[[Any], bool]:
+        param, type_mod = clause.param, clause.modifier
+        if clause.chain:
+            targets = [type_mod] if type_mod else list(param.ref_types or param.targets)
+            keys: set[tuple[str | None, str]] = set()
+            first = clause.chain.split(".")[0].split(":")[0]
+            usable = [t for t in targets if search_param(t, first)]
+            if not usable:
+                raise CheckError(f"chained parameter {clause.key!r}: no target of {param.code!r} "
+                                 f"defines {clause.chain!r}")
+            for target in usable:
+                inner, modifier, chain = lookup(target, clause.chain)
+                sub = Query(target, (Clause(clause.chain, inner, modifier, chain, (value,)),))
+                keys.update((target, str(r.get("id"))) for r in self.search(sub).resources)
+            return lambda refs: any(r in keys for r in refs)
+        wanted_type, wanted_id = split_reference(value)
+        if wanted_type is None and "/" in value:
+            return lambda refs: False
+        if type_mod:
+            if wanted_type is not None and wanted_type != type_mod:
+                return lambda refs: False
+            wanted_type = type_mod
+        if wanted_type is None:
+            return lambda refs: any(rid == wanted_id for _, rid in refs)
+        return lambda refs: (wanted_type, wanted_id) in refs
+
+    def _sort_keys(self, rtype: str, param: SearchParam, descending: bool) -> list[Any]:
+        rows = self.values(rtype, param)
+        keys: list[Any] = []
+        for row in rows:
+            if not row:
+                keys.append(None)
+                continue
+            items = [_sort_value(param.type, item) for item in row]
+            keys.append(max(items) if descending else min(items))
+        return keys
+
+
+def _sort_value(kind: str, item: Any) -> Any:
+    if kind == "date":
+        return item[0]
+    if kind == "token":
+        return item[1]
+    if kind == "string":
+        return v.normalize(item)
+    if kind == "quantity":
+        return item[0]
+    if kind == "reference":
+        return f"{item[0]}/{item[1]}"
+    return item
+
+
+def _value_test(kind: str, value: str, modifier: str | None) -> Callable[[Any], bool]:
+    if kind == "token":
+        return v.parse_token(value, modifier)
+    if kind == "string":
+        return v.parse_string(value, modifier)
+    if kind == "date":
+        return v.parse_date(value)
+    if kind == "number":
+        return v.parse_number(value)
+    if kind == "quantity":
+        return v.parse_quantity(value)
+    return v.parse_uri(value, modifier)
+
+
+def build_index(resources: Iterable[tuple[dict[str, Any], str | None]]) -> FhirIndex:
+    """An index over ``(resource, fullUrl)`` pairs."""
+    index = FhirIndex()
+    for resource, full_url in resources:
+        index.add(resource, full_url)
+    return index

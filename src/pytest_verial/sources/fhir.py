@@ -1,0 +1,64 @@
+"""The ``fhir`` source of a sandbox: the ``fhir/`` snapshot, or a live server from run.yaml.
+
+Both kinds answer ``search(query, need_all=True) -> SearchResult`` and ``describe()``; the
+snapshot also knows ``fhir-baseline/`` (``changed(resource)``), a live server is asked for
+``_lastUpdated`` after the baseline time instead (``baseline_since`` in its settings, else the
+run's ``started_at``). A conftest can override ``verial_fhir`` with any object that has
+``search``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..fhir.index import SearchResult
+from ..fhir.live import LiveFhir
+from ..fhir.query import Query
+from ..fhir.snapshot import FhirSnapshot
+
+
+@runtime_checkable
+class FhirSource(Protocol):
+    """What the ``fhir-resource-state`` check needs from a FHIR source."""
+
+    kind: str
+
+    def search(self, query: Query, need_all: bool = True) -> SearchResult:
+        """Resources of ``query.resource_type`` matching the query, and the total."""
+
+    def describe(self) -> str:
+        """Where the data comes from (a directory or a base URL)."""
+
+
+class SnapshotSource(FhirSnapshot):
+    """The ``fhir/`` directory, with the :class:`FhirSource` signature.
+
+    ``settings`` are run.yaml's ``sources.fhir`` (without a server): ``validation: R4B|R5``
+    there validates every matched resource of the run unless a criterion says otherwise.
+    """
+
+    def __init__(
+        self, directory: Path, baseline: Path | None = None, settings: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(directory, baseline)
+        self.settings = settings or {}
+
+    def search(self, query: Query, need_all: bool = True) -> SearchResult:
+        """All matches (a snapshot has no pages to save)."""
+        return super().search(query)
+
+
+def from_sandbox(sandbox: Any) -> SnapshotSource | LiveFhir:
+    """A live server when run.yaml's ``sources.fhir`` names one, else the snapshot."""
+    settings = sandbox.settings("fhir")
+    if any(settings.get(k) for k in ("base_url", "base_url_env", "fhir_base_url")):
+        if not settings.get("baseline_since"):
+            started = getattr(getattr(sandbox.run, "config", None), "started_at", None)
+            if started:
+                settings["baseline_since"] = started
+        return LiveFhir(settings)
+    return SnapshotSource(sandbox.path / "fhir", sandbox.path / "fhir-baseline", settings)
+
+
+__all__ = ["FhirSource", "LiveFhir", "SnapshotSource", "from_sandbox"]

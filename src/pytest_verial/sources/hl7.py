@@ -1,0 +1,134 @@
+"""Outbound HL7 v2 messages of a sandbox (DESIGN §3.2): files, SandboxEvent rows, live capture.
+
+Snapshot layout, under the task's sandbox directory::
+
+    hl7_outbound/*.hl7          one or more messages per file, MLLP-framed or not,
+                                segments separated by \\r, \\n or \\r\\n
+    hl7_outbound/events.jsonl   SandboxEvent rows {type: "hl7_outbound", payload, created_at}
+    events.jsonl                a sandbox-wide SandboxEvent export (other types ignored)
+
+Live: run.yaml ``sources: {hl7: {events: PATH}}`` reads the events file that
+``verial hl7-capture`` (or the ``verial_hl7_capture`` fixture) writes; a relative PATH is taken
+from the run directory, and ``{task}`` in it is replaced by the task key.
+
+Messages are ordered by ``created_at`` when the rows carry it, else by file name and position;
+"latest" is the last one. Rows of other event types are ignored. Rows the capture rejected
+(``ack_code: AE`` with an ``error``) are not candidates; they are counted as ``rejected``. A file
+or row that cannot be parsed makes the source unreadable (a SourceError naming the file, row
+and segment), so the criteria reading it are errors rather than silent misses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import SourceError
+from ..hl7.parse import Hl7Message, Hl7ParseError, decode, parse_stream
+from .jsonfiles import iter_jsonl
+
+EVENT_TYPE = "hl7_outbound"
+
+
+@runtime_checkable
+class Hl7Source(Protocol):
+    """What ``hl7-structural`` needs: the outbound messages, oldest first."""
+
+    def messages(self) -> list[Hl7Message]:
+        """Every accepted outbound message, oldest first."""
+        ...
+
+    def rejected(self) -> list[dict[str, Any]]:
+        """Rows recorded with an error (the capture answered AE)."""
+        ...
+
+
+class Hl7Snapshot:
+    """Messages read from files and events files; parsed once on first use."""
+
+    def __init__(self, files: list[Path], events: list[Path]) -> None:
+        self.files = files
+        self.events = events
+        self._messages: list[Hl7Message] | None = None
+        self._rejected: list[dict[str, Any]] = []
+
+    def messages(self) -> list[Hl7Message]:
+        if self._messages is None:
+            self._messages = self._load()
+        return self._messages
+
+    def rejected(self) -> list[dict[str, Any]]:
+        self.messages()
+        return self._rejected
+
+    def _load(self) -> list[Hl7Message]:
+        found: list[Hl7Message] = []
+        for path in self.files:
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            try:
+                found.extend(parse_stream(decode(data), str(path)))
+            except Hl7ParseError as exc:
+                raise SourceError(f"invalid HL7: {exc}") from None
+        for path in self.events:
+            found.extend(self._events(path))
+        if any(m.created_at for m in found):
+            # Stable: rows without a time keep their place relative to each other.
+            found.sort(key=lambda m: m.created_at or "")
+        return found
+
+    def _events(self, path: Path) -> list[Hl7Message]:
+        found = []
+        for lineno, row in enumerate(iter_jsonl(path), start=1):
+            where = f"{path}:{lineno}"
+            if not isinstance(row, dict):
+                raise SourceError(f"{where}: expected an event object, found {type(row).__name__}")
+            if row.get("type", EVENT_TYPE) != EVENT_TYPE:
+                continue
+            if row.get("error") or row.get("ack_code") in ("AE", "AR"):
+                self._rejected.append({
+                    "origin": where, "error": row.get("error"), "created_at": row.get("created_at"),
+                })
+                continue
+            payload = row.get("payload")
+            if isinstance(payload, dict):  # {payload: {message: "..."}} as some exports nest it
+                payload = payload.get("message") or payload.get("payload")
+            if not isinstance(payload, str) or not payload.strip():
+                raise SourceError(f"{where}: hl7_outbound event has no 'payload' text")
+            try:
+                messages = parse_stream(payload, where)
+            except Hl7ParseError as exc:
+                raise SourceError(f"invalid HL7: {exc}") from None
+            created = row.get("created_at")
+            for message in messages:
+                message.created_at = str(created) if created is not None else None
+                found.append(message)
+        return found
+
+
+def _snapshot_dir(sandbox_path: Path) -> Hl7Snapshot:
+    directory = sandbox_path / "hl7_outbound"
+    files: list[Path] = []
+    events: list[Path] = []
+    if directory.is_dir():
+        files = sorted(p for p in directory.rglob("*.hl7") if p.is_file())
+        events = sorted(p for p in directory.rglob("*.jsonl") if p.is_file())
+    if (sandbox_path / "events.jsonl").is_file():  # a sandbox-wide SandboxEvent export
+        events.append(sandbox_path / "events.jsonl")
+    return Hl7Snapshot(files, events)
+
+
+def from_sandbox(sandbox: Any) -> Hl7Snapshot:
+    """The hl7 source of a sandbox: the live events file from run.yaml, else ``hl7_outbound/``."""
+    settings = sandbox.settings("hl7")
+    events = settings.get("events")
+    if events:
+        path = Path(str(events).replace("{task}", sandbox.task_key))
+        if not path.is_absolute():
+            path = sandbox.run.path / path
+        if not path.is_file():
+            raise SourceError(f"hl7 events file {path} (run.yaml sources.hl7.events) not found")
+        return Hl7Snapshot([], [path])
+    return _snapshot_dir(sandbox.path)

@@ -1,0 +1,110 @@
+"""X12 EDI responses of a sandbox (DESIGN §3.2).
+
+Snapshot layout, under the task's sandbox directory::
+
+    x12/*.x12 (.edi, .txt)   X12 interchanges; every transaction set in them is a response
+    x12/records.jsonl        {transaction, request, response[, created_at]} rows, as Verial's
+                             X12 simulator records them; ``response`` is the X12 text
+
+Live: run.yaml ``sources: {x12: {records: PATH}}`` reads a records file (relative to the run
+directory, ``{task}`` replaced by the task key).
+
+Transactions are ordered by ``created_at`` when records carry it, else by file name and
+position. A file or record that cannot be read as X12 makes the source unreadable: a
+SourceError naming the file (or record line) and the segment. Envelope problems are kept on
+each transaction for the evidence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import SourceError
+from ..x12.envelope import Transaction, parse_interchanges
+from ..x12.tokenizer import X12ParseError
+from .jsonfiles import iter_jsonl, read_text
+
+SUFFIXES = (".x12", ".edi", ".txt")
+
+
+@runtime_checkable
+class X12Source(Protocol):
+    """What ``x12-response`` needs: every response transaction, oldest first."""
+
+    def transactions(self) -> list[Transaction]:
+        """Every transaction set found, oldest first."""
+        ...
+
+
+def parse_x12_text(text: str, origin: str) -> list[Transaction]:
+    """Transactions of one X12 text; a SourceError naming ``origin`` when unreadable."""
+    try:
+        return parse_interchanges(text, origin)
+    except X12ParseError as exc:
+        raise SourceError(f"invalid X12: {origin}: {exc}") from None
+
+
+class X12Snapshot:
+    """Transactions read from files and records files; parsed once on first use."""
+
+    def __init__(self, files: list[Path], records: list[Path]) -> None:
+        self.files = files
+        self.records = records
+        self._transactions: list[Transaction] | None = None
+
+    def transactions(self) -> list[Transaction]:
+        if self._transactions is None:
+            self._transactions = self._load()
+        return self._transactions
+
+    def _load(self) -> list[Transaction]:
+        found: list[Transaction] = []
+        for path in self.files:
+            found.extend(parse_x12_text(read_text(path), str(path)))
+        for path in self.records:
+            found.extend(self._records(path))
+        if any(t.created_at for t in found):
+            found.sort(key=lambda t: t.created_at or "")
+        return found
+
+    def _records(self, path: Path) -> list[Transaction]:
+        found = []
+        for lineno, row in enumerate(iter_jsonl(path), start=1):
+            where = f"{path}:{lineno}"
+            if not isinstance(row, dict):
+                raise SourceError(f"{where}: expected a record object, found {type(row).__name__}")
+            response = row.get("response")
+            if response is None:
+                continue  # a request still waiting for its response
+            if not isinstance(response, str):
+                raise SourceError(
+                    f"{where}: 'response' must be the X12 text, found {type(response).__name__}"
+                )
+            transactions = parse_x12_text(response, f"{where} response")
+            created = row.get("created_at")
+            for tx in transactions:
+                tx.created_at = str(created) if created is not None else None
+            found.extend(transactions)
+        return found
+
+
+def _snapshot_dir(directory: Path) -> X12Snapshot:
+    if not directory.is_dir():
+        return X12Snapshot([], [])
+    files = sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+    records = sorted(p for p in directory.rglob("*.jsonl") if p.is_file())
+    return X12Snapshot(files, records)
+
+
+def from_sandbox(sandbox: Any) -> X12Snapshot:
+    """The x12 source of a sandbox: a live records file from run.yaml, else ``x12/``."""
+    records = sandbox.settings("x12").get("records")
+    if records:
+        path = Path(str(records).replace("{task}", sandbox.task_key))
+        if not path.is_absolute():
+            path = sandbox.run.path / path
+        if not path.is_file():
+            raise SourceError(f"x12 records file {path} (run.yaml sources.x12.records) not found")
+        return X12Snapshot([], [path])
+    return _snapshot_dir(sandbox.path / "x12")

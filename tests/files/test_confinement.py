@@ -1,0 +1,126 @@
+"""No pattern, symlink, '..', absolute path or encoded separator reaches outside the prefix."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from pytest_verial.errors import SourceError
+from pytest_verial.sources.files import DirectoryFiles
+from pytest_verial.sources.files.base import FileEntry, compile_glob, unsafe_reason
+
+from .conftest import run_check
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    """Two sandboxes whose names are string-prefixes of each other, plus a secret outside."""
+    for sandbox, claim in (("sandbox-1", "CLM-1"), ("sandbox-10", "CLM-10")):
+        folder = tmp_path / sandbox / "sftp" / "outbound"
+        folder.mkdir(parents=True)
+        (folder / "claim.json").write_text(f'{{"claim_id": "{claim}"}}')
+    (tmp_path / "secret.json").write_text('{"password": "hunter2"}')
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "../sandbox-10/sftp/outbound/claim.json",
+        "outbound/../../secret.json",
+        "**/../*.json",
+        "./outbound/claim.json",
+        "/etc/passwd",
+        "//etc/passwd",
+        "C:/Windows/win.ini",
+        "outbound\\..\\..\\secret.json",
+        "..%2F..%2Fsecret.json",
+        "..%2fsecret.json",
+        "%2e%2e/secret.json",
+        "outbound%5C..%5Csecret.json",
+        "outbound//claim.json",
+        "~/secret.json",
+        "outbound/claim.json\x00.txt",
+    ],
+)
+def test_escaping_patterns_are_refused_when_loading(pattern: str) -> None:
+    with pytest.raises(ValidationError, match="would leave the SFTP prefix"):
+        run_check({"pattern": pattern}, None)
+
+
+def test_source_refuses_an_escaping_pattern_even_without_the_model(run_dir: Path) -> None:
+    source = DirectoryFiles(run_dir / "sandbox-1" / "sftp")
+    with pytest.raises(SourceError, match="refused"):
+        source.match("../../secret.json")
+
+
+def test_symlink_pointing_out_is_refused(run_dir: Path) -> None:
+    sftp = run_dir / "sandbox-1" / "sftp"
+    os.symlink(run_dir / "secret.json", sftp / "outbound" / "leak.json")
+    os.symlink(run_dir / "sandbox-10" / "sftp" / "outbound", sftp / "other")
+    os.symlink("../../../secret.json", sftp / "outbound" / "relative-leak.json")
+    out = run_check({"pattern": "**", "parse": "json"}, DirectoryFiles(sftp))
+    assert out.evidence["matched_paths"] == ["outbound/claim.json"]
+    assert sorted(out.evidence["refused_paths"]) == [
+        "other",
+        "outbound/leak.json",
+        "outbound/relative-leak.json",
+    ]
+    none = run_check({"pattern": "outbound/leak.json"}, DirectoryFiles(sftp))
+    assert none.score == 0.0
+
+
+def test_symlink_inside_the_prefix_is_followed(run_dir: Path) -> None:
+    sftp = run_dir / "sandbox-1" / "sftp"
+    os.symlink("claim.json", sftp / "outbound" / "latest.json")
+    out = run_check(
+        {"pattern": "outbound/latest.json", "fields": [{"path": "claim_id", "expected": "CLM-1"}]},
+        DirectoryFiles(sftp),
+    )
+    assert out.score == 1.0
+
+
+def test_symlink_swapped_after_listing_is_refused_at_read(run_dir: Path) -> None:
+    sftp = run_dir / "sandbox-1" / "sftp"
+    source = DirectoryFiles(sftp)
+    assert [e.path for e in source.entries()] == ["outbound/claim.json"]
+    (sftp / "outbound" / "claim.json").unlink()
+    os.symlink(run_dir / "secret.json", sftp / "outbound" / "claim.json")
+    with pytest.raises(SourceError, match="resolves outside"):
+        source.read(source.entries()[0])
+
+
+def test_a_forged_entry_cannot_be_read(run_dir: Path) -> None:
+    source = DirectoryFiles(run_dir / "sandbox-1" / "sftp")
+    with pytest.raises(SourceError, match="resolves outside"):
+        source.read(FileEntry("../../secret.json", 10))
+
+
+def test_sandbox_prefix_is_not_a_string_prefix_match(run_dir: Path) -> None:
+    one = DirectoryFiles(run_dir / "sandbox-1" / "sftp")
+    spec = {"pattern": "**/*.json", "fields": [{"path": "claim_id", "expected": "CLM-10"}]}
+    out = run_check(spec, one)
+    assert out.evidence["matched_paths"] == ["outbound/claim.json"]
+    assert out.score == 0.0
+    assert run_check(spec, DirectoryFiles(run_dir / "sandbox-10" / "sftp")).score == 1.0
+
+
+@pytest.mark.parametrize(
+    "name", ["a/../b", "./a", "/abs", "a//b", "a\\b", "a%2Fb", "a/.", "..", ""]
+)
+def test_listed_names_that_could_escape_are_unsafe(name: str) -> None:
+    assert unsafe_reason(name) is not None
+
+
+def test_glob_wildcards_never_cross_a_separator() -> None:
+    assert compile_glob("outbound/*.json").match("outbound/claims/a.json") is None
+    assert compile_glob("outbound/?/a").match("outbound///a") is None
+    assert compile_glob("outbound/[!x]/a").match("outbound///a") is None
+    assert compile_glob("outbound/[/]x").match("outbound/x") is None
+    assert compile_glob("**/a.json").match("a.json") is not None
+    assert compile_glob("**/a.json").match("x/y/a.json") is not None
+    assert compile_glob("a/**/b").match("a/b") is not None
+    assert compile_glob("a.json").match("a_json") is None

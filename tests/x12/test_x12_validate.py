@@ -1,0 +1,58 @@
+"""validate: true runs pyx12 against the implementation guide (835 and 999 in 005010)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_verial.sources.x12 import X12Snapshot
+from pytest_verial.x12.build import claims_835, interchange
+
+VALID = Path(__file__).parent / "corpus" / "valid"
+REMIT = (VALID / "835_remittance.x12").read_text(encoding="utf-8")
+
+
+def source(tmp_path: Path, text: str) -> X12Snapshot:
+    (tmp_path / "r.x12").write_text(text)
+    return X12Snapshot([tmp_path / "r.x12"], [])
+
+
+def test_valid_835_and_999_pass(tmp_path: Path, run_x12: Any) -> None:
+    remit = run_x12(X12Snapshot([VALID / "835_remittance.x12"], []), {
+        "transaction": "835", "validate": True, "fields": [{"path": "BPR02", "expected": 1230}]})
+    assert remit["status"] == "passed", remit["details"]
+    assert remit["evidence"]["validation"]["valid"] is True
+    assert remit["evidence"]["validation"]["validator"].startswith("pyx12")
+    ack = run_x12(X12Snapshot([VALID / "999_ack.x12"], []), {"validate": True})
+    assert ack["status"] == "passed"
+    generated = interchange([("835", "005010X221A1", claims_835(50))])
+    assert run_x12(source(tmp_path, generated), {"validate": True})["status"] == "passed"
+
+
+def test_segment_out_of_order_fails_the_guide_row(tmp_path: Path, run_x12: Any) -> None:
+    # CAS belongs right after CLP in loop 2100; moved after MOA it is out of place
+    bad = REMIT.replace("CAS*CO*50*380.00~\nNM1*QC*1*NGUYEN", "NM1*QC*1*NGUYEN").replace(
+        "MOA***N115~\n", "MOA***N115~\nCAS*CO*50*380.00~\n")
+    result = run_x12(source(tmp_path, bad), {"transaction": "835", "validate": True,
+                                             "fields": [{"path": "BPR02", "expected": 1230}]})
+    assert result["score"] == 0.5
+    row = result["evidence"]["field_results"][-1]
+    assert row["path"] == "(implementation guide)" and row["passed"] is False
+    assert "Segment CAS*CO not found" in row["actual"]
+    assert result["evidence"]["validation"]["valid"] is False
+
+
+def test_invalid_code_value(tmp_path: Path, run_x12: Any) -> None:
+    bad = REMIT.replace("CLP*VO0082299-01*4*", "CLP*VO0082299-01*Q*")
+    result = run_x12(source(tmp_path, bad), {"validate": True})
+    errors = result["evidence"]["validation"]["errors"]
+    assert any("not a valid code for Claim Status Code (CLP02)" in e for e in errors)
+    assert result["score"] == 0
+
+
+def test_guides_pyx12_lacks_are_an_error(run_x12: Any) -> None:
+    result = run_x12(X12Snapshot([VALID / "271_eligibility.x12"], []),
+                     {"transaction": "271", "validate": True})
+    assert result["status"] == "error"
+    assert "pyx12 cannot validate" in result["details"]
+    assert "005010X279A1" in result["details"]
