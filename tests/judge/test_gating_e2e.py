@@ -165,3 +165,21 @@ def test_deselected_deterministic_criteria_gate_the_judge(pytester, stub_judge):
     assert stub_judge.requests == []
 
 
+
+
+def test_judge_settings_from_ini_and_cache_on_rerun(pytester, stub_judge):
+    """ini keys work like the options; the default cache makes a re-run call nothing."""
+    stub_judge.reply((200, completion(ratings(5, 5))))
+    run = make_run(pytester)
+    pytester.makeini(f"[pytest]\nverial_judge_model = gpt-4o-mini\n"
+                     f"verial_judge_base_url = {stub_judge.url}\n")
+    argv = ["--verial-run", str(run), "-p", "no:cacheprovider", "-k", "verify-good",
+            "--verial-report", "r.json"]
+    pytester.runpytest(*argv).assert_outcomes(passed=3)
+    assert len(stub_judge.requests) == 1
+    assert list((pytester.path / ".verial-cache" / "judge").rglob("*.json"))
+    again = pytester.runpytest(*argv)
+    again.assert_outcomes(passed=3)
+    assert len(stub_judge.requests) == 1  # served from the cache
+    again.stdout.fnmatch_lines(["judge gpt-4o-mini: 0 call(s) made for 1 judge criteria (1 from "
+                                "cache)*"])
