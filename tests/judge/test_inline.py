@@ -101,3 +101,17 @@ def test_feedback_command(tmp_path, capsys):
     assert captured.out == "" and "verdict pass: no feedback" in captured.err
     assert main(["feedback", str(path), "t9"]) == 2
     assert "tasks: t1, t2" in capsys.readouterr().err
+
+
+def test_public_api_is_pinned():
+    import pytest_verial
+    import pytest_verial.judge as judge
+
+    assert {"TaskRun", "verify_task", "verify_task_async"} <= set(pytest_verial.__all__)
+    assert sorted(judge.__all__) == sorted([
+        "DEFAULT_PRICES", "JUDGE_ASSERTS", "Decision", "JudgeClient", "JudgeError",
+        "JudgeSettings", "JudgeSource", "Judgement", "MalformedReply", "Rating", "Ratings",
+        "build_messages", "build_settings", "close_clients", "decide", "from_sandbox",
+        "normalise_model_id", "parse_reply", "prompt_hash", "same_model", "settings_for",
+        "shared_client",
+    ])
