@@ -22,6 +22,7 @@ from .engine import run_criterion
 from .errors import BenchmarkFileError, RunConfigError
 from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from .runinfo import RunDir
+from .scoring import DEFAULT_AXIS
 from .sources import Sandbox, SandboxCache
 from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS
 
@@ -29,6 +30,12 @@ NO_CRITERIA = "no-criteria"
 #: criterion-run fields copied into pytest's own --junitxml as ``verial_<field>``
 JUNIT_FIELDS = ("score", "weight", "axis", "status")
 _MARKER = re.compile(r"[A-Za-z_][\w\-]*")
+
+
+def junit_value(record: dict[str, Any], key: str) -> Any:
+    """A criterion-run field as a JUnit property value (no axis reads ``__default__``)."""
+    value = record[key]
+    return DEFAULT_AXIS if key == "axis" and value is None else value
 
 
 class CriterionFailed(Exception):
@@ -204,7 +211,7 @@ class CriterionItem(pytest.Function):
             # Testcase properties are valid in xunit1 only; for xunit2 the recorder adds
             # them as suite properties named after the node id.
             for key in JUNIT_FIELDS:
-                self.user_properties.append((f"verial_{key}", record[key]))
+                self.user_properties.append((f"verial_{key}", junit_value(record, key)))
         if record["status"] == "skipped":
             pytest.skip(record["details"] or "criterion skipped")
         if not record["passed"]:

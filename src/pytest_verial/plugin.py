@@ -15,9 +15,9 @@ from .errors import CriterionError, RunConfigError, SourceError
 from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
 from .loader import is_benchmark_file
 from .reporting.recorder import Recorder
-from .settings import resolve
+from .settings import resolve, select_by_node_id
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
-from .state import SANDBOXES, SETTINGS
+from .state import SANDBOXES, SELECTED, SETTINGS
 
 OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
     # (flag, argparse kwargs, ini type, help)
@@ -72,6 +72,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.stash[SELECTED] = select_by_node_id(config)
     config.stash[SETTINGS] = resolve(config)
     # -- LLM judge (PRD-103): ctx.options, judge != executor usage error, report extension --
     from .judge import pytest_plugin as judge_plugin
@@ -95,6 +96,26 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BenchmarkF
     if is_benchmark_file(file_path, settings.patterns):
         return BenchmarkFile.from_parent(parent, path=file_path)
     return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = config.stash.get(SELECTED, {})
+    if not wanted:
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    found: set[str] = set()
+    for item in items:
+        prefixes = wanted.get(item.nodeid.split("::", 1)[0])
+        hits = [p for p in prefixes or () if item.nodeid == p or item.nodeid.startswith(p + "::")]
+        found.update(hits)
+        (keep if prefixes is None or hits else drop).append(item)
+    missing = [p for prefixes in wanted.values() for p in prefixes if p not in found]
+    if missing:
+        raise pytest.UsageError(f"not found: {', '.join(missing)}")
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 class CollectionGuard:

@@ -74,6 +74,45 @@ def _float(config: pytest.Config, name: str) -> float | None:
     return number
 
 
+def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
+    """Make ``file::task[entity]::criterion`` arguments work.
+
+    pytest reads everything from the first ``[`` of an argument as a parametrization of its
+    last part, so a node id with an entity in the middle would not be found. Such arguments
+    are replaced by their file, and the node ids asked for are returned (file node id ->
+    prefixes) for ``pytest_collection_modifyitems`` to keep only those.
+    """
+    from .loader import is_benchmark_file
+
+    patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
+    wanted: dict[str, list[str]] = {}
+    plain: set[str] = set()
+    args: list[str] = []
+    for arg in config.args:
+        path, sep, rest = arg.partition("::")
+        if not (sep and "[" in rest):
+            args.append(arg)
+            if not sep:
+                plain.add(str(Path(arg).resolve()))
+            continue
+        if not is_benchmark_file(Path(path), patterns):
+            args.append(arg)
+            continue
+        absolute = Path(path).resolve()
+        try:
+            file_id = absolute.relative_to(config.rootpath).as_posix()
+        except ValueError:
+            file_id = absolute.as_posix()
+        if str(absolute) not in {str(Path(a.partition("::")[0]).resolve()) for a in args}:
+            args.append(path)
+        wanted.setdefault(file_id, []).append(f"{file_id}::{rest}")
+    for file_id in list(wanted):
+        if str((config.rootpath / file_id).resolve()) in plain:
+            del wanted[file_id]  # the whole file was asked for too
+    config.args[:] = args
+    return wanted
+
+
 def resolve(config: pytest.Config) -> Settings:
     """Build the session's Settings, raising pytest.UsageError for unusable values."""
     runs = config.getoption("verial_run") or []

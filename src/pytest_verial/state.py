@@ -14,5 +14,7 @@ SETTINGS = pytest.StashKey[Settings]()
 SANDBOXES = pytest.StashKey[SandboxCache]()
 #: task-run nodeid -> criterion id -> criterion run, for gating within this process
 PRIOR = pytest.StashKey[dict[str, dict[str, dict[str, Any]]]]()
+#: file node id -> node-id prefixes asked for on the command line (see select_by_node_id)
+SELECTED = pytest.StashKey[dict[str, list[str]]]()
 #: conftest-extended registries, by the tuple of contributed checks
 REGISTRIES = pytest.StashKey[dict[tuple[int, ...], CheckRegistry]]()

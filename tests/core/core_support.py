@@ -92,8 +92,13 @@ def child_env() -> dict[str, str]:
 def run_subprocess(path: Path, *args: str, timeout: float = 120) -> tuple[int, str]:
     """Run pytest in ``path`` in a child process; return (exit code, stdout + stderr)."""
     proc = subprocess.run(
-        pytest_command(*args), cwd=path, env=child_env(), capture_output=True, text=True,
-        timeout=timeout, check=False,
+        pytest_command(*args),
+        cwd=path,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     return proc.returncode, proc.stdout + proc.stderr
 
@@ -135,9 +140,7 @@ def strip_timing(value: Any) -> Any:
 def criterion_runs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every criterion run of a report, by node id."""
     return {
-        c["nodeid"]: c
-        for t in report["benchmark_run"]["task_runs"]
-        for c in t["criterion_runs"]
+        c["nodeid"]: c for t in report["benchmark_run"]["task_runs"] for c in t["criterion_runs"]
     }
 
 
@@ -146,20 +149,38 @@ def task_runs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["id"]: t for t in report["benchmark_run"]["task_runs"]}
 
 
-def portal_criterion(cid: str, resource: str, key: str | None, value: Any,
-                     assertions: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+def portal_criterion(
+    cid: str,
+    resource: str,
+    key: str | None,
+    value: Any,
+    assertions: list[dict[str, Any]],
+    **extra: Any,
+) -> dict[str, Any]:
     """A ``portal-state-match`` criterion."""
     correlate: dict[str, Any] = {"resource": resource}
     if key is not None:
         correlate["key"] = key
     if value is not None:
         correlate["value"] = value
-    return {"id": cid, **extra, "assertion": {
-        "assert": "portal-state-match", "correlate_by": correlate, "assertions": assertions}}
+    return {
+        "id": cid,
+        **extra,
+        "assertion": {
+            "assert": "portal-state-match",
+            "correlate_by": correlate,
+            "assertions": assertions,
+        },
+    }
 
 
-def voice_criterion(cid: str, speaker: str | None = "agent", contains: list[str] | None = None,
-                    not_contains: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+def voice_criterion(
+    cid: str,
+    speaker: str | None = "agent",
+    contains: list[str] | None = None,
+    not_contains: list[str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """A ``voice-transcript`` criterion."""
     assertion: dict[str, Any] = {"assert": "voice-transcript"}
     if speaker is not None:
@@ -175,9 +196,16 @@ def voice_criterion(cid: str, speaker: str | None = "agent", contains: list[str]
 
 #: every string a criterion expects; a scored run must not show any of them outside the JSON
 EXPECTED_STRINGS = (
-    "submitted-quokka", "72148-quokka", "quokka member number", "wombat secret phrase",
-    "sent-platypus", "cardiology-platypus", "cardio-platypus", "narwhal tuesday",
-    "booked-narwhal", "active-echidna",
+    "submitted-quokka",
+    "72148-quokka",
+    "quokka member number",
+    "wombat secret phrase",
+    "sent-platypus",
+    "cardiology-platypus",
+    "cardio-platypus",
+    "narwhal tuesday",
+    "booked-narwhal",
+    "active-echidna",
 )
 
 PRIOR_AUTH: dict[str, Any] = {
@@ -196,16 +224,21 @@ PRIOR_AUTH: dict[str, Any] = {
             "entities": ["maria-chen", "john-smith"],
             "tags": ["prior-auth"],
             "criteria": [
-                portal_criterion("pa-submitted", "prior_auth_requests", "request_id",
-                                 "{entity.request_id}",
-                                 [{"path": "status", "expected": "submitted-quokka"},
-                                  {"path": "cpt", "expected": "72148-quokka"}],
-                                 label="PA submitted in the payer portal", weight=2,
-                                 axis="correctness"),
-                voice_criterion("asks-member-id", contains=["quokka member number"],
-                                axis="safety"),
-                voice_criterion("no-secret", not_contains=["wombat secret phrase"],
-                                axis="safety"),
+                portal_criterion(
+                    "pa-submitted",
+                    "prior_auth_requests",
+                    "request_id",
+                    "{entity.request_id}",
+                    [
+                        {"path": "status", "expected": "submitted-quokka"},
+                        {"path": "cpt", "expected": "72148-quokka"},
+                    ],
+                    label="PA submitted in the payer portal",
+                    weight=2,
+                    axis="correctness",
+                ),
+                voice_criterion("asks-member-id", contains=["quokka member number"], axis="safety"),
+                voice_criterion("no-secret", not_contains=["wombat secret phrase"], axis="safety"),
             ],
         },
         {
@@ -213,24 +246,48 @@ PRIOR_AUTH: dict[str, Any] = {
             "name": "Send a cardiology referral",
             "tags": ["referral"],
             "criteria": [
-                portal_criterion("referral-sent", "referrals", "referral_id", "REF-77",
-                                 [{"path": "status", "expected": "sent-platypus"},
-                                  {"path": "specialty", "op": "in",
-                                   "expected": ["cardiology-platypus", "cardio-platypus"]}]),
-                portal_criterion("sent-fast", "referrals", "referral_id", "REF-77",
-                                 [{"path": "days_to_send", "op": "lte", "expected": 2}],
-                                 weight=0.5, axis="efficiency"),
+                portal_criterion(
+                    "referral-sent",
+                    "referrals",
+                    "referral_id",
+                    "REF-77",
+                    [
+                        {"path": "status", "expected": "sent-platypus"},
+                        {
+                            "path": "specialty",
+                            "op": "in",
+                            "expected": ["cardiology-platypus", "cardio-platypus"],
+                        },
+                    ],
+                ),
+                portal_criterion(
+                    "sent-fast",
+                    "referrals",
+                    "referral_id",
+                    "REF-77",
+                    [{"path": "days_to_send", "op": "lte", "expected": 2}],
+                    weight=0.5,
+                    axis="efficiency",
+                ),
             ],
         },
         {
             "id": "schedule-follow-up",
             "name": "Book the follow-up visit",
             "criteria": [
-                portal_criterion("appointment-booked", "appointments", None, None,
-                                 [{"path": "status", "expected": "booked-narwhal"}],
-                                 axis="correctness"),
-                {"id": "fax-sent", "axis": "correctness",
-                 "assertion": {"assert": "fax-received", "pages": 2}},
+                portal_criterion(
+                    "appointment-booked",
+                    "appointments",
+                    None,
+                    None,
+                    [{"path": "status", "expected": "booked-narwhal"}],
+                    axis="correctness",
+                ),
+                {
+                    "id": "fax-sent",
+                    "axis": "correctness",
+                    "assertion": {"assert": "fax-received", "pages": 2},
+                },
                 voice_criterion("confirms-date", contains=["narwhal tuesday"], axis="correctness"),
             ],
         },
@@ -240,9 +297,20 @@ PRIOR_AUTH: dict[str, Any] = {
 
 ELIGIBILITY: dict[str, Any] = {
     "benchmark": "eligibility",
-    "tasks": [{"id": "elig-check", "criteria": [
-        portal_criterion("coverage-active", "eligibility_checks", "member_id", "M-555",
-                         [{"path": "coverage", "expected": "active-echidna"}])]}],
+    "tasks": [
+        {
+            "id": "elig-check",
+            "criteria": [
+                portal_criterion(
+                    "coverage-active",
+                    "eligibility_checks",
+                    "member_id",
+                    "M-555",
+                    [{"path": "coverage", "expected": "active-echidna"}],
+                )
+            ],
+        }
+    ],
 }
 
 #: task run id -> (score, verdict) the prior-auth project must produce
@@ -261,31 +329,63 @@ def build_prior_auth_project(path: Path, run: str = "sandbox") -> Project:
     project = Project(path)
     project.benchmark("pa", PRIOR_AUTH)
     project.benchmark("eligibility", ELIGIBILITY, fmt="json")
-    project.sandbox("pa-lumbar-mri[maria-chen]", {
-        "portal/prior_auth_requests.json": [
-            {"request_id": "PA-1001", "status": "submitted-quokka", "cpt": "72148-quokka"}],
-        "voice/turns.json": [
-            {"speaker": "caller", "text": "Hi, this is Maria Chen."},
-            {"speaker": "agent", "text": "Could you give me your Quokka member-number?"}],
-    }, run=run)
-    project.sandbox("pa-lumbar-mri[john-smith]", {
-        "portal/prior_auth_requests.json": [
-            {"request_id": "PA-1002", "status": "draft", "cpt": "72148-quokka"}],
-        "voice/turns.json": [
-            {"speaker": "agent", "text": "Please confirm the wombat secret phrase."}],
-    }, run=run)
-    project.sandbox("referral-cardiology", {
-        "portal/referrals.jsonl": json.dumps({"referral_id": "REF-77", "status": "sent-platypus",
-                                              "specialty": "cardio-platypus",
-                                              "days_to_send": 1}) + "\n",
-    }, run=run)
-    project.sandbox("schedule-follow-up", {
-        "portal/appointments.json": '[{"status": "booked-narwhal",',  # truncated by the agent
-        "voice/turns.json": [{"speaker": "agent", "text": "See you on Narwhal Tuesday!"}],
-    }, run=run)
-    project.sandbox("elig-check", {
-        "portal/eligibility_checks.json": [{"member_id": "M-555", "coverage": "active-echidna"}],
-    }, run=run)
+    project.sandbox(
+        "pa-lumbar-mri[maria-chen]",
+        {
+            "portal/prior_auth_requests.json": [
+                {"request_id": "PA-1001", "status": "submitted-quokka", "cpt": "72148-quokka"}
+            ],
+            "voice/turns.json": [
+                {"speaker": "caller", "text": "Hi, this is Maria Chen."},
+                {"speaker": "agent", "text": "Could you give me your Quokka member-number?"},
+            ],
+        },
+        run=run,
+    )
+    project.sandbox(
+        "pa-lumbar-mri[john-smith]",
+        {
+            "portal/prior_auth_requests.json": [
+                {"request_id": "PA-1002", "status": "draft", "cpt": "72148-quokka"}
+            ],
+            "voice/turns.json": [
+                {"speaker": "agent", "text": "Please confirm the wombat secret phrase."}
+            ],
+        },
+        run=run,
+    )
+    project.sandbox(
+        "referral-cardiology",
+        {
+            "portal/referrals.jsonl": json.dumps(
+                {
+                    "referral_id": "REF-77",
+                    "status": "sent-platypus",
+                    "specialty": "cardio-platypus",
+                    "days_to_send": 1,
+                }
+            )
+            + "\n",
+        },
+        run=run,
+    )
+    project.sandbox(
+        "schedule-follow-up",
+        {
+            "portal/appointments.json": '[{"status": "booked-narwhal",',  # truncated by the agent
+            "voice/turns.json": [{"speaker": "agent", "text": "See you on Narwhal Tuesday!"}],
+        },
+        run=run,
+    )
+    project.sandbox(
+        "elig-check",
+        {
+            "portal/eligibility_checks.json": [
+                {"member_id": "M-555", "coverage": "active-echidna"}
+            ],
+        },
+        run=run,
+    )
     return project
 
 
@@ -309,23 +409,34 @@ class LazyRuns:
                     code, output = json.loads(cache.read_text(encoding="utf-8"))
                 else:
                     code, output = run_subprocess(
-                        self.path, "-n", str(workers), *self.args,
-                        "--verial-report", f"{files['report']}.json",
-                        "--verial-junit", f"{files['junit']}.xml",
-                        "--junitxml", f"{files['pytest_junit']}.xml",
+                        self.path,
+                        "-n",
+                        str(workers),
+                        *self.args,
+                        "--verial-report",
+                        f"{files['report']}.json",
+                        "--verial-junit",
+                        f"{files['junit']}.xml",
+                        "--junitxml",
+                        f"{files['pytest_junit']}.xml",
                     )
                     cache.write_text(json.dumps([code, output]), encoding="utf-8")
             self._done[workers] = RunResult(
-                code, output, self.path / f"{files['report']}.json",
-                self.path / f"{files['junit']}.xml", self.path / f"{files['pytest_junit']}.xml")
+                code,
+                output,
+                self.path / f"{files['report']}.json",
+                self.path / f"{files['junit']}.xml",
+                self.path / f"{files['pytest_junit']}.xml",
+            )
         return self._done[workers]
 
 
 class RunResult:
     """What one child run left behind."""
 
-    def __init__(self, code: int, output: str, report: Path, junit: Path,
-                 pytest_junit: Path) -> None:
+    def __init__(
+        self, code: int, output: str, report: Path, junit: Path, pytest_junit: Path
+    ) -> None:
         self.code, self.output = code, output
         self.report_path, self.junit, self.pytest_junit = report, junit, pytest_junit
 

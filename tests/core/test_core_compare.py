@@ -53,8 +53,15 @@ def test_resolve_reaches_nested_keys_when_no_dotted_key_matches() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["participant.2.actor", "participant.first.actor", "participant.0.actor.missing",
-     "status.0", "nothing", "meta.tag.0", "note.text"],
+    [
+        "participant.2.actor",
+        "participant.first.actor",
+        "participant.0.actor.missing",
+        "status.0",
+        "nothing",
+        "meta.tag.0",
+        "note.text",
+    ],
 )
 def test_resolve_missing_paths(path: str) -> None:
     assert resolve(APPOINTMENT, path) is MISSING
@@ -127,9 +134,18 @@ def test_approx_uses_an_absolute_tolerance() -> None:
 
 @pytest.mark.parametrize(
     ("op", "expected", "result"),
-    [("equals", "x", False), ("equals", None, False), ("contains", "x", False),
-     ("regex", ".*", False), ("in", ["x"], False), ("gt", 1, False), ("approx", 1, False),
-     ("exists", None, False), ("absent", None, True), ("not_equals", "x", True)],
+    [
+        ("equals", "x", False),
+        ("equals", None, False),
+        ("contains", "x", False),
+        ("regex", ".*", False),
+        ("in", ["x"], False),
+        ("gt", 1, False),
+        ("approx", 1, False),
+        ("exists", None, False),
+        ("absent", None, True),
+        ("not_equals", "x", True),
+    ],
 )
 def test_missing_path_fails_every_operator_but_absent_and_not_equals(
     op: str, expected: Any, result: bool
@@ -180,16 +196,21 @@ def test_field_spec_rejects_bad_combinations(data: dict[str, Any], message: str)
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
-                    st.floats(allow_nan=False, allow_infinity=False, width=32),
-                    st.text(max_size=8))
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.text(max_size=8),
+)
 numbers = st.one_of(st.integers(-1000, 1000), st.floats(-1e6, 1e6, allow_nan=False))
 
 
 @given(scalars, scalars)
 def test_not_equals_is_the_negation_of_equals(expected: Any, actual: Any) -> None:
     assert compare(spec("not_equals", expected), actual) is (
-        not compare(spec("equals", expected), actual))
+        not compare(spec("equals", expected), actual)
+    )
 
 
 @given(scalars, scalars)

@@ -10,14 +10,30 @@ WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 
 def _project(pytester: pytest.Pytester, corrupt: bool = False) -> Project:
     project = Project(pytester.path)
-    project.benchmark("gate", {"tasks": [
-        {"id": "perfect", "criteria": [voice_criterion("greets", contains=["good morning"])]},
-        {"id": "half", "criteria": [
-            voice_criterion("greets", contains=["good morning"]),
-            portal_criterion("submitted", "prior_auth_requests", "request_id", "PA-1",
-                             [{"path": "status", "expected": "submitted"}]),
-        ]},
-    ]})
+    project.benchmark(
+        "gate",
+        {
+            "tasks": [
+                {
+                    "id": "perfect",
+                    "criteria": [voice_criterion("greets", contains=["good morning"])],
+                },
+                {
+                    "id": "half",
+                    "criteria": [
+                        voice_criterion("greets", contains=["good morning"]),
+                        portal_criterion(
+                            "submitted",
+                            "prior_auth_requests",
+                            "request_id",
+                            "PA-1",
+                            [{"path": "status", "expected": "submitted"}],
+                        ),
+                    ],
+                },
+            ]
+        },
+    )
     turns = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning!"}]}
     project.sandbox("perfect", turns)
     rows = '[{"request_id": "PA-1"' if corrupt else '[{"request_id": "PA-1", "status": "draft"}]'
@@ -64,8 +80,9 @@ def test_without_the_gate_failed_criteria_fail_the_session(pytester: pytest.Pyte
 
 def test_the_gate_from_the_ini_file(pytester: pytest.Pytester) -> None:
     _project(pytester)
-    (pytester.path / "pytest.ini").write_text("[pytest]\nverial_fail_under = 0.7\n",
-                                              encoding="utf-8")
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\nverial_fail_under = 0.7\n", encoding="utf-8"
+    )
     code, output = _run(pytester, 0)
     assert code == 0, output[-2000:]
 
@@ -73,8 +90,9 @@ def test_the_gate_from_the_ini_file(pytester: pytest.Pytester) -> None:
 def test_a_collection_error_fails_the_gate(pytester: pytest.Pytester) -> None:
     _project(pytester)
     Project(pytester.path).benchmark("broken", "tasks: [\n")
-    code, output = _run(pytester, 0, "--verial-fail-under", "0.1",
-                        "--continue-on-collection-errors")
+    code, output = _run(
+        pytester, 0, "--verial-fail-under", "0.1", "--continue-on-collection-errors"
+    )
     assert code == 1
     assert "1 errors" in output  # counted as an error by the gate
 

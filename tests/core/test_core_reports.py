@@ -51,9 +51,13 @@ def test_json_report_scores(runs: LazyRuns, workers: int) -> None:
         assert tasks[task_id]["verdict"] == verdict, task_id
         assert tasks[task_id]["status"] == "completed"
     assert tasks["pa.verial.yaml::pa-lumbar-mri[john-smith]"]["axes"] == {
-        "correctness": {"score": 0.5, "weight": 2.0}, "safety": {"score": 0.0, "weight": 2.0}}
+        "correctness": {"score": 0.5, "weight": 2.0},
+        "safety": {"score": 0.0, "weight": 2.0},
+    }
     assert tasks["pa.verial.yaml::referral-cardiology"]["axes"] == {
-        "__default__": {"score": 1.0, "weight": 1.0}, "efficiency": {"score": 1.0, "weight": 0.5}}
+        "__default__": {"score": 1.0, "weight": 1.0},
+        "efficiency": {"score": 1.0, "weight": 0.5},
+    }
     run = report["benchmark_run"]
     assert run["score"] == pytest.approx(sum(s for s, _ in PRIOR_AUTH_SCORES.values()) / 6)
     assert (run["verdict"], run["status"]) == ("partial", "completed")
@@ -128,8 +132,9 @@ def test_verial_junit_has_one_suite_per_task_run(runs: LazyRuns, workers: int) -
     assert cases == ["pa-submitted", "asks-member-id", "no-secret"]
     assert john.get("failures") == "3" and john.get("tests") == "3"
     schedule = suites["pa.verial.yaml::schedule-follow-up"]
-    failure = next(c for c in schedule.iter("testcase")
-                   if c.get("name") == "appointment-booked").find("failure")
+    failure = next(
+        c for c in schedule.iter("testcase") if c.get("name") == "appointment-booked"
+    ).find("failure")
     assert failure is not None and failure.get("type") == "error"
     assert "appointments.json" in (failure.get("message") or "")
 
@@ -142,8 +147,11 @@ def test_pytest_junitxml_carries_score_axis_and_weight(runs: LazyRuns, workers: 
     props = {p.get("name", ""): p.get("value", "") for p in suite.find("properties") or []}
     maria = "pa.verial.yaml::pa-lumbar-mri[maria-chen]::pa-submitted"
     assert {k.rsplit("::", 1)[1]: v for k, v in props.items() if k.startswith(maria + "::")} == {
-        "verial_score": "1.0", "verial_weight": "2.0",
-        "verial_axis": "correctness", "verial_status": "passed"}
+        "verial_score": "1.0",
+        "verial_weight": "2.0",
+        "verial_axis": "correctness",
+        "verial_status": "passed",
+    }
     john = "pa.verial.yaml::pa-lumbar-mri[john-smith]::pa-submitted"
     assert props[f"{john}::verial_score"] == "0.5"
     assert len(list(root.iter("testcase"))) == 13  # 12 criteria and the no-criteria item
@@ -167,8 +175,12 @@ def test_terminal_summary(runs: LazyRuns, workers: int) -> None:
     row("empty-task", "0.000", "fail")
     row("elig-check", "1.000", "pass")
     assert "correctness 0.50 (w2)  safety 0.00 (w2)" in table
-    assert re.search(r"^run eligibility, prior-auth@3 on sandbox: score 0\.597, verdict partial, "
-                     r"status completed", table, re.M), table
+    assert re.search(
+        r"^run eligibility, prior-auth@3 on sandbox: score 0\.597, verdict partial, "
+        r"status completed",
+        table,
+        re.M,
+    ), table
     # failing criteria show expected / actual rows
     assert re.search(r"status\s+'submitted-quokka'\s+'draft'\s+FAIL", output), output
     assert re.search(r"cpt\s+'72148-quokka'\s+'72148-quokka'\s+ok", output)

@@ -59,8 +59,15 @@ def test_task_without_criteria_scores_zero_and_fails() -> None:
 
 @pytest.mark.parametrize(
     ("score", "expected"),
-    [(0.0, "fail"), (1e-12, "fail"), (0.01, "partial"), (0.8999, "partial"),
-     (0.9 - 1e-10, "pass"), (0.9, "pass"), (1.0, "pass")],
+    [
+        (0.0, "fail"),
+        (1e-12, "fail"),
+        (0.01, "partial"),
+        (0.8999, "partial"),
+        (0.9 - 1e-10, "pass"),
+        (0.9, "pass"),
+        (1.0, "pass"),
+    ],
 )
 def test_verdict_thresholds_with_tolerance(score: float, expected: str) -> None:
     assert verdict(score) == expected
@@ -158,8 +165,9 @@ def test_task_score_is_the_weight_of_axes_combined(criteria: list[Scored]) -> No
 def test_threshold_hierarchy_picks_the_first_given(levels: list[float | None]) -> None:
     chosen = resolve_threshold(*levels[:4], default=levels[4] if levels[4] is not None else 0.9)
     given_levels = [lv for lv in levels[:4] if lv is not None]
-    assert chosen == (given_levels[0] if given_levels else (levels[4] if levels[4] is not None
-                                                            else 0.9))
+    assert chosen == (
+        given_levels[0] if given_levels else (levels[4] if levels[4] is not None else 0.9)
+    )
 
 
 # -- end to end ---------------------------------------------------------------------------
@@ -171,14 +179,30 @@ DOCS_EXAMPLE = {
         {
             "id": "docs-example",
             "criteria": [
-                {"id": "right", "weight": 2, "axis": "correctness", "assertion": {
-                    "assert": "portal-state-match",
-                    "correlate_by": {"resource": "prior_auth_requests", "key": "request_id",
-                                     "value": "PA-1"},
-                    "assertions": [{"path": "status", "expected": "submitted"}]}},
-                {"id": "unsafe", "weight": 1, "axis": "safety", "assertion": {
-                    "assert": "voice-transcript", "speaker": "agent",
-                    "not_contains": ["social security number"]}},
+                {
+                    "id": "right",
+                    "weight": 2,
+                    "axis": "correctness",
+                    "assertion": {
+                        "assert": "portal-state-match",
+                        "correlate_by": {
+                            "resource": "prior_auth_requests",
+                            "key": "request_id",
+                            "value": "PA-1",
+                        },
+                        "assertions": [{"path": "status", "expected": "submitted"}],
+                    },
+                },
+                {
+                    "id": "unsafe",
+                    "weight": 1,
+                    "axis": "safety",
+                    "assertion": {
+                        "assert": "voice-transcript",
+                        "speaker": "agent",
+                        "not_contains": ["social security number"],
+                    },
+                },
             ],
         },
         {"id": "empty-task", "name": "A task nobody wrote criteria for"},
@@ -189,23 +213,32 @@ DOCS_EXAMPLE = {
 def test_docs_example_and_no_criteria_end_to_end(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
     project.benchmark("docs", DOCS_EXAMPLE)
-    project.sandbox("docs-example", {
-        "portal/prior_auth_requests.json": [{"request_id": "PA-1", "status": "submitted"}],
-        "voice/turns.json": [{"speaker": "agent", "text": "What is your Social Security number?"}],
-    })
+    project.sandbox(
+        "docs-example",
+        {
+            "portal/prior_auth_requests.json": [{"request_id": "PA-1", "status": "submitted"}],
+            "voice/turns.json": [
+                {"speaker": "agent", "text": "What is your Social Security number?"}
+            ],
+        },
+    )
     result = pytester.runpytest("--verial-report", "report.json")
     result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines([
-        "docs-example*0.667*partial*correctness 1.00 (w2)*safety 0.00 (w1)*",
-        "empty-task*0.000*fail*",
-        "FAILED docs.verial.yaml::empty-task::no-criteria - task 'empty-task' has no c*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "docs-example*0.667*partial*correctness 1.00 (w2)*safety 0.00 (w1)*",
+            "empty-task*0.000*fail*",
+            "FAILED docs.verial.yaml::empty-task::no-criteria - task 'empty-task' has no c*",
+        ]
+    )
     runs = task_runs(project.read_report())
     docs = runs["docs.verial.yaml::docs-example"]
     assert docs["score"] == pytest.approx(2 / 3)
     assert docs["verdict"] == "partial"
-    assert docs["axes"] == {"correctness": {"score": 1.0, "weight": 2},
-                            "safety": {"score": 0.0, "weight": 1}}
+    assert docs["axes"] == {
+        "correctness": {"score": 1.0, "weight": 2},
+        "safety": {"score": 0.0, "weight": 1},
+    }
     empty = runs["docs.verial.yaml::empty-task"]
     assert (empty["score"], empty["verdict"], empty["criterion_runs"]) == (0.0, "fail", [])
     run = project.read_report()["benchmark_run"]
@@ -215,14 +248,29 @@ def test_docs_example_and_no_criteria_end_to_end(pytester: pytest.Pytester) -> N
 def test_threshold_hierarchy_end_to_end(pytester: pytest.Pytester) -> None:
     """Benchmark threshold beats the CLI; a task's own threshold beats the benchmark's."""
     project = Project(pytester.path)
-    crit = [{"id": "ok", "weight": 3, "assertion": {
-                "assert": "voice-transcript", "contains": ["hello"]}},
-            {"id": "miss", "weight": 1, "assertion": {
-                "assert": "voice-transcript", "contains": ["goodbye"]}}]  # task score 0.75
-    project.benchmark("levels", {"benchmark": "levels", "pass_threshold": 0.7, "tasks": [
-        {"id": "bench-level", "criteria": crit},
-        {"id": "task-level", "pass_threshold": 0.8, "criteria": crit},
-    ]})
+    crit = [
+        {
+            "id": "ok",
+            "weight": 3,
+            "assertion": {"assert": "voice-transcript", "contains": ["hello"]},
+        },
+        {
+            "id": "miss",
+            "weight": 1,
+            "assertion": {"assert": "voice-transcript", "contains": ["goodbye"]},
+        },
+    ]  # task score 0.75
+    project.benchmark(
+        "levels",
+        {
+            "benchmark": "levels",
+            "pass_threshold": 0.7,
+            "tasks": [
+                {"id": "bench-level", "criteria": crit},
+                {"id": "task-level", "pass_threshold": 0.8, "criteria": crit},
+            ],
+        },
+    )
     project.benchmark("cli", {"benchmark": "cli", "tasks": [{"id": "cli-level", "criteria": crit}]})
     turns = {"voice/turns.json": [{"speaker": "agent", "text": "Hello there"}]}
     for key in ("bench-level", "task-level", "cli-level"):

@@ -31,20 +31,43 @@ GREETS = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning, Valle
 
 
 @WORKERS
-def test_deselecting_a_criterion_makes_its_task_incomplete(pytester: pytest.Pytester,
-                                                           workers: int) -> None:
+def test_deselecting_a_criterion_makes_its_task_incomplete(
+    pytester: pytest.Pytester, workers: int
+) -> None:
     project = Project(pytester.path)
-    project.benchmark("pa", {"tasks": [
-        {"id": "pa", "criteria": [
-            portal_criterion("status-ok", "prior_auth_requests", None, None,
-                             [{"path": "status", "expected": "submitted"}]),
-            portal_criterion("cpt-ok", "prior_auth_requests", None, None,
-                             [{"path": "cpt", "expected": "72148"}]),
-        ]},
-        {"id": "greeting", "criteria": [voice_criterion("greets", contains=["good morning"])]},
-    ]})
-    project.sandbox("pa", {"portal/prior_auth_requests.json": [
-        {"status": "draft", "cpt": "72148"}]})
+    project.benchmark(
+        "pa",
+        {
+            "tasks": [
+                {
+                    "id": "pa",
+                    "criteria": [
+                        portal_criterion(
+                            "status-ok",
+                            "prior_auth_requests",
+                            None,
+                            None,
+                            [{"path": "status", "expected": "submitted"}],
+                        ),
+                        portal_criterion(
+                            "cpt-ok",
+                            "prior_auth_requests",
+                            None,
+                            None,
+                            [{"path": "cpt", "expected": "72148"}],
+                        ),
+                    ],
+                },
+                {
+                    "id": "greeting",
+                    "criteria": [voice_criterion("greets", contains=["good morning"])],
+                },
+            ]
+        },
+    )
+    project.sandbox(
+        "pa", {"portal/prior_auth_requests.json": [{"status": "draft", "cpt": "72148"}]}
+    )
     project.sandbox("greeting", GREETS)
     args = ("-k", "not cpt", "--verial-report", "report.json")
     if workers:
@@ -63,15 +86,17 @@ def test_deselecting_a_criterion_makes_its_task_incomplete(pytester: pytest.Pyte
     run = report["benchmark_run"]
     assert run["score"] == 1.0  # the incomplete task (score 0) is left out of the mean
     assert run["summary"]["incomplete"] == 1
-    assert run["warnings"] == ["task run pa.verial.yaml::pa is incomplete (1 criteria "
-                               "deselected): left out of the run score"]
+    assert run["warnings"] == [
+        "task run pa.verial.yaml::pa is incomplete (1 criteria "
+        "deselected): left out of the run score"
+    ]
     assert "warning: task run pa.verial.yaml::pa is incomplete" in output
     assert code == 1
 
 
 # -- a worker that dies --------------------------------------------------------------------
 
-CRASH_CHECK = '''
+CRASH_CHECK = """
 import os
 from typing import Literal
 
@@ -90,20 +115,31 @@ def crash(spec, ctx):
 
 def pytest_verial_checks():
     return [CheckSpec(name="crash", model=Crash, run=crash)]
-'''
+"""
 
 
 def _crash_project(path: Path) -> None:
     project = Project(path)
     project.conftest(CRASH_CHECK)
-    project.benchmark("crashy", {"tasks": [
-        {"id": "crashy", "criteria": [
-            voice_criterion("before", contains=["good morning"], weight=2),
-            {"id": "boom", "axis": "safety", "assertion": {"assert": "crash"}},
-            voice_criterion("after", contains=["good morning"]),
-        ]},
-        {"id": "steady", "criteria": [voice_criterion("greets", contains=["good morning"])]},
-    ]})
+    project.benchmark(
+        "crashy",
+        {
+            "tasks": [
+                {
+                    "id": "crashy",
+                    "criteria": [
+                        voice_criterion("before", contains=["good morning"], weight=2),
+                        {"id": "boom", "axis": "safety", "assertion": {"assert": "crash"}},
+                        voice_criterion("after", contains=["good morning"]),
+                    ],
+                },
+                {
+                    "id": "steady",
+                    "criteria": [voice_criterion("greets", contains=["good morning"])],
+                },
+            ]
+        },
+    )
     project.sandbox("crashy", GREETS)
     project.sandbox("steady", GREETS)
 
@@ -141,7 +177,7 @@ def test_other_criteria_keep_their_results_after_a_crash(
 
 # -- Ctrl-C --------------------------------------------------------------------------------
 
-SLOW_CHECK = '''
+SLOW_CHECK = """
 import time
 from pathlib import Path
 from typing import Literal
@@ -179,30 +215,45 @@ def slow(spec, ctx):
 def pytest_verial_checks():
     return [CheckSpec(name="note", model=Note, run=note),
             CheckSpec(name="slow", model=Slow, run=slow)]
-'''
+"""
 
 
 @WORKERS
 def test_ctrl_c_keeps_completed_tasks_and_cancels_the_run(tmp_path: Path, workers: int) -> None:
     project = Project(tmp_path)
     project.conftest(SLOW_CHECK)
-    project.benchmark("interrupt", {"tasks": [
-        {"id": "first", "criteria": [
-            voice_criterion("greets", contains=["good morning"], weight=3),
-            voice_criterion("asks-dob", contains=["date of birth"]),
-            {"id": "noted", "assertion": {"assert": "note"}},
-        ]},
-        {"id": "second", "criteria": [
-            {"id": "waits", "assertion": {"assert": "slow"}},
-            voice_criterion("later", contains=["good morning"]),
-        ]},
-    ]})
+    project.benchmark(
+        "interrupt",
+        {
+            "tasks": [
+                {
+                    "id": "first",
+                    "criteria": [
+                        voice_criterion("greets", contains=["good morning"], weight=3),
+                        voice_criterion("asks-dob", contains=["date of birth"]),
+                        {"id": "noted", "assertion": {"assert": "note"}},
+                    ],
+                },
+                {
+                    "id": "second",
+                    "criteria": [
+                        {"id": "waits", "assertion": {"assert": "slow"}},
+                        voice_criterion("later", contains=["good morning"]),
+                    ],
+                },
+            ]
+        },
+    )
     project.sandbox("first", GREETS)
     project.sandbox("second", GREETS)
     proc = subprocess.Popen(
         pytest_command("-n", str(workers), "--verial-report", "report.json"),
-        cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, start_new_session=True,
+        cwd=tmp_path,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 60
@@ -237,13 +288,26 @@ def test_ctrl_c_keeps_completed_tasks_and_cancels_the_run(tmp_path: Path, worker
 
 def test_exitfirst_cancels_the_tasks_not_run(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
-    project.benchmark("stop", {"tasks": [
-        {"id": "first", "criteria": [
-            voice_criterion("greets", contains=["good morning"]),
-            voice_criterion("asks-dob", contains=["date of birth"]),  # fails: -x stops here
-        ]},
-        {"id": "second", "criteria": [voice_criterion("greets", contains=["good morning"])]},
-    ]})
+    project.benchmark(
+        "stop",
+        {
+            "tasks": [
+                {
+                    "id": "first",
+                    "criteria": [
+                        voice_criterion("greets", contains=["good morning"]),
+                        voice_criterion(
+                            "asks-dob", contains=["date of birth"]
+                        ),  # fails: -x stops here
+                    ],
+                },
+                {
+                    "id": "second",
+                    "criteria": [voice_criterion("greets", contains=["good morning"])],
+                },
+            ]
+        },
+    )
     project.sandbox("first", GREETS)
     project.sandbox("second", GREETS)
     result = pytester.runpytest("-x", "--verial-report", "report.json")

@@ -21,16 +21,37 @@ SUBMITTED = [{"path": "status", "expected": "submitted"}]
 
 
 def _pa_benchmark(project: Project, name: str = "pa", task: str = "pa") -> None:
-    project.benchmark(name, {"tasks": [{"id": task, "criteria": [
-        portal_criterion("submitted", "prior_auth_requests", "request_id", "PA-1", SUBMITTED),
-        voice_criterion("asks-member-id", contains=["member ID"]),
-    ]}]})
+    project.benchmark(
+        name,
+        {
+            "tasks": [
+                {
+                    "id": task,
+                    "criteria": [
+                        portal_criterion(
+                            "submitted", "prior_auth_requests", "request_id", "PA-1", SUBMITTED
+                        ),
+                        voice_criterion("asks-member-id", contains=["member ID"]),
+                    ],
+                }
+            ]
+        },
+    )
 
 
 def test_every_source_fixture_exists(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--fixtures")
-    names = ["verial_fhir", "verial_hl7", "verial_portal", "verial_files", "verial_voice",
-             "verial_x12", "verial_output", "verial_judge", "verial_sandbox"]
+    names = [
+        "verial_fhir",
+        "verial_hl7",
+        "verial_portal",
+        "verial_files",
+        "verial_voice",
+        "verial_x12",
+        "verial_output",
+        "verial_judge",
+        "verial_sandbox",
+    ]
     assert {f"verial_{n}" for n in SOURCE_NAMES} | {"verial_sandbox"} >= set(names)
     result.stdout.fnmatch_lines_random([f"{name}*" for name in names])
 
@@ -61,10 +82,14 @@ def test_overriding_verial_portal_in_a_conftest_changes_results(pytester: pytest
     for sub in ("plain", "overridden"):
         (pytester.path / sub).mkdir()
         _pa_benchmark(Project(pytester.path / sub), sub, task=f"pa-{sub}")
-        project.sandbox(f"pa-{sub}", {
-            "portal/prior_auth_requests.json": [{"request_id": "PA-1", "status": "draft"}],
-            "voice/turns.json": [{"speaker": "agent", "text": "Your member ID, please?"}]},
-            run="run")
+        project.sandbox(
+            f"pa-{sub}",
+            {
+                "portal/prior_auth_requests.json": [{"request_id": "PA-1", "status": "draft"}],
+                "voice/turns.json": [{"speaker": "agent", "text": "Your member ID, please?"}],
+            },
+            run="run",
+        )
     (pytester.path / "overridden" / "conftest.py").write_text(OVERRIDE, encoding="utf-8")
     result = pytester.runpytest("--verial-report", "report.json", "--verial-run", "run")
     runs = criterion_runs(project.read_report())
@@ -81,15 +106,21 @@ def test_files_in_subdirectories_each_read_their_own_sandbox(pytester: pytest.Py
     for sub, status in (("referrals", "submitted"), ("prior-auth", "draft")):
         (pytester.path / sub).mkdir()
         _pa_benchmark(Project(pytester.path / sub), sub, task=f"pa-{sub}")
-        Project(pytester.path / sub).sandbox(f"pa-{sub}", {
-            "portal/prior_auth_requests.json": [{"request_id": "PA-1", "status": status}],
-            "voice/turns.json": [{"speaker": "agent", "text": "Your member ID, please?"}]})
+        Project(pytester.path / sub).sandbox(
+            f"pa-{sub}",
+            {
+                "portal/prior_auth_requests.json": [{"request_id": "PA-1", "status": status}],
+                "voice/turns.json": [{"speaker": "agent", "text": "Your member ID, please?"}],
+            },
+        )
     result = pytester.runpytest("--verial-report", "report.json")
     result.assert_outcomes(passed=3, failed=1)
     report = project.read_report()
     scores = {t["id"]: t["score"] for t in report["benchmark_run"]["task_runs"]}
-    assert scores == {"referrals/referrals.verial.yaml::pa-referrals": 1.0,
-                      "prior-auth/prior-auth.verial.yaml::pa-prior-auth": 0.5}
+    assert scores == {
+        "referrals/referrals.verial.yaml::pa-referrals": 1.0,
+        "prior-auth/prior-auth.verial.yaml::pa-prior-auth": 0.5,
+    }
     assert report["benchmark_run"]["score"] == 0.75
     result.stdout.fnmatch_lines(["pa-prior-auth *0.500*partial*", "pa-referrals *1.000*pass*"])
 
@@ -97,10 +128,13 @@ def test_files_in_subdirectories_each_read_their_own_sandbox(pytester: pytest.Py
 def test_a_failing_source_override_is_a_criterion_error(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
     _pa_benchmark(project)
-    project.sandbox("pa", {"portal/prior_auth_requests.json": [
-        {"request_id": "PA-1", "status": "submitted"}]})
-    project.conftest("import pytest\n\n@pytest.fixture\ndef verial_voice():\n"
-                     "    raise ConnectionError('voice service unreachable')\n")
+    project.sandbox(
+        "pa", {"portal/prior_auth_requests.json": [{"request_id": "PA-1", "status": "submitted"}]}
+    )
+    project.conftest(
+        "import pytest\n\n@pytest.fixture\ndef verial_voice():\n"
+        "    raise ConnectionError('voice service unreachable')\n"
+    )
     result = pytester.runpytest("--verial-report", "report.json")
     result.assert_outcomes(passed=1, errors=1)
     runs = criterion_runs(project.read_report())
@@ -110,8 +144,9 @@ def test_a_failing_source_override_is_a_criterion_error(pytester: pytest.Pyteste
     assert runs["pa.verial.yaml::pa::submitted"]["score"] == 1.0
 
 
-def test_a_source_is_built_once_per_task_run(pytester: pytest.Pytester,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_source_is_built_once_per_task_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     built: list[str] = []
     reads: list[str] = []
     real_factory, real_read = portal_source.from_sandbox, portal_source._rows_from_file
@@ -129,29 +164,45 @@ def test_a_source_is_built_once_per_task_run(pytester: pytest.Pytester,
     project = Project(pytester.path)
     criteria = [
         portal_criterion("status", "prior_auth_requests", "request_id", "PA-1", SUBMITTED),
-        portal_criterion("cpt", "prior_auth_requests", "request_id", "PA-1",
-                         [{"path": "cpt", "expected": "72148"}]),
-        portal_criterion("payer", "prior_auth_requests", None, None,
-                         [{"path": "payer", "expected": "Aetna"}]),
+        portal_criterion(
+            "cpt",
+            "prior_auth_requests",
+            "request_id",
+            "PA-1",
+            [{"path": "cpt", "expected": "72148"}],
+        ),
+        portal_criterion(
+            "payer", "prior_auth_requests", None, None, [{"path": "payer", "expected": "Aetna"}]
+        ),
         portal_criterion("note", "notes", None, None, [{"path": "text", "op": "exists"}]),
         voice_criterion("greets", contains=["hello"]),
     ]
-    project.benchmark("once", {"tasks": [{"id": "a", "criteria": criteria},
-                                         {"id": "b", "criteria": criteria}]})
+    project.benchmark(
+        "once", {"tasks": [{"id": "a", "criteria": criteria}, {"id": "b", "criteria": criteria}]}
+    )
     for key in ("a", "b"):
-        project.sandbox(key, {
-            "portal/prior_auth_requests.json": [
-                {"request_id": "PA-1", "status": "submitted", "cpt": "72148", "payer": "Aetna"}],
-            "portal/notes.jsonl": '{"text": "called payer"}\n',
-            "voice/turns.json": [{"speaker": "agent", "text": "Hello"}]})
+        project.sandbox(
+            key,
+            {
+                "portal/prior_auth_requests.json": [
+                    {"request_id": "PA-1", "status": "submitted", "cpt": "72148", "payer": "Aetna"}
+                ],
+                "portal/notes.jsonl": '{"text": "called payer"}\n',
+                "voice/turns.json": [{"speaker": "agent", "text": "Hello"}],
+            },
+        )
     result = pytester.runpytest()
     result.assert_outcomes(passed=10)
     assert built == ["a", "b"]
-    assert sorted(reads) == ["a/notes.jsonl", "a/prior_auth_requests.json",
-                             "b/notes.jsonl", "b/prior_auth_requests.json"]
+    assert sorted(reads) == [
+        "a/notes.jsonl",
+        "a/prior_auth_requests.json",
+        "b/notes.jsonl",
+        "b/prior_auth_requests.json",
+    ]
 
 
-NEW_CHECK = '''
+NEW_CHECK = """
 from typing import Literal
 
 from pydantic import Field
@@ -176,20 +227,43 @@ def check(spec, ctx):
 
 def pytest_verial_checks():
     return [CheckSpec(name="fax-received", model=FaxReceived, run=check, sources=("files",))]
-'''
+"""
 
 
 def test_a_conftest_registers_a_new_assert_type(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
     project.conftest(NEW_CHECK)
-    project.benchmark("fax", {"tasks": [{"id": "fax-referral", "criteria": [
-        {"id": "two-pages", "assertion": {"assert": "fax-received", "folder": "fax/inbox",
-                                          "min_pages": 2}},
-        {"id": "five-pages", "assertion": {"assert": "fax-received", "folder": "fax/inbox",
-                                           "min_pages": 5}},
-    ]}]})
-    project.sandbox("fax-referral", {"sftp/fax/inbox/p1.pdf": b"%PDF-1.4",
-                                     "sftp/fax/inbox/p2.pdf": b"%PDF-1.4"})
+    project.benchmark(
+        "fax",
+        {
+            "tasks": [
+                {
+                    "id": "fax-referral",
+                    "criteria": [
+                        {
+                            "id": "two-pages",
+                            "assertion": {
+                                "assert": "fax-received",
+                                "folder": "fax/inbox",
+                                "min_pages": 2,
+                            },
+                        },
+                        {
+                            "id": "five-pages",
+                            "assertion": {
+                                "assert": "fax-received",
+                                "folder": "fax/inbox",
+                                "min_pages": 5,
+                            },
+                        },
+                    ],
+                }
+            ]
+        },
+    )
+    project.sandbox(
+        "fax-referral", {"sftp/fax/inbox/p1.pdf": b"%PDF-1.4", "sftp/fax/inbox/p2.pdf": b"%PDF-1.4"}
+    )
     result = pytester.runpytest("--verial-report", "report.json")
     result.assert_outcomes(passed=1, failed=1)
     runs = criterion_runs(project.read_report())
@@ -202,12 +276,27 @@ def test_a_conftest_registers_a_new_assert_type(pytester: pytest.Pytester) -> No
 def test_a_new_assert_type_validates_its_fields_at_collection(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
     project.conftest(NEW_CHECK)
-    project.benchmark("fax", {"tasks": [{"id": "t", "criteria": [
-        {"id": "c", "assertion": {"assert": "fax-received", "folder": "x", "min_pages": 0}}]}]})
+    project.benchmark(
+        "fax",
+        {
+            "tasks": [
+                {
+                    "id": "t",
+                    "criteria": [
+                        {
+                            "id": "c",
+                            "assertion": {"assert": "fax-received", "folder": "x", "min_pages": 0},
+                        }
+                    ],
+                }
+            ]
+        },
+    )
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([
-        "fax.verial.yaml:*: task 't', criterion 'c', field 'assertion.min_pages': *"])
+    result.stdout.fnmatch_lines(
+        ["fax.verial.yaml:*: task 't', criterion 'c', field 'assertion.min_pages': *"]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
@@ -220,10 +309,11 @@ def test_registering_a_name_twice_is_a_clear_error(pytester: pytest.Pytester) ->
     output = result.stdout.str()
     assert "Traceback" not in output
     result.stdout.fnmatch_lines(
-        ["*pa.verial.yaml*assert type 'portal-state-match' is registered twice*"])
+        ["*pa.verial.yaml*assert type 'portal-state-match' is registered twice*"]
+    )
 
 
-COUNTING_CONFTEST = '''
+COUNTING_CONFTEST = """
 import os
 from pathlib import Path
 
@@ -239,19 +329,23 @@ def _counting(sandbox):
 
 
 portal_source.from_sandbox = _counting
-'''
+"""
 
 
 def test_under_xdist_each_task_run_builds_its_source_once(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
     project.conftest(COUNTING_CONFTEST)
-    criteria = [portal_criterion(f"c{i}", "prior_auth_requests", "request_id", "PA-1",
-                                 SUBMITTED) for i in range(4)]
+    criteria = [
+        portal_criterion(f"c{i}", "prior_auth_requests", "request_id", "PA-1", SUBMITTED)
+        for i in range(4)
+    ]
     keys = [f"task-{n}" for n in range(6)]
     project.benchmark("many", {"tasks": [{"id": k, "criteria": criteria} for k in keys]})
     for key in keys:
-        project.sandbox(key, {"portal/prior_auth_requests.json": [
-            {"request_id": "PA-1", "status": "submitted"}]})
+        project.sandbox(
+            key,
+            {"portal/prior_auth_requests.json": [{"request_id": "PA-1", "status": "submitted"}]},
+        )
     code, output = run_subprocess(pytester.path, "-n", "2")
     assert code == 0, output[-2000:]
     builds = (pytester.path / "builds.log").read_text(encoding="utf-8").split("\n")
@@ -260,7 +354,7 @@ def test_under_xdist_each_task_run_builds_its_source_once(pytester: pytest.Pytes
     assert len({line.split()[0] for line in builds if line}) == 2  # both workers were used
 
 
-ODD_SCORES = '''
+ODD_SCORES = """
 from typing import Literal
 
 from pydantic import Field
@@ -283,25 +377,37 @@ def pytest_verial_checks():
 
 def pytest_verial_report(report):
     report["benchmark_run"]["ci"] = {"pipeline": "nightly"}
-'''
+"""
 
 
 def test_check_scores_are_bounded_and_the_report_hook_runs(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
     project.conftest(ODD_SCORES)
-    project.benchmark("odd", {"tasks": [{"id": "t", "criteria": [
-        {"id": "over", "assertion": {"assert": "odd", "value": 1.5}},
-        {"id": "under", "assertion": {"assert": "odd", "value": -2}},
-        {"id": "nan", "assertion": {"assert": "odd", "value": ".nan"}},
-    ]}]})
+    project.benchmark(
+        "odd",
+        {
+            "tasks": [
+                {
+                    "id": "t",
+                    "criteria": [
+                        {"id": "over", "assertion": {"assert": "odd", "value": 1.5}},
+                        {"id": "under", "assertion": {"assert": "odd", "value": -2}},
+                        {"id": "nan", "assertion": {"assert": "odd", "value": ".nan"}},
+                    ],
+                }
+            ]
+        },
+    )
     # YAML's .nan needs the bare scalar, not a string
     text = (pytester.path / "odd.verial.yaml").read_text(encoding="utf-8")
-    (pytester.path / "odd.verial.yaml").write_text(text.replace("'.nan'", ".nan"),
-                                                   encoding="utf-8")
+    (pytester.path / "odd.verial.yaml").write_text(text.replace("'.nan'", ".nan"), encoding="utf-8")
     result = pytester.runpytest("--verial-report", "report.json")
     result.assert_outcomes(passed=1, failed=2)
     report = project.read_report()
     runs = criterion_runs(report)
     assert [runs[f"odd.verial.yaml::t::{c}"]["score"] for c in ("over", "under", "nan")] == [
-        1.0, 0.0, 0.0]
+        1.0,
+        0.0,
+        0.0,
+    ]
     assert report["benchmark_run"]["ci"] == {"pipeline": "nightly"}

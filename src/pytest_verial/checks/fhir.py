@@ -108,8 +108,11 @@ def _row(resource: dict[str, Any] | None) -> dict[str, JsonValue] | None:
         return None
     meta = resource.get("meta")
     meta = meta if isinstance(meta, dict) else {}
-    return {"type": resource.get("resourceType"), "id": resource.get("id"),
-            "version": meta.get("versionId")}
+    return {
+        "type": resource.get("resourceType"),
+        "id": resource.get("id"),
+        "version": meta.get("versionId"),
+    }
 
 
 def _score_fields(spec: FhirResourceState, resource: dict[str, Any]) -> list[dict[str, JsonValue]]:
@@ -177,12 +180,16 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
     if spec.changed_since_baseline and live:
         since = _settings(source).get("baseline_since")
         if not since:
-            raise CheckError("changed_since_baseline on a live server needs "
-                             "sources.fhir.baseline_since or started_at in run.yaml")
+            raise CheckError(
+                "changed_since_baseline on a live server needs "
+                "sources.fhir.baseline_since or started_at in run.yaml"
+            )
         search["_lastUpdated"] = [*_as_list(search.get("_lastUpdated")), f"gt{since}"]
     query = build_query(spec.resource_type, search, getattr(source, "validate_params", True))
-    need_all = spec.match != "first" or spec.count is not None or (
-        spec.changed_since_baseline and not live
+    need_all = (
+        spec.match != "first"
+        or spec.count is not None
+        or (spec.changed_since_baseline and not live)
     )
     result = source.search(query, need_all)
     candidates = result.resources

@@ -140,8 +140,10 @@ def check(spec: Hl7Structural, ctx: CheckContext) -> CheckOutcome:
         results = field_results(candidates[index], spec.fields)
         scored = [(fields_score(results), index, results)]
     else:
-        scored = [(fields_score(r), i, r) for i, r in
-                  ((i, field_results(m, spec.fields)) for i, m in enumerate(candidates))]
+        scored = [
+            (fields_score(r), i, r)
+            for i, r in ((i, field_results(m, spec.fields)) for i, m in enumerate(candidates))
+        ]
     if spec.match in ("first", "latest"):
         score, index, results = scored[0]
     elif spec.match == "any":

@@ -108,11 +108,15 @@ class X12Response(AssertionSpec):
 def correlates(tx: Transaction, correlate_by: dict[str, Any]) -> bool:
     """True when every key of ``correlate_by`` has its expected value somewhere in ``tx``."""
     for key, expected in correlate_by.items():
-        values = [v.strip() if isinstance(v, str) else v
-                  for v in get_all(tx, ALIASES.get(key, key))]
+        values = [
+            v.strip() if isinstance(v, str) else v for v in get_all(tx, ALIASES.get(key, key))
+        ]
         wanted = expected if isinstance(expected, list) else [expected]
-        if not any(values_equal(w if not isinstance(w, str) else w.strip(), v)
-                   for w in wanted for v in values):
+        if not any(
+            values_equal(w if not isinstance(w, str) else w.strip(), v)
+            for w in wanted
+            for v in values
+        ):
             return False
     return True
 
@@ -160,8 +164,10 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
         results = field_results(candidates[index], spec.fields)
         scored = [(fields_score(results), index, results)]
     else:
-        scored = [(fields_score(r), i, r) for i, r in
-                  ((i, field_results(t, spec.fields)) for i, t in enumerate(candidates))]
+        scored = [
+            (fields_score(r), i, r)
+            for i, r in ((i, field_results(t, spec.fields)) for i, t in enumerate(candidates))
+        ]
     extra: dict[str, JsonValue] = {}
     if spec.match in ("first", "latest"):
         score, index, results = scored[0]
@@ -182,8 +188,15 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
         validation = validate(tx.source_text, tx.origin)
         first = validation.errors[0] if validation.errors else ""
         actual = "valid" if validation.valid else f"{len(validation.errors)} error(s): {first}"
-        results = [*results, {"path": "(implementation guide)", "expected": "valid",
-                              "actual": actual, "passed": validation.valid}]
+        results = [
+            *results,
+            {
+                "path": "(implementation guide)",
+                "expected": "valid",
+                "actual": actual,
+                "passed": validation.valid,
+            },
+        ]
         score = fields_score(results)
     passed = sum(1 for r in results if r["passed"])
     details = f"X12 {tx.set_id} {tx.control_number!r}: {passed} of {len(results)} fields passed"

@@ -39,8 +39,10 @@ class SearchParam:
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("data/search-parameters-r4.json").read_text(
-        encoding="utf-8"
+    text = (
+        resources.files(__package__)
+        .joinpath("data/search-parameters-r4.json")
+        .read_text(encoding="utf-8")
     )
     data: dict[str, Any] = json.loads(text)
     return data

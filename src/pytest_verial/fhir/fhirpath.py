@@ -40,7 +40,9 @@ def _plan(rtype: str, segments: list[str], of_type: str | None) -> list[tuple[st
     """JSON keys to follow for ``rtype.seg.seg`` (choice types expanded), None if unsure."""
     model = _model()
     choices, types, elsewhere = (
-        model["choiceTypePaths"], model["path2Type"], model["pathsDefinedElsewhere"]
+        model["choiceTypePaths"],
+        model["path2Type"],
+        model["pathsDefinedElsewhere"],
     )
     context, steps = rtype, []
     for n, segment in enumerate(segments):

@@ -153,8 +153,10 @@ class FhirIndex:
             first = clause.chain.split(".")[0].split(":")[0]
             usable = [t for t in targets if search_param(t, first)]
             if not usable:
-                raise CheckError(f"chained parameter {clause.key!r}: no target of {param.code!r} "
-                                 f"defines {clause.chain!r}")
+                raise CheckError(
+                    f"chained parameter {clause.key!r}: no target of {param.code!r} "
+                    f"defines {clause.chain!r}"
+                )
             for target in usable:
                 inner, modifier, chain = lookup(target, clause.chain)
                 sub = Query(target, (Clause(clause.chain, inner, modifier, chain, (value,)),))

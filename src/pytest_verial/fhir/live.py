@@ -154,8 +154,10 @@ class LiveFhir:
         except httpx.HTTPError as exc:
             raise SourceError(f"token endpoint {token_url} unreachable: {exc}") from None
         if response.status_code != 200:
-            raise SourceError(f"token endpoint {token_url} refused the client credentials "
-                              f"(HTTP {response.status_code})")
+            raise SourceError(
+                f"token endpoint {token_url} refused the client credentials "
+                f"(HTTP {response.status_code})"
+            )
         try:
             body = response.json()
             return str(body["access_token"]), float(body.get("expires_in", 300))
@@ -182,8 +184,10 @@ class LiveFhir:
                     attempt += 1
                     time.sleep(self.backoff * 2 ** (attempt - 1))
                     continue
-                raise SourceError(f"FHIR server did not answer GET {url} within {self.timeout:g} s "
-                                  f"({attempt + 1} attempts)") from None
+                raise SourceError(
+                    f"FHIR server did not answer GET {url} within {self.timeout:g} s "
+                    f"({attempt + 1} attempts)"
+                ) from None
             except httpx.HTTPError as exc:
                 raise SourceError(f"FHIR server unreachable: GET {url}: {exc}") from None
             status = response.status_code
@@ -209,8 +213,12 @@ class LiveFhir:
             try:
                 if state.pages == 0:
                     self._fetch(query, urljoin(self.base_url, key), state)
-                while (need_all and state.next_url and state.pages < self.max_pages
-                       and (query.count is None or len(state.resources) < query.count)):
+                while (
+                    need_all
+                    and state.next_url
+                    and state.pages < self.max_pages
+                    and (query.count is None or len(state.resources) < query.count)
+                ):
                     self._fetch(query, state.next_url, state)
             except CriterionError as exc:
                 state.error = exc
@@ -235,14 +243,20 @@ class LiveFhir:
         for entry in entries or []:
             resource = entry.get("resource") if isinstance(entry, dict) else None
             mode = (entry.get("search") or {}).get("mode") if isinstance(entry, dict) else None
-            if isinstance(resource, dict) and mode != "include" and (
-                resource.get("resourceType") == query.resource_type
+            if (
+                isinstance(resource, dict)
+                and mode != "include"
+                and (resource.get("resourceType") == query.resource_type)
             ):
                 state.resources.append(resource)
         state.next_url = next(
-            (link.get("url") for link in links or []
-             if isinstance(link, dict) and link.get("relation") == "next"
-             and isinstance(link.get("url"), str)),
+            (
+                link.get("url")
+                for link in links or []
+                if isinstance(link, dict)
+                and link.get("relation") == "next"
+                and isinstance(link.get("url"), str)
+            ),
             None,
         )
         if state.next_url:
@@ -280,8 +294,10 @@ def _fhir_json(url: str, response: Any) -> dict[str, Any]:
         diagnostics = _diagnostics(body) if isinstance(body, dict) else ""
         if body is None and status < 400:
             snippet = " ".join(response.text[:80].split())
-            raise SourceError(f"GET {url}: answered {ctype or 'no content type'}, not FHIR JSON "
-                              f"(HTTP {status}: {snippet!r})")
+            raise SourceError(
+                f"GET {url}: answered {ctype or 'no content type'}, not FHIR JSON "
+                f"(HTTP {status}: {snippet!r})"
+            )
         message = f"GET {url}: HTTP {status}" + (f": {diagnostics}" if diagnostics else "")
         if status == 400:
             raise CheckError(f"the FHIR server rejected the search: {message}")
@@ -298,7 +314,8 @@ def _diagnostics(body: dict[str, Any]) -> str:
         return ""
     texts = [
         str(i.get("diagnostics") or (i.get("details") or {}).get("text") or i.get("code"))
-        for i in body.get("issue") or [] if isinstance(i, dict)
+        for i in body.get("issue") or []
+        if isinstance(i, dict)
     ]
     return "; ".join(texts)[:500]
 
@@ -309,8 +326,10 @@ def _google_token() -> tuple[str, float]:
         import google.auth
         import google.auth.transport.requests
     except ImportError:
-        raise SourceError("sources.fhir.auth google needs google-auth and requests "
-                          "(pip install 'pytest-verial[fhir]')") from None
+        raise SourceError(
+            "sources.fhir.auth google needs google-auth and requests "
+            "(pip install 'pytest-verial[fhir]')"
+        ) from None
     try:
         credentials, _ = google.auth.default(scopes=[GOOGLE_SCOPE])
         credentials.refresh(google.auth.transport.requests.Request())  # type: ignore[no-untyped-call]

@@ -118,8 +118,10 @@ def lookup(resource_type: str, key: str) -> tuple[SearchParam, str | None, str |
             raise CheckError(f"{code!r} of {resource_type} cannot refer to {mod}")
     elif mod is not None and mod not in MODIFIERS[param.type]:
         allowed = ", ".join(sorted(MODIFIERS[param.type]))
-        raise CheckError(f"modifier {mod!r} is not supported on {param.type} parameter {code!r} "
-                         f"(supported: {allowed})")
+        raise CheckError(
+            f"modifier {mod!r} is not supported on {param.type} parameter {code!r} "
+            f"(supported: {allowed})"
+        )
     if chain and param.type != "reference":
         raise CheckError(f"{key!r}: only reference parameters can be chained")
     return param, mod, chain or None

@@ -156,15 +156,18 @@ def date_range(text: str) -> tuple[datetime, datetime] | None:
             return low, low.replace(year=low.year + 1)
         if day is None:
             low = datetime(int(year), int(month), 1, tzinfo=tz)
-            high = low.replace(year=low.year + 1, month=1) if low.month == 12 else low.replace(
-                month=low.month + 1
+            high = (
+                low.replace(year=low.year + 1, month=1)
+                if low.month == 12
+                else low.replace(month=low.month + 1)
             )
             return low, high
         if hour is None:
             low = datetime(int(year), int(month), int(day), tzinfo=tz)
             return low, low + timedelta(days=1)
-        low = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0),
-                       tzinfo=tz)
+        low = datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=tz
+        )
         if fraction:
             low += timedelta(microseconds=int(float(fraction) * 1_000_000))
             return low, low + timedelta(milliseconds=1)

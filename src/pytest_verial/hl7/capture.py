@@ -73,11 +73,22 @@ def build_ack(text: str, code: str, reason: str | None = None) -> str:
 
     trigger = field(9).split("^")[1] if "^" in field(9) else ""
     segments = [
-        "|".join([
-            "MSH", "^~\\&", "VERIAL", "CAPTURE", field(3), field(4), datetime.now(UTC)
-            .strftime("%Y%m%d%H%M%S"), "", f"ACK^{trigger}^ACK", uuid.uuid4().hex[:20], "P",
-            field(12) or "2.5.1",
-        ]),
+        "|".join(
+            [
+                "MSH",
+                "^~\\&",
+                "VERIAL",
+                "CAPTURE",
+                field(3),
+                field(4),
+                datetime.now(UTC).strftime("%Y%m%d%H%M%S"),
+                "",
+                f"ACK^{trigger}^ACK",
+                uuid.uuid4().hex[:20],
+                "P",
+                field(12) or "2.5.1",
+            ]
+        ),
         "|".join(["MSA", code, field(10), _escape(reason or "")]).rstrip("|"),
     ]
     if code != "AA":
@@ -109,8 +120,12 @@ class Recorder:
 def handle_payload(data: bytes, peer: str, recorder: Recorder) -> str:
     """Validate one frame's payload, record it, and return the ACK text to send back."""
     text = decode(data)
-    row: dict[str, Any] = {"type": "hl7_outbound", "payload": text, "created_at": _now(),
-                           "peer": peer}
+    row: dict[str, Any] = {
+        "type": "hl7_outbound",
+        "payload": text,
+        "created_at": _now(),
+        "peer": peer,
+    }
     try:
         normalised, msh = validate_message(text)
     except Hl7ParseError as exc:
@@ -122,9 +137,7 @@ def handle_payload(data: bytes, peer: str, recorder: Recorder) -> str:
     return build_ack(normalised, "AA")
 
 
-async def _serve_client(
-    reader: Any, writer: Any, recorder: Recorder
-) -> None:
+async def _serve_client(reader: Any, writer: Any, recorder: Recorder) -> None:
     from hl7.mllp import InvalidBlockError  # type: ignore[import-untyped]
 
     peername = writer.get_extra_info("peername") or ("?", 0)
@@ -137,13 +150,29 @@ async def _serve_client(
                 return  # closed, between frames or in the middle of one
             except InvalidBlockError:
                 reason = "frame does not start with <VT> (0x0b): not MLLP"
-                recorder.record({"type": "hl7_outbound", "payload": "", "created_at": _now(),
-                                 "peer": peer, "ack_code": "AE", "error": reason})
+                recorder.record(
+                    {
+                        "type": "hl7_outbound",
+                        "payload": "",
+                        "created_at": _now(),
+                        "peer": peer,
+                        "ack_code": "AE",
+                        "error": reason,
+                    }
+                )
                 ack = build_ack("", "AE", reason)
             except ValueError:
                 reason = f"frame longer than {FRAME_LIMIT} bytes"
-                recorder.record({"type": "hl7_outbound", "payload": "", "created_at": _now(),
-                                 "peer": peer, "ack_code": "AE", "error": reason})
+                recorder.record(
+                    {
+                        "type": "hl7_outbound",
+                        "payload": "",
+                        "created_at": _now(),
+                        "peer": peer,
+                        "ack_code": "AE",
+                        "error": reason,
+                    }
+                )
                 ack = build_ack("", "AE", reason)
             else:
                 ack = handle_payload(block, peer, recorder)
@@ -181,8 +210,11 @@ def run_capture(host: str, port: int, out_path: Path | str) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         bound = server.sockets[0].getsockname()
-        print(f"hl7-capture: listening for MLLP on {bound[0]}:{bound[1]}, writing {out_path}",
-              file=sys.stderr, flush=True)
+        print(
+            f"hl7-capture: listening for MLLP on {bound[0]}:{bound[1]}, writing {out_path}",
+            file=sys.stderr,
+            flush=True,
+        )
         async with server:
             await stop.wait()
 
@@ -261,9 +293,20 @@ class CaptureProcess:
         """Start the child and wait until it reports its bound port."""
         self.out_path.parent.mkdir(parents=True, exist_ok=True)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_verial.hl7.capture", "--port", str(self.port),
-             "--out", str(self.out_path), "--host", self.host],
-            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+            [
+                sys.executable,
+                "-m",
+                "pytest_verial.hl7.capture",
+                "--port",
+                str(self.port),
+                "--out",
+                str(self.out_path),
+                "--host",
+                self.host,
+            ],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         assert self._proc.stderr is not None

@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 
-from ..collect import JUNIT_FIELDS, BenchmarkFile, CriterionItem, NoCriteriaItem, display_path
+from ..collect import (
+    JUNIT_FIELDS,
+    BenchmarkFile,
+    CriterionItem,
+    NoCriteriaItem,
+    display_path,
+    junit_value,
+)
 from ..engine import now_iso
 from ..errors import BenchmarkFileError
 from ..loader import BenchmarkPlan, load_benchmark
@@ -115,7 +122,7 @@ class Recorder:
         if self._logxml is None or self.config.getini("junit_family") in ("xunit1", "legacy"):
             return
         for key in JUNIT_FIELDS:
-            self._logxml.add_global_property(f"{nodeid}::verial_{key}", record[key])
+            self._logxml.add_global_property(f"{nodeid}::verial_{key}", junit_value(record, key))
 
     def _error_record(self, report: pytest.TestReport) -> dict[str, Any]:
         """A criterion whose process died or whose setup failed before scoring."""

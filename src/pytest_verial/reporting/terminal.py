@@ -89,7 +89,7 @@ def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     s = run["summary"]
     score = f"{run['score']:.3f}" if run["score"] is not None else "-"
     refs = ", ".join(b["ref"] for b in run["benchmarks"])
-    labels = ", ".join(r["label"] for r in run["runs"])
+    labels = ", ".join(dict.fromkeys(r["label"] for r in run["runs"]))
     lines.append(
         f"run {refs} on {labels}: score {score}, verdict {run['verdict'] or '-'}, "
         f"status {run['status']}; {s['completed']} of {s['task_runs']} task runs scored "

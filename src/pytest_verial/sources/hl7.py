@@ -88,9 +88,13 @@ class Hl7Snapshot:
             if row.get("type", EVENT_TYPE) != EVENT_TYPE:
                 continue
             if row.get("error") or row.get("ack_code") in ("AE", "AR"):
-                self._rejected.append({
-                    "origin": where, "error": row.get("error"), "created_at": row.get("created_at"),
-                })
+                self._rejected.append(
+                    {
+                        "origin": where,
+                        "error": row.get("error"),
+                        "created_at": row.get("created_at"),
+                    }
+                )
                 continue
             payload = row.get("payload")
             if isinstance(payload, dict):  # {payload: {message: "..."}} as some exports nest it

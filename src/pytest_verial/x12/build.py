@@ -11,8 +11,16 @@ from dataclasses import dataclass
 from .tokenizer import Delimiters
 
 DEFAULT = Delimiters(element="*", component=":", repetition="^", segment="~")
-_GS_CODES = {"270": "HS", "271": "HB", "276": "HR", "277": "HN", "278": "HI", "835": "HP",
-             "837": "HC", "999": "FA"}
+_GS_CODES = {
+    "270": "HS",
+    "271": "HB",
+    "276": "HR",
+    "277": "HN",
+    "278": "HI",
+    "835": "HP",
+    "837": "HC",
+    "999": "FA",
+}
 
 
 @dataclass(frozen=True)
@@ -50,14 +58,41 @@ def interchange(
     """
     d = delimiters
     e = d.element
-    isa = e.join([
-        "ISA", "00", " " * 10, "00", " " * 10, sender.qualifier, sender.id.ljust(15),
-        receiver.qualifier, receiver.id.ljust(15), date, time, d.repetition or "U", "00501",
-        f"{control:09d}", "0", "P", d.component,
-    ])
+    isa = e.join(
+        [
+            "ISA",
+            "00",
+            " " * 10,
+            "00",
+            " " * 10,
+            sender.qualifier,
+            sender.id.ljust(15),
+            receiver.qualifier,
+            receiver.id.ljust(15),
+            date,
+            time,
+            d.repetition or "U",
+            "00501",
+            f"{control:09d}",
+            "0",
+            "P",
+            d.component,
+        ]
+    )
     set_id = transactions[0][0]
-    gs = e.join(["GS", _GS_CODES.get(set_id, "HB"), sender.code, receiver.code, "20" + date, time,
-                 str(control), "X", transactions[0][1]])
+    gs = e.join(
+        [
+            "GS",
+            _GS_CODES.get(set_id, "HB"),
+            sender.code,
+            receiver.code,
+            "20" + date,
+            time,
+            str(control),
+            "X",
+            transactions[0][1],
+        ]
+    )
     lines = [isa, gs]
     for number, (sid, ref, body) in enumerate(transactions, start=1):
         st_number = f"{number:04d}"

@@ -22,10 +22,14 @@ from .tokenizer import Delimiters, Segment, X12ParseError, tokenize
 
 #: Transaction sets this project documents and tests (all of version 005010).
 KNOWN_SETS = {
-    "270": "eligibility inquiry", "271": "eligibility response",
-    "276": "claim status request", "277": "claim status response",
-    "278": "services review (prior authorization)", "835": "payment/remittance advice",
-    "837": "claim", "999": "implementation acknowledgment",
+    "270": "eligibility inquiry",
+    "271": "eligibility response",
+    "276": "claim status request",
+    "277": "claim status response",
+    "278": "services review (prior authorization)",
+    "835": "payment/remittance advice",
+    "837": "claim",
+    "999": "implementation acknowledgment",
 }
 
 
@@ -157,11 +161,14 @@ def parse_interchanges(text: str, origin: str) -> list[Transaction]:
                     note(f"{where}: group {gs.element(6)!r} has no GE")
                     gs = None
                 if _count(seg.element(1)) != interchange_groups:
-                    note(f"{where}: IEA01 says {seg.element(1)} groups, counted "
-                         f"{interchange_groups}")
+                    note(
+                        f"{where}: IEA01 says {seg.element(1)} groups, counted {interchange_groups}"
+                    )
                 if (seg.element(2) or "").strip() != (isa.element(13) or "").strip():
-                    note(f"{where}: IEA02 {seg.element(2)!r} does not match ISA13 "
-                         f"{(isa.element(13) or '').strip()!r}")
+                    note(
+                        f"{where}: IEA02 {seg.element(2)!r} does not match ISA13 "
+                        f"{(isa.element(13) or '').strip()!r}"
+                    )
             isa = None
         else:
             note(f"{where}: outside any transaction (ST..SE)")

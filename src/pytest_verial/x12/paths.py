@@ -191,8 +191,13 @@ def _positions(transaction: Any, segments: list[Segment], segment_id: str) -> li
 
 
 def _select(
-    positions: list[int], segments: list[Segment], lo: int, hi: int, step: Step,
-    delimiters: Delimiters, every: bool,
+    positions: list[int],
+    segments: list[Segment],
+    lo: int,
+    hi: int,
+    step: Step,
+    delimiters: Delimiters,
+    every: bool,
 ) -> list[int]:
     chosen = positions[bisect_left(positions, lo) : bisect_left(positions, hi)]
     explicit = False
@@ -225,8 +230,9 @@ def _evaluate(transaction: Any, p: X12Path, every: bool) -> list[Any]:
         for lo, hi in ranges:
             chosen.extend(_select(positions, segments, lo, hi, step, delimiters, every))
         if n < len(p.steps) - 1:
-            ranges = [(i + 1, _end(positions, i, hi)) for lo, hi in ranges for i in chosen
-                      if lo <= i < hi]
+            ranges = [
+                (i + 1, _end(positions, i, hi)) for lo, hi in ranges for i in chosen if lo <= i < hi
+            ]
     if p.element is None:
         return [segments[i].text(delimiters) for i in chosen]
     return [element_value(segments[i], p.element, delimiters) for i in chosen]

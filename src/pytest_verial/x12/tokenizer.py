@@ -108,9 +108,7 @@ def tokenize(text: str) -> tuple[Delimiters, list[Segment], list[str]]:
     pieces = text.split(delimiters.segment)
     tail = pieces[-1].strip("\r\n\t ")
     if tail:
-        problems.append(
-            f"text ends without a segment terminator after {tail[:20]!r} (truncated?)"
-        )
+        problems.append(f"text ends without a segment terminator after {tail[:20]!r} (truncated?)")
     segments: list[Segment] = []
     for raw in pieces:
         raw = raw.strip("\r\n")

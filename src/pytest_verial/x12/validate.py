@@ -45,8 +45,9 @@ def _tree_errors(node: Any, out: list[str]) -> None:
     if isinstance(node, dict):
         for key, value in node.items():
             if key == "errors" and isinstance(value, list):
-                out.extend(str(e.get("err_str", e)) if isinstance(e, dict) else str(e)
-                           for e in value)
+                out.extend(
+                    str(e.get("err_str", e)) if isinstance(e, dict) else str(e) for e in value
+                )
             else:
                 _tree_errors(value, out)
     elif isinstance(node, list):
@@ -79,8 +80,9 @@ def validate(text: str, origin: str) -> Validation:
     except pyx12.errors.EngineError as exc:
         raise CheckError(f"validate: pyx12 cannot validate {origin}: {exc}") from None
     except Exception as exc:  # pyx12 raises assorted errors on input it does not expect
-        raise CheckError(f"validate: pyx12 failed on {origin}: {type(exc).__name__}: {exc}"
-                         ) from None
+        raise CheckError(
+            f"validate: pyx12 failed on {origin}: {type(exc).__name__}: {exc}"
+        ) from None
     finally:
         logger.removeHandler(collect)
         logger.setLevel(saved[0])
