@@ -16,6 +16,7 @@ from .errors import (
     UsageError,
     VerialError,
 )
+from .inline import TaskRun, verify_task, verify_task_async
 from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from .models import Benchmark, Criterion, Entity, Task
 
@@ -39,6 +40,7 @@ __all__ = [
     "SourceError",
     "Task",
     "TaskPlan",
+    "TaskRun",
     "UsageError",
     "VerialError",
     "__version__",
@@ -46,4 +48,6 @@ __all__ = [
     "field_result",
     "fields_score",
     "load_benchmark",
+    "verify_task",
+    "verify_task_async",
 ]

@@ -123,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("report")
     p.add_argument("--scored", action="store_true", help="omit details and evidence")
     p.set_defaults(func=cmd_report)
+    # -- LLM judge (PRD-103): retry-with-feedback text of a task from a JSON report --------
+    from .judge import feedback_cli
+
+    p = sub.add_parser("feedback", help="print a failed or partial task's retry feedback")
+    feedback_cli.configure(p)
+    p.set_defaults(func=feedback_cli.run)
     for name, (configure, run) in _EXTRA.items():
         p = sub.add_parser(name)
         configure(p)

@@ -215,6 +215,11 @@ def load_benchmark(
             ]
     if shape_problem:
         raise BenchmarkFileError([Problem(name, shape_problem, lines.containers.get(id(data)))])
+    # Benchmark-level `consistency:` criteria join their anchor task (PRD-103 §10).
+    from .judge.consistency import expand as expand_consistency
+
+    for message, loc in expand_consistency(root):
+        reporter.add(message, loc)
     _check_ids(root, reporter)
     try:
         benchmark = Benchmark.model_validate(root)

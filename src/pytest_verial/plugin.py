@@ -65,11 +65,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="args",
         help="extra glob patterns of benchmark files besides *.verial.yaml|yml|json",
     )
+    # -- LLM judge (PRD-103): --verial-judge-* options --------------------------------------
+    from .judge import pytest_plugin as judge_plugin
+
+    judge_plugin.add_options(group, parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[SELECTED] = select_by_node_id(config)
     config.stash[SETTINGS] = resolve(config)
+    # -- LLM judge (PRD-103): ctx.options, judge != executor usage error, report extension --
+    from .judge import pytest_plugin as judge_plugin
+
+    judge_plugin.configure(config, config.stash[SETTINGS])
     config.pluginmanager.register(CollectionGuard(config), "verial-collection-guard")
     config.stash[SANDBOXES] = SandboxCache()
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist

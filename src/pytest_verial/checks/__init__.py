@@ -20,6 +20,13 @@ _BUILTIN_MODULES = (
     "hl7",
     "x12",
     "files",
+    "output_format",
+    "output_length",
+    "output_sections",
+    "output_match",
+    "output_schema",
+    "llm_rubric",
+    "output_consistency",
 )
 
 

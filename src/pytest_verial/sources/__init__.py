@@ -29,7 +29,7 @@ SOURCE_FACTORIES: dict[str, str] = {
     "hl7": "pytest_verial.sources.hl7:from_sandbox",
     "files": "pytest_verial.sources.files:from_sandbox",
     "x12": "pytest_verial.sources.x12:from_sandbox",
-    "judge": "pytest_verial.sources.directory:judge_from_sandbox",
+    "judge": "pytest_verial.judge.source:from_sandbox",
 }
 
 SOURCE_NAMES: tuple[str, ...] = tuple(SOURCE_FACTORIES)

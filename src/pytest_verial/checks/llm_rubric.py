@@ -1,0 +1,179 @@
+"""``llm-rubric``: principles the output must satisfy, each rated 1-5 by an LLM judge.
+
+::
+
+    assert: llm-rubric
+    principles:
+      - The letter states the medical necessity of the lumbar MRI with the failed conservative
+        therapy and its duration.
+      - The letter does not invent clinical findings absent from the chart.
+    target: output            # output (default) | voice | file (with path: relative to sandbox)
+    pass_threshold: 0.75      # optional
+
+Score = mean over principles of (rating - 1) / 4. ``passed`` = score >= the threshold: the
+assertion's ``pass_threshold``, else the criterion's threshold as the engine resolves it for a
+judge criterion (criterion > task > benchmark > ini/CLI > 0.9).
+
+Before calling the judge the check applies the bypass rules and the deterministic-first gate
+(:mod:`pytest_verial.judge.gating`): a bypassed criterion is ``skipped`` (left out of the task's
+weighted mean), a gated one scores 0 with the reason. The judge never runs with the executor's
+model. Evidence: ``rubric_results[{principle, rating, reasoning, score}]`` and ``judge``
+(model, temperature, seed, prompt hash, tokens, cost, cached, calls), ``confidence``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, JsonValue, field_validator, model_validator
+
+from ..errors import CheckError
+from ..scoring import clamp
+from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+
+
+class LlmRubric(AssertionSpec):
+    """The ``llm-rubric`` assertion."""
+
+    kind: Literal["llm-rubric"] = Field(alias="assert")
+    principles: list[str] = Field(min_length=1, max_length=20)
+    target: Literal["output", "voice", "file"] = "output"
+    path: str | None = Field(default=None, description="file target, relative to the sandbox")
+    pass_threshold: float | None = Field(default=None, ge=0, le=1)
+
+    @field_validator("principles")
+    @classmethod
+    def _non_empty(cls, value: list[str]) -> list[str]:
+        if any(not p.strip() for p in value):
+            raise ValueError("a principle cannot be empty")
+        return [p.strip() for p in value]
+
+    @model_validator(mode="after")
+    def _path_for_file(self) -> LlmRubric:
+        if (self.target == "file") != (self.path is not None):
+            raise ValueError("target 'file' needs 'path' (and 'path' needs target 'file')")
+        relative = Path(self.path) if self.path is not None else None
+        if relative is not None and (relative.is_absolute() or ".." in relative.parts):
+            raise ValueError("path must be relative to the sandbox, without '..'")
+        return self
+
+
+def target_text(spec: LlmRubric, ctx: CheckContext) -> tuple[str | None, str]:
+    """The text to judge, and how to describe it to the judge (None: nothing to judge)."""
+    if spec.target == "voice":
+        turns = ctx.source("voice").turns()
+        if not turns:
+            return None, "the call transcript"
+        return "\n".join(f"{t.speaker}: {t.text}" for t in turns), "the call transcript"
+    if spec.target == "file":
+        from ..sources.jsonfiles import read_text
+
+        root = ctx.source("judge").sandbox_path
+        if root is None:
+            raise CheckError("target 'file' needs the sandbox directory, which is unknown here")
+        file = (Path(root) / str(spec.path)).resolve()
+        if not file.is_relative_to(Path(root).resolve()):
+            raise CheckError(f"path {spec.path!r} leaves the sandbox")
+        if not file.is_file():
+            return None, f"the file {spec.path}"
+        return read_text(file), f"the file {spec.path}"
+    output = ctx.source("output")
+    text = output.text()
+    name = output.path.name if getattr(output, "path", None) else "output"
+    return text, f"the agent's final output ({name})"
+
+
+def _threshold(spec: LlmRubric, ctx: CheckContext) -> float:
+    return spec.pass_threshold if spec.pass_threshold is not None else ctx.pass_threshold
+
+
+def _task_text(ctx: CheckContext) -> str | None:
+    item = ctx.task.task_item or {}
+    parts = [str(item[k]) for k in ("instruction", "patient", "trigger") if item.get(k)]
+    if not parts and ctx.task.name:
+        parts.append(ctx.task.name)
+    return " | ".join(parts) or None
+
+
+def judge_principles(
+    ctx: CheckContext,
+    principles: list[str],
+    read_target: Callable[[], tuple[str | None, str]],
+    threshold: float,
+) -> CheckOutcome:
+    """Gate or bypass, else read the target and ask the judge to rate each principle.
+
+    Shared by ``llm-rubric`` and ``output-consistency``; ``read_target`` runs only when the
+    judge is actually going to be called.
+    """
+    from ..judge.client import JudgeError
+    from ..judge.gating import decide
+    from ..judge.prompt import build_messages
+
+    judge = ctx.source("judge")
+    settings = judge.settings
+    models: dict[str, JsonValue] = {"model": settings.model,
+                                    "executor_model": settings.executor_model}
+    principles_evidence: list[JsonValue] = list(principles)
+    decision = decide(task=ctx.task, entity=ctx.entity, meta=judge.meta, prior=ctx.prior,
+                      bypass_cost=settings.bypass_cost)
+    if decision is not None:
+        evidence: dict[str, JsonValue] = {
+            "rubric_results": [], "principles": principles_evidence,
+            "judge": {**models, "called": False, "rule": decision.rule, "calls": 0,
+                      "cost": 0.0},
+        }
+        return CheckOutcome(0.0, decision.reason, evidence, passed=False,
+                            status=decision.status)
+    text, described = read_target()
+    if text is None or not text.strip():
+        return CheckOutcome(0.0, f"nothing to judge: {described} is missing or empty",
+                            {"rubric_results": [], "principles": principles_evidence,
+                             "judge": {**models, "called": False, "calls": 0, "cost": 0.0}})
+    client = judge.client()
+    messages = build_messages(principles, text, task=_task_text(ctx), target=described,
+                              limit=settings.max_target_chars)
+    try:
+        result = client.rate(principles, messages)
+    except JudgeError as exc:  # an error criterion that still reports what the calls cost
+        spent: dict[str, JsonValue] = {
+            **models, "called": True, "calls": exc.calls, "cost": round(exc.cost, 8),
+            "tokens": {"prompt": exc.tokens[0], "completion": exc.tokens[1]},
+        }
+        return CheckOutcome(0.0, str(exc), {"error": "JudgeError", "rubric_results": [],
+                                            "principles": principles_evidence, "judge": spent},
+                            passed=False, status="error")
+    rows: list[JsonValue] = [
+        {"principle": principles[r.principle - 1], "rating": r.rating,
+         "reasoning": r.reasoning, "score": (r.rating - 1) / 4}
+        for r in result.ratings.ratings
+    ]
+    score = clamp(sum((r.rating - 1) / 4 for r in result.ratings.ratings) / len(rows))
+    passed = score >= threshold - 1e-9
+    low = [f"{r.principle} ({r.rating}/5)" for r in result.ratings.ratings if r.rating < 4]
+    details = (f"judge {result.model} rated {len(rows)} principle(s): mean score {score:.2f} "
+               f"(threshold {threshold:.2f})" + ("; cached" if result.cached else ""))
+    if low:
+        details += "; weakest: principle " + ", ".join(low)
+    judge_evidence: dict[str, Any] = {
+        **models, "called": not result.cached, "temperature": settings.temperature,
+        "seed": settings.seed, "prompt_hash": result.prompt_hash,
+        "tokens": {"prompt": result.prompt_tokens, "completion": result.completion_tokens},
+        "cost": round(result.cost, 8), "cost_known": result.cost_known,
+        "cached": result.cached, "calls": result.calls, "retried": result.problems,
+    }
+    evidence = {"rubric_results": rows, "confidence": result.ratings.confidence,
+                "target": described, "threshold": threshold, "judge": judge_evidence}
+    return CheckOutcome(score, details, evidence, passed=passed)
+
+
+def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:
+    """Rate ``spec.principles`` on the target."""
+    return judge_principles(ctx, spec.principles, lambda: target_text(spec, ctx),
+                            _threshold(spec, ctx))
+
+
+CHECK = CheckSpec(name="llm-rubric", model=LlmRubric, run=check,
+                  sources=("output", "voice", "judge"), judge=True)

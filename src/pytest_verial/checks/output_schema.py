@@ -1,0 +1,98 @@
+"""``output-json-schema``: the output, parsed as JSON (or YAML), validates against a JSON Schema.
+
+The schema is given inline (``schema: {...}``) and checked when the benchmark loads (a schema
+that is itself invalid is a collection error). The dialect follows ``$schema``, else Draft
+2020-12. Score 1 when valid, else 0 (a document either meets its schema or does not);
+``field_results`` lists each violation as ``{path, expected, actual, passed: false}``, with
+``path`` a JSON path into the output and ``expected`` the failed schema rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, JsonValue, field_validator
+
+from ..compare import _jsonable
+from ..errors import CheckError
+from ._output import no_output, output_text, parse_data
+from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+
+MAX_ERRORS = 20
+
+
+def _validator_class(schema: dict[str, Any]) -> Any:
+    try:
+        import jsonschema
+    except ImportError:  # pragma: no cover - jsonschema is in the judge and test extras
+        raise CheckError(
+            "output-json-schema needs the jsonschema package: pip install 'pytest-verial[judge]'"
+        ) from None
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+
+
+class OutputJsonSchema(AssertionSpec):
+    """The ``output-json-schema`` assertion."""
+
+    kind: Literal["output-json-schema"] = Field(alias="assert")
+    schema_: dict[str, Any] = Field(alias="schema")
+
+    @field_validator("schema_")
+    @classmethod
+    def _valid_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            import jsonschema
+        except ImportError:  # pragma: no cover
+            return value
+        try:
+            _validator_class(value).check_schema(value)
+        except jsonschema.SchemaError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+            raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+        return value
+
+
+def _json_path(parts: Any) -> str:
+    out = "$"
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def check(spec: OutputJsonSchema, ctx: CheckContext) -> CheckOutcome:
+    """Validate the parsed output and list the violations."""
+    text, name = output_text(ctx)
+    if text is None:
+        return no_output()
+    parsed = parse_data(text, ctx.source("output").format)
+    if parsed.error is not None:
+        row: dict[str, JsonValue] = {"path": "$", "expected": "a JSON document",
+                                     "actual": parsed.error, "passed": False}
+        return CheckOutcome(0.0, f"{name} is not JSON: {parsed.error}",
+                            {"field_results": [row], "output": name})
+    validator = _validator_class(spec.schema_)(spec.schema_)
+    errors = sorted(validator.iter_errors(parsed.value), key=lambda e: list(e.absolute_path))
+    if not errors:
+        row = {"path": "$", "expected": "valid against the schema", "actual": "valid",
+               "passed": True}
+        return CheckOutcome(1.0, f"{name} is valid against the schema",
+                            {"field_results": [row], "output": name})
+    rows: list[dict[str, JsonValue]] = [
+        {
+            "path": _json_path(e.absolute_path),
+            "expected": f"{e.validator}: {_jsonable(e.validator_value, 200)}",
+            "actual": _jsonable(e.instance, 200),
+            "passed": False,
+            "message": e.message[:300],
+        }
+        for e in errors[:MAX_ERRORS]
+    ]
+    first = f"{rows[0]['path']}: {rows[0]['message']}"
+    details = f"{name} violates the schema in {len(errors)} place(s); first: {first}"
+    return CheckOutcome(0.0, details, {"field_results": rows, "output": name,  # type: ignore[dict-item]
+                                       "violations": len(errors)})
+
+
+CHECK = CheckSpec(
+    name="output-json-schema", model=OutputJsonSchema, run=check, sources=("output",)
+)

@@ -1,0 +1,183 @@
+"""Inline verification without pytest (PRD-103 §8.1): :func:`verify_task` and its async twin.
+
+A coordinator that verifies each task as soon as the agent finishes it calls::
+
+    from pytest_verial import verify_task
+
+    run = verify_task(task, "runs/2026-05-01/lumbar-mri-pa",
+                      {"judge_model": "gpt-4o-mini", "executor_model": "claude-sonnet-4-5",
+                       "cost": 0.42})
+    if run.verdict != "pass":
+        next_prompt += "\\n\\n" + (run.feedback or "")
+
+The same checks, gating, bypass rules and scoring as the pytest plugin run, in the same order
+(deterministic criteria first, judge criteria last). ``config`` holds the ``ctx.options`` keys
+(``judge_model``, ``judge_base_url``, ``judge_api_key_env``, ``executor_model``,
+``judge_cache_dir``, ``bypass_cost``, ``verification_budget``, ...), plus this task run's facts
+that run.yaml would otherwise give (``cost``, ``task_type``, ``skip_verification``) and
+``pass_threshold`` (the verdict threshold).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .checks import default_registry
+from .engine import run_criterion
+from .errors import CriterionError, RunConfigError, SourceError, UsageError
+from .judge.models import same_model
+from .judge.report import task_feedback, verification_summary
+from .judge.settings import DEFAULT_BUDGET
+from .loader import TaskPlan, load_benchmark
+from .models import Task
+from .runinfo import RunDir, TaskRunMeta
+from .scoring import DEFAULT_VERDICT_THRESHOLD, Scored, axes, task_score, verdict
+from .sources import Sandbox
+
+_META_KEYS = ("cost", "task_type", "skip_verification")
+_COUNTED = ("passed", "failed", "error", "gated")
+
+
+@dataclass
+class TaskRun:
+    """The scoring of one task run: Verial's task run fields plus feedback and verification."""
+
+    task_id: str
+    task_key: str
+    entity: str | None
+    status: str
+    verdict: str
+    score: float
+    pass_threshold: float
+    axes: dict[str, dict[str, float]]
+    criterion_runs: list[dict[str, Any]]
+    feedback: str | None
+    verification: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types."""
+        return asdict(self)
+
+
+class _InlineSandbox(Sandbox):
+    """A sandbox whose run facts (cost, task_type, ...) come from the caller's config."""
+
+    def __init__(self, *args: Any, meta: TaskRunMeta | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._meta = meta
+
+    @property
+    def meta(self) -> TaskRunMeta:
+        return self._meta if self._meta is not None else super().meta
+
+
+def _plan(task: TaskPlan | Task | Mapping[str, Any], entity: str | None) -> TaskPlan:
+    if isinstance(task, TaskPlan):
+        return task
+    data = task.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(
+        task, Task) else dict(task)
+    with tempfile.TemporaryDirectory(prefix="verial-inline-") as tmp:
+        path = Path(tmp) / "inline.verial.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        plan = load_benchmark(path, default_registry(), display=f"task {data.get('id')!r}")
+    candidates = [t for t in plan.tasks if entity is None or (t.entity and t.entity.id == entity)]
+    if len(candidates) != 1:
+        keys = ", ".join(t.key for t in plan.tasks)
+        raise UsageError(f"pass entity= to choose one task run of {keys}" if candidates
+                         else f"no task run for entity {entity!r} (task runs: {keys})")
+    return candidates[0]
+
+
+def verify_task(
+    task: TaskPlan | Task | Mapping[str, Any],
+    sandbox: str | Path | Sandbox,
+    config: Mapping[str, Any] | None = None,
+    *,
+    entity: str | None = None,
+) -> TaskRun:
+    """Score one task against its sandbox directory (or a ready :class:`Sandbox`).
+
+    Raises :class:`~pytest_verial.errors.BenchmarkFileError` for an invalid task and
+    :class:`~pytest_verial.errors.UsageError` when the judge is the executor's model; a
+    criterion that cannot be scored is an ``error`` criterion run, as under pytest.
+    """
+    options = dict(config or {})
+    plan = _plan(task, entity)
+    if isinstance(sandbox, Sandbox):
+        box = sandbox
+    else:
+        path = Path(sandbox)
+        meta = {k: options[k] for k in _META_KEYS if options.get(k) is not None}
+        box = _InlineSandbox(RunDir(path.parent), plan.task, plan.key, plan.entity, options,
+                             meta=TaskRunMeta(**meta) if meta else None)
+        box.path = path
+    judge_cfg = box.run.config.sources.get("judge", {}) or {}
+    judge = options.get("judge_model") or judge_cfg.get("model")
+    executor = options.get("executor_model") or box.run.config.executor_model
+    if same_model(judge, executor):
+        raise UsageError(f"the judge model {judge!r} is the executor model {executor!r}; an "
+                         "LLM must not grade its own output")
+    prior: dict[str, dict[str, Any]] = {}
+    runs: list[dict[str, Any]] = []
+    try:
+        for crit in plan.criteria:  # deterministic first, judge last (the loader's order)
+            sources = {}
+            for name in crit.check.sources if crit.check else ():
+                try:
+                    sources[name] = box.source(name)
+                except (CriterionError, RunConfigError) as exc:
+                    sources[name] = _Unusable(name, str(exc))
+            record = run_criterion(crit, plan, sources, options={**options, "sandbox": box},
+                                   prior=prior, inherited=(plan.task.pass_threshold,
+                                                           options.get("pass_threshold")))
+            prior[crit.id] = record
+            runs.append(record)
+    finally:
+        box.close()
+    runs.sort(key=lambda r: next(c.position for c in plan.criteria if c.id == r["criterion_id"]))
+    counted = [Scored(float(r["score"]), float(r["weight"]), r["axis"])
+               for r in runs if r["status"] in _COUNTED]
+    threshold = plan.task.pass_threshold or options.get("pass_threshold") or \
+        DEFAULT_VERDICT_THRESHOLD
+    score = task_score(counted)
+    result = TaskRun(
+        task_id=plan.task.id, task_key=plan.key,
+        entity=plan.entity.id if plan.entity else None, status="completed",
+        verdict=verdict(score, float(threshold), bool(counted)), score=score,
+        pass_threshold=float(threshold), axes=axes(counted), criterion_runs=runs, feedback=None,
+    )
+    as_report = {**result.to_dict(), "run": "inline"}
+    result.feedback = task_feedback(as_report)
+    cost = box.meta.cost
+    result.verification = verification_summary(
+        [as_report], {("inline", plan.key): cost},
+        float(options.get("verification_budget") or DEFAULT_BUDGET),
+    )
+    return result
+
+
+async def verify_task_async(
+    task: TaskPlan | Task | Mapping[str, Any],
+    sandbox: str | Path | Sandbox,
+    config: Mapping[str, Any] | None = None,
+    *,
+    entity: str | None = None,
+) -> TaskRun:
+    """:func:`verify_task` in a worker thread, for asyncio coordinators."""
+    return await asyncio.to_thread(verify_task, task, sandbox, config, entity=entity)
+
+
+class _Unusable:
+    """A source that could not be built; any use raises the reason as a SourceError."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self._name, self._reason = name, reason
+
+    def __getattr__(self, attr: str) -> Any:
+        raise SourceError(f"{self._name} source unusable: {self._reason}")

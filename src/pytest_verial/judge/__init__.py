@@ -1,0 +1,39 @@
+"""The LLM judge of PRD-103: rubric prompt, OpenAI-compatible client, gating and cost.
+
+Nothing here is imported at collection time; httpx is imported when a client is made.
+"""
+
+from __future__ import annotations
+
+from .client import JudgeClient, JudgeError, Judgement, close_clients, shared_client
+from .gating import JUDGE_ASSERTS, Decision, decide
+from .models import normalise_model_id, same_model
+from .prompt import build_messages, prompt_hash
+from .reply import MalformedReply, Rating, Ratings, parse_reply
+from .settings import DEFAULT_PRICES, JudgeSettings, build_settings
+from .source import JudgeSource, from_sandbox, settings_for
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "JUDGE_ASSERTS",
+    "Decision",
+    "JudgeClient",
+    "JudgeError",
+    "JudgeSettings",
+    "JudgeSource",
+    "Judgement",
+    "MalformedReply",
+    "Rating",
+    "Ratings",
+    "build_messages",
+    "build_settings",
+    "close_clients",
+    "decide",
+    "from_sandbox",
+    "normalise_model_id",
+    "parse_reply",
+    "prompt_hash",
+    "same_model",
+    "settings_for",
+    "shared_client",
+]

@@ -1,0 +1,48 @@
+"""Disk cache of judge replies, keyed by prompt hash: a re-run of the same evaluation costs
+nothing. Only validated replies are stored. Files are written atomically (temp file + rename),
+so parallel xdist workers and an interrupted run never leave a half-written entry; an entry
+that cannot be read is ignored (and overwritten by the next good reply).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+class ReplyCache:
+    """``<dir>/<hash[:2]>/<hash>.json`` holding ``{content, usage, model}``."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+
+    def _path(self, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored entry, or None (no cache, no entry, unreadable entry)."""
+        if self.directory is None:
+            return None
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and isinstance(data.get("content"), str) else None
+
+    def put(self, key: str, entry: dict[str, Any]) -> None:
+        """Store an entry; a cache that cannot be written is skipped silently (it is a cache)."""
+        if self.directory is None:
+            return
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(entry, handle, sort_keys=True)
+            os.replace(tmp, path)
+        except OSError:
+            return

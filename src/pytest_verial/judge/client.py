@@ -1,0 +1,195 @@
+"""An OpenAI-compatible chat-completions client for rubric judging.
+
+``POST {base_url}/chat/completions`` with temperature 0, a seed, and JSON output requested.
+Bearer token from the environment variable named by ``api_key_env`` (none sent when it is
+unset, as local servers need none). Transport errors, timeouts, 429 and 5xx are retried, and so
+are replies that do not parse (:mod:`.reply`), with the bad reply and the reason added to the
+conversation so that a temperature-0 judge does not repeat itself. After ``retries`` more
+attempts the criterion is an error (:class:`JudgeError`), never a pass. Other 4xx (bad key,
+unknown model) are not retried. Good replies are cached on disk by the hash of the first
+request.
+
+One client per process and settings (:func:`shared_client`), so the connection pool is reused
+by every criterion of a worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import SourceError
+from .cache import ReplyCache
+from .prompt import build_payload, correction, max_tokens, prompt_hash, response_format
+from .reply import MalformedReply, Ratings, parse_reply
+from .settings import JudgeSettings
+
+
+class JudgeError(SourceError):
+    """The judge gave no usable reply (unreachable, errors, or malformed after retries).
+
+    ``calls``, ``tokens`` (prompt, completion) and ``cost`` say what the attempts consumed.
+    """
+
+    def __init__(self, message: str, calls: int = 0, tokens: tuple[int, int] = (0, 0),
+                 cost: float = 0.0) -> None:
+        super().__init__(message)
+        self.calls, self.tokens, self.cost = calls, tokens, cost
+
+
+@dataclass
+class Judgement:
+    """The outcome of one rubric evaluation, with its cost."""
+
+    ratings: Ratings
+    prompt_hash: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    cost_known: bool = True
+    cached: bool = False
+    calls: int = 0  # HTTP requests made for this evaluation (0 when cached)
+    problems: list[str] = field(default_factory=list)  # why earlier attempts were retried
+
+
+class JudgeClient:
+    """Rates principles through an OpenAI-compatible endpoint."""
+
+    def __init__(self, settings: JudgeSettings, transport: Any = None) -> None:
+        import httpx
+
+        self.settings = settings
+        self.cache = ReplyCache(settings.cache_dir)
+        self._httpx = httpx
+        self._http = httpx.Client(timeout=settings.timeout, transport=transport)
+        self.calls = 0
+        self.cache_hits = 0
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.settings.api_key_env, "").strip()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def rate(self, principles: list[str], messages: list[dict[str, str]]) -> Judgement:
+        """Rate ``principles`` given prepared ``messages``; raise JudgeError when impossible."""
+        settings = self.settings
+        if not settings.model:
+            raise JudgeError("no judge model configured: set --verial-judge-model, the ini key "
+                             "verial_judge_model, or sources.judge.model in run.yaml")
+        count = len(principles)
+        payload = build_payload(
+            settings.model, messages, temperature=settings.temperature, seed=settings.seed,
+            fmt=response_format(settings.response_format, count),
+            limit=settings.max_tokens or max_tokens(count),
+        )
+        key = prompt_hash(payload)
+        cached = self.cache.get(key)
+        if cached is not None:
+            try:
+                ratings = parse_reply(cached["content"], count)
+            except MalformedReply:
+                cached = None
+            else:
+                self.cache_hits += 1
+                usage = cached.get("usage") or {}
+                return Judgement(ratings, key, settings.model,
+                                 int(usage.get("prompt_tokens", 0)),
+                                 int(usage.get("completion_tokens", 0)),
+                                 cost=0.0, cached=True, calls=0)
+        url = settings.base_url.rstrip("/") + "/chat/completions"
+        problems: list[str] = []
+        tokens = [0, 0]
+        request = payload
+        attempts = max(0, settings.retries) + 1
+        for attempt in range(attempts):
+            if attempt and settings.backoff > 0:
+                time.sleep(settings.backoff * 2 ** (attempt - 1))
+            self.calls += 1
+            try:
+                content, usage = self._post(url, request)
+            except _Retry as exc:
+                problems.append(str(exc))
+                continue
+            tokens[0] += int(usage.get("prompt_tokens") or 0)
+            tokens[1] += int(usage.get("completion_tokens") or 0)
+            try:
+                ratings = parse_reply(content, count)
+            except MalformedReply as exc:
+                problems.append(f"malformed reply: {exc}")
+                reply = content if isinstance(content, str) else json.dumps(content)
+                request = correction(payload, reply, str(exc), count)
+                continue
+            cost, known = settings.cost(*tokens)
+            self.cache.put(key, {"content": content, "usage": usage, "model": settings.model})
+            return Judgement(ratings, key, settings.model, tokens[0], tokens[1], cost, known,
+                             cached=False, calls=attempt + 1, problems=problems)
+        raise JudgeError(
+            f"judge {settings.model} at {settings.base_url} gave no usable reply in {attempts} "
+            f"attempt(s): " + "; ".join(problems[-3:]),
+            calls=attempts, tokens=(tokens[0], tokens[1]), cost=settings.cost(*tokens)[0],
+        )
+
+    def _post(self, url: str, payload: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """One request; returns (content, usage) or raises _Retry / JudgeError."""
+        httpx = self._httpx
+        try:
+            response = self._http.post(url, json=payload, headers=self._headers())
+        except httpx.TimeoutException:
+            raise _Retry(f"timed out after {self.settings.timeout:g}s") from None
+        except httpx.HTTPError as exc:
+            raise _Retry(f"cannot reach the judge: {type(exc).__name__}: {exc}") from None
+        status = response.status_code
+        if status == 429 or status >= 500:
+            raise _Retry(f"HTTP {status}: {_snippet(response.text)}")
+        if status >= 400:
+            raise JudgeError(f"judge {self.settings.model} at {self.settings.base_url}: "
+                             f"HTTP {status}: {_snippet(response.text)} (not retried)")
+        try:
+            body = response.json()
+            content = body["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise _Retry(f"response is not a chat completion: {_snippet(response.text)}") from None
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        return content, usage
+
+
+class _Retry(Exception):
+    """A failed attempt worth retrying."""
+
+
+def _snippet(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return repr(text[:limit] + ("..." if len(text) > limit else ""))
+
+
+_CLIENTS: dict[str, JudgeClient] = {}
+_LOCK = threading.Lock()
+
+
+def shared_client(settings: JudgeSettings) -> JudgeClient:
+    """The process-wide client for ``settings`` (created on first use)."""
+    with _LOCK:
+        key = repr(settings)  # the settings hold a dict (prices): key by their full repr
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _CLIENTS[key] = JudgeClient(settings)
+        return client
+
+
+def close_clients() -> None:
+    """Close every shared client (end of session)."""
+    with _LOCK:
+        for client in _CLIENTS.values():
+            client.close()
+        _CLIENTS.clear()

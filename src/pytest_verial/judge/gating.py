@@ -1,0 +1,88 @@
+"""When the judge is not called: bypass rules (PRD-103 §8) and the deterministic-first gate.
+
+Order of the rules, first match wins:
+
+1. ``skip_verification: true`` for the task (run.yaml or the task) -> ``skipped``.
+2. ``task_type: simple`` -> ``skipped`` (deterministic only).
+3. task cost (run.yaml ``tasks.<id>.cost``) below ``bypass_cost`` (default $0.05) -> ``skipped``.
+4. a deterministic criterion of the task failed or errored -> ``gated`` (score 0, counts).
+5. a deterministic criterion of the task did not run in this process (deselected with ``-k``,
+   or not on this xdist worker) -> ``gated``: the judge only runs after *all* of them passed.
+
+Bypass comes before the gate: a bypassed task is scored on its deterministic criteria alone,
+so a judge criterion there never counts, whether or not those passed. ``skipped`` criteria are
+left out of the weighted mean; ``gated`` ones score 0 and count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: ``assert`` types that call the judge (run last in their task, may be gated).
+JUDGE_ASSERTS = frozenset({"llm-rubric", "output-consistency"})
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Why the judge is not called: ``status`` is ``skipped`` or ``gated``."""
+
+    status: str
+    reason: str
+    rule: str
+
+
+def _expected_deterministic(task: Any, entity: Any) -> int:
+    """How many deterministic criteria this task run has."""
+    entity_id = getattr(entity, "id", None)
+    count = 0
+    for crit in getattr(task, "criteria", ()):
+        if crit.input_entity_id and entity_id and crit.input_entity_id != entity_id:
+            continue
+        if str(crit.assertion.get("assert")) not in JUDGE_ASSERTS:
+            count += 1
+    return count
+
+
+def decide(
+    *,
+    task: Any,
+    entity: Any,
+    meta: Any,
+    prior: Mapping[str, Mapping[str, Any]],
+    bypass_cost: float,
+    judge_asserts: Iterable[str] = JUDGE_ASSERTS,
+) -> Decision | None:
+    """The reason not to call the judge for this criterion, or None to call it."""
+    skip = getattr(meta, "skip_verification", None)
+    if skip is None:
+        skip = getattr(task, "skip_verification", None)
+    if skip:
+        return Decision("skipped", "verification skipped: skip_verification is true for this "
+                        "task", "skip_verification")
+    task_type = getattr(meta, "task_type", None) or getattr(task, "task_type", None)
+    if task_type and str(task_type).lower() == "simple":
+        return Decision("skipped", "bypassed: task_type is simple (deterministic checks only)",
+                        "task_type")
+    cost = getattr(meta, "cost", None)
+    if cost is not None and cost < bypass_cost:
+        return Decision("skipped", f"bypassed: task cost ${cost:.4f} is below the "
+                        f"${bypass_cost:.2f} threshold (deterministic checks only)", "cost")
+    deterministic = {cid: r for cid, r in prior.items() if not r.get("judge")}
+    failed = [
+        f"{cid} ({r.get('status') or 'failed'})" for cid, r in deterministic.items()
+        if r.get("status") in ("error", "failed", "gated") or r.get("passed") is False
+    ]
+    if failed:
+        return Decision("gated", "gated: deterministic criteria failed, judge not called: "
+                        + ", ".join(failed), "gate")
+    expected = _expected_deterministic(task, entity)
+    if len(deterministic) < expected:
+        return Decision(
+            "gated",
+            f"gated: {expected - len(deterministic)} of {expected} deterministic criteria of "
+            "this task did not run before it (deselected, or on another worker); the judge "
+            "runs only after all of them passed", "gate-incomplete",
+        )
+    return None

@@ -1,0 +1,196 @@
+"""The judge's part of the pytest plugin: options, the judge != executor usage error, and
+the report extension (``feedback`` per task run, ``verification`` summary, terminal lines).
+
+``plugin.py`` calls :func:`add_options` and :func:`configure`; everything else hangs off the
+:class:`JudgeReporting` object registered here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..errors import RunConfigError
+from ..runinfo import RunDir, load_run_config
+from .models import normalise_model_id, same_model
+from .report import summary_lines, task_feedback, verification_summary
+from .settings import DEFAULT_BUDGET, DEFAULT_CACHE_DIR
+
+#: (flag, key in ctx.options, help)
+OPTIONS: list[tuple[str, str, str]] = [
+    ("--verial-judge-model", "judge_model", "model id of the LLM judge (must differ from the "
+     "executor's)"),
+    ("--verial-judge-base-url", "judge_base_url", "OpenAI-compatible base URL of the judge "
+     "(default https://api.openai.com/v1)"),
+    ("--verial-judge-api-key-env", "judge_api_key_env", "name of the environment variable "
+     "holding the judge's API key (default OPENAI_API_KEY)"),
+    ("--verial-executor-model", "executor_model", "model that produced the outputs (default: "
+     "executor_model of run.yaml)"),
+    ("--verial-judge-cache-dir", "judge_cache_dir", f"disk cache of judge replies (default "
+     f"{DEFAULT_CACHE_DIR} under rootdir; 'off' disables)"),
+    ("--verial-judge-timeout", "judge_timeout", "seconds per judge request (default 60)"),
+    ("--verial-judge-retries", "judge_retries", "extra attempts after a failed or malformed "
+     "reply (default 2)"),
+    ("--verial-judge-response-format", "judge_response_format", "json_object (default), "
+     "json_schema (server-enforced reply schema) or none"),
+    ("--verial-judge-prices", "judge_prices", "YAML/JSON price table {model: {input, output}} "
+     "in USD per 1M tokens"),
+    ("--verial-bypass-cost", "bypass_cost", "tasks cheaper than this (USD, run.yaml cost) "
+     "skip the judge (default 0.05)"),
+    ("--verial-verification-budget", "verification_budget", "verification cost share of task "
+     "cost that triggers a warning (default 0.15)"),
+]
+
+
+def add_options(group: Any, parser: pytest.Parser) -> None:
+    """Register the judge's ``--verial-*`` options and ini keys."""
+    for flag, _key, help_text in OPTIONS:
+        dest = flag.lstrip("-").replace("-", "_")
+        group.addoption(flag, dest=dest, metavar="VALUE", help=help_text)
+        parser.addini(dest, help=help_text, type="string")
+
+
+def read_options(config: pytest.Config) -> dict[str, Any]:
+    """Option values by ``ctx.options`` key (CLI over ini); unset ones are left out."""
+    values: dict[str, Any] = {}
+    for flag, key, _ in OPTIONS:
+        dest = flag.lstrip("-").replace("-", "_")
+        value = config.getoption(dest, default=None)
+        from_ini = value in (None, "")
+        if from_ini:
+            value = config.getini(dest) or None
+        if value is None:
+            continue
+        if key in ("judge_cache_dir", "judge_prices") and str(value).lower() not in ("off", "none"):
+            path = Path(str(value))
+            value = str(path if path.is_absolute() else
+                        (config.rootpath if from_ini else Path.cwd()) / path)
+        values[key] = value
+    values.setdefault("judge_cache_dir", str(config.rootpath / DEFAULT_CACHE_DIR))
+    return values
+
+
+def judge_conflict(options: dict[str, Any], runs: Iterable[RunDir]) -> str | None:
+    """The usage error message when the judge would be the executor's model, else None."""
+    for run in runs:
+        judge_cfg = run.config.sources.get("judge", {}) or {}
+        judge = options.get("judge_model") or judge_cfg.get("model")
+        executor = options.get("executor_model") or run.config.executor_model
+        if same_model(judge, executor):
+            return (f"the judge model {judge!r} is the executor model {executor!r} of run "
+                    f"{run.label} (both normalise to {normalise_model_id(str(judge))!r}); an LLM "
+                    "must not grade its own output: pass a different --verial-judge-model")
+    return None
+
+
+def configure(config: pytest.Config, settings: Any) -> None:
+    """Fill ``ctx.options`` with the judge settings and refuse judge == executor."""
+    options = read_options(config)
+    settings.check_options.update(options)
+    judge, executor = options.get("judge_model"), options.get("executor_model")
+    if same_model(judge, executor):
+        raise pytest.UsageError(
+            f"--verial-judge-model {judge!r} is the executor model {executor!r} (both normalise "
+            f"to {normalise_model_id(str(judge))!r}); an LLM must not grade its own output"
+        )
+    runs = []
+    paths = settings.runs
+    if not paths and not hasattr(config, "workerinput"):
+        paths = _default_sandboxes(config)
+    for path in paths:
+        try:
+            runs.append(RunDir(path))
+        except RunConfigError:
+            continue  # reported by the criteria that read this run
+    problem = judge_conflict(options, runs)
+    if problem:
+        raise pytest.UsageError(problem)
+    config.pluginmanager.register(JudgeReporting(config, options), "verial-judge")
+
+
+class JudgeReporting:
+    """Report extension and summary lines; also checks run dirs found during collection."""
+
+    def __init__(self, config: pytest.Config, options: dict[str, Any]) -> None:
+        self.config = config
+        self.options = options
+        self.summary: dict[str, Any] | None = None
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        if hasattr(self.config, "workerinput"):
+            return  # an xdist worker cannot stop the session cleanly; the controller checked
+        runs: dict[str, RunDir] = {}
+        for item in items:
+            task_node = getattr(item, "task_node", None)
+            run = getattr(task_node, "run", None)
+            if run is not None:
+                runs.setdefault(str(run.path), run)
+        problem = judge_conflict(self.options, runs.values())
+        if problem:
+            raise pytest.UsageError(problem)
+
+    def pytest_verial_report(self, report: dict[str, Any]) -> None:
+        run = report["benchmark_run"]
+        costs: dict[tuple[str, str], float | None] = {}
+        configs = {r["label"]: _config(r.get("path")) for r in run.get("runs", [])}
+        for task in run["task_runs"]:
+            task["feedback"] = task_feedback(task)
+            cfg = configs.get(task["run"])
+            meta = None
+            if cfg is not None:
+                meta = cfg.tasks.get(task["task_key"]) or cfg.tasks.get(task["task_id"])
+            costs[(task["run"], task["task_key"])] = meta.cost if meta else None
+        budget = float(self.options.get("verification_budget") or DEFAULT_BUDGET)
+        self.summary = verification_summary(run["task_runs"], costs, budget)
+        run["verification"] = self.summary
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.summary is None:
+            return
+        for line in summary_lines(self.summary):
+            terminalreporter.write_line(line)
+
+    def pytest_unconfigure(self) -> None:
+        from .client import close_clients
+
+        close_clients()
+
+
+_PRUNE = {"node_modules", "__pycache__", "venv", "site-packages"}
+
+
+def _default_sandboxes(config: pytest.Config) -> list[Path]:
+    """``sandbox/`` beside each benchmark file the command line names (no ``--verial-run``).
+
+    Runs on the controller before collection (which under xdist happens only on workers), so
+    judge == executor is refused before any worker starts.
+    """
+    from ..loader import is_benchmark_file
+
+    base = config.invocation_params.dir
+    found: dict[Path, None] = {}
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0])
+        path = path if path.is_absolute() else base / path
+        if path.is_file() and is_benchmark_file(path):
+            found.setdefault(path.parent / "sandbox")
+        elif path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _PRUNE]
+                if any(is_benchmark_file(Path(root) / f) for f in files):
+                    found.setdefault(Path(root) / "sandbox")
+    return [p for p in found if p.is_dir()]
+
+
+def _config(path: str | None) -> Any:
+    if not path:
+        return None
+    try:
+        return load_run_config(Path(path))
+    except Exception:  # the run config was read before; a late failure only loses costs
+        return None

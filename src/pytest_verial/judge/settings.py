@@ -1,0 +1,173 @@
+"""Judge settings: where they come from, and the price table.
+
+Precedence, most specific first: pytest options (``ctx.options`` / ``--verial-judge-*``), then
+``run.yaml`` (``executor_model`` at the top, everything else under ``sources.judge``), then the
+defaults below. The API key is never a value anywhere: ``api_key_env`` names the environment
+variable that holds it.
+
+Prices are USD per million tokens, ``{model: {input: x, output: y}}``; ``run.yaml``
+``sources.judge.prices`` or the ``judge_prices`` option (a mapping, or a YAML/JSON file) add to
+or override :data:`DEFAULT_PRICES`. A model without a price costs 0 with ``cost_known: false``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import RunConfigError
+from .models import normalise_model_id
+
+#: USD per 1M tokens (input, output); public list prices, 2025. Override in config.
+DEFAULT_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "o4-mini": (1.10, 4.40),
+    "claude-3-5-haiku": (0.80, 4.00),
+    "claude-haiku-4-5": (1.00, 5.00),
+    "claude-sonnet-4-5": (3.00, 15.00),
+    "gemini-2.0-flash": (0.10, 0.40),
+    "gemini-2.5-flash": (0.30, 2.50),
+}
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_CACHE_DIR = ".verial-cache/judge"
+DEFAULT_BYPASS_COST = 0.05
+DEFAULT_BUDGET = 0.15
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """Everything the judge client and the ``llm-rubric`` check need to know."""
+
+    model: str | None = None
+    base_url: str = DEFAULT_BASE_URL
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    executor_model: str | None = None
+    temperature: float = 0.0
+    seed: int | None = 0
+    timeout: float = 60.0
+    retries: int = 2
+    backoff: float = 0.5
+    response_format: str = "json_object"
+    #: reply token cap; None: 200 + 160 per principle
+    max_tokens: int | None = None
+    cache_dir: Path | None = Path(DEFAULT_CACHE_DIR)
+    bypass_cost: float = DEFAULT_BYPASS_COST
+    budget: float = DEFAULT_BUDGET
+    max_target_chars: int = 24_000
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    def price(self, model: str | None = None) -> tuple[float, float] | None:
+        """(input, output) USD per 1M tokens for ``model`` (default: the judge), or None."""
+        wanted = normalise_model_id(model or self.model or "")
+        for name, price in self.prices.items():
+            if normalise_model_id(name) == wanted:
+                return price
+        return None
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, bool]:
+        """USD for one call's tokens, and whether the price was known."""
+        price = self.price()
+        if price is None:
+            return 0.0, False
+        return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000, True
+
+
+_KEYS = {  # setting -> (option key, run.yaml sources.judge key)
+    "model": ("judge_model", "model"),
+    "base_url": ("judge_base_url", "base_url"),
+    "api_key_env": ("judge_api_key_env", "api_key_env"),
+    "temperature": ("judge_temperature", "temperature"),
+    "seed": ("judge_seed", "seed"),
+    "timeout": ("judge_timeout", "timeout"),
+    "retries": ("judge_retries", "retries"),
+    "backoff": ("judge_backoff", "backoff"),
+    "response_format": ("judge_response_format", "response_format"),
+    "max_tokens": ("judge_max_tokens", "max_tokens"),
+    "cache_dir": ("judge_cache_dir", "cache_dir"),
+    "bypass_cost": ("bypass_cost", "bypass_cost"),
+    "budget": ("verification_budget", "budget"),
+}
+_NUMBERS = {"temperature": float, "timeout": float, "retries": int, "backoff": float,
+            "max_tokens": int,
+            "bypass_cost": float, "budget": float}
+
+
+_FORMATS = ("json_object", "json_schema", "json_object_schema", "none")
+
+
+def load_prices(value: Any) -> dict[str, tuple[float, float]]:
+    """A price table from a mapping or a YAML/JSON file path: ``{model: {input, output}}``."""
+    if isinstance(value, (str, Path)):
+        import yaml
+
+        path = Path(value)
+        try:
+            value = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise RunConfigError(f"judge price table {path}: cannot read: {exc}") from None
+    if not isinstance(value, Mapping):
+        raise RunConfigError("judge prices: expected a mapping {model: {input: x, output: y}}")
+    table: dict[str, tuple[float, float]] = {}
+    for model, entry in value.items():
+        try:
+            if isinstance(entry, Mapping):
+                table[str(model)] = (float(entry["input"]), float(entry["output"]))
+            else:
+                low, high = entry
+                table[str(model)] = (float(low), float(high))
+        except (KeyError, TypeError, ValueError):
+            raise RunConfigError(
+                f"judge prices: model {model!r} needs {{input: <USD/1M>, output: <USD/1M>}}"
+            ) from None
+    return table
+
+
+def build_settings(
+    options: Mapping[str, Any], executor_model: str | None = None,
+    judge_config: Mapping[str, Any] | None = None,
+) -> JudgeSettings:
+    """Settings from options (first), run.yaml's ``sources.judge`` (second), defaults (last)."""
+    judge_config = judge_config or {}
+    unknown = set(judge_config) - {k for _, k in _KEYS.values()} - {"prices", "executor_model"}
+    if unknown:
+        raise RunConfigError(
+            f"run.yaml sources.judge: unknown key(s) {', '.join(sorted(unknown))}; known: "
+            + ", ".join(sorted({k for _, k in _KEYS.values()} | {"prices"}))
+        )
+    values: dict[str, Any] = {}
+    for name, (option, key) in _KEYS.items():
+        value = options.get(option)
+        if value is None:
+            value = judge_config.get(key)
+        if value is None:
+            continue
+        if name in _NUMBERS:
+            try:
+                value = _NUMBERS[name](value)
+            except (TypeError, ValueError):
+                raise RunConfigError(
+                    f"judge setting {key!r}: expected a number, got {value!r}"
+                ) from None
+        values[name] = value
+    fmt = values.get("response_format", "json_object")
+    if fmt not in _FORMATS:
+        raise RunConfigError(f"judge response_format {fmt!r}: use one of {', '.join(_FORMATS)}")
+    cache = values.get("cache_dir", DEFAULT_CACHE_DIR)
+    off = str(cache).lower() in ("", "none", "off", "false")
+    values["cache_dir"] = None if off else Path(cache)
+    prices = dict(DEFAULT_PRICES)
+    for extra in (judge_config.get("prices"), options.get("judge_prices")):
+        if extra:
+            prices.update(load_prices(extra))
+    values["prices"] = prices
+    executor = options.get("executor_model") or executor_model or judge_config.get("executor_model")
+    values["executor_model"] = executor
+    return JudgeSettings(**values)

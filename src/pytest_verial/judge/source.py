@@ -1,0 +1,54 @@
+"""The ``judge`` source: judge settings resolved for one task run, and the shared client.
+
+The fixture ``verial_judge`` returns a :class:`JudgeSource`. Override the fixture in a
+``conftest.py`` to point criteria at another judge (or at a fake in tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import CheckError
+from .client import JudgeClient, shared_client
+from .models import same_model
+from .settings import JudgeSettings, build_settings
+
+
+class JudgeSource:
+    """Judge settings, the task run's run.yaml facts, and its sandbox directory."""
+
+    def __init__(self, settings: JudgeSettings, meta: Any = None, sandbox_path: Path | None = None,
+                 client: JudgeClient | None = None) -> None:
+        self.settings = settings
+        self.meta = meta
+        self.sandbox_path = sandbox_path
+        self._client = client
+
+    def client(self) -> JudgeClient:
+        """The client to call; refuses to judge with the executor's own model."""
+        if same_model(self.settings.model, self.settings.executor_model):
+            raise CheckError(
+                f"judge model {self.settings.model!r} is the executor model "
+                f"{self.settings.executor_model!r}; choose a different --verial-judge-model"
+            )
+        if self._client is None:
+            self._client = shared_client(self.settings)
+        return self._client
+
+
+def settings_for(options: Mapping[str, Any], run_config: Any = None) -> JudgeSettings:
+    """Judge settings from options and a run.yaml config (either may be empty)."""
+    judge_config: Mapping[str, Any] = {}
+    executor = None
+    if run_config is not None:
+        judge_config = dict(getattr(run_config, "sources", {}).get("judge", {}) or {})
+        executor = getattr(run_config, "executor_model", None)
+    return build_settings(options, executor, judge_config)
+
+
+def from_sandbox(sandbox: Any) -> JudgeSource:
+    """The judge source of a sandbox (options from the plugin, settings from run.yaml)."""
+    settings = settings_for(getattr(sandbox, "options", {}) or {}, sandbox.run.config)
+    return JudgeSource(settings, sandbox.meta, sandbox.path)

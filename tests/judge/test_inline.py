@@ -1,0 +1,117 @@
+"""verify_task / verify_task_async without pytest items, and `verial feedback`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from judge_support import completion, ratings
+
+from pytest_verial import TaskRun, UsageError, verify_task, verify_task_async
+from pytest_verial.cli import main
+
+TASK = {
+    "id": "verify-inline-pa",
+    "name": "PA letter for a lumbar MRI",
+    "task_item": {"instruction": "Write the PA letter", "patient": "Maria Chen"},
+    "criteria": [
+        {"id": "judged", "label": "Argues medical necessity", "assertion": {
+            "assert": "llm-rubric", "pass_threshold": 0.5,
+            "principles": ["States why the MRI is necessary.", "Cites failed therapy."]}},
+        {"id": "sections", "label": "Has the sections", "assertion": {
+            "assert": "output-sections", "sections": ["Clinical summary", "Medical necessity"]}},
+    ],
+}
+GOOD = "# PA\n## Clinical summary\nPain 9 weeks.\n## Medical necessity\nPT failed.\n"
+
+
+def sandbox(tmp_path, text):
+    box = tmp_path / "run" / "verify-inline-pa"
+    box.mkdir(parents=True)
+    (box / "output.md").write_text(text)
+    return box
+
+
+def config(stub, tmp_path, **extra):
+    return {"judge_model": "gpt-4o-mini", "judge_base_url": stub.url, "judge_backoff": 0,
+            "judge_cache_dir": str(tmp_path / "cache"), "executor_model": "claude-sonnet-4-5",
+            "cost": 0.5, **extra}
+
+
+def test_inline_pass_with_judge(stub_judge, tmp_path):
+    stub_judge.reply((200, completion(ratings(4, 3))))
+    run = verify_task(TASK, sandbox(tmp_path, GOOD), config(stub_judge, tmp_path))
+    assert isinstance(run, TaskRun)
+    assert [r["criterion_id"] for r in run.criterion_runs] == ["judged", "sections"]
+    assert run.criterion_runs[0]["score"] == pytest.approx(0.625)
+    assert run.score == pytest.approx((0.625 + 1) / 2)
+    assert run.verdict == "partial"
+    assert "principle Cites failed therapy.: rated 3/5" in run.feedback
+    assert run.verification["judge_calls"] == 1
+    json.dumps(run.to_dict())  # plain JSON
+
+
+def test_inline_gates_and_bypasses_like_pytest(stub_judge, tmp_path):
+    stub_judge.reply((200, completion(ratings(5, 5))))
+    gated = verify_task(TASK, sandbox(tmp_path, "# PA\nno sections\n"),
+                        config(stub_judge, tmp_path))
+    assert gated.criterion_runs[0]["status"] == "gated"
+    assert gated.verification["saved_by_gating"] == 1
+    cheap = verify_task(TASK, sandbox(tmp_path / "b", GOOD),
+                        config(stub_judge, tmp_path, cost=0.01))
+    assert cheap.criterion_runs[0]["status"] == "skipped"
+    assert cheap.score == 1.0 and cheap.verdict == "pass" and cheap.feedback is None
+    assert stub_judge.requests == []
+
+
+def test_inline_refuses_judge_equal_to_executor(stub_judge, tmp_path):
+    with pytest.raises(UsageError, match="executor model"):
+        verify_task(TASK, sandbox(tmp_path, GOOD),
+                    config(stub_judge, tmp_path, executor_model="openai/gpt-4o-mini-2024-07-18"))
+    assert stub_judge.requests == []
+
+
+def test_async_twin(stub_judge, tmp_path):
+    stub_judge.reply((200, completion(ratings(5, 5))))
+    pending = verify_task_async(TASK, sandbox(tmp_path, GOOD), config(stub_judge, tmp_path))
+    run = asyncio.run(pending)
+    assert run.verdict == "pass" and run.score == 1.0
+
+
+def test_feedback_command(tmp_path, capsys):
+    report = {"benchmark_run": {"task_runs": [
+        {"id": "b.verial.yaml::t1", "task_key": "t1", "task_id": "t1", "run": "r",
+         "verdict": "pass", "score": 1.0, "feedback": None, "criterion_runs": []},
+        {"id": "b.verial.yaml::t2", "task_key": "t2", "task_id": "t2", "run": "r",
+         "verdict": "partial", "score": 0.5, "criterion_runs": [
+             {"criterion_id": "cpt", "label": "CPT code", "assert": "output-match",
+              "status": "failed", "details": "0 of 1 output checks passed",
+              "evidence": {"field_results": [{"path": "contains[CPT 72148]", "expected": "present",
+                                              "actual": "not found", "passed": False}]}}]},
+    ]}}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    assert main(["feedback", str(path), "t2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Task t2 scored 0.50 (partial)")
+    assert "contains[CPT 72148]: expected present, got not found" in out
+    assert main(["feedback", str(path), "t1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and "verdict pass: no feedback" in captured.err
+    assert main(["feedback", str(path), "t9"]) == 2
+    assert "tasks: t1, t2" in capsys.readouterr().err
+
+
+def test_public_api_is_pinned():
+    import pytest_verial
+    import pytest_verial.judge as judge
+
+    assert {"TaskRun", "verify_task", "verify_task_async"} <= set(pytest_verial.__all__)
+    assert sorted(judge.__all__) == sorted([
+        "DEFAULT_PRICES", "JUDGE_ASSERTS", "Decision", "JudgeClient", "JudgeError",
+        "JudgeSettings", "JudgeSource", "Judgement", "MalformedReply", "Rating", "Ratings",
+        "build_messages", "build_settings", "close_clients", "decide", "from_sandbox",
+        "normalise_model_id", "parse_reply", "prompt_hash", "same_model", "settings_for",
+        "shared_client",
+    ])
