@@ -62,6 +62,14 @@ def base_record(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
     }
 
 
+def verification_skipped(task: TaskPlan, sandbox: Any) -> bool:
+    """``skip_verification: true`` in run.yaml for this task run (else on the task): PRD-103
+    §8's opt-out, under which no criterion of the task is checked."""
+    meta = getattr(sandbox, "meta", None)
+    skip = getattr(meta, "skip_verification", None)
+    return bool(task.task.skip_verification if skip is None else skip)
+
+
 def run_criterion(
     plan: CriterionPlan,
     task: TaskPlan,
@@ -77,7 +85,18 @@ def run_criterion(
     record = base_record(plan, task)
     record["pass_threshold"] = threshold
     try:
-        outcome = _outcome(plan, task, sources, options or {}, prior or {}, threshold, benchmark)
+        if verification_skipped(task, (options or {}).get("sandbox")):
+            outcome = CheckOutcome(
+                0.0,
+                "verification skipped: skip_verification is true for this task",
+                {},
+                passed=False,
+                status="skipped",
+            )
+        else:
+            outcome = _outcome(
+                plan, task, sources, options or {}, prior or {}, threshold, benchmark
+            )
         status = outcome.status
         score = clamp(float(outcome.score))
         ok = outcome.passed if outcome.passed is not None else passed(score, threshold)

@@ -80,8 +80,11 @@ class _InlineSandbox(Sandbox):
 def _plan(task: TaskPlan | Task | Mapping[str, Any], entity: str | None) -> TaskPlan:
     if isinstance(task, TaskPlan):
         return task
-    data = task.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(
-        task, Task) else dict(task)
+    data = (
+        task.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if isinstance(task, Task)
+        else dict(task)
+    )
     with tempfile.TemporaryDirectory(prefix="verial-inline-") as tmp:
         path = Path(tmp) / "inline.verial.json"
         path.write_text(json.dumps(data), encoding="utf-8")
@@ -89,8 +92,11 @@ def _plan(task: TaskPlan | Task | Mapping[str, Any], entity: str | None) -> Task
     candidates = [t for t in plan.tasks if entity is None or (t.entity and t.entity.id == entity)]
     if len(candidates) != 1:
         keys = ", ".join(t.key for t in plan.tasks)
-        raise UsageError(f"pass entity= to choose one task run of {keys}" if candidates
-                         else f"no task run for entity {entity!r} (task runs: {keys})")
+        raise UsageError(
+            f"pass entity= to choose one task run of {keys}"
+            if candidates
+            else f"no task run for entity {entity!r} (task runs: {keys})"
+        )
     return candidates[0]
 
 
@@ -114,15 +120,23 @@ def verify_task(
     else:
         path = Path(sandbox)
         meta = {k: options[k] for k in _META_KEYS if options.get(k) is not None}
-        box = _InlineSandbox(RunDir(path.parent), plan.task, plan.key, plan.entity, options,
-                             meta=TaskRunMeta(**meta) if meta else None)
+        box = _InlineSandbox(
+            RunDir(path.parent),
+            plan.task,
+            plan.key,
+            plan.entity,
+            options,
+            meta=TaskRunMeta(**meta) if meta else None,
+        )
         box.path = path
     judge_cfg = box.run.config.sources.get("judge", {}) or {}
     judge = options.get("judge_model") or judge_cfg.get("model")
     executor = options.get("executor_model") or box.run.config.executor_model
     if same_model(judge, executor):
-        raise UsageError(f"the judge model {judge!r} is the executor model {executor!r}; an "
-                         "LLM must not grade its own output")
+        raise UsageError(
+            f"the judge model {judge!r} is the executor model {executor!r}; an "
+            "LLM must not grade its own output"
+        )
     prior: dict[str, dict[str, Any]] = {}
     runs: list[dict[str, Any]] = []
     try:
@@ -133,30 +147,46 @@ def verify_task(
                     sources[name] = box.source(name)
                 except (CriterionError, RunConfigError) as exc:
                     sources[name] = _Unusable(name, str(exc))
-            record = run_criterion(crit, plan, sources, options={**options, "sandbox": box},
-                                   prior=prior, inherited=(plan.task.pass_threshold,
-                                                           options.get("pass_threshold")))
+            record = run_criterion(
+                crit,
+                plan,
+                sources,
+                options={**options, "sandbox": box},
+                prior=prior,
+                inherited=(plan.task.pass_threshold, options.get("pass_threshold")),
+            )
             prior[crit.id] = record
             runs.append(record)
     finally:
         box.close()
     runs.sort(key=lambda r: next(c.position for c in plan.criteria if c.id == r["criterion_id"]))
-    counted = [Scored(float(r["score"]), float(r["weight"]), r["axis"])
-               for r in runs if r["status"] in _COUNTED]
-    threshold = plan.task.pass_threshold or options.get("pass_threshold") or \
-        DEFAULT_VERDICT_THRESHOLD
+    counted = [
+        Scored(float(r["score"]), float(r["weight"]), r["axis"])
+        for r in runs
+        if r["status"] in _COUNTED
+    ]
+    threshold = (
+        plan.task.pass_threshold or options.get("pass_threshold") or DEFAULT_VERDICT_THRESHOLD
+    )
     score = task_score(counted)
     result = TaskRun(
-        task_id=plan.task.id, task_key=plan.key,
-        entity=plan.entity.id if plan.entity else None, status="completed",
-        verdict=verdict(score, float(threshold), bool(counted)), score=score,
-        pass_threshold=float(threshold), axes=axes(counted), criterion_runs=runs, feedback=None,
+        task_id=plan.task.id,
+        task_key=plan.key,
+        entity=plan.entity.id if plan.entity else None,
+        status="completed",
+        verdict=verdict(score, float(threshold), bool(counted)),
+        score=score,
+        pass_threshold=float(threshold),
+        axes=axes(counted),
+        criterion_runs=runs,
+        feedback=None,
     )
     as_report = {**result.to_dict(), "run": "inline"}
     result.feedback = task_feedback(as_report)
     cost = box.meta.cost
     result.verification = verification_summary(
-        [as_report], {("inline", plan.key): cost},
+        [as_report],
+        {("inline", plan.key): cost},
         float(options.get("verification_budget") or DEFAULT_BUDGET),
     )
     return result

@@ -322,3 +322,31 @@ def test_exitfirst_cancels_the_tasks_not_run(pytester: pytest.Pytester) -> None:
     run = report["benchmark_run"]
     assert (run["status"], run["score"]) == ("cancelled", 0.5)
     result.stdout.fnmatch_lines(["second *-*cancelled*"])
+
+
+# -- skip_verification -----------------------------------------------------------------------
+
+
+def test_skip_verification_skips_every_criterion_of_the_task(pytester: pytest.Pytester) -> None:
+    """PRD-103 §8: ``skip_verification: true`` means no verification at all, not only no judge:
+    the task's deterministic criteria are skipped too; other tasks are scored as usual."""
+    project = Project(pytester.path)
+    says_hello = voice_criterion("greets", "agent", contains=["good morning"])
+    project.benchmark("pa", {"tasks": [
+        {"id": "trusted", "criteria": [says_hello]},
+        {"id": "checked", "criteria": [says_hello]},
+    ]})
+    for task in ("trusted", "checked"):
+        project.sandbox(task, {"voice/turns.json": [{"speaker": "agent", "text": "Hello."}]})
+    project.run_yaml({"tasks": {"trusted": {"skip_verification": True}}})
+    result = pytester.runpytest("--verial-report", "report.json")
+    result.assert_outcomes(skipped=1, failed=1)
+    runs = criterion_runs(project.read_report())
+    trusted = runs["pa.verial.yaml::trusted::greets"]
+    assert trusted["status"] == "skipped"
+    assert "skip_verification" in trusted["details"]
+    assert runs["pa.verial.yaml::checked::greets"]["status"] == "failed"
+    tasks = task_runs(project.read_report())
+    assert tasks["pa.verial.yaml::trusted"]["status"] == "skipped"
+    assert tasks["pa.verial.yaml::trusted"]["verdict"] is None  # not a fail: never verified
+    assert project.read_report()["benchmark_run"]["score"] == 0.0  # the mean of 'checked' alone

@@ -114,66 +114,110 @@ def judge_principles(
 
     judge = ctx.source("judge")
     settings = judge.settings
-    models: dict[str, JsonValue] = {"model": settings.model,
-                                    "executor_model": settings.executor_model}
+    models: dict[str, JsonValue] = {
+        "model": settings.model,
+        "executor_model": settings.executor_model,
+    }
     principles_evidence: list[JsonValue] = list(principles)
-    decision = decide(task=ctx.task, entity=ctx.entity, meta=judge.meta, prior=ctx.prior,
-                      bypass_cost=settings.bypass_cost)
+    decision = decide(
+        task=ctx.task,
+        entity=ctx.entity,
+        meta=judge.meta,
+        prior=ctx.prior,
+        bypass_cost=settings.bypass_cost,
+    )
     if decision is not None:
         evidence: dict[str, JsonValue] = {
-            "rubric_results": [], "principles": principles_evidence,
-            "judge": {**models, "called": False, "rule": decision.rule, "calls": 0,
-                      "cost": 0.0},
+            "rubric_results": [],
+            "principles": principles_evidence,
+            "judge": {**models, "called": False, "rule": decision.rule, "calls": 0, "cost": 0.0},
         }
-        return CheckOutcome(0.0, decision.reason, evidence, passed=False,
-                            status=decision.status)
+        return CheckOutcome(0.0, decision.reason, evidence, passed=False, status=decision.status)
     text, described = read_target()
     if text is None or not text.strip():
-        return CheckOutcome(0.0, f"nothing to judge: {described} is missing or empty",
-                            {"rubric_results": [], "principles": principles_evidence,
-                             "judge": {**models, "called": False, "calls": 0, "cost": 0.0}})
+        return CheckOutcome(
+            0.0,
+            f"nothing to judge: {described} is missing or empty",
+            {
+                "rubric_results": [],
+                "principles": principles_evidence,
+                "judge": {**models, "called": False, "calls": 0, "cost": 0.0},
+            },
+        )
     client = judge.client()
-    messages = build_messages(principles, text, task=_task_text(ctx), target=described,
-                              limit=settings.max_target_chars)
+    messages = build_messages(
+        principles, text, task=_task_text(ctx), target=described, limit=settings.max_target_chars
+    )
     try:
         result = client.rate(principles, messages)
     except JudgeError as exc:  # an error criterion that still reports what the calls cost
         spent: dict[str, JsonValue] = {
-            **models, "called": True, "calls": exc.calls, "cost": round(exc.cost, 8),
+            **models,
+            "called": True,
+            "calls": exc.calls,
+            "cost": round(exc.cost, 8),
             "tokens": {"prompt": exc.tokens[0], "completion": exc.tokens[1]},
         }
-        return CheckOutcome(0.0, str(exc), {"error": "JudgeError", "rubric_results": [],
-                                            "principles": principles_evidence, "judge": spent},
-                            passed=False, status="error")
+        return CheckOutcome(
+            0.0,
+            str(exc),
+            {
+                "error": "JudgeError",
+                "rubric_results": [],
+                "principles": principles_evidence,
+                "judge": spent,
+            },
+            passed=False,
+            status="error",
+        )
     rows: list[JsonValue] = [
-        {"principle": principles[r.principle - 1], "rating": r.rating,
-         "reasoning": r.reasoning, "score": (r.rating - 1) / 4}
+        {
+            "principle": principles[r.principle - 1],
+            "rating": r.rating,
+            "reasoning": r.reasoning,
+            "score": (r.rating - 1) / 4,
+        }
         for r in result.ratings.ratings
     ]
     score = clamp(sum((r.rating - 1) / 4 for r in result.ratings.ratings) / len(rows))
     passed = score >= threshold - 1e-9
     low = [f"{r.principle} ({r.rating}/5)" for r in result.ratings.ratings if r.rating < 4]
-    details = (f"judge {result.model} rated {len(rows)} principle(s): mean score {score:.2f} "
-               f"(threshold {threshold:.2f})" + ("; cached" if result.cached else ""))
+    details = (
+        f"judge {result.model} rated {len(rows)} principle(s): mean score {score:.2f} "
+        f"(threshold {threshold:.2f})" + ("; cached" if result.cached else "")
+    )
     if low:
         details += "; weakest: principle " + ", ".join(low)
     judge_evidence: dict[str, Any] = {
-        **models, "called": not result.cached, "temperature": settings.temperature,
-        "seed": settings.seed, "prompt_hash": result.prompt_hash,
+        **models,
+        "called": not result.cached,
+        "temperature": settings.temperature,
+        "seed": settings.seed,
+        "prompt_hash": result.prompt_hash,
         "tokens": {"prompt": result.prompt_tokens, "completion": result.completion_tokens},
-        "cost": round(result.cost, 8), "cost_known": result.cost_known,
-        "cached": result.cached, "calls": result.calls, "retried": result.problems,
+        "cost": round(result.cost, 8),
+        "cost_known": result.cost_known,
+        "cached": result.cached,
+        "calls": result.calls,
+        "retried": result.problems,
     }
-    evidence = {"rubric_results": rows, "confidence": result.ratings.confidence,
-                "target": described, "threshold": threshold, "judge": judge_evidence}
+    evidence = {
+        "rubric_results": rows,
+        "confidence": result.ratings.confidence,
+        "target": described,
+        "threshold": threshold,
+        "judge": judge_evidence,
+    }
     return CheckOutcome(score, details, evidence, passed=passed)
 
 
 def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:
     """Rate ``spec.principles`` on the target."""
-    return judge_principles(ctx, spec.principles, lambda: target_text(spec, ctx),
-                            _threshold(spec, ctx))
+    return judge_principles(
+        ctx, spec.principles, lambda: target_text(spec, ctx), _threshold(spec, ctx)
+    )
 
 
-CHECK = CheckSpec(name="llm-rubric", model=LlmRubric, run=check,
-                  sources=("output", "voice", "judge"), judge=True)
+CHECK = CheckSpec(
+    name="llm-rubric", model=LlmRubric, run=check, sources=("output", "voice", "judge"), judge=True
+)

@@ -41,8 +41,9 @@ class OutputConsistency(AssertionSpec):
 
     kind: Literal["output-consistency"] = Field(alias="assert")
     tasks: list[str] = Field(min_length=1)
-    principles: list[str] = Field(default_factory=lambda: list(DEFAULT_PRINCIPLES),
-                                  min_length=1, max_length=20)
+    principles: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PRINCIPLES), min_length=1, max_length=20
+    )
     pass_threshold: float | None = Field(default=None, ge=0, le=1)
 
 
@@ -68,5 +69,10 @@ def check(spec: OutputConsistency, ctx: CheckContext) -> CheckOutcome:
     return judge_principles(ctx, spec.principles, lambda: _outputs(spec, ctx), threshold)
 
 
-CHECK = CheckSpec(name="output-consistency", model=OutputConsistency, run=check,
-                  sources=("output", "judge"), judge=True)
+CHECK = CheckSpec(
+    name="output-consistency",
+    model=OutputConsistency,
+    run=check,
+    sources=("output", "judge"),
+    judge=True,
+)

@@ -39,14 +39,20 @@ def check(spec: OutputFormat, ctx: CheckContext) -> CheckOutcome:
         rows.append(_row("format", spec.format, actual, parsed.error is None))
     else:
         found, fences_closed = headings(text)
-        rows.append(_row("headings", {"min": spec.min_headings}, len(found),
-                         len(found) >= spec.min_headings))
-        rows.append(_row("code_fences", "closed", "closed" if fences_closed else "unclosed",
-                         fences_closed))
+        rows.append(
+            _row(
+                "headings", {"min": spec.min_headings}, len(found), len(found) >= spec.min_headings
+            )
+        )
+        rows.append(
+            _row("code_fences", "closed", "closed" if fences_closed else "unclosed", fences_closed)
+        )
     ok = sum(1 for r in rows if r["passed"])
     failed = [f"{r['path']}: {r['actual']}" for r in rows if not r["passed"]]
-    details = f"{name} is valid {spec.format}" if not failed else (
-        f"{name} is not valid {spec.format}: " + "; ".join(failed)
+    details = (
+        f"{name} is valid {spec.format}"
+        if not failed
+        else (f"{name} is not valid {spec.format}: " + "; ".join(failed))
     )
     return CheckOutcome(ok / len(rows), details, {"field_results": rows, "output": name})  # type: ignore[dict-item]
 

@@ -30,8 +30,10 @@ class OutputLength(AssertionSpec):
         given = [self.min_words, self.max_words, self.min_chars, self.max_chars]
         if all(b is None for b in given):
             raise ValueError("give at least one of min_words, max_words, min_chars, max_chars")
-        for low, high, unit in ((self.min_words, self.max_words, "words"),
-                                (self.min_chars, self.max_chars, "chars")):
+        for low, high, unit in (
+            (self.min_words, self.max_words, "words"),
+            (self.min_chars, self.max_chars, "chars"),
+        ):
             if low is not None and high is not None and low > high:
                 raise ValueError(f"min_{unit} ({low}) is greater than max_{unit} ({high})")
         return self
@@ -46,15 +48,19 @@ def check(spec: OutputLength, ctx: CheckContext) -> CheckOutcome:
     rows: list[dict[str, JsonValue]] = []
     for unit in ("words", "chars"):
         bounds: tuple[tuple[Literal["gte", "lte"], int | None], ...] = (
-            ("gte", getattr(spec, f"min_{unit}")), ("lte", getattr(spec, f"max_{unit}")),
+            ("gte", getattr(spec, f"min_{unit}")),
+            ("lte", getattr(spec, f"max_{unit}")),
         )
         for op, bound in bounds:
             if bound is not None:
                 rows.append(field_result(FieldSpec(path=unit, expected=bound, op=op), counts[unit]))
     score = fields_score(rows)
     summary = f"{name}: {counts['words']} words, {counts['chars']} characters"
-    failed = [f"{r['path']} {'>=' if r['op'] == 'gte' else '<='} {r['expected']}"
-              for r in rows if not r["passed"]]
+    failed = [
+        f"{r['path']} {'>=' if r['op'] == 'gte' else '<='} {r['expected']}"
+        for r in rows
+        if not r["passed"]
+    ]
     details = summary + ("; out of bounds: " + ", ".join(failed) if failed else "; within bounds")
     return CheckOutcome(score, details, {"field_results": rows, "output": name, **counts})  # type: ignore[dict-item]
 

@@ -90,8 +90,9 @@ def check(spec: OutputMatch, ctx: CheckContext) -> CheckOutcome:
             if parsed.error is None:
                 rows.append(field_result(fs, resolve(parsed.value, fs.path)))
             else:
-                rows.append({"path": fs.path, "expected": fs.expected,
-                             "actual": None, "passed": False})
+                rows.append(
+                    {"path": fs.path, "expected": fs.expected, "actual": None, "passed": False}
+                )
     ok = sum(1 for r in rows if r["passed"])
     details = f"{ok} of {len(rows)} output checks passed in {name}"
     failed = [str(r["path"]) for r in rows if not r["passed"]]

@@ -66,17 +66,27 @@ def check(spec: OutputJsonSchema, ctx: CheckContext) -> CheckOutcome:
         return no_output()
     parsed = parse_data(text, ctx.source("output").format)
     if parsed.error is not None:
-        row: dict[str, JsonValue] = {"path": "$", "expected": "a JSON document",
-                                     "actual": parsed.error, "passed": False}
-        return CheckOutcome(0.0, f"{name} is not JSON: {parsed.error}",
-                            {"field_results": [row], "output": name})
+        row: dict[str, JsonValue] = {
+            "path": "$",
+            "expected": "a JSON document",
+            "actual": parsed.error,
+            "passed": False,
+        }
+        return CheckOutcome(
+            0.0, f"{name} is not JSON: {parsed.error}", {"field_results": [row], "output": name}
+        )
     validator = _validator_class(spec.schema_)(spec.schema_)
     errors = sorted(validator.iter_errors(parsed.value), key=lambda e: list(e.absolute_path))
     if not errors:
-        row = {"path": "$", "expected": "valid against the schema", "actual": "valid",
-               "passed": True}
-        return CheckOutcome(1.0, f"{name} is valid against the schema",
-                            {"field_results": [row], "output": name})
+        row = {
+            "path": "$",
+            "expected": "valid against the schema",
+            "actual": "valid",
+            "passed": True,
+        }
+        return CheckOutcome(
+            1.0, f"{name} is valid against the schema", {"field_results": [row], "output": name}
+        )
     rows: list[dict[str, JsonValue]] = [
         {
             "path": _json_path(e.absolute_path),
@@ -89,10 +99,15 @@ def check(spec: OutputJsonSchema, ctx: CheckContext) -> CheckOutcome:
     ]
     first = f"{rows[0]['path']}: {rows[0]['message']}"
     details = f"{name} violates the schema in {len(errors)} place(s); first: {first}"
-    return CheckOutcome(0.0, details, {"field_results": rows, "output": name,  # type: ignore[dict-item]
-                                       "violations": len(errors)})
+    return CheckOutcome(
+        0.0,
+        details,
+        {
+            "field_results": rows,
+            "output": name,  # type: ignore[dict-item]
+            "violations": len(errors),
+        },
+    )
 
 
-CHECK = CheckSpec(
-    name="output-json-schema", model=OutputJsonSchema, run=check, sources=("output",)
-)
+CHECK = CheckSpec(name="output-json-schema", model=OutputJsonSchema, run=check, sources=("output",))

@@ -35,8 +35,9 @@ class JudgeError(SourceError):
     ``calls``, ``tokens`` (prompt, completion) and ``cost`` say what the attempts consumed.
     """
 
-    def __init__(self, message: str, calls: int = 0, tokens: tuple[int, int] = (0, 0),
-                 cost: float = 0.0) -> None:
+    def __init__(
+        self, message: str, calls: int = 0, tokens: tuple[int, int] = (0, 0), cost: float = 0.0
+    ) -> None:
         super().__init__(message)
         self.calls, self.tokens, self.cost = calls, tokens, cost
 
@@ -85,11 +86,16 @@ class JudgeClient:
         """Rate ``principles`` given prepared ``messages``; raise JudgeError when impossible."""
         settings = self.settings
         if not settings.model:
-            raise JudgeError("no judge model configured: set --verial-judge-model, the ini key "
-                             "verial_judge_model, or sources.judge.model in run.yaml")
+            raise JudgeError(
+                "no judge model configured: set --verial-judge-model, the ini key "
+                "verial_judge_model, or sources.judge.model in run.yaml"
+            )
         count = len(principles)
         payload = build_payload(
-            settings.model, messages, temperature=settings.temperature, seed=settings.seed,
+            settings.model,
+            messages,
+            temperature=settings.temperature,
+            seed=settings.seed,
             fmt=response_format(settings.response_format, count),
             limit=settings.max_tokens or max_tokens(count),
         )
@@ -103,10 +109,16 @@ class JudgeClient:
             else:
                 self.cache_hits += 1
                 usage = cached.get("usage") or {}
-                return Judgement(ratings, key, settings.model,
-                                 int(usage.get("prompt_tokens", 0)),
-                                 int(usage.get("completion_tokens", 0)),
-                                 cost=0.0, cached=True, calls=0)
+                return Judgement(
+                    ratings,
+                    key,
+                    settings.model,
+                    int(usage.get("prompt_tokens", 0)),
+                    int(usage.get("completion_tokens", 0)),
+                    cost=0.0,
+                    cached=True,
+                    calls=0,
+                )
         url = settings.base_url.rstrip("/") + "/chat/completions"
         problems: list[str] = []
         tokens = [0, 0]
@@ -132,12 +144,24 @@ class JudgeClient:
                 continue
             cost, known = settings.cost(*tokens)
             self.cache.put(key, {"content": content, "usage": usage, "model": settings.model})
-            return Judgement(ratings, key, settings.model, tokens[0], tokens[1], cost, known,
-                             cached=False, calls=attempt + 1, problems=problems)
+            return Judgement(
+                ratings,
+                key,
+                settings.model,
+                tokens[0],
+                tokens[1],
+                cost,
+                known,
+                cached=False,
+                calls=attempt + 1,
+                problems=problems,
+            )
         raise JudgeError(
             f"judge {settings.model} at {settings.base_url} gave no usable reply in {attempts} "
             f"attempt(s): " + "; ".join(problems[-3:]),
-            calls=attempts, tokens=(tokens[0], tokens[1]), cost=settings.cost(*tokens)[0],
+            calls=attempts,
+            tokens=(tokens[0], tokens[1]),
+            cost=settings.cost(*tokens)[0],
         )
 
     def _post(self, url: str, payload: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -153,8 +177,10 @@ class JudgeClient:
         if status == 429 or status >= 500:
             raise _Retry(f"HTTP {status}: {_snippet(response.text)}")
         if status >= 400:
-            raise JudgeError(f"judge {self.settings.model} at {self.settings.base_url}: "
-                             f"HTTP {status}: {_snippet(response.text)} (not retried)")
+            raise JudgeError(
+                f"judge {self.settings.model} at {self.settings.base_url}: "
+                f"HTTP {status}: {_snippet(response.text)} (not retried)"
+            )
         try:
             body = response.json()
             content = body["choices"][0]["message"]["content"]

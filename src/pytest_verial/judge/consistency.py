@@ -40,8 +40,12 @@ def expand(root: Any) -> list[tuple[str, tuple[str | int, ...]]]:
             continue
         unknown = sorted(set(entry) - _KEYS)
         if unknown:
-            problems.append((f"unknown field(s) {', '.join(unknown)} (known: "
-                             f"{', '.join(sorted(_KEYS))})", where))
+            problems.append(
+                (
+                    f"unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(_KEYS))})",
+                    where,
+                )
+            )
             continue
         ids = entry.get("tasks")
         if not isinstance(entry.get("id"), str) or not entry["id"]:

@@ -30,19 +30,25 @@ def run(args: Any) -> int:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"verial feedback: cannot read report {args.report}: {exc}", file=sys.stderr)
         return 2
-    matches = [t for t in task_runs
-               if args.task in (t.get("task_key"), t.get("task_id"), t.get("id"))]
+    matches = [
+        t for t in task_runs if args.task in (t.get("task_key"), t.get("task_id"), t.get("id"))
+    ]
     if not matches:
         known = ", ".join(sorted({str(t.get("task_key")) for t in task_runs})) or "none"
-        print(f"verial feedback: no task {args.task!r} in {args.report} (tasks: {known})",
-              file=sys.stderr)
+        print(
+            f"verial feedback: no task {args.task!r} in {args.report} (tasks: {known})",
+            file=sys.stderr,
+        )
         return 2
     several = len(matches) > 1
     for task in matches:
         text = task.get("feedback") if "feedback" in task else task_feedback(task)
         if not text:
-            print(f"verial feedback: task run {task.get('id')} has verdict "
-                  f"{task.get('verdict') or task.get('status')}: no feedback", file=sys.stderr)
+            print(
+                f"verial feedback: task run {task.get('id')} has verdict "
+                f"{task.get('verdict') or task.get('status')}: no feedback",
+                file=sys.stderr,
+            )
             continue
         if several:
             print(f"# {task.get('task_key')} (run {task.get('run')})")

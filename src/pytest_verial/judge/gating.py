@@ -59,30 +59,43 @@ def decide(
     if skip is None:
         skip = getattr(task, "skip_verification", None)
     if skip:
-        return Decision("skipped", "verification skipped: skip_verification is true for this "
-                        "task", "skip_verification")
+        return Decision(
+            "skipped",
+            "verification skipped: skip_verification is true for this task",
+            "skip_verification",
+        )
     task_type = getattr(meta, "task_type", None) or getattr(task, "task_type", None)
     if task_type and str(task_type).lower() == "simple":
-        return Decision("skipped", "bypassed: task_type is simple (deterministic checks only)",
-                        "task_type")
+        return Decision(
+            "skipped", "bypassed: task_type is simple (deterministic checks only)", "task_type"
+        )
     cost = getattr(meta, "cost", None)
     if cost is not None and cost < bypass_cost:
-        return Decision("skipped", f"bypassed: task cost ${cost:.4f} is below the "
-                        f"${bypass_cost:.2f} threshold (deterministic checks only)", "cost")
+        return Decision(
+            "skipped",
+            f"bypassed: task cost ${cost:.4f} is below the "
+            f"${bypass_cost:.2f} threshold (deterministic checks only)",
+            "cost",
+        )
     deterministic = {cid: r for cid, r in prior.items() if not r.get("judge")}
     failed = [
-        f"{cid} ({r.get('status') or 'failed'})" for cid, r in deterministic.items()
+        f"{cid} ({r.get('status') or 'failed'})"
+        for cid, r in deterministic.items()
         if r.get("status") in ("error", "failed", "gated") or r.get("passed") is False
     ]
     if failed:
-        return Decision("gated", "gated: deterministic criteria failed, judge not called: "
-                        + ", ".join(failed), "gate")
+        return Decision(
+            "gated",
+            "gated: deterministic criteria failed, judge not called: " + ", ".join(failed),
+            "gate",
+        )
     expected = _expected_deterministic(task, entity)
     if len(deterministic) < expected:
         return Decision(
             "gated",
             f"gated: {expected - len(deterministic)} of {expected} deterministic criteria of "
             "this task did not run before it (deselected, or on another worker); the judge "
-            "runs only after all of them passed", "gate-incomplete",
+            "runs only after all of them passed",
+            "gate-incomplete",
         )
     return None

@@ -50,8 +50,12 @@ def quote(text: str, limit: int) -> tuple[str, bool]:
 
 
 def build_messages(
-    principles: list[str], output: str, *, task: str | None = None,
-    target: str = "the agent's final output", limit: int = 24_000,
+    principles: list[str],
+    output: str,
+    *,
+    task: str | None = None,
+    target: str = "the agent's final output",
+    limit: int = 24_000,
 ) -> list[dict[str, str]]:
     """System and user messages for one rubric evaluation."""
     quoted, _ = quote(output, limit)
@@ -81,7 +85,9 @@ def reply_schema(count: int) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "ratings": {
-                "type": "array", "minItems": count, "maxItems": count,
+                "type": "array",
+                "minItems": count,
+                "maxItems": count,
                 "items": {
                     "type": "object",
                     "properties": {
@@ -113,9 +119,14 @@ def response_format(kind: str, count: int) -> dict[str, Any] | None:
     if kind == "json_object_schema":
         return {"type": "json_object", "schema": reply_schema(count)}
     if kind == "json_schema":
-        return {"type": "json_schema",
-                "json_schema": {"name": "rubric_ratings", "strict": True,
-                                "schema": reply_schema(count)}}
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "rubric_ratings",
+                "strict": True,
+                "schema": reply_schema(count),
+            },
+        }
     return {"type": "json_object"}
 
 
@@ -126,11 +137,14 @@ def correction(payload: dict[str, Any], reply: str, problem: str, count: int) ->
     messages = [
         *payload["messages"],
         {"role": "assistant", "content": reply[:4000]},
-        {"role": "user", "content": (
-            f"That reply cannot be used: {problem}. Reply again with only the JSON object "
-            f"described: exactly one entry for each principle 1 to {count}, each rating an "
-            "integer from 1 to 5, each with a reasoning."
-        )},
+        {
+            "role": "user",
+            "content": (
+                f"That reply cannot be used: {problem}. Reply again with only the JSON object "
+                f"described: exactly one entry for each principle 1 to {count}, each rating an "
+                "integer from 1 to 5, each with a reasoning."
+            ),
+        },
     ]
     return {**payload, "messages": messages}
 
@@ -141,8 +155,13 @@ def max_tokens(count: int) -> int:
 
 
 def build_payload(
-    model: str, messages: list[dict[str, str]], *, temperature: float, seed: int | None,
-    fmt: dict[str, Any] | None, limit: int | None = None,
+    model: str,
+    messages: list[dict[str, str]],
+    *,
+    temperature: float,
+    seed: int | None,
+    fmt: dict[str, Any] | None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """The chat-completions request body."""
     payload: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}

@@ -22,27 +22,57 @@ from .settings import DEFAULT_BUDGET, DEFAULT_CACHE_DIR
 
 #: (flag, key in ctx.options, help)
 OPTIONS: list[tuple[str, str, str]] = [
-    ("--verial-judge-model", "judge_model", "model id of the LLM judge (must differ from the "
-     "executor's)"),
-    ("--verial-judge-base-url", "judge_base_url", "OpenAI-compatible base URL of the judge "
-     "(default https://api.openai.com/v1)"),
-    ("--verial-judge-api-key-env", "judge_api_key_env", "name of the environment variable "
-     "holding the judge's API key (default OPENAI_API_KEY)"),
-    ("--verial-executor-model", "executor_model", "model that produced the outputs (default: "
-     "executor_model of run.yaml)"),
-    ("--verial-judge-cache-dir", "judge_cache_dir", f"disk cache of judge replies (default "
-     f"{DEFAULT_CACHE_DIR} under rootdir; 'off' disables)"),
+    (
+        "--verial-judge-model",
+        "judge_model",
+        "model id of the LLM judge (must differ from the executor's)",
+    ),
+    (
+        "--verial-judge-base-url",
+        "judge_base_url",
+        "OpenAI-compatible base URL of the judge (default https://api.openai.com/v1)",
+    ),
+    (
+        "--verial-judge-api-key-env",
+        "judge_api_key_env",
+        "name of the environment variable holding the judge's API key (default OPENAI_API_KEY)",
+    ),
+    (
+        "--verial-executor-model",
+        "executor_model",
+        "model that produced the outputs (default: executor_model of run.yaml)",
+    ),
+    (
+        "--verial-judge-cache-dir",
+        "judge_cache_dir",
+        f"disk cache of judge replies (default {DEFAULT_CACHE_DIR} under rootdir; 'off' disables)",
+    ),
     ("--verial-judge-timeout", "judge_timeout", "seconds per judge request (default 60)"),
-    ("--verial-judge-retries", "judge_retries", "extra attempts after a failed or malformed "
-     "reply (default 2)"),
-    ("--verial-judge-response-format", "judge_response_format", "json_object (default), "
-     "json_schema (server-enforced reply schema) or none"),
-    ("--verial-judge-prices", "judge_prices", "YAML/JSON price table {model: {input, output}} "
-     "in USD per 1M tokens"),
-    ("--verial-bypass-cost", "bypass_cost", "tasks cheaper than this (USD, run.yaml cost) "
-     "skip the judge (default 0.05)"),
-    ("--verial-verification-budget", "verification_budget", "verification cost share of task "
-     "cost that triggers a warning (default 0.15)"),
+    (
+        "--verial-judge-retries",
+        "judge_retries",
+        "extra attempts after a failed or malformed reply (default 2)",
+    ),
+    (
+        "--verial-judge-response-format",
+        "judge_response_format",
+        "json_object (default), json_schema (server-enforced reply schema) or none",
+    ),
+    (
+        "--verial-judge-prices",
+        "judge_prices",
+        "YAML/JSON price table {model: {input, output}} in USD per 1M tokens",
+    ),
+    (
+        "--verial-bypass-cost",
+        "bypass_cost",
+        "tasks cheaper than this (USD, run.yaml cost) skip the judge (default 0.05)",
+    ),
+    (
+        "--verial-verification-budget",
+        "verification_budget",
+        "verification cost share of task cost that triggers a warning (default 0.15)",
+    ),
 ]
 
 
@@ -67,8 +97,9 @@ def read_options(config: pytest.Config) -> dict[str, Any]:
             continue
         if key in ("judge_cache_dir", "judge_prices") and str(value).lower() not in ("off", "none"):
             path = Path(str(value))
-            value = str(path if path.is_absolute() else
-                        (config.rootpath if from_ini else Path.cwd()) / path)
+            value = str(
+                path if path.is_absolute() else (config.rootpath if from_ini else Path.cwd()) / path
+            )
         values[key] = value
     values.setdefault("judge_cache_dir", str(config.rootpath / DEFAULT_CACHE_DIR))
     return values
@@ -81,9 +112,11 @@ def judge_conflict(options: dict[str, Any], runs: Iterable[RunDir]) -> str | Non
         judge = options.get("judge_model") or judge_cfg.get("model")
         executor = options.get("executor_model") or run.config.executor_model
         if same_model(judge, executor):
-            return (f"the judge model {judge!r} is the executor model {executor!r} of run "
-                    f"{run.label} (both normalise to {normalise_model_id(str(judge))!r}); an LLM "
-                    "must not grade its own output: pass a different --verial-judge-model")
+            return (
+                f"the judge model {judge!r} is the executor model {executor!r} of run "
+                f"{run.label} (both normalise to {normalise_model_id(str(judge))!r}); an LLM "
+                "must not grade its own output: pass a different --verial-judge-model"
+            )
     return None
 
 

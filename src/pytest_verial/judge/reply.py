@@ -59,8 +59,9 @@ def parse_reply(content: Any, count: int) -> Ratings:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise MalformedReply(f"reply is not JSON ({exc.msg} at column {exc.colno}): "
-                             f"{content[:120]!r}") from None
+        raise MalformedReply(
+            f"reply is not JSON ({exc.msg} at column {exc.colno}): {content[:120]!r}"
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("ratings"), list):
         raise MalformedReply("reply has no 'ratings' list")
     seen: dict[int, Rating] = {}
@@ -69,12 +70,15 @@ def parse_reply(content: Any, count: int) -> Ratings:
             raise MalformedReply(f"ratings[{i}] is not an object")
         index = _integer(entry.get("principle"))
         if index is None or not 1 <= index <= count:
-            raise MalformedReply(f"ratings[{i}].principle {entry.get('principle')!r} is not "
-                                 f"a principle number 1-{count}")
+            raise MalformedReply(
+                f"ratings[{i}].principle {entry.get('principle')!r} is not "
+                f"a principle number 1-{count}"
+            )
         rating = _integer(entry.get("rating"))
         if rating is None or not 1 <= rating <= 5:
-            raise MalformedReply(f"principle {index}: rating {entry.get('rating')!r} is not "
-                                 "an integer from 1 to 5")
+            raise MalformedReply(
+                f"principle {index}: rating {entry.get('rating')!r} is not an integer from 1 to 5"
+            )
         reasoning = entry.get("reasoning")
         if not isinstance(reasoning, str):
             raise MalformedReply(f"principle {index}: 'reasoning' is missing or not text")
@@ -85,9 +89,13 @@ def parse_reply(content: Any, count: int) -> Ratings:
     if missing:
         raise MalformedReply(f"principle(s) {', '.join(missing)} not rated")
     confidence = data.get("confidence")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (
-        0 <= confidence <= 1
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, (int, float))
+        or not (0 <= confidence <= 1)
     ):
         confidence = None
-    return Ratings(tuple(seen[i] for i in range(1, count + 1)),
-                   None if confidence is None else float(confidence))
+    return Ratings(
+        tuple(seen[i] for i in range(1, count + 1)),
+        None if confidence is None else float(confidence),
+    )

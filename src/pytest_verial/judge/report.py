@@ -37,8 +37,10 @@ def _criterion_feedback(run: Mapping[str, Any]) -> list[str]:
             lines.append(f"    {r.get('path')}: {_value(r['message'])}")
             continue
         op = f" ({r['op']})" if r.get("op") else ""
-        lines.append(f"    {r.get('path')}: expected {_value(r.get('expected'))}{op}, "
-                     f"got {_value(r.get('actual'))}")
+        lines.append(
+            f"    {r.get('path')}: expected {_value(r.get('expected'))}{op}, "
+            f"got {_value(r.get('actual'))}"
+        )
     if len(rows) > _MAX_ROWS:
         lines.append(f"    ... and {len(rows) - _MAX_ROWS} more failed fields")
     for r in evidence.get("phrase_results") or []:
@@ -47,8 +49,10 @@ def _criterion_feedback(run: Mapping[str, Any]) -> list[str]:
             lines.append(f"    {verb}: {_value(r.get('phrase'))}")
     for r in evidence.get("rubric_results") or []:
         if int(r.get("rating") or 0) < 4:
-            lines.append(f"    principle {_value(r.get('principle'))}: rated {r.get('rating')}/5 "
-                         f"- {r.get('reasoning')}")
+            lines.append(
+                f"    principle {_value(r.get('principle'))}: rated {r.get('rating')}/5 "
+                f"- {r.get('reasoning')}"
+            )
     return lines
 
 
@@ -56,12 +60,18 @@ def task_feedback(task_run: Mapping[str, Any]) -> str | None:
     """The feedback text of a failed or partial task run (None for a pass or no verdict)."""
     if task_run.get("verdict") not in ("fail", "partial"):
         return None
-    runs = [r for r in task_run.get("criterion_runs") or []
-            if r.get("status") in ("failed", "error", "gated")
-            or (r.get("status") == "passed" and float(r.get("score") or 0) < 1)]
+    runs = [
+        r
+        for r in task_run.get("criterion_runs") or []
+        if r.get("status") in ("failed", "error", "gated")
+        or (r.get("status") == "passed" and float(r.get("score") or 0) < 1)
+    ]
     score = task_run.get("score")
-    head = (f"Task {task_run.get('task_key')} scored {score:.2f} ({task_run.get('verdict')})"
-            if isinstance(score, (int, float)) else f"Task {task_run.get('task_key')} failed")
+    head = (
+        f"Task {task_run.get('task_key')} scored {score:.2f} ({task_run.get('verdict')})"
+        if isinstance(score, (int, float))
+        else f"Task {task_run.get('task_key')} failed"
+    )
     lines = [head + ". Address these before the next attempt:"]
     for run in runs:
         lines.extend(_criterion_feedback(run))
@@ -135,12 +145,18 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     share = summary.get("cost_share")
     cost = f"${summary['cost']:.4f}" + ("" if summary.get("cost_known") else " (price unknown)")
     if share is None:
-        lines.append(f"verification cost {cost}; task cost unknown (add cost per task in "
-                     "run.yaml to see the share)")
+        lines.append(
+            f"verification cost {cost}; task cost unknown (add cost per task in "
+            "run.yaml to see the share)"
+        )
     else:
-        lines.append(f"verification cost {cost} = {share:.1%} of task cost "
-                     f"${summary['task_cost']:.4f} (budget {summary['budget']:.0%})")
+        lines.append(
+            f"verification cost {cost} = {share:.1%} of task cost "
+            f"${summary['task_cost']:.4f} (budget {summary['budget']:.0%})"
+        )
         if summary.get("over_budget"):
-            lines.append(f"warning: verification cost is {share:.1%} of task cost, above the "
-                         f"{summary['budget']:.0%} budget")
+            lines.append(
+                f"warning: verification cost is {share:.1%} of task cost, above the "
+                f"{summary['budget']:.0%} budget"
+            )
     return lines

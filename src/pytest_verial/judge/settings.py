@@ -95,9 +95,15 @@ _KEYS = {  # setting -> (option key, run.yaml sources.judge key)
     "bypass_cost": ("bypass_cost", "bypass_cost"),
     "budget": ("verification_budget", "budget"),
 }
-_NUMBERS = {"temperature": float, "timeout": float, "retries": int, "backoff": float,
-            "max_tokens": int,
-            "bypass_cost": float, "budget": float}
+_NUMBERS = {
+    "temperature": float,
+    "timeout": float,
+    "retries": int,
+    "backoff": float,
+    "max_tokens": int,
+    "bypass_cost": float,
+    "budget": float,
+}
 
 
 _FORMATS = ("json_object", "json_schema", "json_object_schema", "none")
@@ -131,7 +137,8 @@ def load_prices(value: Any) -> dict[str, tuple[float, float]]:
 
 
 def build_settings(
-    options: Mapping[str, Any], executor_model: str | None = None,
+    options: Mapping[str, Any],
+    executor_model: str | None = None,
     judge_config: Mapping[str, Any] | None = None,
 ) -> JudgeSettings:
     """Settings from options (first), run.yaml's ``sources.judge`` (second), defaults (last)."""

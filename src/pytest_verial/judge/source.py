@@ -19,8 +19,13 @@ from .settings import JudgeSettings, build_settings
 class JudgeSource:
     """Judge settings, the task run's run.yaml facts, and its sandbox directory."""
 
-    def __init__(self, settings: JudgeSettings, meta: Any = None, sandbox_path: Path | None = None,
-                 client: JudgeClient | None = None) -> None:
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        meta: Any = None,
+        sandbox_path: Path | None = None,
+        client: JudgeClient | None = None,
+    ) -> None:
         self.settings = settings
         self.meta = meta
         self.sandbox_path = sandbox_path

@@ -94,6 +94,8 @@ def _task_run(
         if "not_run" in statuses and not data.running
         else "running"
         if "not_run" in statuses
+        else "skipped"
+        if statuses == {"skipped"}  # skip_verification: nothing was verified
         else "completed"
     )
     counted = [r for r in runs if r["status"] in COUNTED]
@@ -177,7 +179,7 @@ def build_report(data: ReportInput) -> dict[str, Any]:
         "task_runs": len(task_runs),
         **{
             s: sum(1 for t in task_runs if t["status"] == s)
-            for s in ("completed", "incomplete", "cancelled")
+            for s in ("completed", "incomplete", "cancelled", "skipped")
         },
         "verdicts": {
             v: sum(1 for t in completed if t["verdict"] == v) for v in ("pass", "partial", "fail")
