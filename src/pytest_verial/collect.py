@@ -113,12 +113,20 @@ class TaskNode(pytest.Collector):
         if not self.task.criteria:
             yield NoCriteriaItem.from_parent(self, name=NO_CRITERIA)
             return
+        # Items of one task see the same fixtures: compute the fixture closure once per
+        # set of sources, as pytest does for the parametrizations of one test function.
+        closures: dict[tuple[str, ...], Any] = {}
         for plan in self.task.criteria:
             names = (
                 "verial_sandbox",
                 *(f"verial_{s}" for s in (plan.check.sources if plan.check else ())),
             )
-            yield CriterionItem.from_parent(self, name=plan.id, plan=plan, callobj=_callobj(names))
+            item = CriterionItem.from_parent(
+                self, name=plan.id, plan=plan, callobj=_callobj(names),
+                fixtureinfo=closures.get(names),
+            )
+            closures.setdefault(names, item._fixtureinfo)
+            yield item
 
     def sandbox(self) -> Sandbox:
         """This task run's sandbox, shared by its criteria (cached per session)."""

@@ -343,7 +343,7 @@ def _expand(
         where: tuple[str | int, ...] = ("tasks", ti)
         entities = _entities(plan.benchmark, task, where, reporter)
         ids = _criterion_ids(task)
-        line = reporter.lines.line_of(root, where)
+        line = reporter.lines.line_of(root, where, need=False)
         for ci, crit in enumerate(task.criteria):
             cwhere = (*where, "criteria", ci)
             names = _placeholders(crit.assertion)
@@ -382,7 +382,7 @@ def _expand(
                     continue
                 assertion = fill(crit.assertion, entity) if entity else crit.assertion
                 spec, check = _spec_for(assertion, registry, reporter, (*where, "criteria", ci))
-                cline = reporter.lines.line_of(root, (*where, "criteria", ci))
+                cline = reporter.lines.line_of(root, (*where, "criteria", ci), need=False)
                 criteria.append(CriterionPlan(ids[ci], crit, assertion, spec, check, cline, ci))
             if registry is not None:  # deterministic criteria first, judge criteria last
                 criteria.sort(key=lambda c: c.judge)

@@ -103,8 +103,8 @@ def check(spec: OutputJsonSchema, ctx: CheckContext) -> CheckOutcome:
         0.0,
         details,
         {
-            "field_results": rows,
-            "output": name,  # type: ignore[dict-item]
+            "field_results": rows,  # type: ignore[dict-item]
+            "output": name,
             "violations": len(errors),
         },
     )

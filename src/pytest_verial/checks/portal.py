@@ -14,6 +14,7 @@ first on ties) and the evidence names it by ``row_key``.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Literal
 
 from pydantic import Field, JsonValue
@@ -51,7 +52,42 @@ def _candidates(
         return indexed, None
     if value is None:
         return [(i, r) for i, r in indexed if resolve(r, key) not in (None, MISSING)], None
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        found = _key_index(rows, key).get(_index_key(value), [])
+        return [(i, rows[i]) for i in found if values_equal(value, resolve(rows[i], key))], value
     return [(i, r) for i, r in indexed if values_equal(value, resolve(r, key))], value
+
+
+#: (id(rows), key) -> (rows, {index key: row positions}); rows kept so the id stays theirs
+_INDEXES: OrderedDict[tuple[int, str], tuple[list[Any], dict[Any, list[int]]]] = OrderedDict()
+
+
+def _index_key(value: Any) -> Any:
+    """Values that ``values_equal`` may call equal share a key (``"271"`` and ``271``)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return ("other", repr(value))
+    try:
+        return ("number", float(value))
+    except ValueError:
+        return ("text", value)
+
+
+def _key_index(rows: list[dict[str, Any]], key: str) -> dict[Any, list[int]]:
+    """Row positions by correlation value, built once per table and key (not per criterion)."""
+    cache_key = (id(rows), key)
+    hit = _INDEXES.get(cache_key)
+    if hit is not None and hit[0] is rows:
+        _INDEXES.move_to_end(cache_key)
+        return hit[1]
+    index: dict[Any, list[int]] = {}
+    for position, row in enumerate(rows):
+        actual = resolve(row, key)
+        if actual is not MISSING:
+            index.setdefault(_index_key(actual), []).append(position)
+    _INDEXES[cache_key] = (rows, index)
+    while len(_INDEXES) > 32:
+        _INDEXES.popitem(last=False)
+    return index
 
 
 def check(spec: PortalStateMatch, ctx: CheckContext) -> CheckOutcome:
