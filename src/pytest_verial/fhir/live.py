@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from ..errors import CheckError, CriterionError, SourceError
+from ..secrets import register
 from .index import SearchResult
 from .query import Query
 
@@ -53,7 +54,7 @@ def _env(settings: dict[str, Any], key: str, required: bool = True) -> str | Non
     """``key`` itself (non-secret) or the variable named by ``key_env``."""
     name = settings.get(f"{key}_env")
     if name:
-        value = os.environ.get(str(name))
+        value = register(os.environ.get(str(name)))
         if not value and required:
             raise SourceError(f"sources.fhir.{key}_env: environment variable ${name} is not set")
         return value
@@ -135,6 +136,10 @@ class LiveFhir:
     def _client_credentials(self) -> tuple[str, float]:
         httpx = _httpx()
         token_url = str(self.settings.get("token_url"))
+        if self.settings.get("client_secret") is not None:
+            raise SourceError(
+                "sources.fhir: give the client secret as client_secret_env, never as a value"
+            )
         form = {
             "grant_type": "client_credentials",
             "client_id": _env(self.settings, "client_id") or "",
@@ -160,7 +165,8 @@ class LiveFhir:
             )
         try:
             body = response.json()
-            return str(body["access_token"]), float(body.get("expires_in", 300))
+            token = str(register(str(body["access_token"])))
+            return token, float(body.get("expires_in", 300))
         except (ValueError, KeyError, TypeError):
             raise SourceError(
                 f"token endpoint {token_url} answered without an access_token"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SourceError
+from ..secrets import register
 from .cache import ReplyCache
 from .prompt import build_payload, correction, max_tokens, prompt_hash, response_format
 from .reply import MalformedReply, Ratings, parse_reply
@@ -77,7 +78,7 @@ class JudgeClient:
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.settings.api_key_env, "").strip()
+        key = register(os.environ.get(self.settings.api_key_env, "").strip())
         if key:
             headers["Authorization"] = f"Bearer {key}"
         return headers
