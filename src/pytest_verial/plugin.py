@@ -180,7 +180,9 @@ class XdistScheduling:
 
     @pytest.hookimpl(trylast=True, optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        if config.getoption("dist") != "load":
+        # load (xdist's default with -n), worksteal and loadgroup may split a task run across
+        # workers, which would gate its judge criteria wrongly; loadscope/loadfile keep it.
+        if config.getoption("dist") not in ("load", "worksteal", "loadgroup"):
             return None
         from .xdist_scheduling import TaskRunScheduling
 
