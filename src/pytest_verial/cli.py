@@ -22,15 +22,18 @@ from .loader import is_benchmark_file, load_benchmark
 
 #: subcommands added by other modules: name -> (configure parser, run) ; see ``add_command``
 _EXTRA: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[Any], int]]] = {}
+_HELP: dict[str, str | None] = {}
 
 
 def add_command(
     name: str,
     configure: Callable[[argparse.ArgumentParser], None],
     run: Callable[[Any], int],
+    help: str | None = None,  # noqa: A002 - argparse's own name for it
 ) -> None:
     """Register a subcommand (used by optional modules such as the HL7 capture)."""
     _EXTRA[name] = (configure, run)
+    _HELP[name] = help
 
 
 def _files(paths: list[str]) -> list[Path]:
@@ -97,12 +100,13 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Print the summary table of a JSON report."""
+    from .reporting.json_report import read_report
     from .reporting.terminal import summary_lines
 
     try:
-        report = json.loads(Path(args.report).read_text("utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        print(f"{args.report}: cannot read report: {exc}", file=sys.stderr)
+        report = read_report(args.report)
+    except ValueError as exc:
+        print(f"verial report: {exc}", file=sys.stderr)
         return 2
     for line in summary_lines(report, scored=args.scored):
         print(line)
@@ -130,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     feedback_cli.configure(p)
     p.set_defaults(func=feedback_cli.run)
     for name, (configure, run) in _EXTRA.items():
-        p = sub.add_parser(name)
+        p = sub.add_parser(name, help=_HELP.get(name))
         configure(p)
         p.set_defaults(func=run)
     return parser
@@ -149,7 +153,12 @@ def _hl7_capture_run(args: argparse.Namespace) -> int:
     return run_from_args(args)
 
 
-add_command("hl7-capture", _hl7_capture_configure, _hl7_capture_run)
+add_command(
+    "hl7-capture",
+    _hl7_capture_configure,
+    _hl7_capture_run,
+    help="listen for HL7 v2 over MLLP, ACK and record each message (events.jsonl)",
+)
 # --- end hl7-capture ---
 
 

@@ -135,6 +135,11 @@ def _get(node: Any, key: str) -> Any:
     return node.get(key) if isinstance(node, dict) else None
 
 
+def _list(node: Any) -> list[Any]:
+    """``node`` when it is a list, else empty (its type error is reported by validation)."""
+    return node if isinstance(node, list) else []
+
+
 def _index(node: Any, index: Any) -> Any:
     return (
         node[index]
@@ -280,8 +285,8 @@ def _as_benchmark(data: Any) -> tuple[Any, str | None]:
 
 def _validate_assertions(root: Any, registry: CheckRegistry, reporter: _Reporter) -> None:
     """Validate each known ``assert`` of the raw data (placeholders masked), all at once."""
-    for ti, task in enumerate(_get(root, "tasks") or []):
-        for ci, crit in enumerate(_get(task, "criteria") or []):
+    for ti, task in enumerate(_list(_get(root, "tasks"))):
+        for ci, crit in enumerate(_list(_get(task, "criteria"))):
             assertion = _get(crit, "assertion")
             if not isinstance(assertion, dict):
                 continue
@@ -444,7 +449,7 @@ def _check_ids(root: Any, reporter: _Reporter) -> None:
     """Duplicate and unusable task and criterion ids, on the raw data (so they are reported
     together with any type error elsewhere in the file)."""
     seen_tasks: dict[str, int] = {}
-    for ti, task in enumerate(_get(root, "tasks") or []):
+    for ti, task in enumerate(_list(_get(root, "tasks"))):
         task_id = _get(task, "id")
         if isinstance(task_id, str):
             if re.search(r"[\[\]/\\]|::", task_id) or task_id.strip() in ("", ".", ".."):

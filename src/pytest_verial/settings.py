@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,22 @@ def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
     return wanted
 
 
+def _writable(option: str, path: Path | None) -> Path | None:
+    """Refuse, before anything runs, a report path that can never be written."""
+    if path is None:
+        return None
+    if path.is_dir():
+        raise pytest.UsageError(f"--{option}: {path} is a directory, not a file")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise pytest.UsageError(f"--{option}: {parent} is a file, not a directory")
+            if not os.access(parent, os.W_OK):
+                raise pytest.UsageError(f"--{option}: cannot write in {parent}")
+            break
+    return path
+
+
 def resolve(config: pytest.Config) -> Settings:
     """Build the session's Settings, raising pytest.UsageError for unusable values."""
     runs = config.getoption("verial_run") or []
@@ -139,8 +156,8 @@ def resolve(config: pytest.Config) -> Settings:
     patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
     return Settings(
         runs=run_paths,
-        report=_path(config, "verial_report"),
-        junit=_path(config, "verial_junit"),
+        report=_writable("verial-report", _path(config, "verial_report")),
+        junit=_writable("verial-junit", _path(config, "verial_junit")),
         scored=scored,
         pass_threshold=_float(config, "verial_pass_threshold"),
         fail_under=_float(config, "verial_fail_under"),

@@ -80,7 +80,7 @@ def test_async_twin(stub_judge, tmp_path):
 
 
 def test_feedback_command(tmp_path, capsys):
-    report = {"benchmark_run": {"task_runs": [
+    report = {"schema": "pytest-verial/report/v1", "benchmark_run": {"task_runs": [
         {"id": "b.verial.yaml::t1", "task_key": "t1", "task_id": "t1", "run": "r",
          "verdict": "pass", "score": 1.0, "feedback": None, "criterion_runs": []},
         {"id": "b.verial.yaml::t2", "task_key": "t2", "task_id": "t2", "run": "r",

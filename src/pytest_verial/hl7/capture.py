@@ -366,8 +366,19 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    """Run the capture with parsed ``verial hl7-capture`` arguments."""
-    return run_capture(args.host, args.port, args.out)
+    """Run the capture with parsed ``verial hl7-capture`` arguments; exit 2 on a usage error."""
+    if not 0 <= args.port <= 65535:
+        print(f"hl7-capture: --port {args.port} is not a TCP port (0-65535)", file=sys.stderr)
+        return 2
+    try:
+        return run_capture(args.host, args.port, args.out)
+    except OSError as exc:
+        print(
+            f"hl7-capture: cannot listen on {args.host}:{args.port} or write {args.out}: "
+            f"{exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return 2
 
 
 def add_hl7_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -381,7 +392,8 @@ def add_hl7_capture_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pytest_verial.hl7.capture --port P --out FILE`` until the CLI wires it in."""
+    """``python -m pytest_verial.hl7.capture --port P --out FILE`` (what ``verial
+    hl7-capture`` runs; the capture fixture starts it this way)."""
     parser = argparse.ArgumentParser(prog="verial")
     sub = parser.add_subparsers(dest="command", required=True)
     add_hl7_capture_parser(sub)

@@ -8,7 +8,6 @@ task passed, with a note on stderr); 2 when the report or the task cannot be fou
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -23,12 +22,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: Any) -> int:
     """Print the feedback of the matching task runs."""
+    from ..reporting.json_report import read_report
+
     try:
-        with open(args.report, encoding="utf-8") as handle:
-            report = json.load(handle)
-        task_runs = report["benchmark_run"]["task_runs"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"verial feedback: cannot read report {args.report}: {exc}", file=sys.stderr)
+        task_runs = read_report(args.report)["benchmark_run"].get("task_runs") or []
+    except ValueError as exc:
+        print(f"verial feedback: {exc}", file=sys.stderr)
         return 2
     matches = [
         t for t in task_runs if args.task in (t.get("task_key"), t.get("task_id"), t.get("id"))

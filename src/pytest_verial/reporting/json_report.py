@@ -27,3 +27,19 @@ def write_atomic(path: Path, text: str) -> None:
 def write_json_report(path: Path, report: dict[str, Any]) -> None:
     """Serialise and write the report."""
     write_atomic(path, json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def read_report(path: str | Path) -> dict[str, Any]:
+    """A written JSON report; ValueError with the reason when the file is not one."""
+    from .build import SCHEMA_ID
+
+    try:
+        report = json.loads(Path(path).read_text("utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    if not (isinstance(report, dict) and report.get("schema") == SCHEMA_ID
+            and isinstance(report.get("benchmark_run"), dict)):
+        raise ValueError(f"{path}: not a pytest-verial JSON report (schema {SCHEMA_ID})")
+    return report

@@ -53,6 +53,7 @@ class Recorder:
         self.report: dict[str, Any] | None = None
         self._last_checkpoint = 0.0
         self.gate: tuple[bool, int] | None = None
+        self.write_errors: list[str] = []
         self._logxml: Any = False  # pytest's LogXML plugin, looked up on first use
 
     # -- what is planned -------------------------------------------------------------------
@@ -191,7 +192,10 @@ class Recorder:
         if now - self._last_checkpoint < CHECKPOINT_SECONDS:
             return
         self._last_checkpoint = now
-        write_json_report(self.settings.report, build_report(self._input(running=True)))
+        try:
+            write_json_report(self.settings.report, build_report(self._input(running=True)))
+        except OSError as exc:  # the final write reports it; scoring goes on
+            self.write_errors.append(f"checkpoint of {self.settings.report}: {exc}")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -205,10 +209,14 @@ class Recorder:
         report = build_report(data)
         self.config.hook.pytest_verial_report(report=report)
         self.report = report
-        if self.settings.report is not None:
-            write_json_report(self.settings.report, report)
-        if self.settings.junit is not None:
-            write_junit(self.settings.junit, report, data.scored)
+        try:
+            if self.settings.report is not None:
+                write_json_report(self.settings.report, report)
+            if self.settings.junit is not None:
+                write_junit(self.settings.junit, report, data.scored)
+        except OSError as exc:
+            self.write_errors.append(f"cannot write the report: {exc}")
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if self.settings.fail_under is not None and not self.interrupted:
             run = report["benchmark_run"]
             errors = run["summary"]["criteria_error"] + run["summary"]["collection_errors"]
@@ -235,7 +243,9 @@ class Recorder:
                 + (f", {errors} errors" if errors else "")
                 + f" -> exit {0 if ok and not errors else 1}"
             )
-        if self.settings.report is not None:
+        for problem in self.write_errors:
+            terminalreporter.write_line(f"ERROR: {problem}", red=True)
+        if self.settings.report is not None and not self.write_errors:
             terminalreporter.write_line(f"JSON report: {self.settings.report}")
         if self.settings.junit is not None:
             terminalreporter.write_line(f"JUnit report: {self.settings.junit}")
