@@ -211,6 +211,18 @@ def field_result(spec: FieldSpec, actual: Any) -> dict[str, JsonValue]:
     return row
 
 
+def quantified(spec: FieldSpec, values: list[Any], quantifier: str) -> bool:
+    """A field over several values (``OBX[*].5``): ``any`` or ``all`` of them pass.
+
+    With no value at all the field is judged as a missing value, so ``op: absent`` passes and
+    every other operator fails, whatever the quantifier.
+    """
+    if not values:
+        return compare(spec, MISSING)
+    hits = (compare(spec, value) for value in values)
+    return all(hits) if quantifier == "all" else any(hits)
+
+
 def fields_score(results: list[dict[str, JsonValue]]) -> float:
     """Passed fields / all fields; 1.0 when a target exists but no fields were asked."""
     if not results:

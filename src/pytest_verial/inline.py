@@ -37,7 +37,14 @@ from .judge.settings import DEFAULT_BUDGET
 from .loader import TaskPlan, load_benchmark
 from .models import Task
 from .runinfo import RunDir, TaskRunMeta
-from .scoring import DEFAULT_VERDICT_THRESHOLD, Scored, axes, task_score, verdict
+from .scoring import (
+    DEFAULT_VERDICT_THRESHOLD,
+    Scored,
+    axes,
+    resolve_threshold,
+    task_score,
+    verdict,
+)
 from .sources import Sandbox
 
 _META_KEYS = ("cost", "task_type", "skip_verification")
@@ -165,8 +172,11 @@ def verify_task(
         for r in runs
         if r["status"] in _COUNTED
     ]
-    threshold = (
-        plan.task.pass_threshold or options.get("pass_threshold") or DEFAULT_VERDICT_THRESHOLD
+    # task > caller's config > default, as under pytest (where the benchmark sits between)
+    threshold = resolve_threshold(
+        plan.task.pass_threshold,
+        options.get("pass_threshold"),
+        default=DEFAULT_VERDICT_THRESHOLD,
     )
     score = task_score(counted)
     result = TaskRun(

@@ -227,3 +227,13 @@ def test_order_operators_agree_on_numbers(expected: float, actual: float) -> Non
     assert not (gt and lt)
     # and the same comparison holds when the value arrives as text (HL7, X12, CSV)
     assert compare(spec("gt", expected), str(actual)) is gt
+
+
+def test_quantified_fields_over_several_values() -> None:
+    from pytest_verial.compare import FieldSpec, quantified
+
+    final = FieldSpec(path="OBX[*].11", expected="F")
+    assert quantified(final, ["F", "F"], "all") and quantified(final, ["C", "F"], "any")
+    assert not quantified(final, ["C", "F"], "all") and not quantified(final, [], "any")
+    absent = FieldSpec(path="OBX[*].5", op="absent")
+    assert quantified(absent, [], "all") and quantified(absent, [], "any")

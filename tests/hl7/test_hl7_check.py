@@ -218,3 +218,15 @@ def test_malformed_events_name_file_and_line(
 def test_bad_assertions_are_refused_at_validation(assertion: dict[str, Any], fragment: str) -> None:
     with pytest.raises(ValidationError, match=fragment.replace("[", r"\[")):
         CHECK.model.model_validate({"assert": "hl7-structural", **assertion})
+
+
+def test_wildcard_over_no_segments_is_a_missing_value(run_hl7: Any) -> None:
+    """An ADT has no OBX: ``OBX[*].5`` is absent (so ``op: absent`` passes, any other fails)."""
+    result = run_hl7(corpus_source(), {"correlate_by": {"trigger_event": "A04"}, "fields": [
+        {"path": "OBX[*].5", "op": "absent"},
+        {"path": "OBX[*].5", "op": "absent", "quantifier": "all"},
+        {"path": "OBX[*].5", "op": "exists"},
+        {"path": "OBX[*].11", "expected": "F", "quantifier": "all"},
+    ]})
+    passed = [r["passed"] for r in result["evidence"]["field_results"]]
+    assert passed == [True, True, False, False]

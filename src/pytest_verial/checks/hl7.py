@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
-from ..compare import MISSING, FieldSpec, field_result, fields_score, values_equal
+from ..compare import MISSING, FieldSpec, field_result, fields_score, quantified, values_equal
 from ..hl7.parse import Hl7Message
 from ..hl7.paths import Hl7PathError, get, get_all, parse_path
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
@@ -100,8 +100,7 @@ def field_results(message: Hl7Message, fields: list[Hl7Field]) -> list[dict[str,
         row = field_result(spec, actual)
         if path.multiple:
             values = actual if isinstance(actual, list) else []
-            hits = [field_result(spec, v)["passed"] for v in values]
-            row["passed"] = all(hits) and bool(hits) if spec.quantifier == "all" else any(hits)
+            row["passed"] = quantified(spec, values, spec.quantifier)
             row["quantifier"] = spec.quantifier
         elif actual is MISSING:
             row["reason"] = f"no {path.segment} segment #{path.segment_index or 1} in the message"

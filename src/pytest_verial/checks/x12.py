@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
-from ..compare import MISSING, FieldSpec, field_result, fields_score, values_equal
+from ..compare import MISSING, FieldSpec, field_result, fields_score, quantified, values_equal
 from ..errors import CheckError
 from ..x12.envelope import Transaction
 from ..x12.paths import X12PathError, get, get_all, parse_path
@@ -130,8 +130,7 @@ def field_results(tx: Transaction, fields: list[X12Field]) -> list[dict[str, Jso
         row = field_result(spec, actual)
         if path.multiple:
             values = actual if isinstance(actual, list) else []
-            hits = [field_result(spec, v)["passed"] for v in values]
-            row["passed"] = all(hits) and bool(hits) if spec.quantifier == "all" else any(hits)
+            row["passed"] = quantified(spec, values, spec.quantifier)
             row["quantifier"] = spec.quantifier
         elif actual is MISSING:
             row["reason"] = "no segment selected by the path"
