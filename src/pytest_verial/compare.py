@@ -211,6 +211,25 @@ def field_result(spec: FieldSpec, actual: Any) -> dict[str, JsonValue]:
     return row
 
 
+def correlation_matches(expected: Any, values: list[Any]) -> bool:
+    """``correlate_by`` semantics shared by the checks that select messages or transactions.
+
+    ``values`` are all the values a path selects (a repeated segment or field gives several):
+    the key matches when any of them equals the expected value, or one of the expected values
+    when a list is given. Surrounding spaces are ignored (fixed-width X12 elements). ``null``
+    as the expected value means the path selects nothing, or only empty values.
+    """
+
+    def strip(value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
+    present = [strip(v) for v in values if v is not None and strip(v) != ""]
+    if expected is None:
+        return not present
+    wanted = expected if isinstance(expected, list) else [expected]
+    return any(values_equal(strip(w), v) for w in wanted for v in present)
+
+
 def quantified(spec: FieldSpec, values: list[Any], quantifier: str) -> bool:
     """A field over several values (``OBX[*].5``): ``any`` or ``all`` of them pass.
 

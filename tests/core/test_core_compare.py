@@ -237,3 +237,14 @@ def test_quantified_fields_over_several_values() -> None:
     assert not quantified(final, ["C", "F"], "all") and not quantified(final, [], "any")
     absent = FieldSpec(path="OBX[*].5", op="absent")
     assert quantified(absent, [], "all") and quantified(absent, [], "any")
+
+
+def test_correlation_matches_any_value_one_of_expected_or_absent() -> None:
+    from pytest_verial.compare import correlation_matches
+
+    assert correlation_matches("R01", ["A04", "R01"])
+    assert correlation_matches(["A04", "A08"], ["A08"])
+    assert correlation_matches(271, ["271 "])  # fixed-width X12 element, number vs text
+    assert not correlation_matches("R01", [])
+    assert correlation_matches(None, []) and correlation_matches(None, ["", None])
+    assert not correlation_matches(None, ["W123"])

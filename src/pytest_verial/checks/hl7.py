@@ -28,7 +28,14 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
-from ..compare import MISSING, FieldSpec, field_result, fields_score, quantified, values_equal
+from ..compare import (
+    MISSING,
+    FieldSpec,
+    correlation_matches,
+    field_result,
+    fields_score,
+    quantified,
+)
 from ..hl7.parse import Hl7Message
 from ..hl7.paths import Hl7PathError, get, get_all, parse_path
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
@@ -80,15 +87,10 @@ class Hl7Structural(AssertionSpec):
 
 def correlates(message: Hl7Message, correlate_by: dict[str, Any]) -> bool:
     """True when every ``correlate_by`` key of ``message`` has its expected value."""
-    for key, expected in correlate_by.items():
-        values = get_all(message, ALIASES.get(key, key))
-        wanted = expected if isinstance(expected, list) else [expected]
-        if expected is None:
-            if any(v is not None for v in values):
-                return False
-        elif not any(values_equal(w, v) for w in wanted for v in values):
-            return False
-    return True
+    return all(
+        correlation_matches(expected, get_all(message, ALIASES.get(key, key)))
+        for key, expected in correlate_by.items()
+    )
 
 
 def field_results(message: Hl7Message, fields: list[Hl7Field]) -> list[dict[str, JsonValue]]:

@@ -33,7 +33,14 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
-from ..compare import MISSING, FieldSpec, field_result, fields_score, quantified, values_equal
+from ..compare import (
+    MISSING,
+    FieldSpec,
+    correlation_matches,
+    field_result,
+    fields_score,
+    quantified,
+)
 from ..errors import CheckError
 from ..x12.envelope import Transaction
 from ..x12.paths import X12PathError, get, get_all, parse_path
@@ -107,18 +114,10 @@ class X12Response(AssertionSpec):
 
 def correlates(tx: Transaction, correlate_by: dict[str, Any]) -> bool:
     """True when every key of ``correlate_by`` has its expected value somewhere in ``tx``."""
-    for key, expected in correlate_by.items():
-        values = [
-            v.strip() if isinstance(v, str) else v for v in get_all(tx, ALIASES.get(key, key))
-        ]
-        wanted = expected if isinstance(expected, list) else [expected]
-        if not any(
-            values_equal(w if not isinstance(w, str) else w.strip(), v)
-            for w in wanted
-            for v in values
-        ):
-            return False
-    return True
+    return all(
+        correlation_matches(expected, get_all(tx, ALIASES.get(key, key)))
+        for key, expected in correlate_by.items()
+    )
 
 
 def field_results(tx: Transaction, fields: list[X12Field]) -> list[dict[str, JsonValue]]:
