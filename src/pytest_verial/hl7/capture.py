@@ -137,6 +137,21 @@ def handle_payload(data: bytes, peer: str, recorder: Recorder) -> str:
     return build_ack(normalised, "AA")
 
 
+def _reject_frame(reason: str, peer: str, recorder: Recorder) -> str:
+    """Record a frame that is not an HL7 message at all, and the AE that answers it."""
+    recorder.record(
+        {
+            "type": "hl7_outbound",
+            "payload": "",
+            "created_at": _now(),
+            "peer": peer,
+            "ack_code": "AE",
+            "error": reason,
+        }
+    )
+    return build_ack("", "AE", reason)
+
+
 async def _serve_client(reader: Any, writer: Any, recorder: Recorder) -> None:
     from hl7.mllp import InvalidBlockError  # type: ignore[import-untyped]
 
@@ -149,31 +164,11 @@ async def _serve_client(reader: Any, writer: Any, recorder: Recorder) -> None:
             except asyncio.IncompleteReadError:
                 return  # closed, between frames or in the middle of one
             except InvalidBlockError:
-                reason = "frame does not start with <VT> (0x0b): not MLLP"
-                recorder.record(
-                    {
-                        "type": "hl7_outbound",
-                        "payload": "",
-                        "created_at": _now(),
-                        "peer": peer,
-                        "ack_code": "AE",
-                        "error": reason,
-                    }
+                ack = _reject_frame(
+                    "frame does not start with <VT> (0x0b): not MLLP", peer, recorder
                 )
-                ack = build_ack("", "AE", reason)
             except ValueError:
-                reason = f"frame longer than {FRAME_LIMIT} bytes"
-                recorder.record(
-                    {
-                        "type": "hl7_outbound",
-                        "payload": "",
-                        "created_at": _now(),
-                        "peer": peer,
-                        "ack_code": "AE",
-                        "error": reason,
-                    }
-                )
-                ack = build_ack("", "AE", reason)
+                ack = _reject_frame(f"frame longer than {FRAME_LIMIT} bytes", peer, recorder)
             else:
                 ack = handle_payload(block, peer, recorder)
             writer.writeblock(ack.encode("utf-8"))

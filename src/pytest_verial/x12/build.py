@@ -106,24 +106,30 @@ def interchange(
     return "".join(line + d.segment + newline for line in lines)
 
 
+#: an 835's reassociation trace, payer and payee loops and first LX, after its BPR
+HEADER_835 = [
+    "TRN*1*EFT20240320001*1512345678",
+    "DTM*405*20240318",
+    "N1*PR*AETNA LIFE INSURANCE COMPANY",
+    "N3*151 FARMINGTON AVE",
+    "N4*HARTFORD*CT*061560001",
+    "REF*2U*60054",
+    "PER*BL*PROVIDER SERVICES*TE*8006242386",
+    "N1*PE*VALLEY ORTHOPEDIC GROUP*XX*1245319599",
+    "N3*2200 SUTTER ST STE 400",
+    "N4*SACRAMENTO*CA*958160000",
+    "REF*TJ*941234567",
+    "LX*1",
+]
+
+
 def claims_835(count: int, *, paid_each: str = "120.00") -> list[str]:
     """The body of an 835 (005010X221A1) paying ``count`` claims, one service line each."""
     total = f"{float(paid_each) * count:.2f}"
     body = [
         f"BPR*I*{total}*C*ACH*CCP*01*011000015*DA*1234567890*1512345678**01*031100209*DA*"
         "0012345678*20240320",
-        "TRN*1*EFT20240320001*1512345678",
-        "DTM*405*20240318",
-        "N1*PR*AETNA LIFE INSURANCE COMPANY",
-        "N3*151 FARMINGTON AVE",
-        "N4*HARTFORD*CT*061560001",
-        "REF*2U*60054",
-        "PER*BL*PROVIDER SERVICES*TE*8006242386",
-        "N1*PE*VALLEY ORTHOPEDIC GROUP*XX*1245319599",
-        "N3*2200 SUTTER ST STE 400",
-        "N4*SACRAMENTO*CA*958160000",
-        "REF*TJ*941234567",
-        "LX*1",
+        *HEADER_835,
     ]
     for n in range(1, count + 1):
         body += [

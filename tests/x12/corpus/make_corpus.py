@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_verial.x12.build import PAYER, PROVIDER, Party, interchange
+from pytest_verial.x12.build import HEADER_835, PAYER, PROVIDER, Party, interchange
 from pytest_verial.x12.tokenizer import Delimiters
 
 HERE = Path(__file__).parent / "valid"
@@ -129,18 +129,7 @@ BODY_278_DENIED = [
 BODY_835 = [
     "BPR*I*1230.00*C*ACH*CCP*01*011000015*DA*1234567890*1512345678**01*031100209*DA*"
     "0012345678*20240320",
-    "TRN*1*EFT20240320001*1512345678",
-    "DTM*405*20240318",
-    "N1*PR*AETNA LIFE INSURANCE COMPANY",
-    "N3*151 FARMINGTON AVE",
-    "N4*HARTFORD*CT*061560001",
-    "REF*2U*60054",
-    "PER*BL*PROVIDER SERVICES*TE*8006242386",
-    "N1*PE*VALLEY ORTHOPEDIC GROUP*XX*1245319599",
-    "N3*2200 SUTTER ST STE 400",
-    "N4*SACRAMENTO*CA*958160000",
-    "REF*TJ*941234567",
-    "LX*1",
+    *HEADER_835,
     "CLP*VO0082213-01*1*1450.00*1110.00*150.00*12*2024079UX0451*11*1",
     "NM1*QC*1*CHEN*MARIA*L***MI*W123456789",
     "NM1*82*1*RIVERA*ELENA****XX*1326041234",
