@@ -28,8 +28,8 @@ class Case:
     - ``criterion``: the criterion run ``criterion`` (``task::criterion``, or
       ``task[entity]::criterion``) is not passed (status ``error`` or ``failed``, score 0
       unless ``score`` says otherwise) and its one-line ``details`` contain ``says``;
-    - ``collect``: a collection error; one line of pytest's output names the case's folder and
-      contains ``says``;
+    - ``collect``: pytest reports a collection error in the case's folder, and one line of its
+      output contains ``says``;
     - ``usage``: the session stops before running anything with exit status 4 and one line of
       its output contains ``says``;
     - ``output``: the session exits non-zero and one line of its output contains ``says``

@@ -1,0 +1,272 @@
+"""The bad-input corpus: every case in ``cases/`` gives one clear line, never a crash or a pass.
+
+Each case (see ``bad_input_case.py``) is written into a folder of its own and scored by a child
+pytest. The cases of one module share a session (a broken case must not hurt its neighbours);
+cases with their own arguments run alone. For every session: it ends before its deadline, no
+traceback or INTERNALERROR reaches the output, the JSON report is strict JSON (no NaN), and both
+JUnit files are well-formed XML. For every case: the line it names is there, on one line.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bad_input_case import Case
+
+HERE = Path(__file__).resolve().parent
+SOLO_WORKERS = "0"
+
+
+def _load_cases() -> dict[str, list[Case]]:
+    """``CASES`` of every module in ``cases/``, by module name."""
+    modules: dict[str, list[Case]] = {}
+    for path in sorted((HERE / "cases").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"bad_input_cases_{path.stem}", path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules[path.stem] = list(module.CASES)
+    return modules
+
+
+CASES_BY_MODULE = _load_cases()
+ALL_CASES = [case for cases in CASES_BY_MODULE.values() for case in cases]
+MODULE_OF = {case.id: name for name, cases in CASES_BY_MODULE.items() for case in cases}
+
+
+def test_the_corpus_is_large_and_varied() -> None:
+    """At least 150 distinct cases over every format the plugin reads (issue 9)."""
+    ids = Counter(case.id for case in ALL_CASES)
+    assert not [i for i, n in ids.items() if n > 1], "duplicate case ids"
+    assert len(ALL_CASES) >= 150, len(ALL_CASES)
+    kinds = {case.kind for case in ALL_CASES}
+    wanted = {"benchmark", "run.yaml", "fhir", "hl7", "x12", "portal", "voice", "files", "output"}
+    assert wanted <= kinds, sorted(wanted - kinds)
+
+
+# -- running the sessions -----------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    """What one child pytest session left behind."""
+
+    code: int | None
+    output: str
+    path: Path
+
+    @property
+    def lines(self) -> list[str]:
+        return self.output.splitlines()
+
+    def report(self) -> dict[str, Any] | None:
+        path = self.path / "report.json"
+        if not path.exists():
+            return None
+        return json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"the JSON report holds {name}: not strict JSON")
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write_case(case: Case, folder: Path) -> None:
+    for rel, content in case.files.items():
+        target = folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = content() if callable(content) else content
+        if isinstance(data, str):
+            target.write_text(data, encoding="utf-8", newline="")
+        else:
+            target.write_bytes(data)
+
+
+def _child_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env.update(PYTHONDONTWRITEBYTECODE="1", COLUMNS="200", **extra)
+    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest"
+    return env
+
+
+def _run(path: Path, args: tuple[str, ...], env: dict[str, str], timeout: float) -> Session:
+    command = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA",
+        "--verial-report", "report.json", "--verial-junit", "junit.xml",
+        "--junitxml", "pytest-junit.xml", *args,
+    ]  # fmt: skip
+    try:
+        proc = subprocess.run(
+            command,
+            cwd=path,
+            env=_child_env(env),
+            capture_output=True,
+            text=True,
+            errors="backslashreplace",
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode("utf-8", "backslashreplace") if exc.stdout else ""
+        return Session(None, out, path)
+    return Session(proc.returncode, proc.stdout + proc.stderr, path)
+
+
+def _session(
+    base: Path, key: str, cases: list[Case], solo: bool, args: tuple[str, ...] = ()
+) -> Session:
+    """One child session over ``cases``, run once however many xdist workers ask for it."""
+    path = base / key
+    with _locked(base / f"{key}.lock"):
+        cache = path / ".session.json"
+        if cache.exists():
+            code, output = json.loads(cache.read_text(encoding="utf-8"))
+            return Session(code, output, path / cases[0].id if solo else path)
+        path.mkdir(parents=True, exist_ok=True)
+        for case in cases:
+            _write_case(case, path / case.id)
+        if solo:  # a case of its own runs in its folder, so its arguments read relative to it
+            (case,) = cases
+            session = _run(path / case.id, case.args, dict(case.env), case.timeout)
+        else:
+            session = _run(path, args, {}, sum(case.timeout for case in cases))
+        cache.write_text(json.dumps([session.code, session.output]), encoding="utf-8")
+        return session
+
+
+@pytest.fixture(scope="session")
+def corpus_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every xdist worker of this session sees (xdist's documented recipe)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    return base / "bad-inputs"
+
+
+def session_for(case: Case, base: Path) -> Session:
+    """The session that scored ``case``: its module's shared one, or its own."""
+    if case.solo:
+        return _session(base, f"solo-{case.id}", [case], solo=True)
+    module = MODULE_OF[case.id]
+    shared = [c for c in CASES_BY_MODULE[module] if not c.solo]
+    return _session(base, f"module-{module}", shared, solo=False)
+
+
+# -- the checks ---------------------------------------------------------------------------
+
+
+def _criterion_runs(value: Any) -> Iterator[dict[str, Any]]:
+    """Every criterion run anywhere in a report (whatever its top-level layout)."""
+    if isinstance(value, dict):
+        for run in value.get("criterion_runs") or ():
+            yield run
+        for child in value.values():
+            if isinstance(child, dict | list):
+                yield from _criterion_runs(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _criterion_runs(child)
+
+
+def _assert_session_sane(session: Session) -> None:
+    tail = session.output[-4000:]
+    assert session.code is not None, f"the session did not end before its deadline:\n{tail}"
+    assert session.code in (0, 1, 2, 3, 4), f"exit status {session.code}:\n{tail}"
+    for marker in ("Traceback (most recent call last)", "INTERNALERROR", "Fatal Python error"):
+        assert marker not in session.output, f"{marker!r} in the output:\n{tail}"
+    if session.code != 4:
+        report = session.report()
+        assert report is not None, f"no JSON report written:\n{tail}"
+        for name in ("junit.xml", "pytest-junit.xml"):
+            ET.parse(session.path / name)  # well-formed XML 1.0, or ParseError
+
+
+def _line_with(session: Session, text: str, also: str = "") -> str | None:
+    return next((line for line in session.lines if text in line and also in line), None)
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=[case.id for case in ALL_CASES])
+def test_bad_input_gives_one_clear_line(case: Case, corpus_base: Path) -> None:
+    session = session_for(case, corpus_base)
+    _assert_session_sane(session)
+    if case.where == "usage":
+        assert session.code == 4, session.output[-3000:]
+        assert _line_with(session, case.says), session.output[-3000:]
+        return
+    if case.where == "collect":
+        assert session.code not in (0, None), session.output[-3000:]
+        assert _line_with(session, case.says), (case.says, session.output[-3000:])
+        assert _line_with(session, "ERROR", case.id), session.output[-3000:]
+        return
+    if case.where == "output":
+        assert session.code not in (0, None), session.output[-3000:]
+        assert _line_with(session, case.says), (case.says, session.output[-3000:])
+        return
+    report = session.report()
+    assert report is not None
+    runs = [
+        run
+        for run in _criterion_runs(report)
+        if str(run.get("nodeid", "")).startswith(f"{case.id}/")
+        and (case.criterion is None or str(run["nodeid"]).endswith(f"::{case.criterion}"))
+    ]
+    assert len(runs) == 1, (
+        f"{len(runs)} criterion runs match {case.id}/...::{case.criterion or '*'}:\n"
+        + session.output[-3000:]
+    )
+    (run,) = runs
+    assert run["status"] in ("error", "failed"), run
+    assert not run["passed"], run
+    assert math.isclose(run["score"], case.score, abs_tol=1e-9), run
+    details = run.get("details") or ""
+    assert "\n" not in details, f"details span several lines: {details!r}"
+    assert case.says in details, (case.says, details)
+
+
+def test_the_shared_cases_score_alike_under_xdist(corpus_base: Path) -> None:
+    """All shared cases in one ``-n 2`` session: no worker crashes, and every criterion case
+    ends as it did at ``-n 0`` (a segfaulting parser would take whole workers down)."""
+    shared = [case for case in ALL_CASES if not case.solo]
+    session = _session(corpus_base, "all-n2", shared, solo=False, args=("-n", "2"))
+    _assert_session_sane(session)
+    assert "crashed" not in session.output.lower(), session.output[-3000:]
+    report = session.report()
+    assert report is not None
+    by_node = {run["nodeid"]: run for run in _criterion_runs(report)}
+    for case in shared:
+        if case.where != "criterion":
+            continue
+        alone = session_for(case, corpus_base)
+        report = alone.report()
+        assert report is not None
+        for run in _criterion_runs(report):
+            if str(run["nodeid"]).startswith(f"{case.id}/"):
+                twin = by_node.get(run["nodeid"])
+                assert twin is not None, run["nodeid"]
+                here = str(twin["details"]).replace(str(session.path), "<base>")
+                there = str(run["details"]).replace(str(alone.path), "<base>")
+                assert (twin["status"], here) == (run["status"], there)
