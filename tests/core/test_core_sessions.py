@@ -218,15 +218,19 @@ class Slow(AssertionSpec):
 
 
 def note(spec, ctx):
-    (HERE / "first-done").write_text("1")
     return CheckOutcome(1.0, "noted")
 
 
 def slow(spec, ctx):
-    deadline = time.monotonic() + 30
-    while not (HERE / "first-done").exists() and time.monotonic() < deadline:
+    # wait until the controller holds the first task's three criterion runs: its journal
+    # (a header line, then one line per criterion run received) says so, with no guessed sleep
+    journal = HERE / "report.json.journal.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        lines = journal.read_text().splitlines() if journal.exists() else []
+        if sum(1 for line in lines if line.startswith('{"nodeid"') and "::first::" in line) >= 3:
+            break
         time.sleep(0.05)
-    time.sleep(0.5)  # let the first task's reports reach the controller
     (HERE / "marker").write_text("1")
     time.sleep(20)  # far shorter than the test's wait: a lost signal ends the run, not the test
     return CheckOutcome(1.0, "slept")

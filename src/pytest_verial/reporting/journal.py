@@ -219,8 +219,9 @@ def _seconds(start: str, end: str | None) -> float:
     return max(0.0, (b - a).total_seconds())
 
 
-def recover(path: Path) -> dict[str, Any]:
-    """The report a crashed session would have written, rebuilt from its journal."""
+def recover(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The report a crashed session would have written, rebuilt from its journal, and the
+    journal's header (it names the report and JUnit paths that session was writing)."""
     header, records = read_journal(path)
     files, file_runs = _plans(path, header)
     runs: list[RunDir] = []
@@ -254,4 +255,4 @@ def recover(path: Path) -> dict[str, Any]:
         f"recovered from the journal {path}: the session ended without writing its report; "
         "task runs it had not finished are cancelled"
     )
-    return report
+    return report, header

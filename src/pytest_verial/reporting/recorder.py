@@ -83,7 +83,7 @@ class Recorder:
         if not path.exists():
             return
         try:
-            recovered = recover(path)
+            recovered, _ = recover(path)
         except JournalBusy:
             raise pytest.UsageError(
                 f"--verial-report: {report} is being written by another session that is "
