@@ -155,8 +155,7 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
     finally:
         os.close(fd)
     lines = raw.split(b"\n")
-    torn = lines.pop()  # b"" when the file ends with a newline; else a line cut by a crash
-    del torn
+    lines.pop()  # b"" when the file ends with a newline; else a line cut by a crash: ignored
     if not lines:
         raise ValueError(f"{path}: empty, or cut before its header: nothing to recover")
     values: list[Any] = []

@@ -91,7 +91,12 @@ class Recorder:
             ) from None
         except ValueError as exc:
             aside = path.with_name(path.name + ".damaged")
-            path.replace(aside)
+            try:
+                path.replace(aside)
+            except OSError as move:
+                raise pytest.UsageError(
+                    f"--verial-report: {exc}; and it cannot be moved aside: {move.strerror}"
+                ) from None
             self.notes.append(f"{exc}; journal moved to {aside}")
             return
         target = recovered_path(report)
