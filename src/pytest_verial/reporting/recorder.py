@@ -102,8 +102,13 @@ class Recorder:
         target = recovered_path(report)
         try:
             write_json_report(target, recovered)
-        except OSError as exc:
-            self.notes.append(f"cannot write the report recovered from {path} to {target}: {exc}")
+        except OSError as exc:  # keep the journal out of this session's way, for --recover
+            kept = path.with_name(path.name + ".kept")
+            path.replace(kept)
+            self.notes.append(
+                f"cannot write the report recovered from {kept} to {target}: "
+                f"{exc.strerror or exc}; recover it with: verial report --recover {kept}"
+            )
             return
         path.unlink(missing_ok=True)
         done = recovered["benchmark_run"]["summary"]["completed"]
