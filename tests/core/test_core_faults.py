@@ -419,6 +419,17 @@ def test_a_damaged_journal_is_one_clear_line(tmp_path: Path, content: bytes, say
     assert journal.exists()  # never removed when nothing was recovered
 
 
+@pytest.mark.parametrize("kind", ["directory", "missing"])
+def test_a_journal_that_is_no_file_is_one_clear_line(tmp_path: Path, kind: str) -> None:
+    journal = tmp_path / "report.json.journal.jsonl"
+    if kind == "directory":
+        journal.mkdir()
+    result = _verial(tmp_path, "report", "--recover", str(journal))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().startswith(f"verial report: {journal}: cannot read: ")
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
 def test_a_damaged_middle_line_or_changed_benchmark_is_refused(tmp_path: Path) -> None:
     _project(tmp_path, CRASHING)
     subprocess.run(

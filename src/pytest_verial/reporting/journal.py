@@ -152,6 +152,8 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
             raise JournalBusy(f"{path} is being written by a session that is still running") from None
         with os.fdopen(os.dup(fd), "rb") as handle:
             raw = handle.read()
+    except OSError as exc:  # a directory, an unreadable device
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
     lines = raw.split(b"\n")
