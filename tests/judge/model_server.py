@@ -16,6 +16,7 @@ Exit status 2 with one line on stderr when xllamacpp or the model is missing.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -39,6 +40,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Start the server, print its base URL, and block until a signal ends the process."""
     args = parse_args(argv)
+    # llama.cpp's OpenMP threads spin while waiting by default: on a busy 2-core machine (the
+    # rest of the suite under -n 2) that starves them, and a 10 s test run took 4 minutes.
+    # Read by the OpenMP runtime when xllamacpp loads, so set before the import.
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     try:
         import xllamacpp
     except ImportError:
