@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ..display import escape
 from ..collect import (
     JUNIT_FIELDS,
     BenchmarkFile,
@@ -123,7 +124,8 @@ class Recorder:
         if self._logxml is None or self.config.getini("junit_family") in ("xunit1", "legacy"):
             return
         for key in JUNIT_FIELDS:
-            self._logxml.add_global_property(f"{nodeid}::verial_{key}", junit_value(record, key))
+            name = escape(f"{nodeid}::verial_{key}")  # a file name may hold any character
+            self._logxml.add_global_property(name, junit_value(record, key))
 
     def _error_record(self, report: pytest.TestReport) -> dict[str, Any]:
         """A criterion whose process died or whose setup failed before scoring."""
@@ -232,7 +234,7 @@ class Recorder:
         scored = self.report["benchmark_run"]["scored"]
         terminalreporter.write_sep("=", "verial summary")
         for line in summary_lines(self.report, scored):
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(escape(line, keep="\n"))
         if self.gate is not None:
             ok, errors = self.gate
             score = self.report["benchmark_run"]["score"]
@@ -244,7 +246,7 @@ class Recorder:
                 + f" -> exit {0 if ok and not errors else 1}"
             )
         for problem in self.write_errors:
-            terminalreporter.write_line(f"ERROR: {problem}", red=True)
+            terminalreporter.write_line(escape(f"ERROR: {problem}"), red=True)
         if self.settings.report is not None and not self.write_errors:
             terminalreporter.write_line(f"JSON report: {self.settings.report}")
         if self.settings.junit is not None:
