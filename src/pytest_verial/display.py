@@ -25,7 +25,12 @@ import unicodedata
 ID_SEPARATORS = ("::", "[", "]", "@", "/", "\\")
 
 
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _code(char: str) -> str:
+    if char in _SHORT:
+        return _SHORT[char]
     point = ord(char)
     if point <= 0xFF:
         return f"\\x{point:02x}"
