@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from .checks import CheckRegistry, builtin_checks
-from .display import escape
+from .display import describe_char, escape, unsafe_char
 from .engine import run_criterion
 from .errors import BenchmarkFileError, RunConfigError
 from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
@@ -97,6 +97,28 @@ class BenchmarkFile(pytest.File):
             for task in self.plan.tasks:
                 name = task.key if len(runs) == 1 else f"{task.key}@{run.label}"
                 yield TaskNode.from_parent(self, name=name, task=task, run=run)
+
+
+class UnsafeFileName(pytest.File):
+    """A benchmark file whose path holds a control or invisible character: one collection
+    error under an escaped node id (pytest would write the raw path into its terminal lines and
+    its --junitxml, which XML 1.0 cannot hold)."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        shown = display_path(self.config, self.path)
+        char = unsafe_char(shown)
+        assert char is not None
+        raise self.CollectError(
+            escape(f"{shown}: the benchmark file's path contains {describe_char(char)}: rename it")
+        )
+
+
+def benchmark_file_node(parent: pytest.Collector, path: Path) -> pytest.File:
+    """The node of one benchmark file (:class:`UnsafeFileName` when its path is unsafe)."""
+    shown = display_path(parent.config, path)
+    if unsafe_char(shown) is None:
+        return BenchmarkFile.from_parent(parent, path=path)
+    return UnsafeFileName.from_parent(parent, path=path, nodeid=escape(shown))
 
 
 class TaskNode(pytest.Collector):
