@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -199,11 +200,12 @@ def _add_marker(node: pytest.Item | pytest.Collector, name: str, doc: str) -> No
     if not _MARKER.fullmatch(name):
         return
     if name in _acting_markers(node.config):
-        node.warn(
+        warnings.warn(  # node.warn needs a line number, which a JSON file does not give
             pytest.PytestCollectionWarning(
-                f"{doc} {name!r} is not made a pytest marker: pytest or a plugin acts on "
-                f"markers named {name!r}"
-            )
+                f"{node.nodeid}: {doc} {name!r} is not made a pytest marker: pytest or a "
+                f"plugin acts on markers named {name!r}"
+            ),
+            stacklevel=1,
         )
         return
     known = {_marker_name(line) for line in node.config.getini("markers")}
