@@ -212,3 +212,58 @@ DATA_CASES = [
 ]
 
 CASES: list[Case] = [*ID_CASES, *NAME_CASES, *MARKER_CASES, *NUMBER_CASES, *DATA_CASES]
+
+
+def _one(crit: dict[str, Any]) -> str:
+    return _bench([{"id": "t", "criteria": [crit]}])
+
+
+def _x12_with_paid(paid: str) -> str:
+    from pytest_verial.x12.build import claims_835, interchange
+
+    body = [s.replace("*120.00*25.00", f"*{paid}*25.00") for s in claims_835(1)]
+    return interchange([("835", "005010X221A1", body)])
+
+
+_X12_CRIT = {"id": "x", "assertion": {"assert": "x12-response", "transaction": "835",
+                                      "fields": [{"path": "CLP04", "expected": 120}]}}
+_HL7 = "MSH|^~\\&|A|B|C|D|20240101120000||ORU^R01|1|P|2.5\rPID|1||MRN1||{name}^MARIA\r" \
+       "OBX|1|NM|GLU||{value}|mg/dL\r"
+_HL7_CRIT = {"id": "h", "assertion": {"assert": "hl7-structural",
+                                      "correlate_by": {"message_type": "ORU"},
+                                      "fields": [{"path": "PID.5.1", "expected": "CHEN"},
+                                                 {"path": "OBX.5", "expected": 40, "op": "gte"}]}}
+_FHIR_OBS = json.dumps({"resourceType": "Observation", "id": "o1", "status": "final",
+                        "code": {"text": "glucose"},
+                        "valueQuantity": {"value": 42, "unit": "mg/dL"}})
+
+FORMAT_CASES = [
+    Case("x12-amount-arabic-indic", "x12",
+         {"b.verial.json": _one(_X12_CRIT), "sandbox/t/x12/r.x12": _x12_with_paid("١٢٠.٠٠")},
+         "0 of 1 fields passed", criterion="t::x"),
+    Case("x12-amount-underscore", "x12",
+         {"b.verial.json": _one(_X12_CRIT), "sandbox/t/x12/r.x12": _x12_with_paid("1_20")},
+         "0 of 1 fields passed", criterion="t::x"),
+    Case("hl7-file-name-newline-ansi-value", "hl7",
+         {"b.verial.json": _one(_HL7_CRIT),
+          "sandbox/t/hl7_outbound/a\nb\x1b.hl7": _HL7.format(name="CH\x1b[31mEN", value="42")},
+         "hl7_outbound/a\\nb\\x1b.hl7: binary data (byte 0x1b)", criterion="t::h"),
+    Case("hl7-value-bidi-and-arabic-digits", "hl7",
+         {"b.verial.json": _one(_HL7_CRIT),
+          "sandbox/t/hl7_outbound/m\u202e.hl7": _HL7.format(name="CH\u202eEN", value="٤٢")},
+         "0 of 2 fields passed", criterion="t::h"),
+    Case("fhir-search-number-arabic-indic", "fhir",
+         {"b.verial.json": _one({"id": "q", "assertion": {
+             "assert": "fhir-resource-state", "resource_type": "Observation",
+             "search": {"value-quantity": "gt٤٠"}}}),
+          "sandbox/t/fhir/o.json": _FHIR_OBS},
+         "invalid quantity search value", criterion="t::q"),
+    Case("fhir-search-number-nan", "fhir",
+         {"b.verial.json": _one({"id": "q", "assertion": {
+             "assert": "fhir-resource-state", "resource_type": "Observation",
+             "search": {"value-quantity": "gtNaN"}}}),
+          "sandbox/t/fhir/o.json": _FHIR_OBS},
+         "invalid quantity search value", criterion="t::q"),
+]
+
+CASES += FORMAT_CASES
