@@ -138,7 +138,7 @@ def values_equal(expected: Any, actual: Any) -> bool:
 
 def _instant(value: Any) -> datetime | None:
     """An ISO 8601 date or date-time as an aware datetime (naive = UTC; partial dates ok)."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not value.isascii():  # "٢٠٢٤-٠١" is not a date
         return None
     text = value.strip()
     try:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from core_support import REPO, Project, portal_criterion, run_subprocess
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_verial.checks import CheckRegistry, builtin_checks
@@ -346,3 +346,29 @@ def test_portal_row_with_arabic_digits_does_not_match_a_number(pytester: pytest.
     result = pytester.runpytest_subprocess("-p", "no:randomly")
     result.assert_outcomes(failed=1)
     assert "'٤٢'" in result.stdout.str() or "\\u0664" in result.stdout.str()
+
+
+@pytest.mark.parametrize("text", ["٢٠٢٤", "٢٠٢٤-٠١-٠٥", "２０２４-01-05"])
+def test_dates_in_other_scripts_digits_are_not_dates(text: str) -> None:
+    assert not compare(FieldSpec(path="x", expected="2000-01-01", op="gt"), text)
+    from pytest_verial.fhir.values import date_range
+
+    assert date_range(text) is None
+
+
+@settings(deadline=None)  # the first example builds the check registry
+@given(st.text(min_size=1, max_size=12), st.sampled_from(WHERE))
+def test_any_id_loads_or_gives_printable_one_line_problems(text: str, where: str) -> None:
+    """Whatever an id holds, the loader never crashes and never shows a character raw."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "b.verial.json"
+        path.write_text(json.dumps(_bad_id_benchmark(where, text)), "utf-8", errors="surrogatepass")
+        try:
+            load_benchmark(path, builtin_registry())
+        except BenchmarkFileError as exc:
+            for problem in exc.problems:
+                assert str(problem).isprintable(), repr(str(problem))
+        else:
+            assert unsafe_id_char(text) is None

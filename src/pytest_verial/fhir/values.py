@@ -137,7 +137,8 @@ def parse_string(value: str, modifier: str | None) -> Callable[[list[str]], bool
 
 _DATE = re.compile(
     r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?"
-    r"(Z|[+-]\d{2}:\d{2})?)?)?)?"
+    r"(Z|[+-]\d{2}:\d{2})?)?)?)?",
+    re.ASCII,  # FHIR dates are ASCII digits; \d alone also takes "٢٠٢٤"
 )
 
 
