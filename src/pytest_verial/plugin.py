@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from . import hooks
-from .collect import BenchmarkFile, CriterionItem, TaskNode
+from .collect import CriterionItem, TaskNode, benchmark_file_node
 from .engine import base_record, now_iso
 from .errors import CriterionError, RunConfigError, SourceError
 from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
@@ -95,10 +95,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.stash[SANDBOXES].close()
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BenchmarkFile | None:
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
     settings = parent.config.stash[SETTINGS]
     if is_benchmark_file(file_path, settings.patterns):
-        return BenchmarkFile.from_parent(parent, path=file_path)
+        return benchmark_file_node(parent, file_path)
     return None
 
 
