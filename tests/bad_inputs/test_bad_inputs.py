@@ -116,7 +116,6 @@ def _child_env(extra: dict[str, str]) -> dict[str, str]:
 def _run(path: Path, args: tuple[str, ...], env: dict[str, str], timeout: float) -> Session:
     command = [
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA",
-        "--continue-on-collection-errors",  # collect cases must not cancel their neighbours
         "--verial-report", "report.json", "--verial-junit", "junit.xml",
         "--junitxml", "pytest-junit.xml", *args,
     ]  # fmt: skip
