@@ -13,7 +13,7 @@ variables::
         # bearer: token_env: FHIR_TOKEN
         timeout: 10        # seconds per request
         retries: 3         # on 429 and 5xx, with exponential backoff (Retry-After honoured)
-        max_pages: 50      # Bundle.link[next] pages followed at most
+        max_pages: 50      # pages read at most; a check needing every result errs beyond
 
 Each distinct search is sent once per task run and its pages kept, so criteria that share a
 search share its requests; later pages are fetched only when a criterion needs more than the
@@ -229,11 +229,36 @@ class LiveFhir:
             except CriterionError as exc:
                 state.error = exc
                 raise
+            if need_all:
+                self._complete_or_raise(query, state)
         resources = list(state.resources)
         total = state.total if state.total is not None else len(resources)
         if query.count is not None:
             resources = resources[: query.count]
         return SearchResult(resources, total)
+
+    def _complete_or_raise(self, query: Query, state: _Search) -> None:
+        """Refuse to answer from a partial result when paging stopped at ``max_pages``.
+
+        A check that needs every result (``any``, ``all``, ``none``, ``count``) scored on the
+        pages read so far would pass silently on data it never saw (docs/fhir.md, Sources).
+        The search itself stays cached: ``match: first`` still uses its first page.
+        """
+        read = len(state.resources)
+        if not state.next_url or (query.count is not None and read >= query.count):
+            return
+        if state.total is not None and read >= state.total:
+            return
+        of = (
+            f"read {read} of {state.total} results"
+            if state.total is not None
+            else f"read {read} results, of at least {read + 1}; more pages remained"
+        )
+        raise SourceError(
+            f"FHIR search {query.text()} on {self.base_url} stopped at max_pages "
+            f"{self.max_pages} before the last page: {of}; raise sources.fhir.max_pages "
+            "or narrow the search"
+        )
 
     def _fetch(self, query: Query, url: str, state: _Search) -> None:
         bundle = self._get(url)
