@@ -35,8 +35,7 @@ from ..errors import CheckError, CriterionError, SourceError
 from ..secrets import register
 from .index import SearchResult
 from .query import Query
-
-AUTH_KINDS = ("none", "bearer", "client_credentials", "google")
+from .settings import AUTH_KINDS, check_settings
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 
@@ -70,7 +69,8 @@ class LiveFhir:
 
     kind = "live"
 
-    def __init__(self, settings: dict[str, Any]) -> None:
+    def __init__(self, settings: dict[str, Any], where: str = "run.yaml") -> None:
+        settings = check_settings(settings, where)
         base = settings.get("base_url") or settings.get("fhir_base_url")
         if settings.get("base_url_env"):
             base = _env(settings, "base_url")
