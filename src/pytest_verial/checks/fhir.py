@@ -23,7 +23,8 @@ Our extensions (all optional):
   evidence and do not change the score. ``sources.fhir.validation`` in run.yaml sets it for
   every criterion of the run.
 
-Score: no target -> 0, else passed items / all items (1.0 with none asked).
+Score: no target -> 0, else passed items / all items (1.0 with none asked); ``match: none``
+is one item, ``count`` one more (docs/fhir.md, Score and evidence).
 """
 
 from __future__ import annotations
