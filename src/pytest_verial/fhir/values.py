@@ -61,12 +61,7 @@ def index_token(elements: list[Any]) -> list[tuple[str | None, str, str]]:
             out.append((None, str(el), str(el)))
         elif isinstance(el, dict):
             if "coding" in el or "text" in el and "code" not in el and "value" not in el:
-                text = el.get("text") or ""
-                for coding in el.get("coding") or []:
-                    if isinstance(coding, dict):
-                        out.append(_coding(coding, text))
-                if not el.get("coding") and text:
-                    out.append((None, "", text))
+                out.extend(_concept(el))
             elif "code" in el or "system" in el and "value" not in el:
                 out.append(_coding(el, ""))
             elif "value" in el:
@@ -81,6 +76,25 @@ def index_token(elements: list[Any]) -> list[tuple[str | None, str, str]]:
 
 def _coding(coding: dict[str, Any], text: str) -> tuple[str | None, str, str]:
     return (coding.get("system"), str(coding.get("code", "")), coding.get("display") or text)
+
+
+def _concept(concept: dict[str, Any]) -> list[tuple[str | None, str, str]]:
+    """Triples of a CodeableConcept: each coding with its display, and with ``text`` too.
+
+    ``:text`` matches ``CodeableConcept.text`` as well as any ``Coding.display`` (R4 search,
+    token ``:text``), so a text that differs from the displays gets its own triple per coding
+    (same system and code, so code searches and sorting see nothing new).
+    """
+    text = concept.get("text")
+    text = text if isinstance(text, str) else ""
+    codings = [c for c in concept.get("coding") or [] if isinstance(c, dict)]
+    out = [_coding(c, text) for c in codings]
+    if text and all(t != text for _, _, t in out):
+        if codings:
+            out.extend((s, c, text) for s, c, _ in out[: len(codings)])
+        else:
+            out.append((None, "", text))
+    return out
 
 
 TokenKeys = list[tuple[str | None, str, str]]

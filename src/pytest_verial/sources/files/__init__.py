@@ -9,6 +9,7 @@
         endpoint: http://127.0.0.1:9023     # optional; else STORAGE_EMULATOR_HOST, else Google
         project: my-project                 # optional
         timeout: 30                         # seconds per request (and retry budget)
+        deadline: 60                        # seconds for all requests of one task run
         page_size: 1000                     # objects per listing page
         max_read_bytes: 16777216            # larger files are never read (disk and GCS)
 
@@ -25,7 +26,9 @@ from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, FilesSourc
 from .disk import DirectoryFiles
 from .gcs import GCSFiles
 
-_KEYS = {"bucket", "prefix", "endpoint", "project", "timeout", "page_size", "max_read_bytes"}
+_KEYS = {
+    "bucket", "prefix", "endpoint", "project", "timeout", "deadline", "page_size", "max_read_bytes"
+}
 
 
 def _number(settings: dict[str, Any], key: str, default: float, kind: type = float) -> Any:
@@ -76,6 +79,7 @@ def from_sandbox(sandbox: Any) -> BaseFilesSource:
         endpoint=settings.get("endpoint"),
         project=settings.get("project"),
         timeout=_number(settings, "timeout", 30.0),
+        deadline=_number(settings, "deadline", 60.0),
         page_size=_number(settings, "page_size", 1000, int),
         max_read_bytes=limit,
     )
