@@ -11,13 +11,13 @@ the line or entry, for every criterion that reads the snapshot.
 from __future__ import annotations
 
 import gc
-import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import SourceError
+from ..safeparse import DataError, load_json
 from ..sources.jsonfiles import read_json
 from .definitions import resource_types
 from .index import FhirIndex, SearchResult
@@ -92,9 +92,10 @@ def _parse_lines(path: Path, handle: Any) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SourceError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+            row = load_json(line, str(path))
+        except DataError as exc:
+            raise SourceError(f"{path}:{lineno}: {exc.problem}") from None
+        yield lineno, row
 
 
 class FhirSnapshot:

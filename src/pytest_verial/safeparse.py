@@ -1,0 +1,230 @@
+"""Parsing JSON and YAML that may be hostile: bounded depth, size, numbers and aliases.
+
+Every JSON or YAML text the plugin reads (benchmark files, ``run.yaml``, FHIR snapshots, portal
+rows, voice turns, X12 and HL7 records, the agent's output, files it wrote, judge replies) goes
+through :func:`load_json` or :func:`load_yaml`. What is refused, and why (docs/limits.md):
+
+- **nesting deeper than** :data:`MAX_DEPTH` levels: libyaml's C loader recurses in C and kills
+  the process (a segfault, under xdist every worker) on ~100,000 nested ``[``; Python's ``json``
+  raises ``RecursionError``. The depth is measured *before* parsing: for JSON by a scan of the
+  brackets outside strings, for YAML from libyaml's event stream (a state machine, no recursion);
+- **integers longer than** :data:`MAX_INT_DIGITS` digits: Python refuses to read ints of more
+  than 4,300 digits, and ints past ~10**308 cannot be compared with floats;
+- **NaN and Infinity** (JSON's ``NaN``, ``1e999``; YAML's ``.nan``, ``.inf``): they compare
+  unequal to themselves and make a JSON report invalid JSON;
+- **YAML aliases** that expand past :data:`ALIAS_BUDGET` values (a "billion laughs" bomb) or that
+  refer to themselves (a cycle): everything after loading walks the expanded tree.
+
+Errors are :class:`DataError`: ``problem`` is one line, ``line`` is 1-based when known, and
+``str()`` is ``"<where>:<line>: <problem>"``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+
+#: deepest nesting of lists/mappings accepted in any JSON or YAML text
+MAX_DEPTH = 200
+#: longest integer accepted, in digits (10**300 still converts to a float)
+MAX_INT_DIGITS = 300
+#: YAML aliases may repeat one object many times; expansion past this many values is refused
+ALIAS_BUDGET = 100_000
+
+_CLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+_OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSE_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+class DataError(ValueError):
+    """A JSON/YAML text refused or invalid; ``str()`` names where (and the line when known)."""
+
+    def __init__(
+        self, where: str, problem: str, line: int | None = None, column: int | None = None
+    ) -> None:
+        self.where = where
+        self.problem = problem
+        self.line = line
+        #: 1-based column of a syntax error (also quoted in ``problem``), when known
+        self.column = column
+        super().__init__(f"{where}{f':{line}' if line else ''}: {problem}")
+
+
+def too_deep(line: int | None = None) -> str:
+    """The one-line problem for nesting past :data:`MAX_DEPTH`."""
+    return f"nested deeper than {MAX_DEPTH} levels; refused (the limit is {MAX_DEPTH})"
+
+
+# -- depth, measured before parsing ----------------------------------------------------------
+
+
+def json_depth_error(text: str) -> int | None:
+    """None when ``text``'s brackets nest at most :data:`MAX_DEPTH` deep, else the 1-based line
+    where they first go deeper. Brackets inside strings do not count."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return text.count("\n", 0, match.start()) + 1
+        elif token in "]}":
+            depth = max(0, depth - 1)
+    return None
+
+
+def yaml_depth_error(text: str) -> int | None:
+    """None when ``text`` (YAML) nests at most :data:`MAX_DEPTH` deep, else the line where it
+    goes deeper. Uses libyaml's event parser, which does not recurse; syntax errors are left
+    for the loader to report with its own message."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_CLoader):
+            if isinstance(event, _OPEN_EVENTS):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return event.start_mark.line + 1 if event.start_mark else None
+            elif isinstance(event, _CLOSE_EVENTS):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None
+
+
+# -- numbers ---------------------------------------------------------------------------------
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Refused(f"the non-finite number {name} is not accepted (NaN and Infinity are refused)")
+
+
+def _parse_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _Refused(f"an integer of {digits:,} digits is longer than {MAX_INT_DIGITS}; refused")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {text[:40]} is out of range (not a finite float); refused")
+    return value
+
+
+class _Refused(ValueError):
+    """Raised inside the JSON decoder's number hooks; turned into a DataError."""
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def load_json(
+    text: str,
+    where: str,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
+    """``json.loads`` that refuses deep nesting, NaN/Infinity and huge integers (DataError).
+
+    Syntax errors are DataErrors too: ``"<where>:<line>: invalid JSON: <msg> (column N)"``.
+    """
+    line = json_depth_error(text)
+    if line is not None:
+        raise DataError(where, too_deep(), line)
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=object_pairs_hook,
+            parse_constant=_refuse_constant,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+        )
+    except json.JSONDecodeError as exc:
+        problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
+        raise DataError(where, problem, exc.lineno, exc.colno) from None
+    except _Refused as exc:
+        raise DataError(where, str(exc)) from None
+    except RecursionError:  # backstop: the scan above should have refused it
+        raise DataError(where, too_deep()) from None
+
+
+def check_yaml_text(text: str, where: str) -> None:
+    """Refuse YAML nesting past :data:`MAX_DEPTH` before any recursive loader sees ``text``."""
+    line = yaml_depth_error(text)
+    if line is not None:
+        raise DataError(where, too_deep(), line)
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """``yaml.safe_load`` (libyaml when available) with the limits above (DataError)."""
+    check_yaml_text(text, where)
+    try:
+        data = yaml.load(text, Loader=_CLoader)  # noqa: S506 - a safe loader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or str(exc).splitlines()[0]
+        context = f" ({exc.context})" if exc.context else ""
+        line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise DataError(where, f"invalid YAML: {problem}{context}", line, column) from None
+    except yaml.YAMLError as exc:
+        raise DataError(where, f"invalid YAML: {str(exc).splitlines()[0]}") from None
+    except ValueError as exc:  # an int past Python's 4,300-digit limit
+        raise DataError(where, f"invalid YAML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise DataError(where, too_deep()) from None
+    check_tree(data, where)
+    return data
+
+
+def check_tree(data: Any, where: str) -> None:
+    """Refuse alias bombs, cycles, non-finite floats and huge ints in loaded YAML data.
+
+    Shared objects (YAML aliases) are visited once; ``expanded`` counts what a walk of the
+    expanded tree would visit. Iterative, so any depth is safe.
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    written = 0
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, done = stack.pop()
+        if isinstance(node, (dict, list)):
+            key = id(node)
+            children = list(node.values()) + list(node) if isinstance(node, dict) else node
+            if done:
+                on_path.discard(key)
+                sizes[key] = 1 + sum(sizes.get(id(c), 1) for c in children)
+                if sizes[key] > max(ALIAS_BUDGET, 10 * written):
+                    raise DataError(
+                        where,
+                        f"YAML aliases expand {written:,} written values past {sizes[key]:,}; "
+                        "refused (an alias bomb?)",
+                    )
+                continue
+            if key in on_path:
+                raise DataError(where, "a YAML alias refers to a value containing itself; refused")
+            if key in sizes:
+                continue
+            on_path.add(key)
+            written += 1 + len(children)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+        else:
+            _check_scalar(node, where)
+
+
+def _check_scalar(value: Any, where: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise DataError(
+            where, f"the non-finite number {value} is not accepted (NaN and Infinity are refused)"
+        )
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 997:
+        raise DataError(where, f"an integer longer than {MAX_INT_DIGITS} digits; refused")
