@@ -228,3 +228,35 @@ def _check_scalar(value: Any, where: str) -> None:
         )
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 997:
         raise DataError(where, f"an integer longer than {MAX_INT_DIGITS} digits; refused")
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def strict_json_value(value: Any, _path: frozenset[int] = frozenset()) -> Any:
+    """A copy of ``value`` that ``json.dumps(..., allow_nan=False)`` always accepts.
+
+    The JSON report must be strict JSON whatever the data held: a non-finite float becomes the
+    string ``"NaN"``/``"Infinity"``/``"-Infinity"``, an int too long to print its digits
+    becomes a short description, a container holding itself becomes ``"<cycle>"``, and keys
+    that are not strings become their ``str()`` (docs/reports.md).
+    """
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
+        return f"<integer of {value.bit_length():,} bits>"
+    if isinstance(value, (dict, list, tuple)):
+        if id(value) in _path:
+            return "<cycle>"
+        inner = _path | {id(value)}
+        if isinstance(value, dict):
+            return {
+                (k if isinstance(k, str) else str(strict_json_value(k, inner))): strict_json_value(
+                    v, inner
+                )
+                for k, v in value.items()
+            }
+        return [strict_json_value(item, inner) for item in value]
+    return value

@@ -63,7 +63,8 @@ def _phrase_row(phrase: str, text: str, spec: OutputMatch, present: bool) -> dic
 
 
 def _regex_row(pattern: str, text: str, present: bool) -> dict[str, JsonValue]:
-    hit = check_regex(pattern).search(text)
+    field = "regex" if present else "not_regex"  # the pattern itself is not quoted
+    hit = check_regex(pattern).search(text, field, "the output")
     return {
         "path": f"{'regex' if present else 'not_regex'}[{pattern}]",
         "expected": "match" if present else "no match",

@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..safeparse import strict_json_value
+
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so readers never see a half-written file."""
@@ -29,7 +31,9 @@ def write_atomic(path: Path, text: str) -> None:
 
 def write_json_report(path: Path, report: dict[str, Any]) -> None:
     """Serialise and write the report."""
-    write_atomic(path, json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
+    report = strict_json_value(report)  # strict JSON whatever the data held (no NaN)
+    text = json.dumps(report, indent=2, ensure_ascii=False, default=str, allow_nan=False)
+    write_atomic(path, text + "\n")
 
 
 def read_report(path: str | Path) -> dict[str, Any]:

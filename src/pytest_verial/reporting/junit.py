@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from ..safeparse import strict_json_value
 from .json_report import write_atomic
 
 
@@ -85,7 +86,7 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
                     case, "failure", message=message, type="error" if status == "error" else status
                 )
                 if not scored and c["evidence"]:
-                    failure.text = json.dumps(c["evidence"], indent=2, default=str)
+                    failure.text = json.dumps(strict_json_value(c["evidence"]), indent=2, default=str)
             elif status in ("skipped", "deselected", "not_run"):
                 reason = status if scored else (c["details"] or status)
                 ET.SubElement(case, "skipped", message=reason)
