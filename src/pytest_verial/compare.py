@@ -99,7 +99,8 @@ class BoundedPattern:
         self.pattern = pattern
 
     def search(self, text: str, field: str = "regex", source: str = "the text") -> Any:
-        """``regex.search`` with the timeout; a RegexTimeout names ``field`` and ``source``."""
+        """``regex.search`` with the timeout; a RegexTimeout names the criterion's ``field``
+        and the ``source`` searched, never the pattern (it may hold an expected value)."""
         try:
             return self._compiled.search(text, timeout=REGEX_TIMEOUT)
         except TimeoutError:
@@ -189,7 +190,7 @@ def compare(spec: FieldSpec, actual: Any) -> bool:
             return any(values_equal(expected, item) for item in actual)
         return isinstance(actual, str) and str(expected) in actual
     if op == "regex":
-        found = _compile(str(expected)).search(_text(actual), spec.path, f"field {spec.path!r}")
+        found = _compile(str(expected)).search(_text(actual), spec.path, "its value")
         return found is not None
     if op == "in":
         return any(values_equal(item, actual) for item in expected or [])  # type: ignore[union-attr]

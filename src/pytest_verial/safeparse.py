@@ -56,9 +56,23 @@ class DataError(ValueError):
         super().__init__(f"{where}{f':{line}' if line else ''}: {problem}")
 
 
-def too_deep(line: int | None = None) -> str:
+def too_deep() -> str:
     """The one-line problem for nesting past :data:`MAX_DEPTH`."""
-    return f"nested deeper than {MAX_DEPTH} levels; refused (the limit is {MAX_DEPTH})"
+    return f"nested deeper than {MAX_DEPTH} levels of lists/mappings; refused"
+
+
+def too_long_int(digits: int | None = None) -> str:
+    """The one-line problem for an integer past :data:`MAX_INT_DIGITS` digits."""
+    size = f"of {digits:,} digits " if digits else ""
+    return f"an integer {size}is longer than {MAX_INT_DIGITS} digits; refused"
+
+
+def yaml_value_problem(exc: ValueError) -> str:
+    """The problem for a ValueError out of a YAML constructor (a huge int, a bad date)."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "integer string conversion" in text:
+        return too_long_int()
+    return f"invalid YAML: {text}"
 
 
 # -- depth, measured before parsing ----------------------------------------------------------
@@ -109,7 +123,7 @@ def _refuse_constant(name: str) -> Any:
 def _parse_int(text: str) -> int:
     digits = len(text.lstrip("-"))
     if digits > MAX_INT_DIGITS:
-        raise _Refused(f"an integer of {digits:,} digits is longer than {MAX_INT_DIGITS}; refused")
+        raise _Refused(too_long_int(digits))
     return int(text)
 
 
@@ -176,8 +190,8 @@ def load_yaml(text: str, where: str) -> Any:
         raise DataError(where, f"invalid YAML: {problem}{context}", line, column) from None
     except yaml.YAMLError as exc:
         raise DataError(where, f"invalid YAML: {str(exc).splitlines()[0]}") from None
-    except ValueError as exc:  # an int past Python's 4,300-digit limit
-        raise DataError(where, f"invalid YAML: {str(exc).splitlines()[0]}") from None
+    except ValueError as exc:  # an int past Python's 4,300-digit limit, a bad date
+        raise DataError(where, yaml_value_problem(exc)) from None
     except RecursionError:
         raise DataError(where, too_deep()) from None
     check_tree(data, where)
@@ -205,7 +219,7 @@ def check_tree(data: Any, where: str) -> None:
                 if sizes[key] > max(ALIAS_BUDGET, 10 * written):
                     raise DataError(
                         where,
-                        f"YAML aliases expand {written:,} written values past {sizes[key]:,}; "
+                        f"YAML aliases expand {written:,} written values to over {sizes[key]:,}; "
                         "refused (an alias bomb?)",
                     )
                 continue
@@ -227,7 +241,7 @@ def _check_scalar(value: Any, where: str) -> None:
             where, f"the non-finite number {value} is not accepted (NaN and Infinity are refused)"
         )
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 997:
-        raise DataError(where, f"an integer longer than {MAX_INT_DIGITS} digits; refused")
+        raise DataError(where, too_long_int())
 
 
 # -- writing ---------------------------------------------------------------------------------

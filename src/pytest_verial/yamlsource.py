@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from .safeparse import ALIAS_BUDGET, DataError, check_tree, check_yaml_text, load_json
+from .safeparse import ALIAS_BUDGET, DataError, check_tree, check_yaml_text, load_json, yaml_value_problem
 
 __all__ = ["ALIAS_BUDGET", "LineMap", "ParseError", "parse"]
 
@@ -163,8 +163,8 @@ def _load_yaml(text: str) -> tuple[Any, LineMap]:
         raise ParseError(f"invalid YAML: {problem}{context}", line) from None
     except yaml.YAMLError as exc:
         raise ParseError(f"invalid YAML: {exc}", None) from None
-    except ValueError as exc:  # an int past Python's 4,300-digit limit
-        raise ParseError(f"invalid YAML: {str(exc).splitlines()[0]}", None) from None
+    except ValueError as exc:  # an int past Python's 4,300-digit limit, a bad date
+        raise ParseError(yaml_value_problem(exc), None) from None
     except RecursionError:
         raise ParseError("invalid YAML: nested too deeply", None) from None
     finally:

@@ -49,7 +49,9 @@ def parse_json(text: str) -> Parsed:
         where += f", column {exc.column}" if exc.column else ""
         invalid = exc.problem.startswith("invalid JSON: ")
         problem = exc.problem.removeprefix("invalid JSON: ").split(" (column ")[0]
-        return Parsed(None, f"{'invalid ' if invalid else ''}JSON{where}: {problem}", not invalid)
+        if not invalid:  # refused (safeparse): the problem says it all
+            return Parsed(None, exc.problem + (f" (line {exc.line})" if exc.line else ""), True)
+        return Parsed(None, f"invalid JSON{where}: {problem}")
 
 
 def parse_yaml(text: str) -> Parsed:
@@ -61,7 +63,9 @@ def parse_yaml(text: str) -> Parsed:
         where += f", column {exc.column}" if exc.column else ""
         invalid = exc.problem.startswith("invalid YAML: ")
         problem = exc.problem.removeprefix("invalid YAML: ")
-        return Parsed(None, f"{'invalid ' if invalid else ''}YAML{where}: {problem}", not invalid)
+        if not invalid:  # refused (safeparse): the problem says it all
+            return Parsed(None, exc.problem + (f" (line {exc.line})" if exc.line else ""), True)
+        return Parsed(None, f"invalid YAML{where}: {problem}")
     if not isinstance(value, (dict, list)):
         return Parsed(value, f"YAML parses to a {type(value).__name__}, not a mapping or a list")
     return Parsed(value, None)

@@ -164,7 +164,7 @@ def _row(spec: FieldSpec, negated: bool, file: _File) -> dict[str, JsonValue]:
 def _snippet(text: str, spec: FieldSpec) -> str:
     """A short excerpt for evidence: around the match, else the file's start."""
     if spec.op == "regex":
-        found = check_regex(str(spec.expected)).search(text, spec.path, "the file")
+        found = check_regex(str(spec.expected)).search(text, "regex", "the file's text")
         start = found.start() if found else -1
     else:
         start = text.find(str(spec.expected))
