@@ -29,7 +29,7 @@ Score: no target -> 0, else passed items / all items (1.0 with none asked).
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, JsonValue
 
@@ -66,7 +66,7 @@ class FhirResourceState(AssertionSpec):
     search: dict[str, JsonValue] = Field(default_factory=dict)
     fields: list[FhirField] = Field(default_factory=list)
     match: Literal["first", "any", "all", "none"] = "first"
-    count: int | CountSpec | None = None
+    count: Annotated[int, Field(ge=0)] | CountSpec | None = None  # a negative count is refused
     changed_since_baseline: bool = False
     validation: Literal["R4B", "R5"] | None = None
 

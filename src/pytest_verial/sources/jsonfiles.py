@@ -27,6 +27,9 @@ def read_text(path: Path) -> str:
 def read_json(path: Path) -> Any:
     """Parse a JSON file; errors name the file, line and column."""
     text = read_text(path)
+    if not text.strip():
+        size = "0 bytes" if not text else "only blank space"
+        raise SourceError(f"{path}: empty file ({size}): no JSON in it")
     try:
         return load_json(text, str(path))
     except DataError as exc:
