@@ -228,4 +228,53 @@ CASES: list[Case] = [
     _crit("parse-sftp-ndjson-nan", "files", SFTP_NDJSON, {"sftp/out/a.ndjson": '{"a": NaN}\n'}, NAN),
     _crit("parse-sftp-json-int", "files", SFTP_JSON, {"sftp/out/a.json": lambda: '{"a": ' + "4" * 5000 + "}"}, HUGE),
     _crit("parse-sftp-regex-redos", "files", SFTP_REGEX, {"sftp/out/a.txt": REDOS_TEXT}, "timed out after 2 s"),
+    # -- empty, truncated, binary and non-UTF-8 files ---------------------------------------
+    _crit(
+        "parse-hl7-zero-byte-file",
+        "hl7",
+        HL7,
+        {"hl7_outbound/a.hl7": b""},
+        "a.hl7: empty (0 bytes): no message in it",
+    ),
+    _crit(
+        "parse-hl7-bytes-outside-frames",
+        "hl7",
+        "{assert: hl7-structural, correlate_by: {MSH.9.1: ORU}}",
+        {"hl7_outbound/a.hl7": b"MSH|^~\\&|A|B|C|D|20260101||ORU^R01|1|P|2.5\r\x0b"
+         + b"MSH|^~\\&|A|B|C|D|20260101||ADT^A01|2|P|2.5\r\x1c\r"},
+        "characters outside MLLP frames (before frame 1) ignored",
+    ),
+    _crit("parse-x12-zero-byte-file", "x12", X12, {"x12/a.x12": b""}, "a.x12: empty file (0 bytes)"),
+    _crit("parse-fhir-zero-byte-json", "fhir", FHIR, {"fhir/p.json": b""}, "p.json: empty file (0 bytes)"),
+    _crit("parse-voice-zero-byte-turns", "voice", VOICE, {"voice/turns.json": b""}, "turns.json: empty file (0 bytes)"),
+    _crit("parse-portal-blank-json", "portal", PORTAL, {"portal/orders.json": " \n\n"}, "empty file (only blank space)"),
+    _crit("parse-voice-turns-non-utf8", "voice", VOICE, {"voice/turns.json": b'[{"speaker": "agent", "text": "h\xe9llo"}]'}, "not UTF-8 text"),
+    _crit("parse-portal-json-binary", "portal", PORTAL, {"portal/orders.json": b"\x00\x01\x02PK\x03\x04"}, "binary data where text was expected"),
+    _crit("parse-fhir-truncated-ndjson", "fhir", FHIR, {"fhir/p.ndjson": '{"resourceType": "Patient", "id": "p"}\n{"resourceType": "Pat'}, "p.ndjson:2: invalid JSON"),
+    _crit("parse-output-json-truncated", "output", OUT_SCHEMA, {"output.json": '{"a": [1, 2'}, "invalid JSON at line 1"),
+    _crit("parse-output-json-bom-nan", "output", OUT_SCHEMA, {"output.json": "\ufeff[NaN]"}, NAN),
+    # -- impossible numbers in criteria ------------------------------------------------------
+    _collect("parse-negative-fhir-count", {"b.verial.yaml": _bench(
+        "{assert: fhir-resource-state, resource_type: Patient, count: -1}")}, "greater than or equal to 0"),
+    _collect("parse-negative-count-spec", {"b.verial.yaml": _bench(
+        "{assert: fhir-resource-state, resource_type: Patient, count: {op: gte, expected: -1}}")},
+        "greater than or equal to 0"),
+    _collect("parse-negative-min-words", {"b.verial.yaml": _bench("{assert: output-length, min_words: -1}")},
+             "greater than or equal to 0"),
+    _collect("parse-negative-tolerance", {"b.verial.yaml": _bench(
+        "{assert: output-match, fields: [{path: a, op: approx, expected: 1, tolerance: -0.1}]}")},
+        "greater than or equal to 0"),
+    _collect("parse-negative-max-count", {"b.verial.yaml": _bench(
+        "{assert: sftp-file-present, pattern: '*.csv', max_count: -2}")}, "greater than or equal to 0"),
+    Case(
+        "parse-run-yaml-negative-fhir-pages",
+        "run.yaml",
+        {
+            "b.verial.yaml": _bench(FHIR),
+            "sandbox/run.yaml": "sources:\n  fhir:\n    base_url: http://127.0.0.1:9/\n    max_pages: -1\n",
+            "sandbox/t/.keep": "",
+        },
+        "sources.fhir.max_pages: expected a positive integer, got -1",
+        criterion="t::c",
+    ),
 ]
