@@ -25,6 +25,7 @@ import json
 import math
 import re
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 import yaml
@@ -38,6 +39,11 @@ ALIAS_BUDGET = 100_000
 
 _CLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_BRACKETS = re.compile(r"[\[\]{}]")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+#: texts that may hold a number the hooks must see: 301+ digits, or a 3-digit exponent
+_NUMBER_RISK = re.compile(r"\d{%d}|[eE][+-]?\d{3}" % (MAX_INT_DIGITS + 1))
 _OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSE_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
@@ -80,9 +86,16 @@ def yaml_value_problem(exc: ValueError) -> str:
 
 def json_depth_error(text: str) -> int | None:
     """None when ``text``'s brackets nest at most :data:`MAX_DEPTH` deep, else the 1-based line
-    where they first go deeper. Brackets inside strings do not count."""
+    where they first go deeper. Brackets inside strings do not count.
+
+    Fast path: strings are blanked and the brackets counted at C speed; only a text that is too
+    deep is scanned again, token by token, for the line.
+    """
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return None
+    steps = map(_STEP.__getitem__, _BRACKETS.findall(_JSON_STRING.sub("", text)))
+    if max(accumulate(steps), default=0) <= MAX_DEPTH:
+        return None  # (closers in excess can only hide depth from invalid JSON: json refuses it)
     depth = 0
     for match in _JSON_TOKEN.finditer(text):
         token = match.group()
@@ -92,7 +105,7 @@ def json_depth_error(text: str) -> int | None:
                 return text.count("\n", 0, match.start()) + 1
         elif token in "]}":
             depth = max(0, depth - 1)
-    return None
+    return 1
 
 
 def yaml_depth_error(text: str) -> int | None:
@@ -153,13 +166,12 @@ def load_json(
     line = json_depth_error(text)
     if line is not None:
         raise DataError(where, too_deep(), line)
+    numbers: dict[str, Any] = {}
+    if _NUMBER_RISK.search(text):  # rare: check every number (a Python call each)
+        numbers = {"parse_int": _parse_int, "parse_float": _parse_float}
     try:
         return json.loads(
-            text,
-            object_pairs_hook=object_pairs_hook,
-            parse_constant=_refuse_constant,
-            parse_int=_parse_int,
-            parse_float=_parse_float,
+            text, object_pairs_hook=object_pairs_hook, parse_constant=_refuse_constant, **numbers
         )
     except json.JSONDecodeError as exc:
         problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
