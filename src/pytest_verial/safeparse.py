@@ -52,13 +52,20 @@ class DataError(ValueError):
     """A JSON/YAML text refused or invalid; ``str()`` names where (and the line when known)."""
 
     def __init__(
-        self, where: str, problem: str, line: int | None = None, column: int | None = None
+        self,
+        where: str,
+        problem: str,
+        line: int | None = None,
+        column: int | None = None,
+        loc: tuple[Any, ...] | None = None,
     ) -> None:
         self.where = where
         self.problem = problem
         self.line = line
         #: 1-based column of a syntax error (also quoted in ``problem``), when known
         self.column = column
+        #: keys and indexes from the root to a refused value, when known
+        self.loc = loc
         super().__init__(f"{where}{f':{line}' if line else ''}: {problem}")
 
 
@@ -211,62 +218,76 @@ def load_yaml(text: str, where: str) -> Any:
 
 
 def check_tree(data: Any, where: str) -> None:
-    """Refuse alias bombs, cycles, non-finite floats and huge ints in loaded YAML data.
+    """Refuse alias bombs, cycles, non-finite floats and huge ints in loaded data.
 
     Shared objects (YAML aliases) are visited once; ``expanded`` counts what a walk of the
-    expanded tree would visit. Iterative, so any depth is safe.
+    expanded tree would visit. Iterative, so any depth is safe. A refused number's DataError
+    carries its ``loc`` (keys and indexes from the root), for callers that can name the field.
     """
     sizes: dict[int, int] = {}
     on_path: set[int] = set()
     written = 0
-    stack: list[tuple[Any, bool]] = [(data, False)]
+    stack: list[tuple[Any, bool, tuple[Any, ...]]] = [(data, False, ())]
     while stack:
-        node, done = stack.pop()
-        if isinstance(node, (dict, list)):
-            key = id(node)
-            children = list(node.values()) + list(node) if isinstance(node, dict) else node
-            if done:
-                on_path.discard(key)
-                sizes[key] = 1 + sum(sizes.get(id(c), 1) for c in children)
-                if sizes[key] > max(ALIAS_BUDGET, 10 * written):
-                    raise DataError(
-                        where,
-                        f"YAML aliases expand {written:,} written values to over {sizes[key]:,}; "
-                        "refused (an alias bomb?)",
-                    )
-                continue
-            if key in on_path:
-                raise DataError(where, "a YAML alias refers to a value containing itself; refused")
-            if key in sizes:
-                continue
-            on_path.add(key)
-            written += 1 + len(children)
-            stack.append((node, True))
-            stack.extend((child, False) for child in children)
-        else:
-            _check_scalar(node, where)
+        node, done, loc = stack.pop()
+        if not isinstance(node, (dict, list)):
+            _check_scalar(node, where, loc)
+            continue
+        key = id(node)
+        pairs = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        if done:
+            on_path.discard(key)
+            sizes[key] = 1 + sum(sizes.get(id(child), 1) for _, child in pairs)
+            if sizes[key] > max(ALIAS_BUDGET, 10 * written):
+                raise DataError(
+                    where,
+                    f"YAML aliases expand {written:,} written values to over {sizes[key]:,}; "
+                    "refused (an alias bomb?)",
+                )
+            continue
+        if key in on_path:
+            raise DataError(where, "a YAML alias refers to a value containing itself; refused")
+        if key in sizes:
+            continue
+        on_path.add(key)
+        written += 1 + len(pairs)
+        stack.append((node, True, loc))
+        if isinstance(node, dict):
+            for name in node:
+                _check_scalar(name, where, loc)
+        stack.extend((child, False, (*loc, step)) for step, child in reversed(pairs))
 
 
-def _check_scalar(value: Any, where: str) -> None:
+def _check_scalar(value: Any, where: str, loc: tuple[Any, ...] = ()) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise DataError(
-            where, f"the non-finite number {value} is not accepted (NaN and Infinity are refused)"
+            where,
+            f"the non-finite number {value} is not accepted (NaN and Infinity are refused)",
+            loc=loc,
         )
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 997:
-        raise DataError(where, too_long_int())
+        raise DataError(where, too_long_int(), loc=loc)
 
 
 # -- writing ---------------------------------------------------------------------------------
 
 
-def strict_json_value(value: Any, _path: frozenset[int] = frozenset()) -> Any:
+def strict_json_value(value: Any) -> Any:
     """A copy of ``value`` that ``json.dumps(..., allow_nan=False)`` always accepts.
 
     The JSON report must be strict JSON whatever the data held: a non-finite float becomes the
     string ``"NaN"``/``"Infinity"``/``"-Infinity"``, an int too long to print its digits
     becomes a short description, a container holding itself becomes ``"<cycle>"``, and keys
-    that are not strings become their ``str()`` (docs/reports.md).
+    that are not strings become their ``str()``, and a value nested past Python's recursion
+    limit becomes ``"<nested too deeply>"``.
     """
+    try:
+        return _strict(value, frozenset())
+    except RecursionError:
+        return "<nested too deeply>"
+
+
+def _strict(value: Any, _path: frozenset[int]) -> Any:
     if isinstance(value, float):
         if math.isfinite(value):
             return value
@@ -279,10 +300,8 @@ def strict_json_value(value: Any, _path: frozenset[int] = frozenset()) -> Any:
         inner = _path | {id(value)}
         if isinstance(value, dict):
             return {
-                (k if isinstance(k, str) else str(strict_json_value(k, inner))): strict_json_value(
-                    v, inner
-                )
+                (k if isinstance(k, str) else str(_strict(k, inner))): _strict(v, inner)
                 for k, v in value.items()
             }
-        return [strict_json_value(item, inner) for item in value]
+        return [_strict(item, inner) for item in value]
     return value

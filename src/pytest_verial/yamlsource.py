@@ -11,9 +11,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import json
+
 import yaml
 
-from .safeparse import ALIAS_BUDGET, DataError, check_tree, check_yaml_text, load_json, yaml_value_problem
+from .safeparse import (
+    ALIAS_BUDGET,
+    DataError,
+    check_tree,
+    check_yaml_text,
+    load_json,
+    yaml_value_problem,
+)
 
 __all__ = ["ALIAS_BUDGET", "LineMap", "ParseError", "parse"]
 
@@ -111,9 +120,18 @@ _LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 class ParseError(Exception):
     """The text is not valid YAML/JSON; ``line`` is 1-based when known."""
 
-    def __init__(self, message: str, line: int | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        line: int | None,
+        loc: tuple[Any, ...] | None = None,
+        root: Any = None,
+        lines: LineMap | None = None,
+    ) -> None:
         super().__init__(message)
         self.line = line
+        #: where a refused value sits (keys and indexes) in ``root``, whose lines are ``lines``
+        self.loc, self.root, self.lines = loc, root, lines
 
 
 def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
@@ -130,6 +148,8 @@ def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
         try:
             data = load_json(text, "", object_pairs_hook=pairs)
         except DataError as exc:
+            if exc.line is None:  # a refused number: find where it is, to name the field
+                _locate_refused_json(text)
             raise ParseError(exc.problem, exc.line) from None
         if duplicated:  # rare: find them (and every line) now, through the YAML parser
             try:
@@ -172,5 +192,20 @@ def _load_yaml(text: str) -> tuple[Any, LineMap]:
     try:
         check_tree(data, "")
     except DataError as exc:
-        raise ParseError(exc.problem, None) from None
+        lines = loader.line_map
+        line = lines.line_of(data, exc.loc) if exc.loc is not None else None
+        raise ParseError(exc.problem, line, exc.loc, data, lines) from None
     return data, loader.line_map
+
+
+def _locate_refused_json(text: str) -> None:
+    """Raise a ParseError locating the number ``load_json`` refused (NaN, 1e999, 400 digits);
+    return when it cannot be found (the caller reports it without a place)."""
+    try:  # the depth is known to be safe here: load_json checked it before refusing
+        data = json.loads(text)
+        check_tree(data, "")
+    except DataError as exc:
+        if exc.loc is not None:
+            raise ParseError(exc.problem, None, exc.loc, data, LineMap()) from None
+    except (ValueError, RecursionError):  # e.g. an int past Python's 4,300-digit limit
+        return

@@ -301,8 +301,8 @@ from pydantic import Field
 from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
 
 
-class Odd(AssertionSpec):
-    kind: Literal["odd"] = Field(alias="assert")
+class OddEvidence(AssertionSpec):
+    kind: Literal["odd-evidence"] = Field(alias="assert")
 
 
 def odd(spec, ctx):
@@ -316,7 +316,7 @@ def odd(spec, ctx):
 
 
 def pytest_verial_checks():
-    return [CheckSpec(name="odd", model=Odd, run=odd)]
+    return [CheckSpec(name="odd-evidence", model=OddEvidence, run=odd)]
 """
 
 
@@ -330,7 +330,7 @@ def test_report_is_strict_json_whatever_a_check_puts_in_evidence(
     project = Project(pytester.path)
     project.conftest(ODD_EVIDENCE)
     project.benchmark(
-        "odd", {"tasks": [{"id": "t", "criteria": [{"id": "c", "assertion": {"assert": "odd"}}]}]}
+        "odd", {"tasks": [{"id": "t", "criteria": [{"id": "c", "assertion": {"assert": "odd-evidence"}}]}]}
     )
     project.sandbox("t", {})
     result = pytester.runpytest("--verial-report", "report.json", "--verial-junit", "j.xml")
