@@ -1,8 +1,9 @@
 """``output-match``: phrases, patterns and (for JSON/YAML output) fields of the final output.
 
 - ``contains`` / ``not_contains``: substrings; case-insensitive unless ``case_sensitive``.
-- ``regex`` / ``not_regex``: patterns searched in the text (``re.search``; use ``(?m)`` etc.
-  inline for flags).
+- ``regex`` / ``not_regex``: patterns searched in the text (``re`` syntax, run by the ``regex``
+  package with ``compare.REGEX_TIMEOUT``: a search that runs longer is a criterion error; use
+  ``(?m)`` etc. inline for flags).
 - ``fields``: ``{path, expected, op}`` rows checked against the output parsed as JSON (or YAML),
   with the same paths and operators as every other check.
 
