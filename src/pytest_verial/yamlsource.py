@@ -149,7 +149,7 @@ def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
             data = load_json(text, "", object_pairs_hook=pairs)
         except DataError as exc:
             if exc.line is None:  # a refused number: find where it is, to name the field
-                _locate_refused_json(text)
+                _locate_refused_json(text, exc.problem)
             raise ParseError(exc.problem, exc.line) from None
         if duplicated:  # rare: find them (and every line) now, through the YAML parser
             try:
@@ -198,14 +198,14 @@ def _load_yaml(text: str) -> tuple[Any, LineMap]:
     return data, loader.line_map
 
 
-def _locate_refused_json(text: str) -> None:
-    """Raise a ParseError locating the number ``load_json`` refused (NaN, 1e999, 400 digits);
-    return when it cannot be found (the caller reports it without a place)."""
+def _locate_refused_json(text: str, problem: str) -> None:
+    """Raise a ParseError with ``problem`` at the number ``load_json`` refused (NaN, 1e999,
+    400 digits); return when it cannot be found (the caller reports it without a place)."""
     try:  # the depth is known to be safe here: load_json checked it before refusing
         data = json.loads(text)
         check_tree(data, "")
     except DataError as exc:
         if exc.loc is not None:
-            raise ParseError(exc.problem, None, exc.loc, data, LineMap()) from None
+            raise ParseError(problem, None, exc.loc, data, LineMap()) from None
     except (ValueError, RecursionError):  # e.g. an int past Python's 4,300-digit limit
         return

@@ -29,9 +29,9 @@ Score: no target -> 0, else passed items / all items (1.0 with none asked).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, field_validator
 
 from ..compare import MISSING, FieldSpec, field_result, fields_score
 from ..errors import CheckError
@@ -66,9 +66,17 @@ class FhirResourceState(AssertionSpec):
     search: dict[str, JsonValue] = Field(default_factory=dict)
     fields: list[FhirField] = Field(default_factory=list)
     match: Literal["first", "any", "all", "none"] = "first"
-    count: Annotated[int, Field(ge=0)] | CountSpec | None = None  # a negative count is refused
+    count: int | CountSpec | None = None
     changed_since_baseline: bool = False
     validation: Literal["R4B", "R5"] | None = None
+
+    @field_validator("count", mode="before")
+    @classmethod
+    def _count_not_negative(cls, value: Any) -> Any:
+        """A bare ``count`` below 0 can never be met: a collection error naming the field."""
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            raise ValueError(f"a count of resources cannot be negative, got {value}")
+        return value
 
 
 def actual_value(spec: FhirField, resource: dict[str, Any]) -> Any:

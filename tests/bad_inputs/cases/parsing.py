@@ -110,7 +110,7 @@ CASES: list[Case] = [
     _collect("parse-bench-yaml-deep-dashes", {"b.verial.yaml": lambda: "- " * 5000 + "x\n"}, DEEP_LINE),
     _collect("parse-bench-yaml-deep-map", {"b.verial.yaml": lambda: "tasks: " + "{a: " * DEEP}, DEEP_LINE),
     _collect("parse-bench-yaml-alias-bomb", {"b.verial.yaml": lambda: _bomb() + "tasks: []\n"}, BOMB),
-    _collect("parse-bench-yaml-alias-cycle", {"b.verial.yaml": "x: &a [*a]\ntasks: []\n"}, "containing itself"),
+    _collect("parse-bench-yaml-alias-cycle", {"b.verial.yaml": "x: &a [*a]\ntasks: []\n"}, "recursive node"),
     _collect("parse-bench-yaml-int-5000", {"b.verial.yaml": _bench_with("1" + "0" * 5000)}, HUGE),
     _collect("parse-bench-yaml-int-400", {"b.verial.yaml": _bench_with("9" * 400)}, HUGE),
     _collect("parse-bench-yaml-nan", {"b.verial.yaml": _bench_with(".nan")}, NAN),
@@ -228,6 +228,13 @@ CASES: list[Case] = [
     _crit("parse-sftp-ndjson-nan", "files", SFTP_NDJSON, {"sftp/out/a.ndjson": '{"a": NaN}\n'}, NAN),
     _crit("parse-sftp-json-int", "files", SFTP_JSON, {"sftp/out/a.json": lambda: '{"a": ' + "4" * 5000 + "}"}, HUGE),
     _crit("parse-sftp-regex-redos", "files", SFTP_REGEX, {"sftp/out/a.txt": REDOS_TEXT}, "timed out after 2 s"),
+    _crit(
+        "parse-sftp-glob-backtracking",
+        "files",
+        "{assert: sftp-file-present, pattern: 'out/" + "*a" * 12 + "b'}",
+        {"sftp/out/" + "a" * 200: "x"},
+        "0 files matching",
+    ),
     # -- empty, truncated, binary and non-UTF-8 files ---------------------------------------
     _crit(
         "parse-hl7-zero-byte-file",
@@ -255,7 +262,7 @@ CASES: list[Case] = [
     _crit("parse-output-json-bom-nan", "output", OUT_SCHEMA, {"output.json": "\ufeff[NaN]"}, NAN),
     # -- impossible numbers in criteria ------------------------------------------------------
     _collect("parse-negative-fhir-count", {"b.verial.yaml": _bench(
-        "{assert: fhir-resource-state, resource_type: Patient, count: -1}")}, "greater than or equal to 0"),
+        "{assert: fhir-resource-state, resource_type: Patient, count: -1}")}, "count of resources cannot be negative"),
     _collect("parse-negative-count-spec", {"b.verial.yaml": _bench(
         "{assert: fhir-resource-state, resource_type: Patient, count: {op: gte, expected: -1}}")},
         "greater than or equal to 0"),
