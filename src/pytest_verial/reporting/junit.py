@@ -86,7 +86,8 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
                     case, "failure", message=message, type="error" if status == "error" else status
                 )
                 if not scored and c["evidence"]:
-                    failure.text = json.dumps(strict_json_value(c["evidence"]), indent=2, default=str)
+                    evidence = strict_json_value(c["evidence"])
+                    failure.text = json.dumps(evidence, indent=2, default=str)
             elif status in ("skipped", "deselected", "not_run"):
                 reason = status if scored else (c["details"] or status)
                 ET.SubElement(case, "skipped", message=reason)

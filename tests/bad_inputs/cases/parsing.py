@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - a table of cases, one per line, reads better unwrapped
 """Hostile JSON/YAML and regexes in every format the plugin parses (issue 9, parsing).
 
 Deep nesting (libyaml segfaults, ``json`` recurses), integers of thousands of digits, NaN and
