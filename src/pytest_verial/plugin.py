@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from . import hooks
-from .collect import BenchmarkFile, CriterionItem, TaskNode
+from .collect import CriterionItem, TaskNode, benchmark_file_node
 from .engine import base_record, now_iso
 from .errors import CriterionError, RunConfigError, SourceError
 from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
+from .interrupts import TermAsInterrupt
 from .loader import is_benchmark_file
 from .reporting.recorder import Recorder
 from .settings import resolve, select_by_node_id
@@ -80,6 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
     judge_plugin.configure(config, config.stash[SETTINGS])
     config.pluginmanager.register(CollectionGuard(config), "verial-collection-guard")
     config.stash[SANDBOXES] = SandboxCache()
+    term = TermAsInterrupt()  # controller and workers alike: SIGTERM winds down as Ctrl-C does
+    if term.install():
+        config.pluginmanager.register(term, "verial-sigterm")
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
         config.pluginmanager.register(Recorder(config), "verial-recorder")
     if config.pluginmanager.hasplugin("xdist"):
@@ -91,10 +95,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.stash[SANDBOXES].close()
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BenchmarkFile | None:
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
     settings = parent.config.stash[SETTINGS]
     if is_benchmark_file(file_path, settings.patterns):
-        return BenchmarkFile.from_parent(parent, path=file_path)
+        return benchmark_file_node(parent, file_path)
     return None
 
 

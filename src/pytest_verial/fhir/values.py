@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ..compare import NUMBER_TEXT
 from ..errors import CheckError
 
 PREFIXES = ("eq", "ne", "gt", "lt", "ge", "le", "sa", "eb", "ap")
@@ -136,7 +137,8 @@ def parse_string(value: str, modifier: str | None) -> Callable[[list[str]], bool
 
 _DATE = re.compile(
     r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?"
-    r"(Z|[+-]\d{2}:\d{2})?)?)?)?"
+    r"(Z|[+-]\d{2}:\d{2})?)?)?)?",
+    re.ASCII,  # FHIR dates are ASCII digits; \d alone also takes "٢٠٢٤"
 )
 
 
@@ -244,6 +246,8 @@ def parse_date(value: str) -> Callable[[list[tuple[datetime, datetime]]], bool]:
 
 
 def _decimal(text: str, what: str) -> Decimal:
+    if not NUMBER_TEXT.fullmatch(text):  # ASCII digits only; no NaN, Infinity, 1_000
+        raise CheckError(f"invalid {what} search value {text!r}")
     try:
         return Decimal(text)
     except InvalidOperation:
@@ -276,11 +280,15 @@ def index_number(elements: list[Any]) -> list[Decimal]:
     out: list[Decimal] = []
     for el in elements:
         v = el.get("value") if isinstance(el, dict) else el
+        if isinstance(v, str) and not NUMBER_TEXT.fullmatch(v.strip()):
+            continue  # "٤٢", "1_000", "NaN" are not FHIR decimals (Decimal() takes them)
         if isinstance(v, (int, float, str, Decimal)) and not isinstance(v, bool):
             try:
-                out.append(Decimal(str(v)))
+                number = Decimal(str(v))
             except InvalidOperation:
                 continue
+            if number.is_finite():
+                out.append(number)
     return out
 
 
