@@ -8,8 +8,9 @@ through :func:`load_json` or :func:`load_yaml`. What is refused, and why (docs/l
   the process (a segfault, under xdist every worker) on ~100,000 nested ``[``; Python's ``json``
   raises ``RecursionError``. The depth is measured *before* parsing: for JSON by a scan of the
   brackets outside strings, for YAML from libyaml's event stream (a state machine, no recursion);
-- **integers longer than** :data:`MAX_INT_DIGITS` digits: Python refuses to read ints of more
-  than 4,300 digits, and ints past ~10**308 cannot be compared with floats;
+- **integers longer than** :data:`MAX_INT_DIGITS` digits: Python refuses to convert longer
+  ints from or to text (``ValueError`` out of ``json``, ``yaml`` and ``str()``), and arithmetic
+  on them is slow; the comparison code handles any shorter int exactly;
 - **NaN and Infinity** (JSON's ``NaN``, ``1e999``; YAML's ``.nan``, ``.inf``): they compare
   unequal to themselves and make a JSON report invalid JSON;
 - **YAML aliases** that expand past :data:`ALIAS_BUDGET` values (a "billion laughs" bomb) or that
@@ -32,8 +33,9 @@ import yaml
 
 #: deepest nesting of lists/mappings accepted in any JSON or YAML text
 MAX_DEPTH = 200
-#: longest integer accepted, in digits (10**300 still converts to a float)
-MAX_INT_DIGITS = 300
+#: longest integer accepted, in digits: Python's own int/str conversion limit
+MAX_INT_DIGITS = 4300
+_INT_LIMIT = 10**MAX_INT_DIGITS
 #: YAML aliases may repeat one object many times; expansion past this many values is refused
 ALIAS_BUDGET = 100_000
 
@@ -77,7 +79,7 @@ def too_deep() -> str:
 def too_long_int(digits: int | None = None) -> str:
     """The one-line problem for an integer past :data:`MAX_INT_DIGITS` digits."""
     size = f"of {digits:,} digits " if digits else ""
-    return f"an integer {size}is longer than {MAX_INT_DIGITS} digits; refused"
+    return f"an integer {size}is longer than {MAX_INT_DIGITS:,} digits; refused"
 
 
 def yaml_value_problem(exc: ValueError) -> str:
@@ -258,6 +260,11 @@ def check_tree(data: Any, where: str) -> None:
         stack.extend((child, False, (*loc, step)) for step, child in reversed(pairs))
 
 
+def _too_long(value: int) -> bool:
+    """True when ``value`` has more than :data:`MAX_INT_DIGITS` digits (cheap for short ints)."""
+    return value.bit_length() > 14_000 and abs(value) >= _INT_LIMIT
+
+
 def _check_scalar(value: Any, where: str, loc: tuple[Any, ...] = ()) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise DataError(
@@ -265,7 +272,7 @@ def _check_scalar(value: Any, where: str, loc: tuple[Any, ...] = ()) -> None:
             f"the non-finite number {value} is not accepted (NaN and Infinity are refused)",
             loc=loc,
         )
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 997:
+    if isinstance(value, int) and not isinstance(value, bool) and _too_long(value):
         raise DataError(where, too_long_int(), loc=loc)
 
 
@@ -292,7 +299,7 @@ def _strict(value: Any, _path: frozenset[int]) -> Any:
         if math.isfinite(value):
             return value
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
+    if isinstance(value, int) and not isinstance(value, bool) and _too_long(value):
         return f"<integer of {value.bit_length():,} bits>"
     if isinstance(value, (dict, list, tuple)):
         if id(value) in _path:
