@@ -285,4 +285,14 @@ CASES: list[Case] = [
         "sources.fhir.max_pages: expected a positive integer, got -1",
         criterion="t::c",
     ),
+    # -- more of the same classes in other formats --------------------------------------------
+    _collect("parse-bench-yaml-bom-deep", {"b.verial.yaml": lambda: "\ufeff" + "tasks: " + "[" * DEEP}, DEEP_LINE),
+    _collect("parse-bench-invalid-regex", {"b.verial.yaml": _bench("{assert: output-match, regex: ['(unclosed']}")}, "invalid regex"),
+    _crit("parse-output-yaml-int", "output", OUT_YAML, {"output.md": lambda: "a: " + "6" * 5000 + "\n"}, HUGE),
+    _crit("parse-output-json-neg-infinity", "output", OUT_JSON, {"output.json": '{"a": -Infinity}'}, NAN),
+    _crit("parse-fhir-ndjson-1e999", "fhir", FHIR, {"fhir/o.ndjson": '{"resourceType": "Observation", "id": "o", "valueDecimal": 1e999}\n'}, "out of range"),
+    _crit("parse-voice-turns-int", "voice", VOICE, {"voice/turns.json": lambda: '[{"speaker": "agent", "text": "hello", "n": ' + "1" * 5000 + "}]"}, HUGE),
+    _crit("parse-sftp-ndjson-deep", "files", SFTP_NDJSON, {"sftp/out/a.ndjson": lambda: _deep_list() + "\n"}, DEEP_LINE),
+    _crit("parse-x12-records-nan", "x12", X12, {"x12/records.jsonl": '{"transaction": "271", "response": "ISA", "n": NaN}\n'}, NAN),
+    _crit("parse-hl7-events-1e999", "hl7", HL7, {"hl7_outbound/events.jsonl": '{"type": "hl7_outbound", "payload": "MSH", "n": -1e999}\n'}, "out of range"),
 ]
