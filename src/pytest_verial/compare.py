@@ -7,7 +7,7 @@ Verial compares ``expected`` by equality. Our extension adds an optional ``op`` 
                booleans only equal booleans; everything else by ``==``.
 ``not_equals`` the negation of ``equals``.
 ``contains``   substring of a string, or member of a list (by ``equals``).
-``regex``      ``re.search`` on the text of the value.
+``regex``      a regex search on the text of the value, bounded in time (``REGEX_TIMEOUT``).
 ``exists``     the path resolves to a value that is not null.
 ``absent``     the path does not resolve, or resolves to null.
 ``in``         the value equals one of the items of ``expected`` (a list).
@@ -27,6 +27,7 @@ from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any, Literal
 
+import regex
 from pydantic import Field, JsonValue, model_validator
 
 from .errors import CheckError
@@ -74,12 +75,44 @@ class FieldSpec(Model):
         return self
 
 
+#: seconds one regex search of agent or sandbox text may take (a pattern that backtracks
+#: without bound on crafted text would otherwise hang the session: docs/limits.md)
+REGEX_TIMEOUT = 2.0
+
+
+class RegexTimeout(CheckError):
+    """A criterion's regex ran longer than ``REGEX_TIMEOUT`` on the text it searched."""
+
+
+class BoundedPattern:
+    """A compiled pattern whose searches stop after ``REGEX_TIMEOUT`` seconds.
+
+    Built on the ``regex`` package (``re``-compatible syntax, with a ``timeout``); Python's
+    ``re`` cannot be interrupted.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        try:
+            self._compiled = regex.compile(pattern)
+        except (regex.error, re.error) as exc:
+            raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+        self.pattern = pattern
+
+    def search(self, text: str, field: str = "regex", source: str = "the text") -> Any:
+        """``regex.search`` with the timeout; a RegexTimeout names the criterion's ``field``
+        and the ``source`` searched, never the pattern (it may hold an expected value)."""
+        try:
+            return self._compiled.search(text, timeout=REGEX_TIMEOUT)
+        except TimeoutError:
+            raise RegexTimeout(
+                f"regex {field!r} timed out after {REGEX_TIMEOUT:g} s on {source} "
+                f"({len(text):,} characters); refused"
+            ) from None
+
+
 @lru_cache(maxsize=1024)
-def _compile(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+def _compile(pattern: str) -> BoundedPattern:
+    return BoundedPattern(pattern)
 
 
 #: a number written as text: ASCII digits, optional sign, fraction and exponent. Not accepted,
@@ -184,7 +217,8 @@ def compare(spec: FieldSpec, actual: Any) -> bool:
             return any(values_equal(expected, item) for item in actual)
         return isinstance(actual, str) and str(expected) in actual
     if op == "regex":
-        return _compile(str(expected)).search(_text(actual)) is not None
+        found = _compile(str(expected)).search(_text(actual), spec.path, "its value")
+        return found is not None
     if op == "in":
         return any(values_equal(item, actual) for item in expected or [])  # type: ignore[union-attr]
     if op == "approx":
@@ -282,7 +316,7 @@ def fields_score(results: list[dict[str, JsonValue]]) -> float:
 MISSING = _MISSING
 
 
-def check_regex(pattern: str) -> re.Pattern[str]:
+def check_regex(pattern: str) -> BoundedPattern:
     """Compile a regex from a criterion, as a CheckError when it is invalid."""
     try:
         return _compile(pattern)

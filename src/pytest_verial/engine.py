@@ -25,6 +25,7 @@ from .scoring import (
     passed,
     resolve_threshold,
 )
+from .safeparse import strict_json_value
 from .secrets import redact, redact_json
 
 STATUSES = ("passed", "failed", "error", "gated", "skipped", "not_run")
@@ -115,7 +116,7 @@ def run_criterion(
         status=status,
         # one printable line whatever the data quoted in it holds (ESC, newlines, bidi)
         details=escape(redact(outcome.details)) if outcome.details else outcome.details,
-        evidence=redact_json(outcome.evidence),
+        evidence=redact_json(strict_json_value(outcome.evidence)),  # always strict JSON
         started_at=started,
         completed_at=now_iso(),
         duration=round(time.perf_counter() - clock, 6),

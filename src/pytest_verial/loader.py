@@ -200,6 +200,10 @@ def load_benchmark(
     try:
         data, lines = parse(text, as_json=path.suffix == ".json")
     except ParseError as exc:
+        if exc.loc is not None and exc.lines is not None:  # a refused value: name its field
+            located = _Reporter(name, exc.root, exc.lines)
+            located.add(str(exc), exc.loc)
+            raise BenchmarkFileError(located.problems) from None
         raise BenchmarkFileError([Problem(name, str(exc), exc.line)]) from None
     if data is None:
         raise BenchmarkFileError(

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field, ValidationError
 
 from .errors import RunConfigError
 from .models import Model
+from .safeparse import DataError, load_yaml
 
 
 class TaskRunMeta(Model):
@@ -65,9 +65,11 @@ def load_run_config(path: Path) -> RunConfig:
     else:
         return RunConfig()
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise RunConfigError(f"{file}: not valid YAML: {exc}") from None
+        data = load_yaml(file.read_text(encoding="utf-8-sig"), str(file)) or {}
+    except UnicodeDecodeError as exc:
+        raise RunConfigError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+    except DataError as exc:
+        raise RunConfigError(f"{exc}") from None
     if not isinstance(data, dict):
         raise RunConfigError(f"{file}: expected a mapping at the top level")
     try:

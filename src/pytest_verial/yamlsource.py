@@ -7,12 +7,24 @@ mapping are reported, since PyYAML would silently keep the last one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import json
+
 import yaml
+
+from .safeparse import (
+    ALIAS_BUDGET,
+    DataError,
+    check_tree,
+    check_yaml_text,
+    load_json,
+    yaml_value_problem,
+)
+
+__all__ = ["ALIAS_BUDGET", "LineMap", "ParseError", "parse"]
 
 _Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -108,13 +120,18 @@ _LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 class ParseError(Exception):
     """The text is not valid YAML/JSON; ``line`` is 1-based when known."""
 
-    def __init__(self, message: str, line: int | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        line: int | None,
+        loc: tuple[Any, ...] | None = None,
+        root: Any = None,
+        lines: LineMap | None = None,
+    ) -> None:
         super().__init__(message)
         self.line = line
-
-
-#: YAML aliases may repeat one object many times; everything after loading walks the copies.
-ALIAS_BUDGET = 100_000
+        #: where a refused value sits (keys and indexes) in ``root``, whose lines are ``lines``
+        self.loc, self.root, self.lines = loc, root, lines
 
 
 def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
@@ -129,11 +146,11 @@ def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
             return result
 
         try:
-            data = json.loads(text, object_pairs_hook=pairs)
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
-        except RecursionError:
-            raise ParseError("invalid JSON: nested too deeply", None) from None
+            data = load_json(text, "", object_pairs_hook=pairs)
+        except DataError as exc:
+            if exc.line is None:  # a refused number: find where it is, to name the field
+                _locate_refused_json(text, exc.problem)
+            raise ParseError(exc.problem, exc.line) from None
         if duplicated:  # rare: find them (and every line) now, through the YAML parser
             try:
                 return _with_lines(text, data)
@@ -151,6 +168,10 @@ def _with_lines(text: str, data: Any) -> tuple[Any, LineMap]:
 
 
 def _load_yaml(text: str) -> tuple[Any, LineMap]:
+    try:  # libyaml recurses in C on nesting: measure the depth before loading (safeparse)
+        check_yaml_text(text, "")
+    except DataError as exc:
+        raise ParseError(exc.problem, exc.line) from None
     loader = _LineLoader(text)
     try:
         data = loader.get_single_data()
@@ -162,33 +183,29 @@ def _load_yaml(text: str) -> tuple[Any, LineMap]:
         raise ParseError(f"invalid YAML: {problem}{context}", line) from None
     except yaml.YAMLError as exc:
         raise ParseError(f"invalid YAML: {exc}", None) from None
+    except ValueError as exc:  # an int past Python's 4,300-digit limit, a bad date
+        raise ParseError(yaml_value_problem(exc), None) from None
     except RecursionError:
         raise ParseError("invalid YAML: nested too deeply", None) from None
     finally:
         loader.dispose()
-    expanded, written = _sizes(data)
-    if expanded > max(ALIAS_BUDGET, 10 * written):
-        raise ParseError(
-            f"invalid YAML: aliases expand {written:,} written values to {expanded:,}; "
-            "refused (an alias bomb?)",
-            None,
-        )
+    try:
+        check_tree(data, "")
+    except DataError as exc:
+        lines = loader.line_map
+        line = lines.line_of(data, exc.loc) if exc.loc is not None else None
+        raise ParseError(exc.problem, line, exc.loc, data, lines) from None
     return data, loader.line_map
 
 
-def _sizes(data: Any) -> tuple[int, int]:
-    """(values once every alias is expanded, values actually written), shared objects once."""
-    seen: dict[int, int] = {}
-    written = 0
-
-    def size(node: Any) -> int:
-        nonlocal written
-        if not isinstance(node, (dict, list)):
-            return 1
-        if id(node) not in seen:
-            children = list(node.values()) if isinstance(node, dict) else node
-            written += 1 + len(children)
-            seen[id(node)] = 1 + sum(size(child) for child in children)
-        return seen[id(node)]
-
-    return size(data), written
+def _locate_refused_json(text: str, problem: str) -> None:
+    """Raise a ParseError with ``problem`` at the number ``load_json`` refused (NaN, 1e999,
+    400 digits); return when it cannot be found (the caller reports it without a place)."""
+    try:  # the depth is known to be safe here: load_json checked it before refusing
+        data = json.loads(text)
+        check_tree(data, "")
+    except DataError as exc:
+        if exc.loc is not None:
+            raise ParseError(problem, None, exc.loc, data, LineMap()) from None
+    except (ValueError, RecursionError):  # e.g. an int past Python's 4,300-digit limit
+        return

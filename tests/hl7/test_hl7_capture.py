@@ -102,7 +102,13 @@ def test_survives_client_disconnecting_mid_frame(verial_hl7_capture: CaptureProc
     acks = asyncio.run(send_all(port, [numbered(8), numbered(9)]))
     assert [str(a.segment("MSA")[2]) for a in acks] == ["CAP00008", "CAP00009"]
     events = verial_hl7_capture.events()
-    assert [e.get("control_id") for e in events] == [None, "CAP00008", "CAP00009"]
+    accepted = [e.get("control_id") for e in events if not e.get("error")]
+    assert accepted == ["CAP00008", "CAP00009"]
+    # both broken frames are recorded as rejected: the truncated one is no longer dropped
+    errors = [e["error"] for e in events if e.get("error")]
+    assert len(errors) == 2, errors
+    assert any("frame does not start with <VT>" in e for e in errors), errors
+    assert any("connection closed inside a frame" in e for e in errors), errors
 
 
 def test_concurrent_clients(verial_hl7_capture: CaptureProcess) -> None:

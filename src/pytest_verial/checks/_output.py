@@ -7,11 +7,11 @@ with details saying so, which is how a criterion on output the agent never wrote
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..safeparse import DataError, load_json, load_yaml
 from .base import CheckContext, CheckOutcome
 
 NO_OUTPUT = "the agent wrote no output (output.md, output.txt or output.json in its sandbox)"
@@ -36,26 +36,35 @@ class Parsed:
 
     value: Any
     error: str | None
+    #: the text parsed but was refused (too deep, NaN, huge int, alias bomb: see safeparse)
+    refused: bool = False
 
 
 def parse_json(text: str) -> Parsed:
-    """``json.loads`` with an error naming line and column."""
+    """The output as JSON (``safeparse.load_json``), with an error naming line and column."""
     try:
-        return Parsed(json.loads(text), None)
-    except json.JSONDecodeError as exc:
-        return Parsed(None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+        return Parsed(load_json(text, "output"), None)
+    except DataError as exc:
+        where = f" at line {exc.line}" if exc.line else ""
+        where += f", column {exc.column}" if exc.column else ""
+        invalid = exc.problem.startswith("invalid JSON: ")
+        problem = exc.problem.removeprefix("invalid JSON: ").split(" (column ")[0]
+        if not invalid:  # refused (safeparse): the problem says it all
+            return Parsed(None, exc.problem + (f" (line {exc.line})" if exc.line else ""), True)
+        return Parsed(None, f"invalid JSON{where}: {problem}")
 
 
 def parse_yaml(text: str) -> Parsed:
-    """``yaml.safe_load``; only a mapping or a list counts as YAML *structure*."""
-    import yaml
-
+    """The output as YAML (``safeparse.load_yaml``); only a mapping or a list is *structure*."""
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        value = load_yaml(text, "output")
+    except DataError as exc:
+        where = f" at line {exc.line}" if exc.line else ""
+        where += f", column {exc.column}" if exc.column else ""
+        invalid = exc.problem.startswith("invalid YAML: ")
+        problem = exc.problem.removeprefix("invalid YAML: ")
+        if not invalid:  # refused (safeparse): the problem says it all
+            return Parsed(None, exc.problem + (f" (line {exc.line})" if exc.line else ""), True)
         return Parsed(None, f"invalid YAML{where}: {problem}")
     if not isinstance(value, (dict, list)):
         return Parsed(value, f"YAML parses to a {type(value).__name__}, not a mapping or a list")
@@ -65,7 +74,7 @@ def parse_yaml(text: str) -> Parsed:
 def parse_data(text: str, file_format: str | None) -> Parsed:
     """The output as data: JSON for ``output.json``, else JSON first, then YAML."""
     parsed = parse_json(text)
-    if parsed.error is None or file_format == "json":
+    if parsed.error is None or parsed.refused or file_format == "json":
         return parsed
     fallback = parse_yaml(text)
     return fallback if fallback.error is None else parsed

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, field_validator
 
 from ..compare import MISSING, FieldSpec, field_result, fields_score
 from ..errors import CheckError
@@ -70,6 +70,14 @@ class FhirResourceState(AssertionSpec):
     count: int | CountSpec | None = None
     changed_since_baseline: bool = False
     validation: Literal["R4B", "R5"] | None = None
+
+    @field_validator("count", mode="before")
+    @classmethod
+    def _count_not_negative(cls, value: Any) -> Any:
+        """A bare ``count`` below 0 can never be met: a collection error naming the field."""
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            raise ValueError(f"a count of resources cannot be negative, got {value}")
+        return value
 
 
 def actual_value(spec: FhirField, resource: dict[str, Any]) -> Any:

@@ -30,12 +30,11 @@ Rules (our own where Verial is silent):
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, JsonValue, field_validator, model_validator
 
-from ..compare import MISSING, FieldSpec, field_result, fields_score
+from ..compare import MISSING, FieldSpec, check_regex, field_result, fields_score
 from ..errors import CheckError, CriterionError
 from ..sources.files.base import FileEntry, compile_glob, unsafe_reason
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
@@ -165,7 +164,7 @@ def _row(spec: FieldSpec, negated: bool, file: _File) -> dict[str, JsonValue]:
 def _snippet(text: str, spec: FieldSpec) -> str:
     """A short excerpt for evidence: around the match, else the file's start."""
     if spec.op == "regex":
-        found = re.search(str(spec.expected), text)
+        found = check_regex(str(spec.expected)).search(text, "regex", "the file's text")
         start = found.start() if found else -1
     else:
         start = text.find(str(spec.expected))

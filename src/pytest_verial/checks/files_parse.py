@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 from ..compare import MISSING
 from ..errors import CheckError, SourceError
 from ..paths import resolve
+from ..safeparse import DataError, load_json
 
 PARSE_KINDS = ("json", "ndjson", "csv", "text", "hl7", "x12")
 #: file extension -> parse kind, used when ``parse`` is not given but content is needed
@@ -123,13 +123,9 @@ def parse(kind: str, data: bytes, where: str, delimiter: str = ",") -> Parsed:
 
 def _json(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SourceError(
-            f"{where}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise SourceError(f"{where}: invalid JSON: nested too deeply") from None
+        return load_json(text, where)
+    except DataError as exc:
+        raise SourceError(str(exc)) from None
 
 
 def _ndjson(text: str, where: str) -> list[Any]:
@@ -137,11 +133,9 @@ def _ndjson(text: str, where: str) -> list[Any]:
     for lineno, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise SourceError(
-                    f"{where}:{lineno}: invalid JSON line: {exc.msg} (column {exc.colno})"
-                ) from None
+                rows.append(load_json(line, where))
+            except DataError as exc:
+                raise SourceError(f"{where}:{lineno}: {_line_problem(exc)}") from None
     return rows
 
 
@@ -207,3 +201,8 @@ def _structured(kind: str, text: str, where: str) -> Parsed:
             raise CheckError(f"{kind} path {path!r}: {exc}") from None
 
     return Parsed(items, resolver, len(items), wildcards=False)
+
+
+def _line_problem(exc: DataError) -> str:
+    """A JSON Lines row's problem: syntax errors read "invalid JSON line: ..."."""
+    return exc.problem.replace("invalid JSON:", "invalid JSON line:", 1)

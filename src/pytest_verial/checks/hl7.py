@@ -129,12 +129,17 @@ def check(spec: Hl7Structural, ctx: CheckContext) -> CheckOutcome:
     messages: list[Hl7Message] = source.messages()
     rejected = source.rejected()
     candidates = [m for m in messages if correlates(m, spec.correlate_by)]
+    warnings: list[str] = list(getattr(source, "warnings", list)())
     base: dict[str, JsonValue] = {"candidates": len(candidates), "rejected": len(rejected)}
+    if warnings:  # empty files, bytes outside MLLP frames: ignored, never silently
+        base["warnings"] = warnings  # type: ignore[assignment]
     if not candidates:
         wanted = f" matching {spec.correlate_by}" if spec.correlate_by else ""
         details = f"no outbound HL7 message{wanted} ({len(messages)} sent: {_describe(messages)})"
         if rejected:
             details += f"; {len(rejected)} rejected as unparseable: {rejected[-1]['error']}"
+        if warnings:
+            details += f"; {len(warnings)} warning(s), first: {warnings[0]}"
         return CheckOutcome(0.0, details, {"field_results": [], "message": None, **base})
     if spec.match in ("first", "latest"):  # score only the one message that counts
         index = 0 if spec.match == "first" else len(candidates) - 1

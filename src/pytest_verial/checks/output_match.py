@@ -1,8 +1,9 @@
 """``output-match``: phrases, patterns and (for JSON/YAML output) fields of the final output.
 
 - ``contains`` / ``not_contains``: substrings; case-insensitive unless ``case_sensitive``.
-- ``regex`` / ``not_regex``: patterns searched in the text (``re.search``; use ``(?m)`` etc.
-  inline for flags).
+- ``regex`` / ``not_regex``: patterns searched in the text (``re`` syntax, run by the ``regex``
+  package with ``compare.REGEX_TIMEOUT``: a search that runs longer is a criterion error; use
+  ``(?m)`` etc. inline for flags).
 - ``fields``: ``{path, expected, op}`` rows checked against the output parsed as JSON (or YAML),
   with the same paths and operators as every other check.
 
@@ -63,7 +64,8 @@ def _phrase_row(phrase: str, text: str, spec: OutputMatch, present: bool) -> dic
 
 
 def _regex_row(pattern: str, text: str, present: bool) -> dict[str, JsonValue]:
-    hit = check_regex(pattern).search(text)
+    field = "regex" if present else "not_regex"  # the pattern itself is not quoted
+    hit = check_regex(pattern).search(text, field, "the output")
     return {
         "path": f"{'regex' if present else 'not_regex'}[{pattern}]",
         "expected": "match" if present else "no match",

@@ -5,11 +5,16 @@ that is itself invalid is a collection error). The dialect follows ``$schema``, 
 2020-12. Score 1 when valid, else 0 (a document either meets its schema or does not);
 ``field_results`` lists each violation as ``{path, expected, actual, passed: false}``, with
 ``path`` a JSON path into the output and ``expected`` the failed schema rule.
+
+References are never fetched over the network while grading: a ``$ref`` (or ``$dynamicRef``)
+to anything outside the schema itself is refused when the benchmark loads, and the validator
+runs with a registry that refuses to retrieve (a criterion error, as a backstop).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
+from urllib.parse import urldefrag, urljoin
 
 from pydantic import Field, JsonValue, field_validator
 
@@ -19,6 +24,60 @@ from ._output import no_output, output_text, parse_data
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 
 MAX_ERRORS = 20
+_REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
+REMOTE_REFUSED = "remote references are not fetched while grading"
+
+
+def remote_refs(schema: Any) -> list[tuple[str, str]]:
+    """``(where, ref)`` of every reference that points outside ``schema`` (none is fetched).
+
+    A reference is local when, resolved against the ``$id``s around it, it names the schema
+    itself or a subschema with an ``$id`` of its own. Iterative: any depth is safe.
+    """
+    ids: set[str] = {""}
+    refs: list[tuple[str, str, str]] = []
+    stack: list[tuple[Any, str, str]] = [(schema, "", "(root)")]
+    while stack:
+        node, base, where = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$id"), str):
+                base = urljoin(base, node["$id"])
+                ids.add(urldefrag(base).url)
+            for key in _REF_KEYS:
+                if isinstance(node.get(key), str):
+                    refs.append((where, base, node[key]))
+            stack.extend((v, base, f"{where}/{k}") for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, base, f"{where}/{i}") for i, v in enumerate(node))
+    return [
+        (where.removeprefix("(root)") or "(root)", ref)
+        for where, base, ref in refs
+        if urldefrag(urljoin(base, ref)).url not in ids
+    ]
+
+
+def _refuse_retrieve(uri: str) -> Any:
+    from referencing.exceptions import NoSuchResource
+
+    raise NoSuchResource(ref=uri)
+
+
+def _unresolvable() -> type[Exception]:
+    try:
+        from referencing.exceptions import Unresolvable
+    except ImportError:  # pragma: no cover - jsonschema < 4.18
+        return LookupError
+    return Unresolvable
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """The schema's validator, with a registry that never retrieves anything."""
+    cls = _validator_class(schema)
+    try:
+        import referencing
+    except ImportError:  # pragma: no cover - jsonschema < 4.18
+        return cls(schema)
+    return cls(schema, registry=referencing.Registry(retrieve=_refuse_retrieve))
 
 
 def _validator_class(schema: dict[str, Any]) -> Any:
@@ -49,6 +108,10 @@ class OutputJsonSchema(AssertionSpec):
         except jsonschema.SchemaError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
             raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+        remote = remote_refs(value)
+        if remote:
+            where, ref = remote[0]
+            raise ValueError(f"$ref {ref!r} at {where} is not in the schema; {REMOTE_REFUSED}")
         return value
 
 
@@ -75,8 +138,11 @@ def check(spec: OutputJsonSchema, ctx: CheckContext) -> CheckOutcome:
         return CheckOutcome(
             0.0, f"{name} is not JSON: {parsed.error}", {"field_results": [row], "output": name}
         )
-    validator = _validator_class(spec.schema_)(spec.schema_)
-    errors = sorted(validator.iter_errors(parsed.value), key=lambda e: list(e.absolute_path))
+    validator = _validator(spec.schema_)
+    try:
+        errors = sorted(validator.iter_errors(parsed.value), key=lambda e: list(e.absolute_path))
+    except _unresolvable() as exc:
+        raise CheckError(f"schema reference cannot be resolved ({exc}); {REMOTE_REFUSED}") from None
     if not errors:
         row = {
             "path": "$",

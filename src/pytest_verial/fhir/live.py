@@ -24,6 +24,7 @@ the cause; a search the server rejects (400) is a :class:`CheckError` with its d
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -64,6 +65,21 @@ def _env(settings: dict[str, Any], key: str, required: bool = True) -> str | Non
     return None if value is None else str(value)
 
 
+def _setting(
+    settings: dict[str, Any], key: str, default: Any, kind: type, positive: bool = False
+) -> Any:
+    """A number from ``sources.fhir``: finite, not negative (or > 0 when ``positive``)."""
+    value = settings.get(key, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if ok and kind is int:
+        ok = float(value).is_integer()
+    if not ok or value < 0 or (positive and value == 0):
+        wanted = "a positive" if positive else "a non-negative"
+        noun = "integer" if kind is int else "number"
+        raise SourceError(f"run.yaml sources.fhir.{key}: expected {wanted} {noun}, got {value!r}")
+    return kind(value)
+
+
 class LiveFhir:
     """Searches sent to a FHIR REST server, cached per task run."""
 
@@ -78,10 +94,10 @@ class LiveFhir:
             raise SourceError("sources.fhir: base_url (or base_url_env) is required")
         self.base_url = str(base).rstrip("/") + "/"
         self.settings = settings
-        self.timeout = float(settings.get("timeout", 10))
-        self.retries = int(settings.get("retries", 3))
-        self.backoff = float(settings.get("backoff", 0.5))
-        self.max_pages = int(settings.get("max_pages", 50))
+        self.timeout = _setting(settings, "timeout", 10.0, float, positive=True)
+        self.retries = _setting(settings, "retries", 3, int)
+        self.backoff = _setting(settings, "backoff", 0.5, float)
+        self.max_pages = _setting(settings, "max_pages", 50, int, positive=True)
         self.validate_params = bool(settings.get("validate_params", True))
         self.auth = str(settings.get("auth") or self._infer_auth())
         if self.auth not in AUTH_KINDS:

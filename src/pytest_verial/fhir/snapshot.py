@@ -11,13 +11,13 @@ the line or entry, for every criterion that reads the snapshot.
 from __future__ import annotations
 
 import gc
-import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import SourceError
+from ..safeparse import DataError, load_json
 from ..sources.jsonfiles import read_json
 from .definitions import resource_types
 from .index import FhirIndex, SearchResult
@@ -77,11 +77,7 @@ def iter_resources(directory: Path) -> Iterator[tuple[dict[str, Any], str | None
     files = sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
     for path in files:
         if path.suffix == ".json":
-            try:
-                data = read_json(path)
-            except RecursionError:
-                raise SourceError(f"{path}: JSON nested too deeply to read") from None
-            yield from _flatten(data, str(path))
+            yield from _flatten(read_json(path), str(path))
         else:
             for lineno, item in _lines(path):
                 yield from _flatten(item, f"{path}:{lineno}")
@@ -105,11 +101,10 @@ def _parse_lines(path: Path, handle: Any) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SourceError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise SourceError(f"{path}:{lineno}: JSON nested too deeply to read") from None
+            row = load_json(line, str(path))
+        except DataError as exc:
+            raise SourceError(f"{path}:{lineno}: {exc.problem}") from None
+        yield lineno, row
 
 
 class FhirSnapshot:

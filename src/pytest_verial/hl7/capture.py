@@ -161,8 +161,15 @@ async def _serve_client(reader: Any, writer: Any, recorder: Recorder) -> None:
         while True:
             try:
                 block = await reader.readblock()
-            except asyncio.IncompleteReadError:
-                return  # closed, between frames or in the middle of one
+            except asyncio.IncompleteReadError as exc:
+                if exc.partial.strip(b"\r\n\t "):  # closed inside a frame: never silently
+                    _reject_frame(
+                        f"connection closed inside a frame: {len(exc.partial):,} bytes of a "
+                        "truncated message dropped",
+                        peer,
+                        recorder,
+                    )
+                return
             except InvalidBlockError:
                 ack = _reject_frame(
                     "frame does not start with <VT> (0x0b): not MLLP", peer, recorder

@@ -4,7 +4,8 @@ Parsing is done by the ``hl7`` package (python-hl7); this module prepares the te
 refuses what it would silently mis-read:
 
 - MLLP framing (``<VT> message <FS><CR>``) is removed; a frame that is opened and never closed
-  is reported as truncated;
+  is reported as truncated; text outside the frames is ignored *with a warning* (a capture that
+  lost a frame start must not pass silently), and so is a file with nothing in it;
 - ``\\r``, ``\\n`` and ``\\r\\n`` segment separators are all accepted (python-hl7 only splits on
   ``\\r``);
 - a stream holding several messages is split at each ``MSH`` segment; batch envelopes
@@ -116,30 +117,40 @@ def decode(data: bytes | str) -> str:
         return data.decode("latin-1")
 
 
-def unframe(text: str) -> list[str]:
+def unframe(text: str, warnings: list[str] | None = None) -> list[str]:
     """The payloads of an MLLP stream, or ``[text]`` when it is not framed.
 
-    Raises Hl7ParseError when a frame is opened and never closed (a truncated capture).
+    Raises Hl7ParseError when a frame is opened and never closed (a truncated capture). Text
+    outside the frames is dropped, and said in ``warnings`` when given.
     """
     if START_BLOCK not in text:
         return [text.replace(END_BLOCK, "")] if text.strip(END_BLOCK + "\r\n\t ") else []
     frames = []
-    for number, chunk in enumerate(text.split(START_BLOCK)[1:], start=1):
+    before, *chunks = text.split(START_BLOCK)
+    stray = [("before frame 1", before)]
+    for number, chunk in enumerate(chunks, start=1):
         end = chunk.find(END_BLOCK)
         if end < 0:
             raise Hl7ParseError(f"MLLP frame {number} is not closed (no <FS>): truncated")
         frames.append(chunk[:end])
+        stray.append((f"after frame {number}", chunk[end + 1 :]))
+    for place, outside in stray:
+        if outside.strip() and warnings is not None:
+            warnings.append(
+                f"{len(outside.strip()):,} characters outside MLLP frames ({place}) ignored: "
+                f"{outside.strip()[:40]!r}"
+            )
     return frames
 
 
-def split_messages(text: str) -> list[str]:
+def split_messages(text: str, warnings: list[str] | None = None) -> list[str]:
     """Cut a text holding one or more messages into messages with ``\\r`` separators.
 
     A message starts at each ``MSH`` segment. Text before the first ``MSH`` that is not blank
     is an error (a message without a header).
     """
     messages: list[list[str]] = []
-    for frame in unframe(text):
+    for frame in unframe(text, warnings):
         lines = [line for line in _NEWLINES.split(frame) if line.strip()]
         for number, line in enumerate(lines, start=1):
             if line[:3] in _BATCH:
@@ -232,17 +243,26 @@ def parse_message(text: str, origin: str, created_at: str | None = None) -> Hl7M
     return Hl7Message(normalised, msh, origin, created_at)
 
 
-def parse_stream(text: str, origin: str) -> list[Hl7Message]:
-    """Every message in a file's text (MLLP-framed or not), each with origin ``file#n``."""
+def parse_stream(text: str, origin: str, warnings: list[str] | None = None) -> list[Hl7Message]:
+    """Every message in a file's text (MLLP-framed or not), each with origin ``file#n``.
+
+    ``warnings`` (when given) receives one line per thing ignored: text outside MLLP frames,
+    a text holding no message at all.
+    """
     binary = _BINARY.search(text.replace(START_BLOCK, "").replace(END_BLOCK, ""))
     if binary:
         raise Hl7ParseError(
             f"{origin}: binary data (byte 0x{ord(binary.group()):02x}): not HL7 text"
         )
+    found: list[str] = []
     try:
-        chunks = split_messages(text)
+        chunks = split_messages(text, found)
     except Hl7ParseError as exc:
         raise Hl7ParseError(f"{origin}: {exc}") from None
+    if not chunks:
+        found.append("empty (0 bytes): no message in it" if not text else "no message in it")
+    if warnings is not None:
+        warnings.extend(f"{origin}: {line}" for line in found)
     messages = []
     for number, chunk in enumerate(chunks, start=1):
         where = f"{origin} message {number}" if len(chunks) > 1 else origin

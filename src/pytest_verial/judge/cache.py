@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..safeparse import load_json
+
 
 class ReplyCache:
     """``<dir>/<hash[:2]>/<hash>.json`` holding ``{content, usage, model}``."""
@@ -28,8 +30,8 @@ class ReplyCache:
         if self.directory is None:
             return None
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = load_json(self._path(key).read_text(encoding="utf-8"), "judge cache")
+        except (OSError, ValueError):  # DataError is a ValueError
             return None
         return data if isinstance(data, dict) and isinstance(data.get("content"), str) else None
 

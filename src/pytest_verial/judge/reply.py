@@ -9,10 +9,11 @@ belongs, all raise :class:`MalformedReply`, which the client retries and then re
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from ..safeparse import DataError, load_json
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
@@ -57,11 +58,10 @@ def parse_reply(content: Any, count: int) -> Ratings:
     fenced = _FENCE.match(content)
     text = fenced.group(1) if fenced else content
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedReply(
-            f"reply is not JSON ({exc.msg} at column {exc.colno}): {content[:120]!r}"
-        ) from None
+        data = load_json(text, "reply")
+    except DataError as exc:
+        problem = exc.problem.removeprefix("invalid JSON: ")
+        raise MalformedReply(f"reply is not JSON ({problem}): {content[:120]!r}") from None
     if not isinstance(data, dict) or not isinstance(data.get("ratings"), list):
         raise MalformedReply("reply has no 'ratings' list")
     seen: dict[int, Rating] = {}

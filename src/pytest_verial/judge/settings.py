@@ -112,12 +112,12 @@ _FORMATS = ("json_object", "json_schema", "json_object_schema", "none")
 def load_prices(value: Any) -> dict[str, tuple[float, float]]:
     """A price table from a mapping or a YAML/JSON file path: ``{model: {input, output}}``."""
     if isinstance(value, (str, Path)):
-        import yaml
+        from ..safeparse import DataError, load_yaml
 
         path = Path(value)
         try:
-            value = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
+            value = load_yaml(path.read_text(encoding="utf-8"), str(path))
+        except (OSError, UnicodeDecodeError, DataError) as exc:
             raise RunConfigError(f"judge price table {path}: cannot read: {exc}") from None
     if not isinstance(value, Mapping):
         raise RunConfigError("judge prices: expected a mapping {model: {input: x, output: y}}")

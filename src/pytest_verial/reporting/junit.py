@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..display import escape
+from ..safeparse import strict_json_value
 from .json_report import write_atomic
 
 
@@ -86,7 +87,8 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
                     case, "failure", message=message, type="error" if status == "error" else status
                 )
                 if not scored and c["evidence"]:
-                    failure.text = json.dumps(c["evidence"], indent=2, default=str)
+                    evidence = strict_json_value(c["evidence"])
+                    failure.text = json.dumps(evidence, indent=2, default=str)
             elif status in ("skipped", "deselected", "not_run"):
                 reason = status if scored else (c["details"] or status)
                 ET.SubElement(case, "skipped", message=reason)

@@ -51,6 +51,7 @@ class Hl7Snapshot:
         self.events = events
         self._messages: list[Hl7Message] | None = None
         self._rejected: list[dict[str, Any]] = []
+        self._warnings: list[str] = []
 
     def messages(self) -> list[Hl7Message]:
         if self._messages is None:
@@ -61,6 +62,11 @@ class Hl7Snapshot:
         self.messages()
         return self._rejected
 
+    def warnings(self) -> list[str]:
+        """What was ignored while reading, one line each (empty files, bytes outside frames)."""
+        self.messages()
+        return self._warnings
+
     def _load(self) -> list[Hl7Message]:
         found: list[Hl7Message] = []
         for path in self.files:
@@ -69,7 +75,7 @@ class Hl7Snapshot:
             except OSError as exc:
                 raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
             try:
-                found.extend(parse_stream(decode(data), str(path)))
+                found.extend(parse_stream(decode(data), str(path), self._warnings))
             except Hl7ParseError as exc:
                 raise SourceError(f"invalid HL7: {exc}") from None
         for path in self.events:

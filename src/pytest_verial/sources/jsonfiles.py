@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import SourceError
+from ..safeparse import DataError, load_json
 
 
 def read_text(path: Path) -> str:
@@ -27,12 +27,13 @@ def read_text(path: Path) -> str:
 def read_json(path: Path) -> Any:
     """Parse a JSON file; errors name the file, line and column."""
     text = read_text(path)
+    if not text.strip():
+        size = "0 bytes" if not text else "only blank space"
+        raise SourceError(f"{path}: empty file ({size}): no JSON in it")
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SourceError(
-            f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
-        ) from None
+        return load_json(text, str(path))
+    except DataError as exc:
+        raise SourceError(str(exc)) from None
 
 
 def iter_jsonl(path: Path) -> Iterator[Any]:
@@ -48,8 +49,14 @@ def iter_jsonl(path: Path) -> Iterator[Any]:
                 if not line.strip():
                     continue
                 try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise SourceError(f"{path}:{lineno}: invalid JSON line: {exc.msg}") from None
+                    row = load_json(line, str(path))
+                except DataError as exc:
+                    raise SourceError(f"{path}:{lineno}: {_line_problem(exc)}") from None
+                yield row
         except UnicodeDecodeError:
             raise SourceError(f"{path}:{lineno + 1}: not UTF-8 text") from None
+
+
+def _line_problem(exc: DataError) -> str:
+    """A JSON Lines row's problem: syntax errors read "invalid JSON line: ..."."""
+    return exc.problem.replace("invalid JSON:", "invalid JSON line:", 1)

@@ -9,7 +9,6 @@ that hold a JSON object or array are parsed, so paths can reach inside them
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import RunConfigError, SourceError
+from ..safeparse import DataError, load_json
 from .jsonfiles import iter_jsonl, read_json
 
 Row = dict[str, Any]
@@ -132,8 +132,8 @@ def _maybe_json(value: Any) -> Any:
         return value.hex()
     if isinstance(value, str) and value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
         try:
-            return json.loads(value)
-        except json.JSONDecodeError:
+            return load_json(value, "")
+        except DataError:  # not JSON (or refused: too deep, NaN, huge ints): keep the text
             return value
     return value
 

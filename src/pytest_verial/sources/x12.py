@@ -61,7 +61,11 @@ class X12Snapshot:
     def _load(self) -> list[Transaction]:
         found: list[Transaction] = []
         for path in self.files:
-            found.extend(parse_x12_text(read_text(path), str(path)))
+            text = read_text(path)
+            if not text.strip():
+                size = "0 bytes" if not text else "only blank space"
+                raise SourceError(f"invalid X12: {path}: empty file ({size}): no interchange in it")
+            found.extend(parse_x12_text(text, str(path)))
         for path in self.records:
             found.extend(self._records(path))
         if any(t.created_at for t in found):

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
+import regex
+
 from ...errors import CriterionError, SourceError
 
 #: default limit on the bytes of one file read into memory (``sources.files.max_read_bytes``)
@@ -86,8 +88,36 @@ def safe_name(relative: str) -> bool:
     return unsafe_reason(relative) is None
 
 
+#: seconds one glob may take on one file name (the sandbox names the files: docs/files.md)
+GLOB_TIMEOUT = 2.0
+
+
+class BoundedGlob:
+    """A glob's regex, run by the ``regex`` package with :data:`GLOB_TIMEOUT` per name.
+
+    File names come from the sandbox (the agent chose them) and globs like ``*a*a*a*a*b`` make
+    Python's ``re`` backtrack for minutes on a long name; ``regex`` handles these in linear-ish
+    time, and the timeout bounds whatever it does not.
+    """
+
+    def __init__(self, glob: str, pattern: str) -> None:
+        self.glob = glob
+        self.pattern = pattern
+        self._compiled = regex.compile(pattern)
+
+    def match(self, name: str) -> Any:
+        """The match at the start of ``name``, or None; a SourceError past the timeout."""
+        try:
+            return self._compiled.match(name, timeout=GLOB_TIMEOUT)
+        except TimeoutError:
+            raise SourceError(
+                f"pattern {self.glob!r} timed out after {GLOB_TIMEOUT:g} s on a file name of "
+                f"{len(name):,} characters; refused"
+            ) from None
+
+
 @lru_cache(maxsize=1024)
-def compile_glob(pattern: str) -> re.Pattern[str]:
+def compile_glob(pattern: str) -> BoundedGlob:
     """A regex for a glob relative to the prefix.
 
     ``*`` and ``?`` never cross ``/``; ``[abc]`` / ``[!abc]`` are classes; a whole ``**``
@@ -99,10 +129,12 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     for index, segment in enumerate(segments):
         last = index == len(segments) - 1
         if segment == "**":
+            if not last and segments[index + 1] == "**":
+                continue  # "**/**" is "**"
             out.append(".+" if last else "(?:[^/]+/)*")
             continue
         out.append(_segment(segment) + ("" if last else "/"))
-    return re.compile("".join(out) + r"\Z")
+    return BoundedGlob(pattern, "".join(out) + r"\Z")
 
 
 def _segment(segment: str) -> str:
