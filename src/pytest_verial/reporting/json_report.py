@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..secrets import redact_json
+
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so readers never see a half-written file."""
@@ -28,8 +30,9 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def write_json_report(path: Path, report: dict[str, Any]) -> None:
-    """Serialise and write the report."""
-    write_atomic(path, json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
+    """Serialise and write the report, with every secret masked (:mod:`..secrets`)."""
+    text = json.dumps(redact_json(report), indent=2, ensure_ascii=False, default=str)
+    write_atomic(path, text + "\n")
 
 
 def read_report(path: str | Path) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from ..secrets import redact_json
 from .json_report import write_atomic
 
 
@@ -96,8 +97,8 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
 
 
 def write_junit(path: Path, report: dict[str, Any], scored: bool) -> None:
-    """Write the task-level JUnit file atomically."""
-    root = build_junit(report, scored)
+    """Write the task-level JUnit file atomically, with every secret masked (:mod:`..secrets`)."""
+    root = build_junit(redact_json(report), scored)
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode", xml_declaration=False)
     write_atomic(path, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..secrets import redact
+
 _RESULT_KEYS = ("field_results", "assertion_results")
 
 
@@ -47,10 +49,10 @@ def describe_failure(record: dict[str, Any], scored: bool) -> str:
         f"axis {record.get('axis') or '__default__'}"
     )
     if scored:
-        return what + "\n  (details withheld: scored run; see the JSON report)"
+        return redact(what + "\n  (details withheld: scored run; see the JSON report)")
     lines = [what, f"  {record.get('details') or ''}".rstrip()]
     lines.extend(_rows(record.get("evidence") or {}))
-    return "\n".join(line for line in lines if line.strip())
+    return redact("\n".join(line for line in lines if line.strip()))
 
 
 def _axes(axes: dict[str, dict[str, float]]) -> str:
@@ -63,7 +65,11 @@ def _name(task_run: dict[str, Any]) -> str:
 
 
 def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
-    """The summary table per task run and the run line."""
+    """The summary table per task run and the run line (secrets masked)."""
+    return [redact(line) for line in _summary_lines(report, scored)]
+
+
+def _summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     run = report["benchmark_run"]
     lines: list[str] = []
     tasks = run["task_runs"]
