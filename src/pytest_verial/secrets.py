@@ -104,10 +104,10 @@ def register(value: str | None) -> str | None:
     global _PATTERN
     if not value:
         return value
-    new = {v for v in (value, value.strip()) if len(v) >= MIN_LENGTH} - _SECRETS
-    if new:
+    secret = value.strip()  # what is around it is not secret, and its escapes would eat text
+    if len(secret) >= MIN_LENGTH and secret not in _SECRETS:
         with _LOCK:
-            _SECRETS.update(new)
+            _SECRETS.add(secret)
             _PATTERN = None
     return value
 
