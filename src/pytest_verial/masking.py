@@ -12,12 +12,31 @@ controller (which registered the run's secrets at start) before the terminal and
 
 from __future__ import annotations
 
+import logging
 import warnings
 from typing import Any
 
 import pytest
 
-from .secrets import redact, registered
+from .secrets import redact, redact_json, registered
+
+#: handlers of pytest's logging plugin: live log, --log-file, caplog and the report sections
+_LOG_HANDLERS = ("log_cli_handler", "log_file_handler", "caplog_handler", "report_handler")
+
+
+class MaskingFilter(logging.Filter):
+    """Masks secrets in a log record's message before any handler formats it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if registered():
+            try:
+                message = record.getMessage()
+            except Exception:  # a bad format string: logging reports it itself
+                return True
+            masked = redact(message)
+            if masked != message:
+                record.msg, record.args = masked, ()
+        return True
 
 
 def mask_report(report: pytest.TestReport | pytest.CollectReport) -> None:
@@ -34,6 +53,9 @@ def mask_report(report: pytest.TestReport | pytest.CollectReport) -> None:
         if masked != text:
             report.longrepr = masked
     report.sections = [(title, redact(content)) for title, content in report.sections]
+    record = getattr(report, "verial", None)
+    if isinstance(record, dict):  # the criterion run (journal, report): masked once more here
+        report.verial = redact_json(record)
     properties = getattr(report, "user_properties", None)
     if properties:
         report.user_properties = [
@@ -44,6 +66,13 @@ def mask_report(report: pytest.TestReport | pytest.CollectReport) -> None:
 
 class SecretMasking:
     """First to see every test and collection report and every warning: masks secrets."""
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        plugin = session.config.pluginmanager.get_plugin("logging-plugin")
+        for name in _LOG_HANDLERS:
+            handler = getattr(plugin, name, None)
+            if isinstance(handler, logging.Handler):
+                handler.addFilter(MaskingFilter())
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
