@@ -6,7 +6,11 @@ with N parametrized tests that read the same rows (cached per task, as the plugi
 and make the same comparison. Both are run by pytest in subprocesses, alternating, R times;
 the median wall times give the ratio (DESIGN §8: target <= 1.5 at 5,000 criteria).
 
-    python bench/overhead.py [--criteria 5000] [--tasks 100] [--repeat 3]
+    python bench/overhead.py [--criteria 5000] [--tasks 100] [--repeat 3] [--report]
+
+``--report`` makes the verial run write ``--verial-report`` (and so its journal, one line per
+criterion run, fsynced per task run): run it with the source before and after a change to
+the report path to see what that path costs.
 """
 
 from __future__ import annotations
@@ -108,13 +112,15 @@ def main() -> None:
     parser.add_argument("--criteria", type=int, default=5000)
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--report", action="store_true", help="write the JSON report too")
     args = parser.parse_args()
+    extra = ["--verial-report", "report.json"] if args.report else []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build(root, args.criteria, args.tasks)
         verial, plain, empty = [], [], []
         for _ in range(args.repeat):
-            verial.append(timed(["load.verial.json", "--verial-run", "sandbox"], root))
+            verial.append(timed(["load.verial.json", "--verial-run", "sandbox", *extra], root))
             plain.append(timed(["test_plain.py"], root))
             empty.append(
                 timed(

@@ -4,6 +4,7 @@
 ``verial schema criteria``    JSON Schema of the criterion format (for editors)
 ``verial schema report``      JSON Schema of the JSON report
 ``verial report REPORT``      the summary table of a written JSON report
+``verial report --recover J`` rebuild the report of a session that died, from its journal
 """
 
 from __future__ import annotations
@@ -98,11 +99,61 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recover(journal: str, output: str | None) -> tuple[dict[str, Any] | None, int]:
+    """Rebuild a report from a journal and write it (and the JUnit file the session named).
+
+    The report goes to ``output``, else to the path the session was writing; the journal is
+    removed once the report is written (README, "Interrupted and crashed runs").
+    """
+    from .reporting.journal import JournalBusy, recover
+    from .reporting.json_report import write_json_report
+    from .reporting.junit import write_junit
+
+    path = Path(journal)
+    try:
+        report, header = recover(path)
+    except (ValueError, JournalBusy) as exc:
+        print(f"verial report: {exc}", file=sys.stderr)
+        return None, 2
+    targets: list[tuple[str, Path]] = [("JSON report", Path(output or header["report"]))]
+    if output is None and isinstance(header.get("junit"), str):
+        targets.append(("JUnit report", Path(header["junit"])))
+    status = 0
+    for label, target in targets:
+        try:
+            if label == "JSON report":
+                write_json_report(target, report)
+            else:
+                write_junit(target, report, bool(report["benchmark_run"]["scored"]))
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            print(f"verial report: cannot write the {label} {target}: {reason}", file=sys.stderr)
+            status = 1
+            continue
+        print(f"{label} recovered: {target}", file=sys.stderr)
+    if status == 0:
+        path.unlink(missing_ok=True)
+    return report, status
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    """Print the summary table of a JSON report."""
+    """Print the summary table of a JSON report (rebuilt from a journal with ``--recover``)."""
     from .reporting.json_report import read_report
     from .reporting.terminal import summary_lines
 
+    if args.recover is not None:
+        if args.report is not None:
+            print("verial report: give a REPORT or --recover JOURNAL, not both", file=sys.stderr)
+            return 2
+        recovered, status = cmd_recover(args.recover, args.output)
+        if recovered is None:
+            return status
+        for line in summary_lines(recovered, scored=args.scored):
+            print(line)
+        return status
+    if args.report is None:
+        print("verial report: give a REPORT, or --recover JOURNAL", file=sys.stderr)
+        return 2
     try:
         report = read_report(args.report)
     except ValueError as exc:
@@ -124,7 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("which", choices=["criteria", "report"])
     p.set_defaults(func=cmd_schema)
     p = sub.add_parser("report", help="print the summary of a JSON report")
-    p.add_argument("report")
+    p.add_argument("report", nargs="?")
+    p.add_argument(
+        "--recover",
+        metavar="JOURNAL",
+        help="rebuild the report of a session that died from its <report>.journal.jsonl",
+    )
+    p.add_argument("-o", "--output", metavar="PATH", help="with --recover: write the report here")
     p.add_argument("--scored", action="store_true", help="omit details and evidence")
     p.set_defaults(func=cmd_report)
     # -- LLM judge (PRD-103): retry-with-feedback text of a task from a JSON report --------

@@ -13,6 +13,7 @@ from .collect import BenchmarkFile, CriterionItem, TaskNode
 from .engine import base_record, now_iso
 from .errors import CriterionError, RunConfigError, SourceError
 from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
+from .interrupts import TermAsInterrupt
 from .loader import is_benchmark_file
 from .masking import SecretMasking
 from .reporting.recorder import Recorder
@@ -82,6 +83,9 @@ def pytest_configure(config: pytest.Config) -> None:
     judge_plugin.configure(config, config.stash[SETTINGS])
     config.pluginmanager.register(CollectionGuard(config), "verial-collection-guard")
     config.stash[SANDBOXES] = SandboxCache()
+    term = TermAsInterrupt()  # controller and workers alike: SIGTERM winds down as Ctrl-C does
+    if term.install():
+        config.pluginmanager.register(term, "verial-sigterm")
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
         config.pluginmanager.register(Recorder(config), "verial-recorder")
     if config.pluginmanager.hasplugin("xdist"):

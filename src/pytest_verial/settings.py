@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,19 +116,56 @@ def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
 
 
 def _writable(option: str, path: Path | None) -> Path | None:
-    """Refuse, before anything runs, a report path that can never be written."""
+    """Refuse, before anything runs, a report path that can never be written.
+
+    A directory, a device, pipe or socket (writing "into" ``/dev/null`` as root would replace
+    it with a file), a parent that is a file, and a folder nothing can be created in (read-only
+    or virtual file systems such as ``/proc``, where root's permission check says yes) are
+    usage errors. Missing folders are created now, as the first checkpoint would.
+    """
     if path is None:
         return None
     if path.is_dir():
         raise pytest.UsageError(f"--{option}: {path} is a directory, not a file")
+    if path.exists() and not path.is_file():
+        raise pytest.UsageError(
+            f"--{option}: {path} is not a regular file (a device, pipe or socket); "
+            "refusing to replace it"
+        )
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
                 raise pytest.UsageError(f"--{option}: {parent} is a file, not a directory")
-            if not os.access(parent, os.W_OK):
-                raise pytest.UsageError(f"--{option}: cannot write in {parent}")
             break
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"--{option}: cannot write in {path.parent}: {exc.strerror or exc}"
+        ) from None
     return path
+
+
+def _distinct(config: pytest.Config, paths: dict[str, Path | None]) -> None:
+    """Two outputs naming one file would silently overwrite each other: a usage error."""
+    xml = config.getoption("xmlpath", default=None)
+    named = {f"--{option}": path for option, path in paths.items()}
+    if xml:
+        named["--junitxml"] = Path(os.path.abspath(os.path.expanduser(str(xml))))
+    report = paths.get("verial-report")
+    if report is not None:
+        named["the journal of --verial-report"] = report.with_name(report.name + ".journal.jsonl")
+    seen: dict[Path, str] = {}
+    for name, path in named.items():
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in seen:
+            raise pytest.UsageError(f"{seen[key]} and {name} name the same file {path}")
+        seen[key] = name
 
 
 def resolve(config: pytest.Config) -> Settings:
@@ -154,10 +192,13 @@ def resolve(config: pytest.Config) -> Settings:
         "yes",
     )
     patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
+    report = _path(config, "verial_report")
+    junit = _path(config, "verial_junit")
+    _distinct(config, {"verial-report": report, "verial-junit": junit})
     return Settings(
         runs=run_paths,
-        report=_writable("verial-report", _path(config, "verial_report")),
-        junit=_writable("verial-junit", _path(config, "verial_junit")),
+        report=_writable("verial-report", report),
+        junit=_writable("verial-junit", junit),
         scored=scored,
         pass_threshold=_float(config, "verial_pass_threshold"),
         fail_under=_float(config, "verial_fail_under"),

@@ -24,6 +24,26 @@ from core_support import (
 )
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
+
+#: Runs pytest with SIGINT and SIGTERM at their defaults, as a terminal's Ctrl-C or a ``kill``
+#: finds them. A shell without job control (``cmd &``, ``nohup``, many CI runners) starts its
+#: background jobs with SIGINT ignored; an ignored signal stays ignored across ``exec``, and
+#: Python then installs no KeyboardInterrupt handler, so a child that inherited it would sleep
+#: through the test's Ctrl-C. That is how the Ctrl-C test once hung past its deadline.
+SIGNALS_AT_DEFAULT = (
+    "import runpy, signal, sys; "
+    "signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+    "sys.argv[0] = 'pytest'; "
+    "runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
+)
+
+
+def interruptible_pytest(*args: str) -> list[str]:
+    """The command of a child pytest that receives signals as an interactive one would."""
+    command = pytest_command(*args)
+    assert command[1:3] == ["-m", "pytest"], command
+    return [command[0], "-c", SIGNALS_AT_DEFAULT, *command[3:]]
 GREETS = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning, Valley Health."}]}
 
 
@@ -198,17 +218,21 @@ class Slow(AssertionSpec):
 
 
 def note(spec, ctx):
-    (HERE / "first-done").write_text("1")
     return CheckOutcome(1.0, "noted")
 
 
 def slow(spec, ctx):
-    deadline = time.monotonic() + 30
-    while not (HERE / "first-done").exists() and time.monotonic() < deadline:
+    # wait until the controller holds the first task's three criterion runs: its journal
+    # (a header line, then one line per criterion run received) says so, with no guessed sleep
+    journal = HERE / "report.json.journal.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        lines = journal.read_text().splitlines() if journal.exists() else []
+        if sum(1 for line in lines if line.startswith('{"nodeid"') and "::first::" in line) >= 3:
+            break
         time.sleep(0.05)
-    time.sleep(0.5)  # let the first task's reports reach the controller
     (HERE / "marker").write_text("1")
-    time.sleep(60)
+    time.sleep(20)  # far shorter than the test's wait: a lost signal ends the run, not the test
     return CheckOutcome(1.0, "slept")
 
 
@@ -247,7 +271,7 @@ def test_ctrl_c_keeps_completed_tasks_and_cancels_the_run(tmp_path: Path, worker
     project.sandbox("first", GREETS)
     project.sandbox("second", GREETS)
     proc = subprocess.Popen(
-        pytest_command("-n", str(workers), "--verial-report", "report.json"),
+        interruptible_pytest("-n", str(workers), "--verial-report", "report.json"),
         cwd=tmp_path,
         env=child_env(),
         stdout=subprocess.PIPE,
@@ -262,7 +286,7 @@ def test_ctrl_c_keeps_completed_tasks_and_cancels_the_run(tmp_path: Path, worker
             assert time.monotonic() < deadline, "the slow check never started"
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)
-        output, _ = proc.communicate(timeout=60)
+        output, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -5,7 +5,11 @@ never collects: under xdist it learns the selected node ids from
 ``pytest_xdist_node_collection_finished`` and loads the benchmark files itself (ids, weights and
 axes only). Each criterion run arrives as plain JSON on ``report.verial``; a report without it
 (a crashed worker, a setup error) becomes an error run with score 0. The report is written at
-session end, also after Ctrl-C, and checkpointed while the session runs.
+session end, also after Ctrl-C or SIGTERM, and checkpointed while the session runs; every
+criterion run is also appended to a journal beside the report (``journal.py``), from which a
+session that died without writing is recovered. The JSON report and the JUnit file are written
+independently: one that cannot be written is one ``ERROR`` line and a non-zero exit status,
+and the terminal names only the files that were written.
 """
 
 from __future__ import annotations
@@ -31,6 +35,14 @@ from ..loader import BenchmarkPlan, load_benchmark
 from ..scoring import reaches
 from ..state import SETTINGS
 from .build import ReportInput, build_report
+from .journal import (
+    Journal,
+    JournalBusy,
+    journal_path,
+    make_header,
+    recover,
+    recovered_path,
+)
 from .json_report import write_json_report
 from .junit import write_junit
 from .terminal import summary_lines
@@ -54,8 +66,57 @@ class Recorder:
         self.report: dict[str, Any] | None = None
         self._last_checkpoint = 0.0
         self.gate: tuple[bool, int] | None = None
+        self.exit_status = 0
         self.write_errors: list[str] = []
+        self.written: list[tuple[str, Path]] = []
+        self.notes: list[str] = []
         self._logxml: Any = False  # pytest's LogXML plugin, looked up on first use
+        report = self.settings.report
+        self.journal: Journal | None = None
+        self._task_left: dict[str, int] = {}
+        if report is not None and not config.option.collectonly:
+            self._recover_previous(report)
+            self.journal = Journal(journal_path(report))
+
+    def _recover_previous(self, report: Path) -> None:
+        """A journal left by a session that died writing this report: rebuild its report."""
+        path = journal_path(report)
+        if not path.exists():
+            return
+        try:
+            recovered, _ = recover(path)
+        except JournalBusy:
+            raise pytest.UsageError(
+                f"--verial-report: {report} is being written by another session that is "
+                f"still running (its journal {path} is locked)"
+            ) from None
+        except ValueError as exc:
+            aside = path.with_name(path.name + ".damaged")
+            try:
+                path.replace(aside)
+            except OSError as move:
+                raise pytest.UsageError(
+                    f"--verial-report: {exc}; and it cannot be moved aside: {move.strerror}"
+                ) from None
+            self.notes.append(f"{exc}; journal moved to {aside}")
+            return
+        target = recovered_path(report)
+        try:
+            write_json_report(target, recovered)
+        except OSError as exc:  # keep the journal out of this session's way, for --recover
+            kept = path.with_name(path.name + ".kept")
+            path.replace(kept)
+            self.notes.append(
+                f"cannot write the report recovered from {kept} to {target}: "
+                f"{exc.strerror or exc}; recover it with: verial report --recover {kept}"
+            )
+            return
+        path.unlink(missing_ok=True)
+        done = recovered["benchmark_run"]["summary"]["completed"]
+        self.notes.append(
+            f"a previous session writing {report} ended without its report; "
+            f"{done} completed task runs recovered into {target}"
+        )
 
     # -- what is planned -------------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -105,7 +166,46 @@ class Recorder:
             and not report.nodeid.endswith("::no-criteria")
         ):
             self.records[report.nodeid] = self._error_record(report)
+        else:
+            return
+        self._journal(report.nodeid)
         self._checkpoint()
+
+    def _journal(self, nodeid: str) -> None:
+        """Append the criterion run to the journal; fsync when its task run is complete."""
+        if self.journal is None:
+            return
+        try:
+            if not self.journal.open:
+                data = self._input(running=True)
+                for selected in self.selected:
+                    task = selected.rsplit("::", 1)[0]
+                    self._task_left[task] = self._task_left.get(task, 0) + 1
+                assert self.settings.report is not None
+                self.journal.start(
+                    make_header(
+                        self.settings.report,
+                        self.settings.junit,
+                        data.files,
+                        data.file_runs,
+                        data.selected,
+                        {
+                            "started_at": data.started_at,
+                            "scored": data.scored,
+                            "pass_threshold": data.pass_threshold,
+                            "collection_errors": list(data.collection_errors),
+                        },
+                    )
+                )
+            task = nodeid.rsplit("::", 1)[0]
+            self._task_left[task] = left = self._task_left.get(task, 1) - 1
+            self.journal.record(nodeid, self.records[nodeid], sync=left <= 0)
+        except (OSError, ValueError, JournalBusy) as exc:
+            self.notes.append(
+                f"journal {self.journal.path}: {exc}; a crash from here on loses the results"
+            )
+            self.journal.close(remove=False)
+            self.journal = None
 
     def _junitxml_properties(self, nodeid: str, record: dict[str, Any]) -> None:
         """Per-criterion properties in pytest's --junitxml, valid under the xunit2 schema.
@@ -196,8 +296,8 @@ class Recorder:
         self._last_checkpoint = now
         try:
             write_json_report(self.settings.report, build_report(self._input(running=True)))
-        except OSError as exc:  # the final write reports it; scoring goes on
-            self.write_errors.append(f"checkpoint of {self.settings.report}: {exc}")
+        except (OSError, ValueError):  # the final write says it, if it fails too; scoring goes on
+            pass
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -206,19 +306,40 @@ class Recorder:
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = True
         if not self.files and not self.collection_errors:
+            if self.journal is not None:
+                self.journal.close(remove=True)
             return
         data = self._input(running=False)
         report = build_report(data)
         self.config.hook.pytest_verial_report(report=report)
         self.report = report
-        try:
-            if self.settings.report is not None:
-                write_json_report(self.settings.report, report)
-            if self.settings.junit is not None:
-                write_junit(self.settings.junit, report, data.scored)
-        except OSError as exc:
-            self.write_errors.append(f"cannot write the report: {exc}")
+        self._write_outputs(report, data.scored)
+        self._gate(session, report)
+        if self.write_errors and exitstatus != pytest.ExitCode.INTERRUPTED:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        self.exit_status = int(session.exitstatus)
+
+    def _write_outputs(self, report: dict[str, Any], scored: bool) -> None:
+        """Each output on its own: one that cannot be written does not stop the others."""
+        outputs = [
+            ("JSON report", self.settings.report, write_json_report, ()),
+            ("JUnit report", self.settings.junit, write_junit, (scored,)),
+        ]
+        for label, path, write, extra in outputs:
+            if path is None:
+                continue
+            try:
+                write(path, report, *extra)  # type: ignore[operator]
+            except (OSError, ValueError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                self.write_errors.append(f"cannot write the {label} {path}: {reason}")
+            else:
+                self.written.append((label, path))
+        if self.journal is not None:  # kept for recovery unless the JSON report is on disk
+            self.journal.close(remove=any(p == self.settings.report for _, p in self.written))
+
+    def _gate(self, session: pytest.Session, report: dict[str, Any]) -> None:
+        """``--verial-fail-under``: the exit status from the run score and errors."""
         if self.settings.fail_under is not None and not self.interrupted:
             run = report["benchmark_run"]
             errors = run["summary"]["criteria_error"] + run["summary"]["collection_errors"]
@@ -229,6 +350,8 @@ class Recorder:
             )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for note in self.notes:
+            terminalreporter.write_line(f"warning: {note}", yellow=True)
         if self.report is None:
             return
         scored = self.report["benchmark_run"]["scored"]
@@ -243,11 +366,13 @@ class Recorder:
             terminalreporter.write_line(
                 f"fail-under {self.settings.fail_under}: run score {shown} {verdict}"
                 + (f", {errors} errors" if errors else "")
-                + f" -> exit {0 if ok and not errors else 1}"
+                + f" -> exit {self.exit_status}"
             )
         for problem in self.write_errors:
             terminalreporter.write_line(f"ERROR: {problem}", red=True)
-        if self.settings.report is not None and not self.write_errors:
-            terminalreporter.write_line(f"JSON report: {self.settings.report}")
-        if self.settings.junit is not None:
-            terminalreporter.write_line(f"JUnit report: {self.settings.junit}")
+        for label, path in self.written:  # only files actually on disk are named
+            terminalreporter.write_line(f"{label}: {path}")
+
+    def pytest_unconfigure(self) -> None:
+        if self.journal is not None:  # the session ended before sessionfinish: keep it
+            self.journal.close(remove=False)

@@ -1,0 +1,259 @@
+"""An append-only journal of criterion runs beside the JSON report, and recovery from it.
+
+A session that dies without reaching ``pytest_sessionfinish`` (``os._exit`` in a check, an
+out-of-memory kill, SIGKILL, a power cut) writes no report. So that it loses at most the task
+run in flight, the controller appends every criterion run it receives to
+``<report>.journal.jsonl``: a header line (the benchmark files with their SHA-256, the run
+directories, the selected node ids, the settings that shape the report), then one JSON line per
+criterion run. Each line reaches the kernel with one ``write`` as it arrives (a crash of the
+process loses nothing written) and the file is fsynced whenever a task run is complete (a crash
+of the machine loses at most the task run in flight). The journal is removed once the final
+report is written. Lines pass through the same redaction as the report.
+
+:func:`recover` rebuilds the report from a journal with the same :func:`build_report` the
+session uses: completed task runs keep their scores, the task run in flight is ``cancelled``,
+and ``benchmark_run.recovered`` says where it came from (README, "Interrupted and crashed
+runs"). A torn last line (a crash mid-write) is ignored; any other damage is refused with the
+line it is on.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import socket
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..engine import now_iso
+from ..errors import BenchmarkFileError, RunConfigError
+from ..loader import BenchmarkPlan, load_benchmark
+from ..runinfo import RunDir
+from ..secrets import redact_json
+from .build import ReportInput, build_report
+
+JOURNAL_SCHEMA = "pytest-verial/journal/v1"
+
+
+def journal_path(report: Path) -> Path:
+    """Where the journal of a report lives: ``<report>.journal.jsonl`` beside it."""
+    return report.with_name(report.name + ".journal.jsonl")
+
+
+def recovered_path(report: Path) -> Path:
+    """Where a later session puts the report it recovered: ``<stem>.recovered<suffix>``."""
+    return report.with_name(f"{report.stem}.recovered{report.suffix or '.json'}")
+
+
+def _line(value: Any) -> bytes:
+    text = json.dumps(redact_json(value), ensure_ascii=False, default=str)
+    return (text + "\n").encode("utf-8")
+
+
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of a file's bytes (a benchmark file read again at recovery must match)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class JournalBusy(Exception):
+    """The journal is locked by a session that is still running."""
+
+
+class Journal:
+    """The writing side: one open file, locked while the session lives."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    @property
+    def open(self) -> bool:
+        """True once the header is written and until the journal is closed."""
+        return self._fd is not None
+
+    def start(self, header: dict[str, Any]) -> None:
+        """Create the journal (replacing a stale one) and write its header line."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise JournalBusy(f"{self.path} is being written by another running session") from None
+        os.ftruncate(fd, 0)
+        self._fd = fd
+        self._write({"journal": JOURNAL_SCHEMA, **header}, sync=True)
+
+    def record(self, nodeid: str, record: dict[str, Any], sync: bool) -> None:
+        """Append one criterion run; ``sync`` at the end of a task run."""
+        if self._fd is not None:
+            self._write({"nodeid": nodeid, "record": record}, sync=sync)
+
+    def _write(self, value: Any, sync: bool) -> None:
+        assert self._fd is not None
+        data = _line(value)
+        while data:
+            data = data[os.write(self._fd, data) :]
+        if sync:
+            os.fsync(self._fd)
+
+    def close(self, remove: bool) -> None:
+        """Release the lock; ``remove`` once the final report is safely written."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        if remove:
+            self.path.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def make_header(
+    report: Path,
+    junit: Path | None,
+    files: Iterable[tuple[str, BenchmarkPlan]],
+    file_runs: Mapping[str, Iterable[RunDir]],
+    selected: Iterable[str],
+    data: dict[str, Any],
+) -> dict[str, Any]:
+    """The header line: what :func:`recover` needs besides the criterion runs."""
+    return {
+        "report": str(report.resolve()),
+        "junit": str(junit.resolve()) if junit else None,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "files": [
+            {
+                "display": display,
+                "path": str(plan.path.resolve()),
+                "sha256": sha256_of(plan.path),
+                "runs": [{"path": str(r.path.resolve()), "label": r.label} for r in file_runs[display]],
+            }
+            for display, plan in files
+        ],
+        "selected": sorted(selected),
+        **data,
+    }
+
+
+def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The header and the criterion runs (by node id) of a journal; ValueError when unusable."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise JournalBusy(f"{path} is being written by a session that is still running") from None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:  # a directory, an unreadable device
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    lines = raw.split(b"\n")
+    lines.pop()  # b"" when the file ends with a newline; else a line cut by a crash: ignored
+    if not lines:
+        raise ValueError(f"{path}: empty, or cut before its header: nothing to recover")
+    values: list[Any] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            values.append(json.loads(line.decode("utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise ValueError(f"{path}:{number}: damaged line (not JSON): cannot recover") from None
+    header, *rows = values
+    if not (isinstance(header, dict) and header.get("journal") == JOURNAL_SCHEMA):
+        raise ValueError(f"{path}:1: not a pytest-verial journal ({JOURNAL_SCHEMA})")
+    for key, kind in (("files", list), ("selected", list), ("report", str), ("started_at", str)):
+        if not isinstance(header.get(key), kind):
+            raise ValueError(f"{path}:1: header field {key!r} missing or not a {kind.__name__}")
+    records: dict[str, dict[str, Any]] = {}
+    for number, row in enumerate(rows, start=2):
+        if not (
+            isinstance(row, dict)
+            and isinstance(row.get("nodeid"), str)
+            and isinstance(row.get("record"), dict)
+        ):
+            raise ValueError(f"{path}:{number}: not a criterion run line (nodeid, record)")
+        records[row["nodeid"]] = row["record"]
+    return header, records
+
+
+def _plans(path: Path, header: dict[str, Any]) -> tuple[list[Any], dict[str, list[RunDir]]]:
+    files: list[tuple[str, BenchmarkPlan]] = []
+    file_runs: dict[str, list[RunDir]] = {}
+    run_dirs: dict[str, RunDir] = {}
+    for entry in header["files"]:
+        try:
+            display, file = str(entry["display"]), Path(entry["path"])
+            if sha256_of(file) != entry["sha256"]:
+                raise ValueError(
+                    f"{path}: benchmark file {file} changed since the run: cannot rebuild its report"
+                )
+            files.append((display, load_benchmark(file, registry=None, display=display)))
+            file_runs[display] = [
+                run_dirs.setdefault(r["path"], RunDir(Path(r["path"]), r["label"]))
+                for r in entry["runs"]
+            ]
+        except OSError as exc:
+            raise ValueError(
+                f"{path}: benchmark file {entry.get('path')}: {exc.strerror or exc}"
+            ) from None
+        except (BenchmarkFileError, RunConfigError) as exc:
+            raise ValueError(f"{path}: {str(exc).splitlines()[0]}") from None
+        except (KeyError, TypeError):
+            raise ValueError(f"{path}:1: header entry of a benchmark file is damaged") from None
+    return files, file_runs
+
+
+def _seconds(start: str, end: str | None) -> float:
+    try:
+        a = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        b = datetime.fromisoformat((end or start).replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    return max(0.0, (b - a).total_seconds())
+
+
+def recover(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The report a crashed session would have written, rebuilt from its journal, and the
+    journal's header (it names the report and JUnit paths that session was writing)."""
+    header, records = read_journal(path)
+    files, file_runs = _plans(path, header)
+    runs: list[RunDir] = []
+    for dirs in file_runs.values():
+        runs.extend(r for r in dirs if r not in runs)
+    ends = sorted(str(r.get("completed_at")) for r in records.values() if r.get("completed_at"))
+    last = ends[-1] if ends else None
+    report = build_report(
+        ReportInput(
+            files=files,
+            file_runs=file_runs,
+            runs=runs,
+            selected=set(header["selected"]),
+            records=records,
+            pass_threshold=header.get("pass_threshold"),
+            scored=bool(header.get("scored")),
+            started_at=header["started_at"],
+            completed_at=last,
+            duration=_seconds(header["started_at"], last),
+            interrupted=True,
+            collection_errors=header.get("collection_errors") or [],
+        )
+    )
+    run = report["benchmark_run"]
+    run["recovered"] = {
+        "journal": str(path),
+        "at": now_iso(),
+        "criterion_runs": len(records),
+    }
+    run["warnings"].append(
+        f"recovered from the journal {path}: the session ended without writing its report; "
+        "task runs it had not finished are cancelled"
+    )
+    return report, header
