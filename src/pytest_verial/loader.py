@@ -71,6 +71,8 @@ class BenchmarkPlan:
     path: Path
     benchmark: Benchmark
     tasks: list[TaskPlan] = field(default_factory=list)
+    #: loaded for a scored run: generated criterion ids are positional (:func:`_criterion_ids`)
+    scored: bool = False
 
     @property
     def slug(self) -> str:
@@ -242,7 +244,7 @@ def load_benchmark(
         _validate_assertions(root, registry, reporter)
     if benchmark is None or reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
-    plan = BenchmarkPlan(path, benchmark)
+    plan = BenchmarkPlan(path, benchmark, scored=scored)
     _expand(plan, root, registry, reporter, scored)
     if reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))

@@ -9,6 +9,8 @@ terminal, the task JUnit or pytest's ``--junitxml``. The JSON report keeps the d
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,50 @@ def test_a_scored_run_shows_no_expected_value_anywhere(
     report = (project.path / "report.json").read_text(encoding="utf-8")
     for canary in ("zqfieldcanary", "zqidcanary", "zqlocalcanary", "zqskipcanary"):
         assert canary in report, canary
+
+
+EXIT_CONFTEST = '''
+import os
+from typing import Literal
+from pydantic import Field
+from pytest_verial import AssertionSpec, CheckSpec
+
+class Exit(AssertionSpec):
+    kind: Literal["exit-process"] = Field(alias="assert")
+
+def exit_process(spec, ctx):
+    os._exit(3)
+
+def pytest_verial_checks():
+    return [CheckSpec("exit-process", Exit, exit_process)]
+'''
+
+
+def test_a_crashed_scored_run_is_recovered_under_its_positional_ids(tmp_path: Path) -> None:
+    """The journal remembers that the file was loaded for a scored run, so recovery generates
+    the same ids as the session did and finds its criterion runs."""
+    project = Project(tmp_path)
+    project.conftest(EXIT_CONFTEST)
+    project.benchmark("crash", {"tasks": [
+        {"id": "first", "criteria": [{"label": "Says zqlabelcanary", "assertion": {
+            "assert": "output-match", "contains": ["hello"]}}]},
+        {"id": "second", "criteria": [{"assertion": {"assert": "exit-process"}}]},
+    ]})
+    for task in ("first", "second"):
+        project.sandbox(task, {"output.md": "hello\n"})
+    code, output = run_subprocess(
+        tmp_path, "--verial-scored", "-n", "0", "-p", "no:randomly", "--verial-report",
+        "report.json",
+    )
+    journal = tmp_path / "report.json.journal.jsonl"
+    assert journal.exists(), output[-3000:]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_verial.cli", "report", "--recover", str(journal)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    first = next(t for t in report["benchmark_run"]["task_runs"] if t["task_id"] == "first")
+    runs = [(c["criterion_id"], c["status"]) for c in first["criterion_runs"]]
+    assert runs == [("criterion-1", "passed")]
+    assert "zqlabelcanary" not in json.dumps(runs)

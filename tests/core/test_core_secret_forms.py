@@ -34,7 +34,7 @@ def only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 ECHOES = {
     "as read": lambda k: f"bad key {k}",
     "trailing newline stripped": lambda k: f"bad key {k}.",
-    "repr (httpx header)": lambda k: "Illegal header value " + repr(b"Bearer " + k.encode() + b"\n"),
+    "repr (httpx header)": lambda k: "Illegal header value " + repr(f"Bearer {k}\n".encode()),
     "json escaped": lambda k: json.dumps({"error": f'key "{k}" revoked'}),
     "url-encoded": lambda k: f"GET /x?api_key={quote(k, safe='')}",
     "url-encoded, lower-case hex": lambda k: "q=" + quote(k, safe="").lower(),
