@@ -54,9 +54,16 @@ _SECRET_WORDS = frozenset({
     "credentials", "auth", "bearer",
 })
 
+_SQUEEZE = re.compile(_BREAK[:-1] + "+")  # every break, removed for the prefilter
 _SECRETS: set[str] = set()
 _LOCK = threading.Lock()
 _PATTERN: re.Pattern[str] | None = None
+#: (q, stride, every q-gram of every form without its breaks): see :func:`_may_hold_secret`
+_PREFILTER: tuple[int, int, frozenset[str]] = (1, 1, frozenset())
+_PREFILTER_OF = 0  # how many secrets _PREFILTER covers
+#: texts already redacted under the current secrets (reports are redacted at every checkpoint)
+_MEMO: dict[str, str] = {}
+_MEMO_LIMIT = 50_000
 
 
 def is_secret_setting(name: str) -> bool:
@@ -101,14 +108,15 @@ def register_settings(settings: Any, environ: Any) -> None:
 
 def register(value: str | None) -> str | None:
     """Remember ``value`` as a secret; returns it unchanged for use in an expression."""
-    global _PATTERN
+    global _PATTERN, _PREFILTER_OF
     if not value:
         return value
     secret = value.strip()  # what is around it is not secret, and its escapes would eat text
     if len(secret) >= MIN_LENGTH and secret not in _SECRETS:
         with _LOCK:
             _SECRETS.add(secret)
-            _PATTERN = None
+            _PATTERN, _PREFILTER_OF = None, -1
+            _MEMO.clear()
     return value
 
 
@@ -162,25 +170,64 @@ def _trie_regex(words: Iterable[str]) -> str:
 
 
 def _pattern() -> re.Pattern[str] | None:
+    """The full pattern (every gram of every form, breaks allowed), built on first need."""
     global _PATTERN
     if _PATTERN is None and _SECRETS:
         with _LOCK:
             grams: set[str] = set()
-            for secret in _SECRETS:
-                for form in forms(secret):
-                    size = min(FRAGMENT, len(form))
-                    grams.update(form[i : i + size] for i in range(len(form) - size + 1))
+            for form in (form for secret in _SECRETS for form in forms(secret)):
+                size = min(FRAGMENT, len(form))
+                grams.update(form[i : i + size] for i in range(len(form) - size + 1))
             _PATTERN = re.compile(f"(?=({_trie_regex(grams)}))")
     return _PATTERN
+
+
+def _prefilter() -> tuple[int, int, frozenset[str]]:
+    """(q, stride, q-grams) for :func:`_may_hold_secret`, rebuilt when a secret is added."""
+    global _PREFILTER, _PREFILTER_OF
+    with _LOCK:
+        if _PREFILTER_OF != len(_SECRETS):
+            squeezed = [
+                _SQUEEZE.sub("", form) for secret in _SECRETS for form in forms(secret)
+            ]
+            shortest = max(1, min(FRAGMENT, *(len(form) for form in squeezed)))
+            q = max(1, min(5, shortest - 3))
+            small = {form[i : i + q] for form in squeezed for i in range(len(form) - q + 1)}
+            _PREFILTER, _PREFILTER_OF = (q, shortest - q + 1, frozenset(small)), len(_SECRETS)
+        return _PREFILTER
+
+
+def _may_hold_secret(text: str) -> bool:
+    """False when ``text`` certainly holds no run of a secret's form (a fast, exact test).
+
+    With breaks removed, a run of ``L`` = q + stride - 1 characters of a form covers a position
+    that is a multiple of ``stride`` with a whole q-gram of that form after it; so looking up
+    the q-grams at every ``stride``-th position of the text finds every run (and a few
+    coincidences, which the full pattern then rules out).
+    """
+    q, stride, small = _prefilter()
+    squeezed = _SQUEEZE.sub("", text)
+    return not small.isdisjoint(
+        squeezed[i : i + q] for i in range(0, len(squeezed) - q + 1, stride)
+    )
 
 
 def redact(text: str) -> str:
     """``text`` with every registered secret, in any form or fragment, replaced by ``***``."""
     if not _SECRETS or not text or not isinstance(text, str):
         return text
-    pattern = _pattern()
-    if pattern is None:
-        return text
+    known = _MEMO.get(text)
+    if known is not None:
+        return known
+    pattern = _pattern() if _may_hold_secret(text) else None
+    masked = text if pattern is None else _redact(text, pattern)
+    if len(_MEMO) >= _MEMO_LIMIT:
+        _MEMO.clear()
+    _MEMO[text] = masked
+    return masked
+
+
+def _redact(text: str, pattern: re.Pattern[str]) -> str:
     spans: list[list[int]] = []
     for match in pattern.finditer(text):
         start, end = match.start(), match.start() + len(match.group(1))
@@ -216,7 +263,8 @@ def redact_json(value: Any) -> Any:
 
 def reset() -> None:
     """Forget every secret (tests only)."""
-    global _PATTERN
+    global _PATTERN, _PREFILTER_OF
     with _LOCK:
         _SECRETS.clear()
-        _PATTERN = None
+        _PATTERN, _PREFILTER_OF = None, -1
+        _MEMO.clear()

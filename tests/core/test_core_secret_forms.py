@@ -28,6 +28,8 @@ def only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """This test's secrets only (the registry is process-wide)."""
     monkeypatch.setattr(secrets, "_SECRETS", set())
     monkeypatch.setattr(secrets, "_PATTERN", None)
+    monkeypatch.setattr(secrets, "_MEMO", {})
+    monkeypatch.setattr(secrets, "_PREFILTER_OF", -1)
     yield
 
 
