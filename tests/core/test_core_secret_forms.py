@@ -48,6 +48,7 @@ ECHOES = {
     "split by an escaped newline": lambda k: f"{k[:9]}\\n{k[9:]}",
     "truncated snippet": lambda k: f"'...body: {k[:11]}...'",
     "last half": lambda k: f"tail {k[-12:]} end",
+    "one space between every character": lambda k: "key " + " ".join(k),
     "html escaped": lambda k: "<p>" + k.replace("+", "&#43;").replace("/", "/") + "</p>",
 }
 
@@ -62,6 +63,14 @@ def test_every_echoed_form_of_a_secret_is_masked(only: None, echo: object) -> No
     for form in secrets.forms(KEY):
         for i in range(len(form) - 7):
             assert form[i : i + 8] not in masked, (form[i : i + 8], masked)
+
+
+@pytest.mark.parametrize("secret", ["pw9!x2", "two words here", 'q"uo\\te&<x>'])
+def test_short_and_odd_secrets_are_found_by_the_prefilter(only: None, secret: str) -> None:
+    secrets.register(secret)
+    for text in (f"[{secret}]", json.dumps(secret), repr(secret), quote_plus(secret)):
+        assert secret not in secrets.redact(text), text
+        assert "***" in secrets.redact(text), text
 
 
 def test_text_without_the_secret_is_left_alone(only: None) -> None:
