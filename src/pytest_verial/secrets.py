@@ -28,7 +28,11 @@ word is ``token``, ``key``, ``apikey``, ``secret``, ``password``/``passwd``/``pw
 Others (``base_url_env``, ``token_url_env``, ``client_id_env``) are not masked whole, so errors
 still name the server; a password inside a URL read from one (``scheme://user:PASSWORD@host``)
 is.
-(docs: README "Run directories"; docs/limits.md.)
+
+Cost: a text is first tested with an exact q-gram prefilter (linear, independent of how many
+or how long the secrets are); the full pattern runs only on texts that may hold one, and
+results are memoised (a report is redacted again at every checkpoint).
+(docs: README "Run directories" and "Scored runs".)
 """
 
 from __future__ import annotations
