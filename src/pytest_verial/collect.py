@@ -21,7 +21,7 @@ import pytest
 from .checks import CheckRegistry, builtin_checks
 from .display import describe_char, escape, unsafe_char
 from .engine import run_criterion
-from .errors import BenchmarkFileError, RunConfigError
+from .errors import BenchmarkFileError, Problem, RunConfigError
 from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from .runinfo import RunDir
 from .scoring import DEFAULT_AXIS
@@ -39,6 +39,30 @@ _PYTEST_MARKERS = frozenset(
 )
 _OUR_DOCS = ("task tag from a benchmark file", "criterion axis from a benchmark file")
 _ACTING: pytest.StashKey[frozenset[str]] = pytest.StashKey()
+#: a quoted value in a message ('...' or "...", with backslash escapes)
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+WITHHELD = "details withheld: scored run; see the JSON report"
+
+
+def file_scored(settings: Any, path: Path) -> bool:
+    """Whether a benchmark file is scored on a scored run (``--verial-scored`` or ``scored:
+    true`` in the run.yaml of any of its run directories)."""
+    if settings.scored:
+        return True
+    try:
+        return any(settings.scored_for(run) for run in settings.run_dirs_for(path))
+    except RunConfigError:
+        return False
+
+
+def withhold_values(problem: Problem) -> Problem:
+    """A problem of a scored file, its quoted values replaced by ``'…'``: the message of a bad
+    pattern or field may quote what a criterion expects. File, line, task, criterion (by id
+    or position) and field still say where it is."""
+    message = _QUOTED.sub("'…'", problem.message)
+    return Problem(
+        problem.file, message, problem.line, problem.task, problem.criterion, problem.field
+    )
 
 
 def junit_value(record: dict[str, Any], key: str) -> Any:
@@ -83,13 +107,19 @@ class BenchmarkFile(pytest.File):
             registry = registry_for(self)
         except ValueError as exc:  # a conftest registered an assert type twice
             raise self.CollectError(f"{display_path(self.config, self.path)}: {exc}") from None
+        settings = self.config.stash[SETTINGS]
+        scored = file_scored(settings, self.path)
         try:
-            self.plan = load_benchmark(self.path, registry, display_path(self.config, self.path))
+            self.plan = load_benchmark(
+                self.path, registry, display_path(self.config, self.path), scored=scored
+            )
         except BenchmarkFileError as exc:
             count = len(exc.problems)
             header = f"{count} problem{'s' if count > 1 else ''} in benchmark file:\n"
+            if scored:
+                exc = BenchmarkFileError([withhold_values(p) for p in exc.problems])
+                header = header.replace(":\n", " (quoted values withheld: scored run):\n")
             raise self.CollectError(header + str(exc)) from None
-        settings = self.config.stash[SETTINGS]
         try:
             runs = settings.run_dirs_for(self.path)
         except RunConfigError as exc:
@@ -288,22 +318,53 @@ class CriterionItem(pytest.Function):
             for key in JUNIT_FIELDS:
                 self.user_properties.append((f"verial_{key}", junit_value(record, key)))
         if record["status"] == "skipped":
-            pytest.skip(record["details"] or "criterion skipped")
+            reason = record["details"] or "criterion skipped"
+            reason = f"criterion skipped ({WITHHELD})" if self.scored() else reason
+            raise pytest.skip.Exception(reason, _use_item_location=True)
         if not record["passed"]:
             raise CriterionFailed(record)
+
+    def scored(self) -> bool:
+        """Whether this criterion runs in a scored run (nothing it expects may be shown)."""
+        return bool(self.config.stash[SETTINGS].scored_for(self.task_node.run))
 
     def repr_failure(self, excinfo: Any) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, CriterionFailed):
             from .reporting.terminal import describe_failure
 
-            scored = self.config.stash[SETTINGS].scored_for(self.task_node.run)
-            return describe_failure(excinfo.value.record, scored)
+            return describe_failure(excinfo.value.record, self.scored())
         return super().repr_failure(excinfo)
+
+    def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
+        """In a scored run an unexpected exception (in a check, a source or a fixture) is one
+        line naming the criterion: a traceback shows source lines and, with ``-l``, locals
+        that may hold expected values. The JSON report keeps the exception's message."""
+        from _pytest.fixtures import FixtureLookupError
+
+        value = excinfo.value
+        if not self.scored() or isinstance(value, (CriterionFailed, FixtureLookupError)):
+            return super()._repr_failure_py(excinfo, style=style)
+        from .secrets import redact
+
+        if self.verial_record is None:
+            from .engine import base_record, now_iso
+
+            record = {**base_record(self.plan, self.task_node.task), **self.identity()}
+            record.update(
+                passed=False, score=0.0, status="error", evidence={"error": type(value).__name__},
+                details=redact(f"{type(value).__name__}: {value}"), started_at=now_iso(),
+                completed_at=now_iso(), duration=0.0,
+            )
+            self.verial_record = record
+        return (
+            f"criterion {self.plan.id!r} ({self.plan.assert_name}) error: "
+            f"{type(value).__name__} ({WITHHELD})"
+        )
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.plan.line - 1 if self.plan.line else None
         # A label may quote an expected value; scored runs keep it out of agent-visible output.
-        scored = self.config.stash[SETTINGS].scored_for(self.task_node.run)
+        scored = self.scored()
         label = self.plan.criterion.label
         label = f": {label}" if label and not scored else ""
         return self.task_node.benchmark_file.path, line, escape(f"criterion {self.plan.id}{label}")

@@ -72,6 +72,8 @@ class BenchmarkPlan:
     path: Path
     benchmark: Benchmark
     tasks: list[TaskPlan] = field(default_factory=list)
+    #: loaded for a scored run: generated criterion ids are positional (:func:`_criterion_ids`)
+    scored: bool = False
 
     @property
     def slug(self) -> str:
@@ -102,8 +104,9 @@ def slugify(text: str) -> str:
 class _Reporter:
     """Collects problems with their location resolved from a pydantic ``loc``."""
 
-    def __init__(self, file: str, root: Any, lines: LineMap) -> None:
+    def __init__(self, file: str, root: Any, lines: LineMap, scored: bool = False) -> None:
         self.file, self.root, self.lines = file, root, lines
+        self.scored = scored  # name criteria by id or position, never by label
         self.problems: list[Problem] = []
 
     def add(self, message: str, loc: tuple[str | int, ...] = (), field_: str | None = None) -> None:
@@ -120,7 +123,7 @@ class _Reporter:
                 continue
             if step == "criteria" and i + 1 < len(loc) and isinstance(loc[i + 1], int):
                 node = _index(_get(node, "criteria"), loc[i + 1])
-                criterion = _name_of(node, loc[i + 1], label=True)
+                criterion = _name_of(node, loc[i + 1], label=not self.scored)
                 i += 2
                 continue
             rest = list(loc[i:])
@@ -189,9 +192,14 @@ def read_benchmark_text(path: Path) -> tuple[str | None, Problem | None]:
 
 
 def load_benchmark(
-    path: Path, registry: CheckRegistry | None, display: str | None = None
+    path: Path, registry: CheckRegistry | None, display: str | None = None, scored: bool = False
 ) -> BenchmarkPlan:
-    """Load, validate and expand one benchmark file. Raises BenchmarkFileError."""
+    """Load, validate and expand one benchmark file. Raises BenchmarkFileError.
+
+    ``scored``: the file is scored on a scored run, where a label may quote an expected value,
+    so criteria without an explicit id get positional ids and problems name criteria by
+    position (:func:`_criterion_ids`).
+    """
     name = display or str(path)
     text, problem = read_benchmark_text(path)
     if problem is not None:
@@ -210,7 +218,7 @@ def load_benchmark(
             [Problem(name, "file is empty: expected a benchmark, a list of tasks or a task")]
         )
     root, shape_problem = _as_benchmark(data)
-    reporter = _Reporter(name, root, lines)
+    reporter = _Reporter(name, root, lines, scored)
     for line, key, holder in lines.duplicates:
         loc = _loc_of(root, holder)
         message = f"key {key!r} appears twice in one mapping (the last one would win)"
@@ -241,8 +249,8 @@ def load_benchmark(
         _validate_assertions(root, registry, reporter)
     if benchmark is None or reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
-    plan = BenchmarkPlan(path, benchmark)
-    _expand(plan, root, registry, reporter)
+    plan = BenchmarkPlan(path, benchmark, scored=scored)
+    _expand(plan, root, registry, reporter, scored)
     if reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
     return plan
@@ -346,13 +354,17 @@ def fill(value: Any, entity: Entity) -> Any:
 
 
 def _expand(
-    plan: BenchmarkPlan, root: Any, registry: CheckRegistry | None, reporter: _Reporter
+    plan: BenchmarkPlan,
+    root: Any,
+    registry: CheckRegistry | None,
+    reporter: _Reporter,
+    scored: bool = False,
 ) -> None:
     """Resolve entities, give criteria ids, fill placeholders, build task runs."""
     for ti, task in enumerate(plan.benchmark.tasks):
         where: tuple[str | int, ...] = ("tasks", ti)
         entities = _entities(plan.benchmark, task, where, reporter)
-        ids = _criterion_ids(task)
+        ids = _criterion_ids(task, scored)
         line = reporter.lines.line_of(root, where, need=False)
         for ci, crit in enumerate(task.criteria):
             cwhere = (*where, "criteria", ci)
@@ -505,15 +517,21 @@ def _check_ids(root: Any, reporter: _Reporter) -> None:
             explicit.setdefault(crit_id, ci)
 
 
-def _criterion_ids(task: Task) -> list[str]:
-    """Explicit ids, else a slug of the label, else ``criterion-<n>`` (made unique)."""
+def _criterion_ids(task: Task, scored: bool = False) -> list[str]:
+    """Explicit ids, else a slug of the label, else ``criterion-<n>`` (made unique).
+
+    In a scored run a label may quote an expected value that the agent must not read, so a
+    criterion without an explicit id is ``criterion-<n>`` (its 1-based position in the task:
+    stable across runs of the same file) and no label text reaches a node id, the terminal or
+    a JUnit file (README "Scored runs").
+    """
     ids: list[str] = []
     explicit = {crit.id for crit in task.criteria if crit.id is not None}
     for ci, crit in enumerate(task.criteria):
         if crit.id is not None:
             ids.append(crit.id)
             continue
-        base = slugify(crit.label or "") or f"criterion-{ci + 1}"
+        base = ("" if scored else slugify(crit.label or "")) or f"criterion-{ci + 1}"
         candidate, n = base, 2
         while candidate in explicit or candidate in ids:
             candidate, n = f"{base}-{n}", n + 1

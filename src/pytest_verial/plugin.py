@@ -15,6 +15,7 @@ from .errors import CriterionError, RunConfigError, SourceError
 from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
 from .interrupts import TermAsInterrupt
 from .loader import is_benchmark_file
+from .masking import SecretMasking
 from .reporting.recorder import Recorder
 from .settings import resolve, select_by_node_id
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
@@ -73,6 +74,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(SecretMasking(), "verial-secret-masking")
     config.stash[SELECTED] = select_by_node_id(config)
     config.stash[SETTINGS] = resolve(config)
     # -- LLM judge (PRD-103): ctx.options, judge != executor usage error, report extension --

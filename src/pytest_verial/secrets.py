@@ -1,49 +1,274 @@
-"""Secrets seen in this process, and their removal from everything a criterion run records.
+"""Secrets seen in this process, and their removal from everything a run writes or prints.
 
-Secrets come only from environment variables (API keys, client secrets) or from token
-endpoints (access tokens). Whatever reads one registers it here; the engine passes every
-criterion run's ``details`` and ``evidence`` through :func:`redact_json`, so a server that
-echoes a key in an error body cannot put it into a report, JUnit file, log or feedback text.
+Secrets come only from environment variables (API keys, tokens, passwords, client secrets) or
+from token endpoints (access tokens). Whatever reads one registers it here (the judge's key and
+every secret ``*_env`` setting of run.yaml are registered when the session starts, in every
+process, before any cache lookup or request). Every artifact passes through :func:`redact` /
+:func:`redact_json`: criterion details and evidence (engine), the JSON report and its
+checkpoints, both JUnit files, pytest's terminal and ``--junitxml`` (failure text, captured
+output and logs, collection errors, warnings) and the judge's disk cache.
+
+A secret is masked (``***``) in every form a server or a library is known to echo it in:
+
+- as read, and stripped of surrounding whitespace (an env value often ends in a newline);
+- escaped as Python ``repr`` (httpx quoting a bad header value), JSON (ASCII or not), or XML/HTML;
+- URL-encoded (``%XX`` in either case, ``+`` for a space);
+- base64 (standard and URL-safe alphabets), at any offset, so ``base64(client_id:secret)`` in a
+  basic-auth header or a JWT is caught: the characters that depend on the secret alone are
+  masked;
+- split: any run of at least :data:`FRAGMENT` consecutive characters of one of those forms is
+  masked, and whitespace or an escaped line break (``\\n``) may interrupt it anywhere (a wrapped
+  error line, a value truncated to a snippet, a key printed in two halves). Shorter fragments
+  are left alone: below 8 characters ordinary words would match, and 7 characters of a
+  40-character key do not make it guessable.
+
+Which ``*_env`` settings are secrets is decided by :func:`is_secret_setting`: a name whose last
+word is ``token``, ``key``, ``apikey``, ``secret``, ``password``/``passwd``/``pwd``,
+``credential(s)``, ``auth`` or ``bearer`` (``token_env``, ``api_key_env``, ``client_secret_env``).
+Others (``base_url_env``, ``token_url_env``, ``client_id_env``) are not masked whole, so errors
+still name the server; a password inside a URL read from one (``scheme://user:PASSWORD@host``)
+is.
+
+Cost: a text is first tested with an exact q-gram prefilter (linear, independent of how many
+or how long the secrets are); the full pattern runs only on texts that may hold one, and
+results are memoised (a report is redacted again at every checkpoint).
+(docs: README "Run directories" and "Scored runs".)
 """
 
 from __future__ import annotations
 
+import base64
+import html
+import json
+import re
 import threading
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import quote, quote_plus, urlsplit
 
 MASK = "***"
-_SECRETS: set[str] = set()
-_LOCK = threading.Lock()
 #: shorter values are not treated as secrets (they would mask ordinary words)
 MIN_LENGTH = 6
+#: a run of this many consecutive characters of a secret (in any form) is masked on its own
+FRAGMENT = 8
+#: between two characters of a secret: whitespace, or an escaped line break / tab
+_BREAK = r"(?:\s|\\[nrt])*"
+_SECRET_WORDS = frozenset({
+    "token", "key", "apikey", "secret", "password", "passwd", "pwd", "credential",
+    "credentials", "auth", "bearer",
+})
+
+_SQUEEZE = re.compile(_BREAK[:-1] + "+")  # every break, removed for the prefilter
+_SECRETS: set[str] = set()
+_LOCK = threading.Lock()
+_PATTERN: re.Pattern[str] | None = None
+#: (q, stride, every q-gram of every form without its breaks): see :func:`_may_hold_secret`
+_PREFILTER: tuple[int, int, frozenset[str]] = (1, 1, frozenset())
+_PREFILTER_OF = 0  # how many secrets _PREFILTER covers
+#: texts already redacted under the current secrets (reports are redacted at every checkpoint)
+_MEMO: dict[str, str] = {}
+_MEMO_LIMIT = 50_000
+
+
+def is_secret_setting(name: str) -> bool:
+    """Whether a ``<name>_env`` setting names a variable that holds a secret.
+
+    ``token_env``, ``client_secret_env``, ``api_key_env``, ``password_env`` are;
+    ``base_url_env``, ``database_url_env``, ``client_id_env`` are not.
+    """
+    stem = name[: -len("_env")] if name.endswith("_env") else name
+    words = [w for w in re.split(r"[^a-z0-9]+", stem.lower()) if w]
+    return bool(words) and words[-1] in _SECRET_WORDS
+
+
+def register_setting(name: str, value: str | None) -> str | None:
+    """Register the value of setting ``name`` when it is a secret (see :func:`is_secret_setting`);
+    for any other value only a password in a URL's user info is. Returns ``value``."""
+    if value is None:
+        return None
+    if is_secret_setting(name):
+        return register(value)
+    try:
+        password = urlsplit(value.strip()).password
+    except ValueError:
+        password = None
+    register(password)
+    return value
+
+
+def register_settings(settings: Any, environ: Any) -> None:
+    """Register every secret that the ``*_env`` keys of a settings mapping (one ``sources.<name>``
+    of run.yaml, nested mappings included) name in ``environ``."""
+    if isinstance(settings, dict):
+        for key, value in settings.items():
+            if isinstance(key, str) and key.endswith("_env") and isinstance(value, str):
+                register_setting(key, environ.get(value))
+            else:
+                register_settings(value, environ)
+    elif isinstance(settings, list):
+        for value in settings:
+            register_settings(value, environ)
 
 
 def register(value: str | None) -> str | None:
     """Remember ``value`` as a secret; returns it unchanged for use in an expression."""
-    if value and len(value) >= MIN_LENGTH:
+    global _PATTERN, _PREFILTER_OF
+    if not value:
+        return value
+    secret = value.strip()  # what is around it is not secret, and its escapes would eat text
+    if len(secret) >= MIN_LENGTH and secret not in _SECRETS:
         with _LOCK:
-            _SECRETS.add(value)
+            _SECRETS.add(secret)
+            _PATTERN, _PREFILTER_OF = None, -1
+            _MEMO.clear()
     return value
 
 
+def registered() -> bool:
+    """Whether any secret is registered in this process."""
+    return bool(_SECRETS)
+
+
+def forms(secret: str) -> set[str]:
+    """Every text form of ``secret`` that :func:`redact` looks for (see the module docstring)."""
+    out = {secret}
+    out.add(repr(secret)[1:-1])
+    out.add(secret.encode("unicode_escape").decode("ascii"))
+    out.add(json.dumps(secret)[1:-1])
+    out.add(json.dumps(secret, ensure_ascii=False)[1:-1])
+    out.add(html.escape(secret, quote=True))
+    out.add(html.escape(secret, quote=False))
+    for encoded in (quote(secret, safe=""), quote(secret), quote_plus(secret)):
+        out.add(encoded)
+        out.add(re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), encoded))
+    raw = secret.encode("utf-8")
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        for offset in range(3):
+            text = encode(b"\0" * offset + raw).decode("ascii").rstrip("=")
+            start, end = -(-8 * offset // 6), 8 * (offset + len(raw)) // 6
+            out.add(text[start:end])
+    return {form for form in out if len(form) >= MIN_LENGTH}
+
+
+def _trie_regex(words: Iterable[str]) -> str:
+    """One regex matching any of ``words``, each allowed breaks between its characters; built
+    as a trie so that its cost does not grow with the number of words."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any], first: bool) -> str:
+        branches = [
+            ("" if first else _BREAK) + re.escape(char) + build(child, False)
+            for char, child in sorted(node.items())
+            if char
+        ]
+        if "" in node:
+            return "" if not branches else "(?:" + "|".join(branches) + ")?"
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return build(trie, True)
+
+
+def _pattern() -> re.Pattern[str] | None:
+    """The full pattern (every gram of every form, breaks allowed), built on first need."""
+    global _PATTERN
+    if _PATTERN is None and _SECRETS:
+        with _LOCK:
+            grams: set[str] = set()
+            for form in (form for secret in _SECRETS for form in forms(secret)):
+                size = min(FRAGMENT, len(form))
+                grams.update(form[i : i + size] for i in range(len(form) - size + 1))
+            _PATTERN = re.compile(f"(?=({_trie_regex(grams)}))")
+    return _PATTERN
+
+
+def _prefilter() -> tuple[int, int, frozenset[str]]:
+    """(q, stride, q-grams) for :func:`_may_hold_secret`, rebuilt when a secret is added."""
+    global _PREFILTER, _PREFILTER_OF
+    with _LOCK:
+        if _PREFILTER_OF != len(_SECRETS):
+            squeezed = [
+                _SQUEEZE.sub("", form) for secret in _SECRETS for form in forms(secret)
+            ]
+            shortest = max(1, min(FRAGMENT, *(len(form) for form in squeezed)))
+            q = max(1, min(5, shortest - 3))
+            small = {form[i : i + q] for form in squeezed for i in range(len(form) - q + 1)}
+            _PREFILTER, _PREFILTER_OF = (q, shortest - q + 1, frozenset(small)), len(_SECRETS)
+        return _PREFILTER
+
+
+def _may_hold_secret(text: str) -> bool:
+    """False when ``text`` certainly holds no run of a secret's form (a fast, exact test).
+
+    With breaks removed, a run of ``L`` = q + stride - 1 characters of a form covers a position
+    that is a multiple of ``stride`` with a whole q-gram of that form after it; so looking up
+    the q-grams at every ``stride``-th position of the text finds every run (and a few
+    coincidences, which the full pattern then rules out).
+    """
+    q, stride, small = _prefilter()
+    squeezed = _SQUEEZE.sub("", text)
+    return not small.isdisjoint(
+        squeezed[i : i + q] for i in range(0, len(squeezed) - q + 1, stride)
+    )
+
+
 def redact(text: str) -> str:
-    """``text`` with every registered secret replaced by ``***`` (longest first)."""
-    if not _SECRETS or not text:
+    """``text`` with every registered secret, in any form or fragment, replaced by ``***``."""
+    if not _SECRETS or not text or not isinstance(text, str):
         return text
-    for secret in sorted(_SECRETS, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, MASK)
-    return text
+    known = _MEMO.get(text)
+    if known is not None:
+        return known
+    pattern = _pattern() if _may_hold_secret(text) else None
+    masked = text if pattern is None else _redact(text, pattern)
+    if len(_MEMO) >= _MEMO_LIMIT:
+        _MEMO.clear()
+    _MEMO[text] = masked
+    return masked
+
+
+def _redact(text: str, pattern: re.Pattern[str]) -> str:
+    spans: list[list[int]] = []
+    for match in pattern.finditer(text):
+        start, end = match.start(), match.start() + len(match.group(1))
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    if not spans:
+        return text
+    parts, last = [], 0
+    for start, end in spans:
+        parts.append(text[last:start])
+        parts.append(MASK)
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def redact_json(value: Any) -> Any:
-    """A copy of a JSON value with secrets removed from every string in it."""
+    """A copy of a JSON value with secrets removed from every string in it (keys included)."""
     if not _SECRETS:
         return value
     if isinstance(value, str):
         return redact(value)
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [redact_json(v) for v in value]
     if isinstance(value, dict):
-        return {k: redact_json(v) for k, v in value.items()}
+        return {
+            (redact(k) if isinstance(k, str) else k): redact_json(v) for k, v in value.items()
+        }
     return value
+
+
+def reset() -> None:
+    """Forget every secret (tests only)."""
+    global _PATTERN, _PREFILTER_OF
+    with _LOCK:
+        _SECRETS.clear()
+        _PATTERN, _PREFILTER_OF = None, -1
+        _MEMO.clear()

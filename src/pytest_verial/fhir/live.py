@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from ..errors import CheckError, CriterionError, SourceError
-from ..secrets import register
+from ..secrets import register, register_setting
 from .index import SearchResult
 from .query import Query
 from .settings import AUTH_KINDS, check_settings
@@ -52,10 +52,11 @@ class _Search:
 
 
 def _env(settings: dict[str, Any], key: str, required: bool = True) -> str | None:
-    """``key`` itself (non-secret) or the variable named by ``key_env``."""
+    """``key`` itself (non-secret) or the variable named by ``key_env`` (masked in every
+    artifact when it holds a secret: :func:`~pytest_verial.secrets.is_secret_setting`)."""
     name = settings.get(f"{key}_env")
     if name:
-        value = register(os.environ.get(str(name)))
+        value = register_setting(f"{key}_env", os.environ.get(str(name)))
         if not value and required:
             raise SourceError(f"sources.fhir.{key}_env: environment variable ${name} is not set")
         return value
@@ -421,4 +422,4 @@ def _google_token() -> tuple[str, float]:
         raise SourceError(
             f"Google default credentials unusable: {type(exc).__name__}: {exc}"
         ) from None
-    return str(credentials.token), 3000.0
+    return str(register(str(credentials.token))), 3000.0

@@ -9,6 +9,10 @@ attempts the criterion is an error (:class:`JudgeError`), never a pass. Other 4x
 unknown model) are not retried. Good replies are cached on disk by the hash of the first
 request.
 
+The API key is registered for masking (:mod:`pytest_verial.secrets`) when the client is made,
+before any cache lookup, so a cached reply that quotes it is masked too; the cache itself only
+ever stores masked replies (:mod:`.cache`).
+
 One client per process and settings (:func:`shared_client`), so the connection pool is reused
 by every criterion of a worker.
 """
@@ -23,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SourceError
-from ..secrets import register
+from ..secrets import register_setting
 from .cache import ReplyCache
 from .prompt import build_payload, correction, max_tokens, prompt_hash, response_format
 from .reply import MalformedReply, Ratings, parse_reply
@@ -66,6 +70,7 @@ class JudgeClient:
         import httpx
 
         self.settings = settings
+        self._api_key()  # registered before any cache lookup or request
         self.cache = ReplyCache(settings.cache_dir)
         self._httpx = httpx
         self._http = httpx.Client(timeout=settings.timeout, transport=transport)
@@ -76,9 +81,15 @@ class JudgeClient:
         """Close the connection pool."""
         self._http.close()
 
+    def _api_key(self) -> str:
+        """The API key from the environment (stripped; registered as a secret), or ''."""
+        value = os.environ.get(self.settings.api_key_env, "")
+        register_setting("api_key_env", value)
+        return value.strip()
+
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
-        key = register(os.environ.get(self.settings.api_key_env, "").strip())
+        key = self._api_key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
         return headers

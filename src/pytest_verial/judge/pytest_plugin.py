@@ -16,9 +16,10 @@ import pytest
 
 from ..errors import RunConfigError
 from ..runinfo import RunDir, load_run_config
+from ..secrets import register_setting, register_settings
 from .models import normalise_model_id, same_model
 from .report import summary_lines, task_feedback, verification_summary
-from .settings import DEFAULT_BUDGET, DEFAULT_CACHE_DIR
+from .settings import DEFAULT_API_KEY_ENV, DEFAULT_BUDGET, DEFAULT_CACHE_DIR
 
 #: (flag, key in ctx.options, help)
 OPTIONS: list[tuple[str, str, str]] = [
@@ -120,6 +121,21 @@ def judge_conflict(options: dict[str, Any], runs: Iterable[RunDir]) -> str | Non
     return None
 
 
+def register_secrets(options: dict[str, Any], runs: Iterable[RunDir]) -> None:
+    """Register, for masking in every artifact, the judge's API key and every secret ``*_env``
+    setting of the runs' ``sources`` (:mod:`pytest_verial.secrets`), read from the environment
+    now: before any judge cache lookup, and in every process (the controller writes the
+    reports; under xdist it never makes a judge request itself)."""
+    names = {options.get("judge_api_key_env") or DEFAULT_API_KEY_ENV}
+    for run in runs:
+        judge_cfg = run.config.sources.get("judge", {}) or {}
+        if isinstance(judge_cfg, dict) and isinstance(judge_cfg.get("api_key_env"), str):
+            names.add(judge_cfg["api_key_env"])
+        register_settings(run.config.sources, os.environ)
+    for name in names:
+        register_setting("api_key_env", os.environ.get(str(name)))
+
+
 def configure(config: pytest.Config, settings: Any) -> None:
     """Fill ``ctx.options`` with the judge settings and refuse judge == executor."""
     options = read_options(config)
@@ -139,6 +155,7 @@ def configure(config: pytest.Config, settings: Any) -> None:
             runs.append(RunDir(path))
         except RunConfigError:
             continue  # reported by the criteria that read this run
+    register_secrets(options, runs)
     problem = judge_conflict(options, runs)
     if problem:
         raise pytest.UsageError(problem)
@@ -154,14 +171,15 @@ class JudgeReporting:
         self.summary: dict[str, Any] | None = None
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        if hasattr(self.config, "workerinput"):
-            return  # an xdist worker cannot stop the session cleanly; the controller checked
         runs: dict[str, RunDir] = {}
         for item in items:
             task_node = getattr(item, "task_node", None)
             run = getattr(task_node, "run", None)
             if run is not None:
                 runs.setdefault(str(run.path), run)
+        register_secrets(self.options, runs.values())
+        if hasattr(self.config, "workerinput"):
+            return  # an xdist worker cannot stop the session cleanly; the controller checked
         problem = judge_conflict(self.options, runs.values())
         if problem:
             raise pytest.UsageError(problem)

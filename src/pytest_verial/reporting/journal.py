@@ -130,6 +130,7 @@ def make_header(
                 "display": display,
                 "path": str(plan.path.resolve()),
                 "sha256": sha256_of(plan.path),
+                "scored": plan.scored,  # its generated criterion ids depend on it
                 "runs": [{"path": str(r.path.resolve()), "label": r.label} for r in file_runs[display]],
             }
             for display, plan in files
@@ -195,7 +196,8 @@ def _plans(path: Path, header: dict[str, Any]) -> tuple[list[Any], dict[str, lis
                 raise ValueError(
                     f"{path}: benchmark file {file} changed since the run: cannot rebuild its report"
                 )
-            files.append((display, load_benchmark(file, registry=None, display=display)))
+            scored = bool(entry.get("scored", header.get("scored")))
+            files.append((display, load_benchmark(file, None, display, scored=scored)))
             file_runs[display] = [
                 run_dirs.setdefault(r["path"], RunDir(Path(r["path"]), r["label"]))
                 for r in entry["runs"]

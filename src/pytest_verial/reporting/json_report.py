@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..safeparse import strict_json_value
+from ..secrets import redact_json
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -33,8 +34,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def write_json_report(path: Path, report: dict[str, Any]) -> None:
-    """Serialise and write the report."""
-    report = strict_json_value(report)  # strict JSON whatever the data held (no NaN)
+    """Serialise and write the report, with every secret masked (:mod:`..secrets`)."""
+    report = strict_json_value(redact_json(report))  # strict JSON whatever the data held (no NaN)
     text = json.dumps(report, indent=2, ensure_ascii=False, default=str, allow_nan=False)
     # A lone surrogate (a file name that is not UTF-8) cannot be written as UTF-8; JSON holds
     # it escaped. Surrogates occur only inside strings, so this keeps the JSON valid.

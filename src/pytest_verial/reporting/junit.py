@@ -16,6 +16,7 @@ from typing import Any
 
 from ..display import escape
 from ..safeparse import strict_json_value
+from ..secrets import redact_json
 from .json_report import write_atomic
 
 
@@ -116,8 +117,8 @@ def xml_safe(root: ET.Element) -> None:
 
 
 def write_junit(path: Path, report: dict[str, Any], scored: bool) -> None:
-    """Write the task-level JUnit file atomically."""
-    root = build_junit(report, scored)
+    """Write the task-level JUnit file atomically, with every secret masked (:mod:`..secrets`)."""
+    root = build_junit(redact_json(report), scored)
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode", xml_declaration=False)
     write_atomic(path, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")

@@ -27,6 +27,7 @@ from ..collect import (
     CriterionItem,
     NoCriteriaItem,
     display_path,
+    file_scored,
     junit_value,
 )
 from ..engine import now_iso
@@ -141,7 +142,8 @@ class Recorder:
             if not any(path.name.endswith(s) for s in (".json", ".yaml", ".yml")):
                 continue
             try:
-                self.files[display] = load_benchmark(path, registry=None, display=display)
+                scored = file_scored(self.settings, path)
+                self.files[display] = load_benchmark(path, None, display, scored=scored)
             except (BenchmarkFileError, OSError):
                 continue
             self.selected.append(nodeid)

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..display import escape
+from ..secrets import redact
 
 _RESULT_KEYS = ("field_results", "assertion_results")
 
@@ -49,11 +50,13 @@ def describe_failure(record: dict[str, Any], scored: bool) -> str:
         f"axis {record.get('axis') or '__default__'}"
     )
     if scored:
-        return escape(what) + "\n  (details withheld: scored run; see the JSON report)"
+        return escape(redact(what)) + "\n  (details withheld: scored run; see the JSON report)"
     lines = [what, f"  {record.get('details') or ''}".rstrip()]
     lines.extend(_rows(record.get("evidence") or {}))
-    # Each line escaped on its own: a value's newline or ESC never reaches the terminal.
-    return "\n".join(escape(line) for line in lines if line.strip())
+    # Secrets masked in the raw text first, then each line escaped on its own: a value's
+    # newline or ESC never reaches the terminal.
+    text = redact("\n".join(line for line in lines if line.strip()))
+    return "\n".join(escape(line) for line in text.split("\n"))
 
 
 def _axes(axes: dict[str, dict[str, float]]) -> str:
@@ -66,7 +69,11 @@ def _name(task_run: dict[str, Any]) -> str:
 
 
 def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
-    """The summary table per task run and the run line."""
+    """The summary table per task run and the run line (secrets masked)."""
+    return [redact(line) for line in _summary_lines(report, scored)]
+
+
+def _summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
     run = report["benchmark_run"]
     lines: list[str] = []
     tasks = run["task_runs"]

@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import RunConfigError, SourceError
 from ..safeparse import DataError, load_json
+from ..secrets import register_setting
 from .jsonfiles import iter_jsonl, read_json
 
 Row = dict[str, Any]
@@ -144,7 +145,7 @@ def from_sandbox(sandbox: Any) -> PortalSnapshot:
     url = settings.get("database_url")
     env = settings.get("database_url_env")
     if env:
-        url = os.environ.get(env)
+        url = register_setting("database_url_env", os.environ.get(env))
         if not url:
             raise RunConfigError(f"run.yaml sources.portal.database_url_env: ${env} is not set")
     if url:
