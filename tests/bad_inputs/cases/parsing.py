@@ -282,7 +282,7 @@ CASES: list[Case] = [
             "sandbox/run.yaml": "sources:\n  fhir:\n    base_url: http://127.0.0.1:9/\n    max_pages: -1\n",
             "sandbox/t/.keep": "",
         },
-        "sources.fhir.max_pages: expected a positive integer, got -1",
+        "sources.fhir.max_pages: expected a whole number >= 1, got -1",
         criterion="t::c",
     ),
     # -- more of the same classes in other formats --------------------------------------------
