@@ -19,9 +19,10 @@ import pytest
 
 from .checks import CheckRegistry, builtin_checks
 from .engine import run_criterion
+from .engine import base_record, now_iso
 from .errors import BenchmarkFileError, RunConfigError
-from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
-from .runinfo import RunDir
+from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, is_benchmark_file, load_benchmark
+from .runinfo import RunDir, empty_run_problem
 from .scoring import DEFAULT_AXIS
 from .sources import Sandbox, SandboxCache
 from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS
@@ -194,6 +195,8 @@ class CriterionItem(pytest.Function):
     def runtest(self) -> None:
         task_node = self.task_node
         settings = self.config.stash[SETTINGS]
+        if not task_node.run.sandbox_path(task_node.task.key).is_dir():
+            self._missing_sandbox()
         sources = {
             name: self.funcargs[f"verial_{name}"]
             for name in (self.plan.check.sources if self.plan.check else ())
@@ -225,6 +228,26 @@ class CriterionItem(pytest.Function):
             pytest.skip(record["details"] or "criterion skipped")
         if not record["passed"]:
             raise CriterionFailed(record)
+
+    def _missing_sandbox(self) -> None:
+        """A task run without its folder is an error, never "the agent wrote nothing"."""
+        task_node = self.task_node
+        now = now_iso()
+        record = {
+            **base_record(self.plan, task_node.task),
+            "pass_threshold": None,
+            "passed": False,
+            "score": 0.0,
+            "status": "error",
+            "details": task_node.run.missing_message(task_node.task.key),
+            "evidence": {"error": "MissingSandbox"},
+            "started_at": now,
+            "completed_at": now,
+            "duration": 0.0,
+            **self.identity(),
+        }
+        self.verial_record = record
+        raise CriterionFailed(record)
 
     def repr_failure(self, excinfo: Any) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, CriterionFailed):
@@ -258,3 +281,57 @@ class NoCriteriaItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"task {self.parent.name} (no criteria)"  # type: ignore[union-attr]
+
+
+#: selected task runs by (benchmark file as shown, run directory): the file, run and task keys
+TaskRuns = dict[tuple[str, str], tuple[str, RunDir, list[str]]]
+
+
+def task_runs_of_items(config: pytest.Config, items: list[pytest.Item]) -> TaskRuns:
+    """The task runs the selected items belong to (a session that collected them)."""
+    found: TaskRuns = {}
+    for item in items:
+        node = item.parent
+        if isinstance(node, TaskNode):
+            file = display_path(config, node.benchmark_file.path)
+            entry = found.setdefault((file, str(node.run.path)), (file, node.run, []))
+            entry[2].append(node.task.key)
+    return found
+
+
+def task_runs_of_ids(config: pytest.Config, ids: list[str]) -> TaskRuns:
+    """The same from node ids, as the xdist controller (which collects nothing) sees them."""
+    settings = config.stash[SETTINGS]
+    found: TaskRuns = {}
+    for nodeid in ids:
+        file_id, sep, rest = nodeid.partition("::")
+        name = rest.rpartition("::")[0]
+        path = Path(file_id)
+        path = path if path.is_absolute() else config.rootpath / path
+        if not (sep and name) or not is_benchmark_file(path, settings.patterns):
+            continue
+        try:
+            runs = settings.run_dirs_for(path)
+        except RunConfigError:
+            continue  # the workers report it as a collection error
+        if len(runs) == 1:
+            run, key = runs[0], name
+        else:
+            matches = [r for r in runs if name.endswith(f"@{r.label}")]
+            if not matches:
+                continue
+            run = max(matches, key=lambda r: len(r.label))
+            key = name[: -len(run.label) - 1]
+        entry = found.setdefault((file_id, str(run.path)), (file_id, run, []))
+        entry[2].append(key)
+    return found
+
+
+def refuse_empty_runs(config: pytest.Config, task_runs: TaskRuns) -> None:
+    """A usage error when a run directory holds no folder for any selected task run of a
+    benchmark file: a wrong ``--verial-run`` would otherwise score everything 0 (DESIGN §3.2)."""
+    explicit = bool(config.stash[SETTINGS].runs)
+    for file, run, keys in task_runs.values():
+        problem = empty_run_problem(file, run, keys, explicit)
+        if problem is not None:
+            raise pytest.UsageError(problem)

@@ -48,8 +48,33 @@ class RunDir:
         self.config = load_run_config(path)
 
     def sandbox_path(self, task_key: str) -> Path:
-        """The sandbox directory of one task run (it may not exist: empty sources)."""
+        """The sandbox directory of one task run (a missing one is an error, DESIGN §3.2)."""
         return self.path / task_key
+
+    def missing_message(self, task_key: str) -> str:
+        """The details of every criterion of a task run whose folder is missing."""
+        return f"no sandbox folder for task run {task_key!r}: {self.sandbox_path(task_key)} " + (
+            "is not a directory" if self.sandbox_path(task_key).exists() else "does not exist"
+        )
+
+
+def expected_folders(keys: list[str], shown: int = 5) -> str:
+    """``a/, b/, c/ ... and 7 more``: the task folders a run directory should hold."""
+    names = ", ".join(f"{k}/" for k in keys[:shown])
+    return names + (f" ... and {len(keys) - shown} more" if len(keys) > shown else "")
+
+
+def empty_run_problem(file: str, run: RunDir, keys: list[str], explicit: bool) -> str | None:
+    """One line when ``run`` holds no folder for any of ``keys`` (the selected task runs of
+    ``file``), else None. Scoring such a run would score every task against nothing."""
+    if any(run.sandbox_path(k).is_dir() for k in keys):
+        return None
+    where = f"--verial-run {run.path}" if explicit else f"{run.path} (the default sandbox/ beside it)"
+    state = "does not exist" if not run.path.exists() else "holds none of its task folders"
+    return (
+        f"{file}: no sandbox for any task run: {where} {state}; "
+        f"expected task folders {expected_folders(sorted(set(keys)))}"
+    )
 
     def task_meta(self, task_key: str, task_id: str) -> TaskRunMeta:
         """``tasks.<key>`` of run.yaml, falling back to the bare task id, else empty."""

@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import SourceError
 from ..hl7.parse import Hl7Message, Hl7ParseError, decode, parse_stream
+from .confine import is_file, task_root, walk
 from .jsonfiles import iter_jsonl
 
 EVENT_TYPE = "hl7_outbound"
@@ -114,12 +115,10 @@ class Hl7Snapshot:
 
 def _snapshot_dir(sandbox_path: Path) -> Hl7Snapshot:
     directory = sandbox_path / "hl7_outbound"
-    files: list[Path] = []
-    events: list[Path] = []
-    if directory.is_dir():
-        files = sorted(p for p in directory.rglob("*.hl7") if p.is_file())
-        events = sorted(p for p in directory.rglob("*.jsonl") if p.is_file())
-    if (sandbox_path / "events.jsonl").is_file():  # a sandbox-wide SandboxEvent export
+    root = task_root(sandbox_path)
+    files = walk(directory, root, lambda p: p.suffix == ".hl7")
+    events = walk(directory, root, lambda p: p.suffix == ".jsonl")
+    if is_file(sandbox_path / "events.jsonl", root):  # a sandbox-wide SandboxEvent export
         events.append(sandbox_path / "events.jsonl")
     return Hl7Snapshot(files, events)
 

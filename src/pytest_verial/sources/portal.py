@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import RunConfigError, SourceError
+from .confine import inside, is_dir, is_file, task_root
 from .jsonfiles import iter_jsonl, read_json
 
 Row = dict[str, Any]
@@ -44,16 +45,20 @@ class PortalSnapshot:
         self.directory = directory
         #: False for a live database: it replaces the snapshot, files do not shadow it
         self.read_files = files
+        #: the task folder nothing is read outside of (a live database is named, not confined)
+        self.root = task_root(directory.parent)
         candidates = sqlite_files if sqlite_files is not None else [directory / "portal.sqlite"]
-        self.sqlite_files = [p for p in candidates if p.is_file()]
+        self.sqlite_files = [
+            p for p in candidates if (is_file(p, self.root) if files else p.is_file())
+        ]
         self._cache: dict[str, list[Row] | None] = {}
 
     def _files(self) -> dict[str, Path]:
-        if not self.read_files or not self.directory.is_dir():
+        if not self.read_files or not is_dir(self.directory, self.root):
             return {}
         found: dict[str, Path] = {}
         for path in sorted(self.directory.iterdir()):
-            if path.suffix in (".json", ".jsonl") and path.is_file():
+            if path.suffix in (".json", ".jsonl") and inside(path, self.root).is_file():
                 found.setdefault(path.stem, path)
         return found
 

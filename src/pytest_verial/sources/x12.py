@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import SourceError
 from ..x12.envelope import Transaction, parse_interchanges
 from ..x12.tokenizer import X12ParseError
+from .confine import task_root, walk
 from .jsonfiles import iter_jsonl, read_text
 
 SUFFIXES = (".x12", ".edi", ".txt")
@@ -90,10 +91,9 @@ class X12Snapshot:
 
 
 def _snapshot_dir(directory: Path) -> X12Snapshot:
-    if not directory.is_dir():
-        return X12Snapshot([], [])
-    files = sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
-    records = sorted(p for p in directory.rglob("*.jsonl") if p.is_file())
+    root = task_root(directory.parent)
+    files = walk(directory, root, lambda p: p.suffix.lower() in SUFFIXES)
+    records = walk(directory, root, lambda p: p.suffix == ".jsonl")
     return X12Snapshot(files, records)
 
 

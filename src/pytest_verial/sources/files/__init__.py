@@ -64,7 +64,7 @@ def from_sandbox(sandbox: Any) -> BaseFilesSource:
     limit = _number(settings, "max_read_bytes", DEFAULT_MAX_READ_BYTES, int)
     bucket = settings.get("bucket")
     if not bucket:
-        return DirectoryFiles(sandbox.path / "sftp", max_read_bytes=limit)
+        return DirectoryFiles(sandbox.path / "sftp", max_read_bytes=limit, task=sandbox.path)
     if not isinstance(bucket, str):
         raise RunConfigError("run.yaml sources.files.bucket: expected a bucket name")
     template = settings.get("prefix", "{task_key}/sftp")
