@@ -195,7 +195,7 @@ class CriterionItem(pytest.Function):
     def runtest(self) -> None:
         task_node = self.task_node
         settings = self.config.stash[SETTINGS]
-        if not task_node.run.sandbox_path(task_node.task.key).is_dir():
+        if task_node.run.folder_missing(task_node.task.key):
             self._missing_sandbox()
         sources = {
             name: self.funcargs[f"verial_{name}"]

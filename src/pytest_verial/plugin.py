@@ -131,7 +131,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if not hasattr(session.config, "workerinput"):  # the xdist controller checks node ids
+    config = session.config
+    if not hasattr(config, "workerinput") and not config.option.collectonly:
+        # (the xdist controller checks node ids; listing tests needs no sandbox)
         refuse_empty_runs(session.config, task_runs_of_items(session.config, session.items))
 
 
@@ -200,7 +202,7 @@ class XdistScheduling:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         # Before the scheduler hands out any item: refuse a run scored against nothing.
-        if not self.checked:
+        if not self.checked and not node.config.option.collectonly:
             self.checked = True
             refuse_empty_runs(node.config, task_runs_of_ids(node.config, list(ids)))
 

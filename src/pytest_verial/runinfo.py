@@ -39,6 +39,13 @@ class RunConfig(Model):
     sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
+#: run.yaml source keys that read state live rather than from the task folder
+LIVE_KEYS = (
+    "base_url", "base_url_env", "fhir_base_url", "bucket", "events", "records",
+    "database_url", "database_url_env",
+)
+
+
 class RunDir:
     """One run directory: its path, label and parsed ``run.yaml``."""
 
@@ -50,6 +57,23 @@ class RunDir:
     def sandbox_path(self, task_key: str) -> Path:
         """The sandbox directory of one task run (a missing one is an error, DESIGN §3.2)."""
         return self.path / task_key
+
+    def task_meta(self, task_key: str, task_id: str) -> TaskRunMeta:
+        """``tasks.<key>`` of run.yaml, falling back to the bare task id, else empty."""
+        return self.config.tasks.get(task_key) or self.config.tasks.get(task_id) or TaskRunMeta()
+
+    @property
+    def reads_live(self) -> bool:
+        """True when run.yaml names a live source (a server, bucket, events or records file,
+        database): its task runs may have no folder, so a missing one is not an error."""
+        return any(
+            isinstance(settings, dict) and any(settings.get(k) for k in LIVE_KEYS)
+            for settings in self.config.sources.values()
+        )
+
+    def folder_missing(self, task_key: str) -> bool:
+        """True when the task run's folder is missing and nothing is read live."""
+        return not self.sandbox_path(task_key).is_dir() and not self.reads_live
 
     def missing_message(self, task_key: str) -> str:
         """The details of every criterion of a task run whose folder is missing."""
@@ -67,7 +91,7 @@ def expected_folders(keys: list[str], shown: int = 5) -> str:
 def empty_run_problem(file: str, run: RunDir, keys: list[str], explicit: bool) -> str | None:
     """One line when ``run`` holds no folder for any of ``keys`` (the selected task runs of
     ``file``), else None. Scoring such a run would score every task against nothing."""
-    if any(run.sandbox_path(k).is_dir() for k in keys):
+    if run.reads_live or any(run.sandbox_path(k).is_dir() for k in keys):
         return None
     where = f"--verial-run {run.path}" if explicit else f"{run.path} (the default sandbox/ beside it)"
     state = "does not exist" if not run.path.exists() else "holds none of its task folders"
@@ -75,10 +99,6 @@ def empty_run_problem(file: str, run: RunDir, keys: list[str], explicit: bool) -
         f"{file}: no sandbox for any task run: {where} {state}; "
         f"expected task folders {expected_folders(sorted(set(keys)))}"
     )
-
-    def task_meta(self, task_key: str, task_id: str) -> TaskRunMeta:
-        """``tasks.<key>`` of run.yaml, falling back to the bare task id, else empty."""
-        return self.config.tasks.get(task_key) or self.config.tasks.get(task_id) or TaskRunMeta()
 
 
 def load_run_config(path: Path) -> RunConfig:

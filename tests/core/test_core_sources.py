@@ -401,6 +401,7 @@ def test_check_scores_are_bounded_and_the_report_hook_runs(pytester: pytest.Pyte
     # YAML's .nan needs the bare scalar, not a string
     text = (pytester.path / "odd.verial.yaml").read_text(encoding="utf-8")
     (pytester.path / "odd.verial.yaml").write_text(text.replace("'.nan'", ".nan"), encoding="utf-8")
+    project.sandbox("t", {})  # an empty task folder (issue 9: a missing one is an error)
     result = pytester.runpytest("--verial-report", "report.json")
     result.assert_outcomes(passed=1, failed=2)
     report = project.read_report()

@@ -125,10 +125,12 @@ def _snapshot_dir(sandbox_path: Path) -> Hl7Snapshot:
 
 def from_sandbox(sandbox: Any) -> Hl7Snapshot:
     """The hl7 source of a sandbox: the live events file from run.yaml, else ``hl7_outbound/``."""
-    settings = sandbox.settings("hl7")
-    events = settings.get("events")
+    from . import fill_template, setting_text
+
+    events = setting_text(sandbox, "hl7", sandbox.settings("hl7", {"events"}), "events")
     if events:
-        path = Path(str(events).replace("{task}", sandbox.task_key))
+        filled = fill_template(sandbox, "hl7", "events", events, {"task": sandbox.task_key})
+        path = Path(filled)
         if not path.is_absolute():
             path = sandbox.run.path / path
         if not path.is_file():

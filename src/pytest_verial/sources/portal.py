@@ -145,9 +145,11 @@ def _maybe_json(value: Any) -> Any:
 
 def from_sandbox(sandbox: Any) -> PortalSnapshot:
     """The portal source of a sandbox: a live SQLite database from run.yaml, else the snapshot."""
-    settings = sandbox.settings("portal")
-    url = settings.get("database_url")
-    env = settings.get("database_url_env")
+    from . import setting_text
+
+    settings = sandbox.settings("portal", {"database_url", "database_url_env"})
+    url = setting_text(sandbox, "portal", settings, "database_url")
+    env = setting_text(sandbox, "portal", settings, "database_url_env")
     if env:
         url = os.environ.get(env)
         if not url:

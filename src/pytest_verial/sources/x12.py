@@ -99,9 +99,12 @@ def _snapshot_dir(directory: Path) -> X12Snapshot:
 
 def from_sandbox(sandbox: Any) -> X12Snapshot:
     """The x12 source of a sandbox: a live records file from run.yaml, else ``x12/``."""
-    records = sandbox.settings("x12").get("records")
+    from . import fill_template, setting_text
+
+    records = setting_text(sandbox, "x12", sandbox.settings("x12", {"records"}), "records")
     if records:
-        path = Path(str(records).replace("{task}", sandbox.task_key))
+        filled = fill_template(sandbox, "x12", "records", records, {"task": sandbox.task_key})
+        path = Path(filled)
         if not path.is_absolute():
             path = sandbox.run.path / path
         if not path.is_file():
