@@ -22,7 +22,7 @@ from .engine import run_criterion
 from .engine import base_record, now_iso
 from .errors import BenchmarkFileError, RunConfigError
 from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, is_benchmark_file, load_benchmark
-from .runinfo import RunDir, empty_run_problem
+from .runinfo import RunDir, empty_run_problem, shared_folders
 from .scoring import DEFAULT_AXIS
 from .sources import Sandbox, SandboxCache
 from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS
@@ -31,6 +31,12 @@ NO_CRITERIA = "no-criteria"
 #: criterion-run fields copied into pytest's own --junitxml as ``verial_<field>``
 JUNIT_FIELDS = ("score", "weight", "axis", "status")
 _MARKER = re.compile(r"[A-Za-z_][\w\-]*")
+#: (benchmark file, run, task key) of every task run collected so far (shared folders)
+CLAIMS = pytest.StashKey[list[tuple[str, RunDir, str]]]()
+
+
+class VerialWarning(pytest.PytestWarning):
+    """A pytest-verial warning (shown in pytest's warnings summary and the JSON report)."""
 
 
 def junit_value(record: dict[str, Any], key: str) -> Any:
@@ -86,10 +92,22 @@ class BenchmarkFile(pytest.File):
             runs = settings.run_dirs_for(self.path)
         except RunConfigError as exc:
             raise self.CollectError(str(exc)) from None
+        self._warn_shared_folders(runs)
         for run in runs:
             for task in self.plan.tasks:
                 name = task.key if len(runs) == 1 else f"{task.key}@{run.label}"
                 yield TaskNode.from_parent(self, name=name, task=task, run=run)
+
+
+    def _warn_shared_folders(self, runs: list[RunDir]) -> None:
+        """Warn when a task of this file reads the folder of another file's task."""
+        claims = self.config.stash.setdefault(CLAIMS, [])
+        before = set(shared_folders(claims))
+        display = display_path(self.config, self.path)
+        claims.extend((display, run, task.key) for run in runs for task in self.plan.tasks)
+        for message in shared_folders(claims):
+            if message not in before:
+                self.warn(VerialWarning(message))
 
 
 class TaskNode(pytest.Collector):

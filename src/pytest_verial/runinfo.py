@@ -122,3 +122,22 @@ def load_run_config(path: Path) -> RunConfig:
             f"field {'.'.join(str(p) for p in e['loc'])!r}: {e['msg']}" for e in exc.errors()
         )
         raise RunConfigError(f"{file}: {problems}") from None
+
+
+def shared_folders(claims: list[tuple[str, RunDir, str]]) -> list[str]:
+    """Warnings for task runs of different benchmark files reading one sandbox folder.
+
+    ``claims`` are (benchmark file, run directory, task key) in collection order; two files
+    with the same task id score the same folder, which is rarely meant (DESIGN §3.2).
+    """
+    owners: dict[tuple[str, str], list[str]] = {}
+    for file, run, key in claims:
+        files = owners.setdefault((str(run.path), key), [])
+        if file not in files:
+            files.append(file)
+    return [
+        f"task run {key!r} of {' and '.join(files)} reads the same sandbox folder "
+        f"{Path(run_path) / key}: rename one task id or score the files on separate runs"
+        for (run_path, key), files in owners.items()
+        if len(files) > 1
+    ]

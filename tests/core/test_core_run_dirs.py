@@ -189,3 +189,41 @@ def test_links_inside_the_task_folder_and_a_linked_run_folder_are_read(project: 
     )
     assert code == 0, output[-2000:]
     assert criterion_runs(project.read_report())["b.verial.yaml::t::c"]["status"] == "passed"
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_two_files_with_one_task_id_reading_one_folder_warn(
+    project: Project, workers: str
+) -> None:
+    project.benchmark("a", _tasks("t"))
+    project.benchmark("b", _tasks("t"))
+    project.sandbox("t", {"output.md": "hi"})
+    code, output = run_subprocess(project.path, "-n", workers, "--verial-report", "report.json")
+    assert code == 0, output[-2000:]
+    message = (
+        "task run 't' of a.verial.yaml and b.verial.yaml reads the same sandbox folder "
+        f"{project.path / 'sandbox' / 't'}"
+    )
+    assert f"VerialWarning: {message}" in output
+    warnings = project.read_report()["benchmark_run"]["warnings"]
+    assert [w for w in warnings if w.startswith(message)], warnings
+
+
+@pytest.mark.parametrize(
+    ("run_yaml", "says"),
+    [
+        ("tasks: {t: {cost: -1}}", "field 'tasks.t.cost'"),
+        ("scored: maybe", "field 'scored'"),
+        ("sources: {files: soon}", "field 'sources.files'"),
+    ],
+)
+def test_bad_top_level_run_yaml_fields_are_one_line(
+    project: Project, run_yaml: str, says: str
+) -> None:
+    project.benchmark("b", _tasks("t"))
+    project.sandbox("t", {"output.md": "hi"})
+    (project.path / "sandbox" / "run.yaml").write_text(run_yaml, encoding="utf-8")
+    code, output = run_subprocess(project.path)
+    assert code != 0 and "Traceback" not in output, output[-2000:]
+    lines = [line for line in output.splitlines() if says in line]
+    assert lines and str(project.path / "sandbox" / "run.yaml") in lines[0], output[-2000:]
