@@ -227,3 +227,29 @@ def test_bad_top_level_run_yaml_fields_are_one_line(
     assert code != 0 and "Traceback" not in output, output[-2000:]
     lines = [line for line in output.splitlines() if says in line]
     assert lines and str(project.path / "sandbox" / "run.yaml") in lines[0], output[-2000:]
+
+
+def test_the_judge_file_target_is_confined_too(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from pytest_verial.checks.llm_rubric import LlmRubric, target_text
+    from pytest_verial.errors import SourceError
+
+    task = tmp_path / "run" / "t"
+    (task / "notes").mkdir(parents=True)
+    (tmp_path / "secret.md").write_text("the answer")
+    (task / "notes" / "inside.md").write_text("a letter")
+    os.symlink(tmp_path / "secret.md", task / "notes" / "letter.md")
+    os.symlink("inside.md", task / "notes" / "alias.md")
+    judge = SimpleNamespace(sandbox_path=task)
+    ctx = SimpleNamespace(source=lambda name: judge)
+
+    def spec(path: str) -> LlmRubric:
+        return LlmRubric.model_validate(
+            {"assert": "llm-rubric", "target": "file", "path": path, "principles": ["clear"]}
+        )
+
+    with pytest.raises(SourceError, match="letter.md: symbolic link to .*outside the task"):
+        target_text(spec("notes/letter.md"), ctx)  # type: ignore[arg-type]
+    assert target_text(spec("notes/alias.md"), ctx)[0] == "a letter"  # type: ignore[arg-type]
+    assert target_text(spec("notes/none.md"), ctx)[0] is None  # type: ignore[arg-type]
