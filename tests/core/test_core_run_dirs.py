@@ -253,3 +253,23 @@ def test_the_judge_file_target_is_confined_too(tmp_path: Path) -> None:
         target_text(spec("notes/letter.md"), ctx)  # type: ignore[arg-type]
     assert target_text(spec("notes/alias.md"), ctx)[0] == "a letter"  # type: ignore[arg-type]
     assert target_text(spec("notes/none.md"), ctx)[0] is None  # type: ignore[arg-type]
+
+
+def test_the_link_blamed_is_the_one_leaving_the_task_folder(tmp_path: Path) -> None:
+    from pytest_verial.errors import SourceError
+    from pytest_verial.sources.confine import inside, task_root, walk
+
+    real_task = tmp_path / "real-run" / "t"
+    (real_task / "fhir").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "p.json").write_text("{}")
+    os.symlink(tmp_path / "real-run", tmp_path / "latest")  # a linked run directory is fine
+    os.symlink(tmp_path / "elsewhere", real_task / "fhir" / "more")
+    task = tmp_path / "latest" / "t"
+    with pytest.raises(SourceError) as raised:
+        walk(task / "fhir", task_root(task))
+    assert str(raised.value) == (
+        f"{task / 'fhir' / 'more'}: symbolic link to {tmp_path / 'elsewhere'}, which resolves "
+        f"to {tmp_path / 'elsewhere'}, outside the task folder {real_task}; refused"
+    )
+    assert inside(task / "fhir", task_root(task)) == real_task / "fhir"

@@ -128,7 +128,7 @@ def setting_text(sandbox: Any, source: str, settings: dict[str, Any], key: str) 
     value = settings.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str):
         raise RunConfigError(
             f"{run_yaml(sandbox)}: sources.{source}.{key}: expected text, got {value!r}"
         )

@@ -31,17 +31,24 @@ def inside(path: Path, root: Path) -> Path:
     if real == root or real.is_relative_to(root):
         return real
     link = _outward_link(path, root)
-    raise SourceError(
-        f"{link}: symbolic link to {os.readlink(link) if link.is_symlink() else real}, "
-        f"which resolves to {real}, outside the task folder {root}; refused"
-    )
+    if link.is_symlink():
+        real = Path(os.path.realpath(link))
+        raise SourceError(
+            f"{link}: symbolic link to {os.readlink(link)}, which resolves to {real}, "
+            f"outside the task folder {root}; refused"
+        )
+    raise SourceError(f"{path}: resolves to {real}, outside the task folder {root}; refused")
 
 
 def _outward_link(path: Path, root: Path) -> Path:
-    """The first link on the way from the task folder to ``path`` that leaves it."""
+    """The link on the way to ``path`` that crosses from inside the task folder to outside
+    (links above the task folder, such as a linked run directory, are not blamed)."""
     parts = path.parts
-    for index in range(1, len(parts) + 1):
+    for index in range(2, len(parts) + 1):
         step = Path(*parts[:index])
+        parent = Path(os.path.realpath(step.parent))
+        if not (parent == root or parent.is_relative_to(root)):
+            continue
         if step.is_symlink() and not Path(os.path.realpath(step)).is_relative_to(root):
             return step
     return path

@@ -49,7 +49,8 @@ def from_sandbox(sandbox: Any) -> BaseFilesSource:
     page_size = setting_number(sandbox, "files", settings, "page_size", 1000, int)
     endpoint = setting_text(sandbox, "files", settings, "endpoint")
     project = setting_text(sandbox, "files", settings, "project")
-    template = setting_text(sandbox, "files", settings, "prefix") or "{task_key}/sftp"
+    template = setting_text(sandbox, "files", settings, "prefix")
+    template = "{task_key}/sftp" if template is None else template
     if not settings.get("bucket"):
         return DirectoryFiles(sandbox.path / "sftp", max_read_bytes=limit, task=sandbox.path)
     bucket = setting_text(sandbox, "files", settings, "bucket")
