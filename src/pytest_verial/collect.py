@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from .checks import CheckRegistry, builtin_checks
+from .display import describe_char, escape, unsafe_char
 from .engine import run_criterion
 from .engine import base_record, now_iso
 from .errors import BenchmarkFileError, RunConfigError
@@ -30,7 +32,14 @@ from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS
 NO_CRITERIA = "no-criteria"
 #: criterion-run fields copied into pytest's own --junitxml as ``verial_<field>``
 JUNIT_FIELDS = ("score", "weight", "axis", "status")
-_MARKER = re.compile(r"[A-Za-z_][\w\-]*")
+#: a tag or axis usable as a marker name (pytest refuses names starting with '_')
+_MARKER = re.compile(r"[A-Za-z][\w\-]*")
+#: pytest's markers that act on a test: a tag or axis so named must not skip or xfail criteria
+_PYTEST_MARKERS = frozenset(
+    {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}
+)
+_OUR_DOCS = ("task tag from a benchmark file", "criterion axis from a benchmark file")
+_ACTING: pytest.StashKey[frozenset[str]] = pytest.StashKey()
 #: (benchmark file, run, task key) of every task run collected so far (shared folders)
 CLAIMS = pytest.StashKey[list[tuple[str, RunDir, str]]]()
 
@@ -110,6 +119,28 @@ class BenchmarkFile(pytest.File):
                 self.warn(VerialWarning(message))
 
 
+class UnsafeFileName(pytest.File):
+    """A benchmark file whose path holds a control or invisible character: one collection
+    error under an escaped node id (pytest would write the raw path into its terminal lines and
+    its --junitxml, which XML 1.0 cannot hold)."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        shown = display_path(self.config, self.path)
+        char = unsafe_char(shown)
+        assert char is not None
+        raise self.CollectError(
+            escape(f"{shown}: the benchmark file's path contains {describe_char(char)}: rename it")
+        )
+
+
+def benchmark_file_node(parent: pytest.Collector, path: Path) -> pytest.File:
+    """The node of one benchmark file (:class:`UnsafeFileName` when its path is unsafe)."""
+    shown = display_path(parent.config, path)
+    if unsafe_char(shown) is None:
+        return BenchmarkFile.from_parent(parent, path=path)
+    return UnsafeFileName.from_parent(parent, path=path, nodeid=escape(shown))
+
+
 class TaskNode(pytest.Collector):
     """One task run: a task (maybe bound to an entity) scored on one run directory."""
 
@@ -118,8 +149,7 @@ class TaskNode(pytest.Collector):
         self.task = task
         self.run = run
         for name in task.task.tags:
-            if _MARKER.fullmatch(name):
-                _add_marker(self, name, "task tag from a benchmark file")
+            _add_marker(self, name, "task tag from a benchmark file")
 
     @property
     def benchmark_file(self) -> BenchmarkFile:
@@ -160,8 +190,44 @@ class TaskNode(pytest.Collector):
         )
 
 
+def _marker_name(line: str) -> str:
+    return line.split(":")[0].split("(")[0].strip()
+
+
+def _acting_markers(config: pytest.Config) -> frozenset[str]:
+    """Markers that change how a test runs: pytest's own and those plugins register.
+
+    Markers the project declares in its ini file (``markers =``) are only labels, so a tag or
+    axis named like one still becomes that marker (``-m safety`` selects it).
+    """
+    if _ACTING not in config.stash:
+        declared = getattr(config, "_inicfg", {}).get("markers")  # the ini file's own lines
+        value = getattr(declared, "value", declared)
+        own = value.splitlines() if isinstance(value, str) else list(value or [])
+        labels = {_marker_name(line) for line in own}
+        acting = {
+            _marker_name(line)
+            for line in config.getini("markers")
+            if not line.rstrip().endswith(_OUR_DOCS)
+        }
+        config.stash[_ACTING] = frozenset((acting - labels) | _PYTEST_MARKERS)
+    return config.stash[_ACTING]
+
+
 def _add_marker(node: pytest.Item | pytest.Collector, name: str, doc: str) -> None:
-    known = {line.split(":")[0].split("(")[0].strip() for line in node.config.getini("markers")}
+    """Mark ``node`` with a tag or axis, unless the name is unusable or would act on the test."""
+    if not _MARKER.fullmatch(name):
+        return
+    if name in _acting_markers(node.config):
+        warnings.warn(  # node.warn needs a line number, which a JSON file does not give
+            pytest.PytestCollectionWarning(
+                f"{node.nodeid}: {doc} {name!r} is not made a pytest marker: pytest or a "
+                f"plugin acts on markers named {name!r}"
+            ),
+            stacklevel=1,
+        )
+        return
+    known = {_marker_name(line) for line in node.config.getini("markers")}
     if name not in known:
         node.config.addinivalue_line("markers", f"{name}: {doc}")
     node.add_marker(getattr(pytest.mark, name))
@@ -188,7 +254,7 @@ class CriterionItem(pytest.Function):
         self.plan = plan
         self.verial_record: dict[str, Any] | None = None
         axis = plan.criterion.axis
-        if axis and _MARKER.fullmatch(axis):
+        if axis:
             _add_marker(self, axis, "criterion axis from a benchmark file")
 
     @property
@@ -281,7 +347,7 @@ class CriterionItem(pytest.Function):
         scored = self.config.stash[SETTINGS].scored_for(self.task_node.run)
         label = self.plan.criterion.label
         label = f": {label}" if label and not scored else ""
-        return self.task_node.benchmark_file.path, line, f"criterion {self.plan.id}{label}"
+        return self.task_node.benchmark_file.path, line, escape(f"criterion {self.plan.id}{label}")
 
 
 class NoCriteriaItem(pytest.Item):
@@ -294,11 +360,11 @@ class NoCriteriaItem(pytest.Item):
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
         if isinstance(excinfo.value, CriterionFailed):
-            return str(excinfo.value)
+            return escape(str(excinfo.value))
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"task {self.parent.name} (no criteria)"  # type: ignore[union-attr]
+        return self.path, None, escape(f"task {self.parent.name} (no criteria)")  # type: ignore[union-attr]
 
 
 #: selected task runs by (benchmark file as shown, run directory): the file, run and task keys
@@ -321,6 +387,7 @@ def task_runs_of_ids(config: pytest.Config, ids: list[str]) -> TaskRuns:
     """The same from node ids, as the xdist controller (which collects nothing) sees them."""
     settings = config.stash[SETTINGS]
     found: TaskRuns = {}
+    unknown: set[tuple[str, str]] = set()
     for nodeid in ids:
         file_id, sep, rest = nodeid.partition("::")
         name = rest.rpartition("::")[0]
@@ -340,9 +407,11 @@ def task_runs_of_ids(config: pytest.Config, ids: list[str]) -> TaskRuns:
                 continue
             run = max(matches, key=lambda r: len(r.label))
             key = name[: -len(run.label) - 1]
+        if "\\" in key:  # an escaped name (a control character): its folder is unknown here
+            unknown.add((file_id, str(run.path)))
         entry = found.setdefault((file_id, str(run.path)), (file_id, run, []))
         entry[2].append(key)
-    return found
+    return {k: v for k, v in found.items() if k not in unknown}
 
 
 def refuse_empty_runs(config: pytest.Config, task_runs: TaskRuns) -> None:

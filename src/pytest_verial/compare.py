@@ -82,16 +82,43 @@ def _compile(pattern: str) -> re.Pattern[str]:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
 
 
-def _number(value: Any) -> float | None:
+#: a number written as text: ASCII digits, optional sign, fraction and exponent. Not accepted,
+#: though Python's float() takes them: other scripts' digits ("٤٢", "４２"), "1_000", "0x2A",
+#: "nan", "inf", "Infinity" (README "Comparison": numbers in interchange data are ASCII).
+NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+#: the only padding a number's text may have (fixed-width X12 elements, spaced CSV cells)
+_PAD = " \t\r\n"
+
+
+def number_from_text(text: str) -> int | float | None:
+    """The number ``text`` writes, or None when it is not a plain ASCII number.
+
+    Integers stay exact ``int`` (compared exactly with any float); a value too large for a
+    float (``1e999``) or longer than Python converts (over 4,300 digits) is not a number.
+    """
+    text = text.strip(_PAD)
+    if _INTEGER_TEXT.fullmatch(text):
+        try:
+            return int(text)
+        except ValueError:  # more digits than int() converts
+            return None
+    if NUMBER_TEXT.fullmatch(text):
+        number = float(text)
+        return number if math.isfinite(number) else None
+    return None
+
+
+def as_number(value: Any) -> int | float | None:
+    """``value`` as a number when it is one, or a string that writes one (see NUMBER_TEXT)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return float(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
+        return number_from_text(value)
     return None
 
 
@@ -104,14 +131,14 @@ def values_equal(expected: Any, actual: Any) -> bool:
             return actual.strip().lower() == str(expected).lower()
         return False
     if isinstance(expected, (int, float)) or isinstance(actual, (int, float)):
-        a, e = _number(actual), _number(expected)
+        a, e = as_number(actual), as_number(expected)
         return a is not None and e is not None and a == e
     return bool(expected == actual)
 
 
 def _instant(value: Any) -> datetime | None:
     """An ISO 8601 date or date-time as an aware datetime (naive = UTC; partial dates ok)."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not value.isascii():  # "٢٠٢٤-٠١" is not a date
         return None
     text = value.strip()
     try:
@@ -129,7 +156,7 @@ def _instant(value: Any) -> datetime | None:
 
 
 def _order(expected: Any, actual: Any) -> tuple[Any, Any] | None:
-    a, e = _number(actual), _number(expected)
+    a, e = as_number(actual), as_number(expected)
     if a is not None and e is not None:
         return a, e
     ai, ei = _instant(actual), _instant(expected)
@@ -161,12 +188,15 @@ def compare(spec: FieldSpec, actual: Any) -> bool:
     if op == "in":
         return any(values_equal(item, actual) for item in expected or [])  # type: ignore[union-attr]
     if op == "approx":
-        a, e = _number(actual), _number(expected)
+        a, e = as_number(actual), as_number(expected)
         if a is None or e is None:
             return False
-        if spec.tolerance is not None:
-            return abs(a - e) <= spec.tolerance
-        return math.isclose(a, e, rel_tol=1e-6, abs_tol=1e-12)
+        try:
+            if spec.tolerance is not None:
+                return abs(a - e) <= spec.tolerance
+            return math.isclose(a, e, rel_tol=1e-6, abs_tol=1e-12)
+        except OverflowError:  # an integer beyond float range: only exactly equal is close
+            return a == e
     pair = _order(expected, actual)
     if pair is None:
         return False

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .checks import CheckContext, CheckOutcome
+from .display import escape
 from .errors import CriterionError, RunConfigError
 from .loader import CriterionPlan, TaskPlan
 from .models import Benchmark
@@ -112,7 +113,8 @@ def run_criterion(
         passed=bool(ok),
         score=score,
         status=status,
-        details=redact(outcome.details) if outcome.details else outcome.details,
+        # one printable line whatever the data quoted in it holds (ESC, newlines, bidi)
+        details=escape(redact(outcome.details)) if outcome.details else outcome.details,
         evidence=redact_json(outcome.evidence),
         started_at=started,
         completed_at=now_iso(),

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .display import escape
+
 
 class VerialError(Exception):
     """Base class of all pytest-verial errors."""
@@ -44,7 +46,8 @@ class Problem:
         if self.field:
             parts.append(f"field {self.field!r}")
         scope = ", ".join(parts)
-        return f"{where}: {scope + ': ' if scope else ''}{self.message}"
+        # One line, whatever the file name or a quoted value holds (pytest_verial.display).
+        return escape(f"{where}: {scope + ': ' if scope else ''}{self.message}")
 
 
 class BenchmarkFileError(VerialError):

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .checks import AssertionSpec, CheckRegistry, CheckSpec
+from .display import describe_char, unsafe_char, unsafe_id_char
 from .errors import BenchmarkFileError, Problem
 from .models import Benchmark, Criterion, Entity, Task
 from .yamlsource import LineMap, ParseError, parse
@@ -436,42 +437,63 @@ def _entities(
             entity = ref
         if entity.id in seen:
             reporter.add(f"entity {entity.id!r} is bound twice", (*where, "entities", ei))
-        if re.search(r"[\[\]/\\]|::", entity.id):
-            reporter.add(
-                "an entity id cannot contain '[', ']', '/', '\\' or '::'", (*where, "entities", ei)
-            )
         seen.add(entity.id)
         entities.append(entity)
     return entities
 
 
 def _check_ids(root: Any, reporter: _Reporter) -> None:
-    """Duplicate and unusable task and criterion ids, on the raw data (so they are reported
-    together with any type error elsewhere in the file)."""
+    """Duplicate and unusable ids, slugs, axes and tags, on the raw data (so they are reported
+    together with any type error elsewhere in the file). See :func:`display.unsafe_id_char`."""
+    for key in ("benchmark", "version"):
+        value = _get(root, key)
+        if isinstance(value, str) and (why := unsafe_id_char(value)) is not None:
+            reporter.add(f"the benchmark {'slug' if key == 'benchmark' else key} {why}", (key,))
+    entities = _get(root, "entities")
+    for name in entities if isinstance(entities, dict) else {}:
+        if isinstance(name, str) and (why := unsafe_id_char(name)) is not None:
+            reporter.add(f"an entity id {why}", ("entities", name))
     seen_tasks: dict[str, int] = {}
     for ti, task in enumerate(_list(_get(root, "tasks"))):
         task_id = _get(task, "id")
         if isinstance(task_id, str):
-            if re.search(r"[\[\]/\\]|::", task_id) or task_id.strip() in ("", ".", ".."):
+            if task_id.strip() in ("", ".", ".."):
                 reporter.add(
-                    "a task id names its sandbox directory: it must be non-empty, not '.' or "
-                    "'..', and cannot contain '[', ']', '/', '\\' or '::'",
+                    "a task id names its sandbox directory: it must be non-empty and not '.' "
+                    "or '..'",
                     ("tasks", ti, "id"),
                 )
+            elif (why := unsafe_id_char(task_id)) is not None:
+                reporter.add(f"a task id {why}", ("tasks", ti, "id"))
             if task_id in seen_tasks:
                 reporter.add(
                     f"duplicate task id (also task #{seen_tasks[task_id] + 1})", ("tasks", ti, "id")
                 )
             seen_tasks.setdefault(task_id, ti)
+        for gi, tag in enumerate(_list(_get(task, "tags"))):
+            if isinstance(tag, str) and (char := unsafe_char(tag)) is not None:
+                reporter.add(f"a tag contains {describe_char(char)}", ("tasks", ti, "tags", gi))
+        for ei, ref in enumerate(_list(_get(task, "entities"))):
+            entity_id = _get(ref, "id")
+            if isinstance(entity_id, str) and (why := unsafe_id_char(entity_id)) is not None:
+                reporter.add(f"an entity id {why}", ("tasks", ti, "entities", ei, "id"))
         explicit: dict[str, int] = {}
         criteria = _get(task, "criteria")
         for ci, crit in enumerate(criteria if isinstance(criteria, list) else []):
+            axis = _get(crit, "axis")
+            if isinstance(axis, str) and (char := unsafe_char(axis)) is not None:
+                reporter.add(
+                    f"an axis contains {describe_char(char)}",
+                    ("tasks", ti, "criteria", ci, "axis"),
+                )
             crit_id = _get(crit, "id")
             if not isinstance(crit_id, str):
                 continue
             where = ("tasks", ti, "criteria", ci, "id")
-            if "::" in crit_id or not crit_id.strip():
-                reporter.add("a criterion id must be non-empty and cannot contain '::'", where)
+            if not crit_id.strip():
+                reporter.add("a criterion id must be non-empty", where)
+            elif (why := unsafe_id_char(crit_id)) is not None:
+                reporter.add(f"a criterion id {why}", where)
             if crit_id in explicit:
                 reporter.add(
                     f"duplicate criterion id (also criterion #{explicit[crit_id] + 1})", where

@@ -10,9 +10,9 @@ import pytest
 
 from . import hooks
 from .collect import (
-    BenchmarkFile,
     CriterionItem,
     TaskNode,
+    benchmark_file_node,
     refuse_empty_runs,
     task_runs_of_ids,
     task_runs_of_items,
@@ -102,10 +102,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.stash[SANDBOXES].close()
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> BenchmarkFile | None:
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
     settings = parent.config.stash[SETTINGS]
     if is_benchmark_file(file_path, settings.patterns):
-        return BenchmarkFile.from_parent(parent, path=file_path)
+        return benchmark_file_node(parent, file_path)
     return None
 
 

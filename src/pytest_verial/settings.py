@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from .display import describe_char, escape, unsafe_char, unsafe_id_char
 from .runinfo import RunDir
 
 
@@ -179,6 +180,18 @@ def resolve(config: pytest.Config) -> Settings:
         if not path.is_dir():
             raise pytest.UsageError(f"--verial-run: {path} is not a directory")
     labels = [p.name for p in run_paths]
+    for label in labels:  # a label is part of node ids and reports (pytest_verial.display)
+        char = unsafe_char(label)
+        why = (
+            f"contains {describe_char(char)}"
+            if char is not None
+            else (unsafe_id_char(label) if len(labels) > 1 else None)
+        )
+        if why is not None:
+            raise pytest.UsageError(
+                f"--verial-run: the run directory name '{escape(label)}' {why}; runs are "
+                "labelled by name: rename it"
+            )
     if len(set(labels)) != len(labels):
         raise pytest.UsageError(
             "--verial-run: two run directories share the name "

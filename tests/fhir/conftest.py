@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,9 +85,9 @@ def _start() -> tuple[subprocess.Popen[str], int]:
     return proc, int(line.split()[1])
 
 
-@pytest.fixture(scope="session")
-def medplum() -> Iterator[MedplumServer]:
-    """The running server, seeded with the corpus."""
+@contextmanager
+def _running(resources: list[dict[str, Any]]) -> Iterator[MedplumServer]:
+    """A server seeded with ``resources``, stopped by its PID on exit."""
     if shutil.which("node") is None:
         pytest.skip("node is not installed: the live FHIR tests need Node >= 20 "
                     "(apt-get install nodejs npm)")
@@ -96,7 +97,7 @@ def medplum() -> Iterator[MedplumServer]:
     proc, port = _start()
     server = MedplumServer(f"http://127.0.0.1:{port}", proc.pid)
     try:
-        server.seed(make_corpus())
+        server.seed(resources)
         yield server
     finally:
         os.kill(proc.pid, signal.SIGTERM)
@@ -108,6 +109,24 @@ def medplum() -> Iterator[MedplumServer]:
         for stream in (proc.stdout, proc.stderr):
             if stream:
                 stream.close()
+
+
+@pytest.fixture(scope="session")
+def medplum() -> Iterator[MedplumServer]:
+    """The running server, seeded with the corpus."""
+    with _running(make_corpus()) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def medplum_synthea() -> Iterator[MedplumServer]:
+    """A second server holding the Synthea export's MedicationRequests (real bulk data)."""
+    from real_corpus import corpus_path
+
+    path = corpus_path("fhir/synthea-10-patients/MedicationRequest.000.ndjson")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    with _running([json.loads(line) for line in lines if line.strip()]) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@
 Paths pick the fault: ``/html/...`` (an HTML page with 200), ``/500/...`` (always 500),
 ``/flaky/...`` (503 with Retry-After 0 on the first request of each URL, then a Bundle),
 ``/429/...`` (429 then a Bundle), ``/slow/...`` (answers after ``slow_seconds``),
-``/notjson/...`` (``application/fhir+json`` that does not parse), ``/badbundle/...`` (a
+``/notjson/...`` (``application/fhir+json`` that does not parse), ``/endless/...`` (pages of
+one Patient without ``total``, each with a ``next`` link), ``/badbundle/...`` (a
 Bundle whose ``entry`` is not a list), ``/outcome/...`` (an OperationOutcome with 200).
 """
 
@@ -62,6 +63,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "{not json", "application/fhir+json")
         elif fault == "badbundle":
             self._send(200, '{"resourceType": "Bundle", "entry": 5}', "application/fhir+json")
+        elif fault == "endless":
+            n = len(self.server.hits)
+            page = {"resourceType": "Bundle", "type": "searchset",
+                    "entry": [{"resource": {"resourceType": "Patient", "id": f"p{n}"}}],
+                    "link": [{"relation": "next", "url": f"/endless/Patient?page={n}"}]}
+            self._send(200, json.dumps(page), "application/fhir+json")
         elif fault == "outcome":
             self._send(200, '{"resourceType": "OperationOutcome", "issue": []}', "application/json")
         else:

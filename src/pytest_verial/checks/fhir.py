@@ -23,7 +23,8 @@ Our extensions (all optional):
   evidence and do not change the score. ``sources.fhir.validation`` in run.yaml sets it for
   every criterion of the run.
 
-Score: no target -> 0, else passed items / all items (1.0 with none asked).
+Score: no target -> 0, else passed items / all items (1.0 with none asked); ``match: none``
+is one item, ``count`` one more (docs/fhir.md, Score and evidence).
 """
 
 from __future__ import annotations
@@ -149,6 +150,20 @@ def _select(
     return score, candidates[index], results, how
 
 
+def _fields_part(
+    spec: FhirResourceState, score: float, target: dict[str, Any] | None
+) -> tuple[float, int]:
+    """(passed items, items) of the part ``count`` is added to (docs/fhir.md, Score).
+
+    ``match: none`` is one item, 1 or 0, whatever the number of fields; otherwise each field
+    is an item, all failed without a target (the count still scores: ``count: 0`` passes).
+    """
+    if spec.match == "none":
+        return score, 1
+    items = len(spec.fields)
+    return (score * items if target is not None else 0.0), items
+
+
 def _validate(resource: dict[str, Any], release: str) -> list[str]:
     try:
         if release == "R5":
@@ -198,7 +213,7 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
         candidates = [r for r in candidates if source.changed(r)]
         total = len(candidates)
     score, target, results, how = _select(spec, candidates)
-    items = len(results) if target is not None or spec.match == "none" else len(spec.fields)
+    passed, items = _fields_part(spec, score, target)
     evidence: dict[str, JsonValue] = {
         "field_results": results,  # type: ignore[dict-item]
         "resource": _row(target),
@@ -213,9 +228,7 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
         count_passed = bool(row["passed"])
         wanted = str(count.expected) if count.op == "equals" else f"{count.op} {count.expected}"
         evidence["count_result"] = row
-        # Without a target the fields fail, but the count still scores (count: 0 passes).
-        fields_passed = score * items if target is not None or spec.match == "none" else 0.0
-        score = (fields_passed + (1.0 if count_passed else 0.0)) / (items + 1)
+        score = (passed + (1.0 if count_passed else 0.0)) / (items + 1)
     # Most specific first: the criterion, the benchmark, then the run's sources.fhir.
     release = (
         spec.validation

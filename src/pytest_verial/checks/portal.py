@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from ..compare import MISSING, FieldSpec, field_result, fields_score, values_equal
+from ..compare import MISSING, FieldSpec, as_number, field_result, fields_score, values_equal
 from ..models import Model
 from ..paths import resolve
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
@@ -66,10 +66,8 @@ def _index_key(value: Any) -> Any:
     """Values that ``values_equal`` may call equal share a key (``"271"`` and ``271``)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return ("other", repr(value))
-    try:
-        return ("number", float(value))
-    except ValueError:
-        return ("text", value)
+    number = as_number(value)  # the same rule as values_equal (ASCII digits only)
+    return ("text", value) if number is None else ("number", number)
 
 
 def _key_index(rows: list[dict[str, Any]], key: str) -> dict[Any, list[int]]:

@@ -3,7 +3,8 @@
 Resources are grouped by type once, as they are streamed in. The values a search parameter
 selects (its SearchParameter FHIRPath expression, compiled once) are extracted on first use of
 that parameter on that type and kept, so each (type, parameter) is evaluated once per task run
-however many criteria search on it.
+however many criteria search on it. Conditional references (``Practitioner?identifier=...``,
+as Synthea bulk exports write them) resolve to the one resource they identify, on first use.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 from ..errors import CheckError
 from . import values as v
-from .definitions import SearchParam, search_param
+from .definitions import SearchParam, resource_types, search_param
 from .fhirpath import compiled
-from .query import Clause, Query, lookup
+from .query import Clause, Query, build_query, lookup
 
 _ABSOLUTE_REF = re.compile(r"(?:^|/)([A-Z][A-Za-z]+)/([A-Za-z0-9\-.]{1,64})(?:/_history/[^/]+)?$")
 
@@ -56,6 +58,8 @@ class FhirIndex:
         #: Bundle ``fullUrl`` (e.g. ``urn:uuid:...``) -> ``Type/id``
         self.aliases: dict[str, str] = {}
         self._values: dict[tuple[str, str], list[list[Any]]] = {}
+        self._conditional: dict[str, tuple[str, str]] = {}
+        self._identifiers: dict[str, dict[tuple[str | None, str], list[str]]] = {}
 
     def add(self, resource: dict[str, Any], full_url: str | None = None) -> None:
         """Add one resource; a later version of the same ``Type/id`` replaces the earlier."""
@@ -72,6 +76,8 @@ class FhirIndex:
         if full_url:
             self.aliases[full_url] = key
         self._values.clear()
+        self._conditional.clear()
+        self._identifiers.clear()
 
     def __len__(self) -> int:
         return sum(len(b) for b in self.by_type.values())
@@ -102,11 +108,79 @@ class FhirIndex:
             if not isinstance(ref, str):
                 continue
             ref = self.aliases.get(ref, ref)
-            rtype, rid = split_reference(ref)
+            if "?" in ref:
+                rtype, rid = self.resolve_conditional(ref)
+            else:
+                rtype, rid = split_reference(ref)
             if param.ref_types and rtype not in param.ref_types:
                 continue
             out.append((rtype, rid))
         return out
+
+    # --- conditional references ----------------------------------------------------------
+
+    def resolve_conditional(self, ref: str) -> tuple[str | None, str]:
+        """``Practitioner?identifier=sys|value`` -> ``("Practitioner", id)`` of the one match.
+
+        Synthea bulk exports refer to Practitioners, Locations and Organizations this way
+        (docs/fhir.md, Snapshots). ``identifier`` (``system|value``, ``|value``, ``value``) is
+        looked up in a per-type map; other non-reference parameters go through :meth:`search`.
+        No match, several matches or an unusable query leave the reference as it is, typed
+        (``("Practitioner", ref)``), so ``:missing`` and type modifiers still see it.
+        """
+        cached = self._conditional.get(ref)
+        if cached is None:
+            cached = self._resolve(ref)
+            self._conditional[ref] = cached
+        return cached
+
+    def _resolve(self, ref: str) -> tuple[str | None, str]:
+        rtype, _, query = ref.partition("?")
+        rtype = rtype.rsplit("/", 1)[-1]
+        if rtype not in self.by_type and not _is_type(rtype):
+            return None, ref
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if not pairs or rtype not in self.by_type:
+            return rtype, ref
+        if all(k == "identifier" for k, _ in pairs):
+            found: set[str] | None = None
+            for _, value in pairs:
+                ids = set(self._identifier_ids(rtype, value))
+                found = ids if found is None else found & ids
+        else:
+            found = self._search_ids(rtype, pairs)
+        if found is not None and len(found) == 1:
+            return rtype, next(iter(found))
+        return rtype, ref
+
+    def _identifier_ids(self, rtype: str, value: str) -> list[str]:
+        table = self._identifiers.get(rtype)
+        if table is None:
+            table = {}
+            param = search_param(rtype, "identifier")
+            rows = self.values(rtype, param) if param is not None else []
+            for resource, row in zip(self.by_type.get(rtype, []), rows, strict=False):
+                rid = str(resource.get("id"))
+                for system, code, _ in row:
+                    table.setdefault((system, code), []).append(rid)
+                    table.setdefault(("*", code), []).append(rid)
+            self._identifiers[rtype] = table
+        system, bar, code = value.partition("|")
+        if not bar:
+            return table.get(("*", value), [])
+        return table.get((system or None, code), [])
+
+    def _search_ids(self, rtype: str, pairs: list[tuple[str, str]]) -> set[str] | None:
+        try:
+            query = build_query(rtype, pairs)
+        except CheckError:
+            return None
+        if any(c.param.type == "reference" for c in query.clauses):
+            return None  # resolving would recurse into other conditional references
+        try:
+            return {str(r.get("id")) for r in self.search(query).resources}
+        except CheckError:
+            return None
 
     # --- search ---------------------------------------------------------------------------
 
@@ -183,6 +257,10 @@ class FhirIndex:
             items = [_sort_value(param.type, item) for item in row]
             keys.append(max(items) if descending else min(items))
         return keys
+
+
+def _is_type(name: str) -> bool:
+    return name in resource_types()
 
 
 def _sort_value(kind: str, item: Any) -> Any:

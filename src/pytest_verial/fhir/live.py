@@ -12,8 +12,9 @@ variables::
         client_secret_env: FHIR_CLIENT_SECRET
         # bearer: token_env: FHIR_TOKEN
         timeout: 10        # seconds per request
+        deadline: 60       # seconds for all requests of one task run (tokens, pages, retries)
         retries: 3         # on 429 and 5xx, with exponential backoff (Retry-After honoured)
-        max_pages: 50      # Bundle.link[next] pages followed at most
+        max_pages: 50      # pages read at most; a check needing every result errs beyond
 
 Each distinct search is sent once per task run and its pages kept, so criteria that share a
 search share its requests; later pages are fetched only when a criterion needs more than the
@@ -34,8 +35,7 @@ from ..errors import CheckError, CriterionError, SourceError
 from ..secrets import register
 from .index import SearchResult
 from .query import Query
-
-AUTH_KINDS = ("none", "bearer", "client_credentials", "google")
+from .settings import AUTH_KINDS, check_settings
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 
@@ -69,7 +69,8 @@ class LiveFhir:
 
     kind = "live"
 
-    def __init__(self, settings: dict[str, Any]) -> None:
+    def __init__(self, settings: dict[str, Any], where: str = "run.yaml") -> None:
+        settings = check_settings(settings, where)
         base = settings.get("base_url") or settings.get("fhir_base_url")
         if settings.get("base_url_env"):
             base = _env(settings, "base_url")
@@ -85,6 +86,8 @@ class LiveFhir:
         self.auth = str(settings.get("auth") or self._infer_auth())
         if self.auth not in AUTH_KINDS:
             raise SourceError(f"sources.fhir.auth must be one of {', '.join(AUTH_KINDS)}")
+        self.deadline = float(settings.get("deadline", 60))
+        self._deadline_at: float | None = None
         self.requests_sent = 0
         self._token: str | None = None
         self._token_expires = 0.0
@@ -104,6 +107,28 @@ class LiveFhir:
         return self.base_url
 
     # --- HTTP ------------------------------------------------------------------------------
+
+    def _budget(self) -> float:
+        """Seconds the next request may take: the per-request timeout, cut to what is left of
+        the task run's ``deadline`` (started by the first request). None left: SourceError."""
+        now = time.monotonic()
+        if self._deadline_at is None:
+            self._deadline_at = now + self.deadline
+        left = self._deadline_at - now
+        if left <= 0:
+            raise self.deadline_error()
+        return min(self.timeout, left)
+
+    def deadline_passed(self) -> bool:
+        """Whether this task run's deadline for the server has passed."""
+        return self._deadline_at is not None and time.monotonic() >= self._deadline_at
+
+    def deadline_error(self) -> SourceError:
+        """The one-line error of every request after the deadline."""
+        return SourceError(
+            f"FHIR server {self.base_url}: the task run's deadline of {self.deadline:g} s "
+            "(sources.fhir.deadline) passed; no further request sent"
+        )
 
     def _http(self) -> Any:
         if self._client is None:
@@ -148,11 +173,14 @@ class LiveFhir:
         if self.settings.get("scope"):
             form["scope"] = str(self.settings["scope"])
         try:
+            budget = self._budget()
             self.requests_sent += 1
             response = self._http().post(
-                token_url, data=form, headers={"Accept": "application/json"}
+                token_url, data=form, headers={"Accept": "application/json"}, timeout=budget
             )
         except httpx.TimeoutException:
+            if self.deadline_passed():
+                raise self.deadline_error() from None
             raise SourceError(
                 f"token endpoint {token_url} did not answer within {self.timeout:g} s"
             ) from None
@@ -182,13 +210,16 @@ class LiveFhir:
             token = self._bearer()
             if token:
                 headers["Authorization"] = f"Bearer {token}"
+            budget = self._budget()
             try:
                 self.requests_sent += 1
-                response = self._http().get(url, headers=headers)
+                response = self._http().get(url, headers=headers, timeout=budget)
             except httpx.TimeoutException:
+                if self.deadline_passed():
+                    raise self.deadline_error() from None
                 if attempt < self.retries:
                     attempt += 1
-                    time.sleep(self.backoff * 2 ** (attempt - 1))
+                    self._sleep(self.backoff * 2 ** (attempt - 1))
                     continue
                 raise SourceError(
                     f"FHIR server did not answer GET {url} within {self.timeout:g} s "
@@ -203,9 +234,15 @@ class LiveFhir:
                 continue
             if (status == 429 or status >= 500) and attempt < self.retries:
                 attempt += 1
-                time.sleep(_retry_after(response) or self.backoff * 2 ** (attempt - 1))
+                self._sleep(_retry_after(response) or self.backoff * 2 ** (attempt - 1))
                 continue
             return _fhir_json(url, response)
+
+    def _sleep(self, seconds: float) -> None:
+        """Back off before a retry, never past the deadline (then the retry is refused)."""
+        if self._deadline_at is not None:
+            seconds = max(0.0, min(seconds, self._deadline_at - time.monotonic()))
+        time.sleep(seconds)
 
     # --- searching -------------------------------------------------------------------------
 
@@ -229,11 +266,36 @@ class LiveFhir:
             except CriterionError as exc:
                 state.error = exc
                 raise
+            if need_all:
+                self._complete_or_raise(query, state)
         resources = list(state.resources)
         total = state.total if state.total is not None else len(resources)
         if query.count is not None:
             resources = resources[: query.count]
         return SearchResult(resources, total)
+
+    def _complete_or_raise(self, query: Query, state: _Search) -> None:
+        """Refuse to answer from a partial result when paging stopped at ``max_pages``.
+
+        A check that needs every result (``any``, ``all``, ``none``, ``count``) scored on the
+        pages read so far would pass silently on data it never saw (docs/fhir.md, Sources).
+        The search itself stays cached: ``match: first`` still uses its first page.
+        """
+        read = len(state.resources)
+        if not state.next_url or (query.count is not None and read >= query.count):
+            return
+        if state.total is not None and read >= state.total:
+            return
+        of = (
+            f"read {read} of {state.total} results"
+            if state.total is not None
+            else f"read {read} results, of at least {read + 1}; more pages remained"
+        )
+        raise SourceError(
+            f"FHIR search {query.text()} on {self.base_url} stopped at max_pages "
+            f"{self.max_pages} before the last page: {of}; raise sources.fhir.max_pages "
+            "or narrow the search"
+        )
 
     def _fetch(self, query: Query, url: str, state: _Search) -> None:
         bundle = self._get(url)

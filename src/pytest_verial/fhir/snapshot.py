@@ -42,11 +42,19 @@ def _check(resource: Any, where: str) -> dict[str, Any]:
     return resource
 
 
-def _flatten(resource: Any, where: str) -> Iterator[tuple[dict[str, Any], str | None]]:
+#: Bundles inside Bundles are flattened to this depth at most
+MAX_BUNDLE_DEPTH = 50
+
+
+def _flatten(
+    resource: Any, where: str, depth: int = 0
+) -> Iterator[tuple[dict[str, Any], str | None]]:
     resource = _check(resource, where)
     if resource["resourceType"] != "Bundle":
         yield resource, None
         return
+    if depth >= MAX_BUNDLE_DEPTH:
+        raise SourceError(f"{where}: Bundles nested deeper than {MAX_BUNDLE_DEPTH}")
     entries = resource.get("entry") or []
     if not isinstance(entries, list):
         raise SourceError(f"{where}: Bundle.entry must be a list")
@@ -56,7 +64,8 @@ def _flatten(resource: Any, where: str) -> Iterator[tuple[dict[str, Any], str | 
             raise SourceError(f"{here} has no resource")
         inner = _check(entry["resource"], here)
         if inner["resourceType"] == "Bundle":
-            yield from _flatten(inner, here)
+            yield from _flatten(inner, f"{where}: Bundle entry {n}" if depth < 3 else where,
+                                depth + 1)
         else:
             full_url = entry.get("fullUrl")
             yield inner, full_url if isinstance(full_url, str) else None
@@ -70,7 +79,11 @@ def iter_resources(directory: Path) -> Iterator[tuple[dict[str, Any], str | None
     files = walk(directory, task_root(directory.parent), lambda p: p.suffix in SUFFIXES)
     for path in files:
         if path.suffix == ".json":
-            yield from _flatten(read_json(path), str(path))
+            try:
+                data = read_json(path)
+            except RecursionError:
+                raise SourceError(f"{path}: JSON nested too deeply to read") from None
+            yield from _flatten(data, str(path))
         else:
             for lineno, item in _lines(path):
                 yield from _flatten(item, f"{path}:{lineno}")
@@ -97,6 +110,8 @@ def _parse_lines(path: Path, handle: Any) -> Iterator[tuple[int, Any]]:
             yield lineno, json.loads(line)
         except json.JSONDecodeError as exc:
             raise SourceError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise SourceError(f"{path}:{lineno}: JSON nested too deeply to read") from None
 
 
 class FhirSnapshot:

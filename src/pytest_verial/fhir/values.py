@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ..compare import NUMBER_TEXT
 from ..errors import CheckError
 
 PREFIXES = ("eq", "ne", "gt", "lt", "ge", "le", "sa", "eb", "ap")
@@ -60,12 +61,7 @@ def index_token(elements: list[Any]) -> list[tuple[str | None, str, str]]:
             out.append((None, str(el), str(el)))
         elif isinstance(el, dict):
             if "coding" in el or "text" in el and "code" not in el and "value" not in el:
-                text = el.get("text") or ""
-                for coding in el.get("coding") or []:
-                    if isinstance(coding, dict):
-                        out.append(_coding(coding, text))
-                if not el.get("coding") and text:
-                    out.append((None, "", text))
+                out.extend(_concept(el))
             elif "code" in el or "system" in el and "value" not in el:
                 out.append(_coding(el, ""))
             elif "value" in el:
@@ -80,6 +76,25 @@ def index_token(elements: list[Any]) -> list[tuple[str | None, str, str]]:
 
 def _coding(coding: dict[str, Any], text: str) -> tuple[str | None, str, str]:
     return (coding.get("system"), str(coding.get("code", "")), coding.get("display") or text)
+
+
+def _concept(concept: dict[str, Any]) -> list[tuple[str | None, str, str]]:
+    """Triples of a CodeableConcept: each coding with its display, and with ``text`` too.
+
+    ``:text`` matches ``CodeableConcept.text`` as well as any ``Coding.display`` (R4 search,
+    token ``:text``), so a text that differs from the displays gets its own triple per coding
+    (same system and code, so code searches and sorting see nothing new).
+    """
+    text = concept.get("text")
+    text = text if isinstance(text, str) else ""
+    codings = [c for c in concept.get("coding") or [] if isinstance(c, dict)]
+    out = [_coding(c, text) for c in codings]
+    if text and all(t != text for _, _, t in out):
+        if codings:
+            out.extend((s, c, text) for s, c, _ in out[: len(codings)])
+        else:
+            out.append((None, "", text))
+    return out
 
 
 TokenKeys = list[tuple[str | None, str, str]]
@@ -136,7 +151,8 @@ def parse_string(value: str, modifier: str | None) -> Callable[[list[str]], bool
 
 _DATE = re.compile(
     r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?"
-    r"(Z|[+-]\d{2}:\d{2})?)?)?)?"
+    r"(Z|[+-]\d{2}:\d{2})?)?)?)?",
+    re.ASCII,  # FHIR dates are ASCII digits; \d alone also takes "٢٠٢٤"
 )
 
 
@@ -244,6 +260,8 @@ def parse_date(value: str) -> Callable[[list[tuple[datetime, datetime]]], bool]:
 
 
 def _decimal(text: str, what: str) -> Decimal:
+    if not NUMBER_TEXT.fullmatch(text):  # ASCII digits only; no NaN, Infinity, 1_000
+        raise CheckError(f"invalid {what} search value {text!r}")
     try:
         return Decimal(text)
     except InvalidOperation:
@@ -276,11 +294,15 @@ def index_number(elements: list[Any]) -> list[Decimal]:
     out: list[Decimal] = []
     for el in elements:
         v = el.get("value") if isinstance(el, dict) else el
+        if isinstance(v, str) and not NUMBER_TEXT.fullmatch(v.strip()):
+            continue  # "٤٢", "1_000", "NaN" are not FHIR decimals (Decimal() takes them)
         if isinstance(v, (int, float, str, Decimal)) and not isinstance(v, bool):
             try:
-                out.append(Decimal(str(v)))
+                number = Decimal(str(v))
             except InvalidOperation:
                 continue
+            if number.is_finite():
+                out.append(number)
     return out
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -29,7 +32,11 @@ def write_atomic(path: Path, text: str) -> None:
 
 def write_json_report(path: Path, report: dict[str, Any]) -> None:
     """Serialise and write the report."""
-    write_atomic(path, json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(report, indent=2, ensure_ascii=False, default=str)
+    # A lone surrogate (a file name that is not UTF-8) cannot be written as UTF-8; JSON holds
+    # it escaped. Surrogates occur only inside strings, so this keeps the JSON valid.
+    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    write_atomic(path, text + "\n")
 
 
 def read_report(path: str | Path) -> dict[str, Any]:

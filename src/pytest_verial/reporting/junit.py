@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from ..display import escape
 from .json_report import write_atomic
 
 
@@ -92,7 +93,24 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
     root.set("tests", str(total))
     root.set("failures", str(failures))
     root.set("errors", "0")
+    xml_safe(root)
     return root
+
+
+def xml_safe(root: ET.Element) -> None:
+    """Escape, in place, what XML 1.0 cannot hold or a CI page would act on (ESC, NUL, bidi
+    overrides, lone surrogates...) in every attribute and text: ``\x1b``, ``\u202e``.
+
+    Ids are clean (the loader refuses such characters), but file names, run labels and the
+    values quoted in details and evidence come from the sandbox (pytest_verial.display).
+    """
+    for element in root.iter():
+        for key, value in element.attrib.items():
+            element.set(key, escape(value))
+        if element.text:
+            element.text = escape(element.text, keep="\n\t")
+        if element.tail:
+            element.tail = escape(element.tail, keep="\n\t")
 
 
 def write_junit(path: Path, report: dict[str, Any], scored: bool) -> None:

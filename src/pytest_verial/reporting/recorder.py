@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from ..display import escape
 from ..collect import (
     JUNIT_FIELDS,
     BenchmarkFile,
@@ -223,7 +224,8 @@ class Recorder:
         if self._logxml is None or self.config.getini("junit_family") in ("xunit1", "legacy"):
             return
         for key in JUNIT_FIELDS:
-            self._logxml.add_global_property(f"{nodeid}::verial_{key}", junit_value(record, key))
+            name = escape(f"{nodeid}::verial_{key}")  # a file name may hold any character
+            self._logxml.add_global_property(name, junit_value(record, key))
 
     def _error_record(self, report: pytest.TestReport) -> dict[str, Any]:
         """A criterion whose process died or whose setup failed before scoring."""
@@ -355,7 +357,7 @@ class Recorder:
         scored = self.report["benchmark_run"]["scored"]
         terminalreporter.write_sep("=", "verial summary")
         for line in summary_lines(self.report, scored):
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(escape(line, keep="\n"))
         if self.gate is not None:
             ok, errors = self.gate
             score = self.report["benchmark_run"]["score"]
@@ -367,9 +369,9 @@ class Recorder:
                 + f" -> exit {self.exit_status}"
             )
         for problem in self.write_errors:
-            terminalreporter.write_line(f"ERROR: {problem}", red=True)
+            terminalreporter.write_line(escape(f"ERROR: {problem}"), red=True)
         for label, path in self.written:  # only files actually on disk are named
-            terminalreporter.write_line(f"{label}: {path}")
+            terminalreporter.write_line(escape(f"{label}: {path}"))
 
     def pytest_unconfigure(self) -> None:
         if self.journal is not None:  # the session ended before sessionfinish: keep it

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..display import escape
+
 _RESULT_KEYS = ("field_results", "assertion_results")
 
 
@@ -47,10 +49,11 @@ def describe_failure(record: dict[str, Any], scored: bool) -> str:
         f"axis {record.get('axis') or '__default__'}"
     )
     if scored:
-        return what + "\n  (details withheld: scored run; see the JSON report)"
+        return escape(what) + "\n  (details withheld: scored run; see the JSON report)"
     lines = [what, f"  {record.get('details') or ''}".rstrip()]
     lines.extend(_rows(record.get("evidence") or {}))
-    return "\n".join(line for line in lines if line.strip())
+    # Each line escaped on its own: a value's newline or ESC never reaches the terminal.
+    return "\n".join(escape(line) for line in lines if line.strip())
 
 
 def _axes(axes: dict[str, dict[str, float]]) -> str:
@@ -107,9 +110,10 @@ def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
         for c in t["criterion_runs"]
         if c["status"] in ("failed", "error", "gated")
     ]
+    lines = [escape(line) for line in lines]  # names, refs, run labels, warnings
     if failing:
         lines.append("failing criteria:")
         for t, c in failing:
-            head = f"  {_name(t)}::{c['criterion_id']}"
+            head = escape(f"  {_name(t)}::{c['criterion_id']}")
             lines.append(head + "  " + describe_failure(c, scored).replace("\n", "\n  "))
     return lines

@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..fhir.index import SearchResult
 from ..fhir.live import LiveFhir
 from ..fhir.query import Query
+from ..fhir.settings import check_settings
 from ..fhir.snapshot import FhirSnapshot
 
 
@@ -51,14 +52,26 @@ class SnapshotSource(FhirSnapshot):
 
 def from_sandbox(sandbox: Any) -> SnapshotSource | LiveFhir:
     """A live server when run.yaml's ``sources.fhir`` names one, else the snapshot."""
-    settings = sandbox.settings("fhir")
+    where = _run_file(sandbox)
+    settings = check_settings(sandbox.settings("fhir"), where)
     if any(settings.get(k) for k in ("base_url", "base_url_env", "fhir_base_url")):
         if not settings.get("baseline_since"):
             started = getattr(getattr(sandbox.run, "config", None), "started_at", None)
             if started:
                 settings["baseline_since"] = started
-        return LiveFhir(settings)
+        return LiveFhir(settings, where)
     return SnapshotSource(sandbox.path / "fhir", sandbox.path / "fhir-baseline", settings)
+
+
+def _run_file(sandbox: Any) -> str:
+    """The run.yaml (or run.yml / run.json) holding the settings, for messages."""
+    run_path = getattr(getattr(sandbox, "run", None), "path", None)
+    if run_path is None:
+        return "run.yaml"
+    for name in ("run.yaml", "run.yml", "run.json"):
+        if (Path(run_path) / name).is_file():
+            return str(Path(run_path) / name)
+    return str(Path(run_path) / "run.yaml")
 
 
 __all__ = ["FhirSource", "LiveFhir", "SnapshotSource", "from_sandbox"]

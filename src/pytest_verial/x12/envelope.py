@@ -75,10 +75,8 @@ class Transaction:
 
 
 def _count(value: str | None) -> int | None:
-    try:
-        return int((value or "").strip())
-    except ValueError:
-        return None
+    text = (value or "").strip()
+    return int(text) if text.isascii() and text.isdigit() else None  # not "٣" or "1_0"
 
 
 def parse_interchanges(text: str, origin: str) -> list[Transaction]:

@@ -9,6 +9,7 @@
         endpoint: http://127.0.0.1:9023     # optional; else STORAGE_EMULATOR_HOST, else Google
         project: my-project                 # optional
         timeout: 30                         # seconds per request (and retry budget)
+        deadline: 60                        # seconds for all requests of one task run
         page_size: 1000                     # objects per listing page
         max_read_bytes: 16777216            # larger files are never read (disk and GCS)
 
@@ -26,7 +27,9 @@ from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, FilesSourc
 from .disk import DirectoryFiles
 from .gcs import GCSFiles
 
-_KEYS = {"bucket", "prefix", "endpoint", "project", "timeout", "page_size", "max_read_bytes"}
+_KEYS = {
+    "bucket", "prefix", "endpoint", "project", "timeout", "deadline", "page_size", "max_read_bytes"
+}
 
 
 def _prefix(template: str, sandbox: Any) -> str:
@@ -61,6 +64,7 @@ def from_sandbox(sandbox: Any) -> BaseFilesSource:
         endpoint=endpoint,
         project=project,
         timeout=timeout,
+        deadline=setting_number(sandbox, "files", settings, "deadline", 60.0, float),
         page_size=page_size,
         max_read_bytes=limit,
     )

@@ -6,6 +6,10 @@ criterion reads its content, at most once. Credentials are Google's default cred
 none against an emulator (``endpoint`` in the settings, or ``STORAGE_EMULATOR_HOST``).
 google-cloud-storage is imported here only, on first use (``pip install pytest-verial[files]``).
 
+All requests of one task run share ``deadline`` (default 60 s): each request's timeout is cut
+to what is left, and once it has passed every further listing or read is a one-line
+:class:`SourceError` naming the bucket, with nothing sent.
+
 Every HTTP request is counted in :attr:`requests` (a transport adapter on the session), which the
 tests and ``bench/files.py`` use to prove the one-listing rule.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 
 from ...errors import SourceError
@@ -93,6 +98,7 @@ class GCSFiles(BaseFilesSource):
         timeout: float = 30.0,
         page_size: int = 1000,
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        deadline: float = 60.0,
     ) -> None:
         super().__init__(max_read_bytes)
         self.bucket = bucket
@@ -101,6 +107,9 @@ class GCSFiles(BaseFilesSource):
         self.project = project
         self.timeout = timeout
         self.page_size = page_size
+        #: seconds for every request of one task run (listing pages, downloads, retries)
+        self.deadline = deadline
+        self._deadline_at: float | None = None
         self.requests = 0
         self.list_pages = 0
         self._client: Any = None
@@ -128,10 +137,30 @@ class GCSFiles(BaseFilesSource):
     def _sent(self) -> int:
         return self._counter[0] if self._counter else 0
 
-    def _retry(self) -> Any:
+    def _budget(self) -> float:
+        """The per-request timeout cut to what is left of the task run's deadline (started by
+        the first request); none left is the deadline's SourceError, with nothing sent."""
+        now = time.monotonic()
+        if self._deadline_at is None:
+            self._deadline_at = now + self.deadline
+        left = self._deadline_at - now
+        if left <= 0:
+            raise self._deadline_error()
+        return min(self.timeout, left)
+
+    def _deadline_error(self) -> SourceError:
+        return SourceError(
+            f"{self.describe()}: the task run's deadline of {self.deadline:g} s "
+            "(sources.files.deadline) passed; no further request sent"
+        )
+
+    def _deadline_passed(self) -> bool:
+        return self._deadline_at is not None and time.monotonic() >= self._deadline_at
+
+    def _retry(self, budget: float) -> Any:
         from google.cloud.storage.retry import DEFAULT_RETRY  # type: ignore[import-untyped]
 
-        return DEFAULT_RETRY.with_timeout(self.timeout)
+        return DEFAULT_RETRY.with_timeout(budget)
 
     def _list(self) -> list[FileEntry]:
         client = self.client()
@@ -144,13 +173,14 @@ class GCSFiles(BaseFilesSource):
     def _list_pages(self, client: Any) -> list[FileEntry]:
         start = self.list_prefix
         found: list[FileEntry] = []
+        budget = self._budget()
         try:
             iterator = client.list_blobs(
                 self.bucket,
                 prefix=start,
                 page_size=self.page_size,
-                timeout=self.timeout,
-                retry=self._retry(),
+                timeout=budget,
+                retry=self._retry(budget),
             )
             for page in iterator.pages:
                 self.list_pages += 1
@@ -171,10 +201,11 @@ class GCSFiles(BaseFilesSource):
     def _fetch(self, entry: FileEntry) -> bytes:
         client = self.client()
         blob = client.bucket(self.bucket).blob(self.list_prefix + entry.path)
+        budget = self._budget()
         before = self._sent()
         try:
             data: bytes = blob.download_as_bytes(
-                end=self.max_read_bytes, timeout=self.timeout, retry=self._retry()
+                end=self.max_read_bytes, timeout=budget, retry=self._retry(budget)
             )
         except Exception as exc:  # noqa: BLE001 - mapped to a clear SourceError below
             raise self._error(f"reading {entry.path!r} from", exc) from None
@@ -195,6 +226,8 @@ class GCSFiles(BaseFilesSource):
         name = type(exc).__name__
         if isinstance(exc, SourceError):
             return exc
+        if self._deadline_passed():
+            return self._deadline_error()
         if code == 404 and action == "listing":
             return SourceError(f"{action} {where}: bucket {self.bucket!r} not found")
         if code == 404:
