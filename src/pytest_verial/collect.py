@@ -20,10 +20,16 @@ import pytest
 
 from .checks import CheckRegistry, builtin_checks
 from .display import describe_char, escape, unsafe_char
-from .engine import run_criterion
+from .engine import base_record, now_iso, run_criterion
 from .errors import BenchmarkFileError, Problem, RunConfigError
-from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
-from .runinfo import RunDir
+from .loader import (
+    BenchmarkPlan,
+    CriterionPlan,
+    TaskPlan,
+    is_benchmark_file,
+    load_benchmark,
+)
+from .runinfo import RunDir, empty_run_problem, shared_folders
 from .scoring import DEFAULT_AXIS
 from .sources import Sandbox, SandboxCache
 from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS
@@ -63,6 +69,14 @@ def withhold_values(problem: Problem) -> Problem:
     return Problem(
         problem.file, message, problem.line, problem.task, problem.criterion, problem.field
     )
+
+
+#: (benchmark file, run, task key) of every task run collected so far (shared folders)
+CLAIMS = pytest.StashKey[list[tuple[str, RunDir, str]]]()
+
+
+class VerialWarning(pytest.PytestWarning):
+    """A pytest-verial warning (shown in pytest's warnings summary and the JSON report)."""
 
 
 def junit_value(record: dict[str, Any], key: str) -> Any:
@@ -124,10 +138,22 @@ class BenchmarkFile(pytest.File):
             runs = settings.run_dirs_for(self.path)
         except RunConfigError as exc:
             raise self.CollectError(str(exc)) from None
+        self._warn_shared_folders(runs)
         for run in runs:
             for task in self.plan.tasks:
                 name = task.key if len(runs) == 1 else f"{task.key}@{run.label}"
                 yield TaskNode.from_parent(self, name=name, task=task, run=run)
+
+
+    def _warn_shared_folders(self, runs: list[RunDir]) -> None:
+        """Warn when a task of this file reads the folder of another file's task."""
+        claims = self.config.stash.setdefault(CLAIMS, [])
+        before = set(shared_folders(claims))
+        display = display_path(self.config, self.path)
+        claims.extend((display, run, task.key) for run in runs for task in self.plan.tasks)
+        for message in shared_folders(claims):
+            if message not in before:
+                self.warn(VerialWarning(message))
 
 
 class UnsafeFileName(pytest.File):
@@ -290,6 +316,8 @@ class CriterionItem(pytest.Function):
     def runtest(self) -> None:
         task_node = self.task_node
         settings = self.config.stash[SETTINGS]
+        if task_node.run.folder_missing(task_node.task.key):
+            self._missing_sandbox()
         sources = {
             name: self.funcargs[f"verial_{name}"]
             for name in (self.plan.check.sources if self.plan.check else ())
@@ -327,6 +355,26 @@ class CriterionItem(pytest.Function):
     def scored(self) -> bool:
         """Whether this criterion runs in a scored run (nothing it expects may be shown)."""
         return bool(self.config.stash[SETTINGS].scored_for(self.task_node.run))
+
+    def _missing_sandbox(self) -> None:
+        """A task run without its folder is an error, never "the agent wrote nothing"."""
+        task_node = self.task_node
+        now = now_iso()
+        record = {
+            **base_record(self.plan, task_node.task),
+            "pass_threshold": None,
+            "passed": False,
+            "score": 0.0,
+            "status": "error",
+            "details": task_node.run.missing_message(task_node.task.key),
+            "evidence": {"error": "MissingSandbox"},
+            "started_at": now,
+            "completed_at": now,
+            "duration": 0.0,
+            **self.identity(),
+        }
+        self.verial_record = record
+        raise CriterionFailed(record)
 
     def repr_failure(self, excinfo: Any) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, CriterionFailed):
@@ -385,3 +433,60 @@ class NoCriteriaItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, escape(f"task {self.parent.name} (no criteria)")  # type: ignore[union-attr]
+
+
+#: selected task runs by (benchmark file as shown, run directory): the file, run and task keys
+TaskRuns = dict[tuple[str, str], tuple[str, RunDir, list[str]]]
+
+
+def task_runs_of_items(config: pytest.Config, items: list[pytest.Item]) -> TaskRuns:
+    """The task runs the selected items belong to (a session that collected them)."""
+    found: TaskRuns = {}
+    for item in items:
+        node = item.parent
+        if isinstance(node, TaskNode):
+            file = display_path(config, node.benchmark_file.path)
+            entry = found.setdefault((file, str(node.run.path)), (file, node.run, []))
+            entry[2].append(node.task.key)
+    return found
+
+
+def task_runs_of_ids(config: pytest.Config, ids: list[str]) -> TaskRuns:
+    """The same from node ids, as the xdist controller (which collects nothing) sees them."""
+    settings = config.stash[SETTINGS]
+    found: TaskRuns = {}
+    unknown: set[tuple[str, str]] = set()
+    for nodeid in ids:
+        file_id, sep, rest = nodeid.partition("::")
+        name = rest.rpartition("::")[0]
+        path = Path(file_id)
+        path = path if path.is_absolute() else config.rootpath / path
+        if not (sep and name) or not is_benchmark_file(path, settings.patterns):
+            continue
+        try:
+            runs = settings.run_dirs_for(path)
+        except RunConfigError:
+            continue  # the workers report it as a collection error
+        if len(runs) == 1:
+            run, key = runs[0], name
+        else:
+            matches = [r for r in runs if name.endswith(f"@{r.label}")]
+            if not matches:
+                continue
+            run = max(matches, key=lambda r: len(r.label))
+            key = name[: -len(run.label) - 1]
+        if "\\" in key:  # an escaped name (a control character): its folder is unknown here
+            unknown.add((file_id, str(run.path)))
+        entry = found.setdefault((file_id, str(run.path)), (file_id, run, []))
+        entry[2].append(key)
+    return {k: v for k, v in found.items() if k not in unknown}
+
+
+def refuse_empty_runs(config: pytest.Config, task_runs: TaskRuns) -> None:
+    """A usage error when a run directory holds no folder for any selected task run of a
+    benchmark file: a wrong ``--verial-run`` would otherwise score everything 0 (DESIGN §3.2)."""
+    explicit = bool(config.stash[SETTINGS].runs)
+    for file, run, keys in task_runs.values():
+        problem = empty_run_problem(file, run, keys, explicit)
+        if problem is not None:
+            raise pytest.UsageError(problem)

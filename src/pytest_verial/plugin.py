@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from . import hooks
-from .collect import CriterionItem, TaskNode, benchmark_file_node
+from .collect import (
+    CriterionItem,
+    TaskNode,
+    benchmark_file_node,
+    refuse_empty_runs,
+    task_runs_of_ids,
+    task_runs_of_items,
+)
 from .engine import base_record, now_iso
 from .errors import CriterionError, RunConfigError, SourceError
 from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
@@ -124,6 +131,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    config = session.config
+    if not hasattr(config, "workerinput") and not config.option.collectonly:
+        # (the xdist controller checks node ids; listing tests needs no sandbox)
+        refuse_empty_runs(session.config, task_runs_of_items(session.config, session.items))
+
+
 class CollectionGuard:
     """A broken benchmark file is one collection error; the other files still run.
 
@@ -183,6 +198,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 class XdistScheduling:
     """Keep each task run on one worker, criteria in order (deterministic before judge)."""
+
+    checked = False
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        # Before the scheduler hands out any item: refuse a run scored against nothing.
+        if not self.checked and not node.config.option.collectonly:
+            self.checked = True
+            refuse_empty_runs(node.config, task_runs_of_ids(node.config, list(ids)))
 
     @pytest.hookimpl(trylast=True, optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

@@ -26,6 +26,7 @@ def test_a_secret_echoed_by_a_check_is_masked_in_every_output(
     )
     project.benchmark("b", {"tasks": [{"id": "t", "criteria": [
         {"id": "c", "assertion": {"assert": "echo"}}]}]})
+    project.sandbox("t", {})  # an empty task folder (issue 9: a missing one is an error)
     monkeypatch.setenv("PARTNER_API_KEY", "pk-live-4242-abcdef")
     result = pytester.runpytest("--verial-report", "report.json", "--verial-junit", "j.xml")
     result.assert_outcomes(failed=1)

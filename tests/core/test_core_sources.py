@@ -399,6 +399,7 @@ def test_check_scores_are_bounded_and_the_report_hook_runs(pytester: pytest.Pyte
         },
     )
     # the check makes the NaN itself: a benchmark file's .nan is refused at load (safeparse)
+    project.sandbox("t", {})  # an empty task folder (issue 9: a missing one is an error)
     result = pytester.runpytest("--verial-report", "report.json")
     result.assert_outcomes(passed=1, failed=2)
     report = project.read_report()

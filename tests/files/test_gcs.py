@@ -220,9 +220,18 @@ def test_without_a_bucket_the_sandbox_sftp_directory_is_read(tmp_path: Path) -> 
     [
         ({"bucket": "b", "prefix": "runs/../other/{task_key}"}, "refused"),
         ({"bucket": "b", "prefix": "{task}"}, "unknown placeholder"),
-        ({"bucket": "b", "colour": 1}, "unknown keys"),
-        ({"bucket": "b", "timeout": 0}, "positive number"),
-        ({"bucket": ["b"]}, "bucket name"),
+        ({"bucket": "b", "colour": 1}, "sources.files.colour: unknown key"),
+        ({"bucket": "b", "timeout": 0}, r"sources.files.timeout: expected a number > 0, got 0"),
+        ({"bucket": ["b"]}, r"sources.files.bucket: expected text, got \['b'\]"),
+        # issue 9: plain substitution only, bad values name the file and key
+        ({"bucket": "b", "prefix": "{task_key.__class__}"}, r"unknown placeholder \{task_key"),
+        ({"bucket": "b", "prefix": "{0}"}, r"unknown placeholder \{0\}"),
+        ({"bucket": "b", "prefix": "a}{"}, "unbalanced brace"),
+        ({"bucket": "b", "timeout": "soon"}, r"run.yaml: sources.files.timeout: .*'soon'"),
+        ({"bucket": "b", "timeout": float("nan")}, "sources.files.timeout: expected a number"),
+        ({"bucket": "b", "page_size": 2.5}, "sources.files.page_size: expected a whole number"),
+        ({"max_read_bytes": True}, "sources.files.max_read_bytes: expected a whole number"),
+        ({"bucket": "b", "endpoint": 5}, "sources.files.endpoint: expected text"),
     ],
 )
 def test_bad_files_settings_are_run_config_errors(

@@ -94,6 +94,7 @@ def test_items_scores_and_errors(pytester: pytest.Pytester) -> None:
     run = make_run(pytester)
     # live events file for every task: the snapshot tasks need their own run without it
     (run / "run.yaml").unlink()
+    (run / "hl7-live").mkdir(exist_ok=True)  # no events here; issue 9: a missing folder errs
     runs = report(pytester, run)
     assert runs["orm-cpt"]["status"] == "passed"
     assert runs["orm-cpt"]["evidence"]["message"]["control_id"] == "VO-ORM-000412"

@@ -23,6 +23,7 @@ model. Evidence: ``rubric_results[{principle, rating, reasoning, score}]`` and `
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -68,14 +69,16 @@ def target_text(spec: LlmRubric, ctx: CheckContext) -> tuple[str | None, str]:
             return None, "the call transcript"
         return "\n".join(f"{t.speaker}: {t.text}" for t in turns), "the call transcript"
     if spec.target == "file":
+        from ..sources.confine import inside, task_root
         from ..sources.jsonfiles import read_text
 
         root = ctx.source("judge").sandbox_path
         if root is None:
             raise CheckError("target 'file' needs the sandbox directory, which is unknown here")
-        file = (Path(root) / str(spec.path)).resolve()
-        if not file.is_relative_to(Path(root).resolve()):
-            raise CheckError(f"path {spec.path!r} leaves the sandbox")
+        named = Path(root) / str(spec.path)
+        if not os.path.lexists(named):
+            return None, f"the file {spec.path}"
+        file = inside(named, task_root(Path(root)))  # a link out of the task folder: an error
         if not file.is_file():
             return None, f"the file {spec.path}"
         return read_text(file), f"the file {spec.path}"

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import SourceError
 from ..safeparse import DataError, load_json
+from ..sources.confine import task_root, walk
 from ..sources.jsonfiles import read_json
 from .definitions import resource_types
 from .index import FhirIndex, SearchResult
@@ -74,7 +75,8 @@ def iter_resources(directory: Path) -> Iterator[tuple[dict[str, Any], str | None
     """Every resource of a snapshot directory with its Bundle ``fullUrl``, streamed."""
     if not directory.is_dir():
         return
-    files = sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+    # Confined to the task folder (fhir/ and fhir-baseline/ sit directly in it).
+    files = walk(directory, task_root(directory.parent), lambda p: p.suffix in SUFFIXES)
     for path in files:
         if path.suffix == ".json":
             yield from _flatten(read_json(path), str(path))
@@ -174,7 +176,7 @@ LARGE_SNAPSHOT_BYTES = 8_000_000
 
 def _load(directory: Path) -> FhirIndex:
     index = FhirIndex()
-    files = [p for p in directory.rglob("*") if p.is_file()] if directory.is_dir() else []
+    files = walk(directory, task_root(directory.parent))
     if sum(p.stat().st_size for p in files) < LARGE_SNAPSHOT_BYTES:
         for resource, full_url in iter_resources(directory):
             index.add(resource, full_url)

@@ -13,7 +13,7 @@ from typing import Any
 from .. import __version__
 from ..engine import base_record
 from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan
-from ..runinfo import RunDir
+from ..runinfo import RunDir, shared_folders
 from ..scoring import (
     DEFAULT_VERDICT_THRESHOLD,
     Scored,
@@ -168,7 +168,14 @@ def build_report(data: ReportInput) -> dict[str, Any]:
         if data.interrupted or "cancelled" in statuses
         else "completed"
     )
-    warnings = [
+    warnings = shared_folders(
+        [
+            (display, run, task.key)
+            for display, plan in data.files
+            for run in data.file_runs[display]
+            for task in plan.tasks
+        ]
+    ) + [
         f"task run {t['id']} is incomplete ({t['counts']['deselected']} criteria deselected): "
         "left out of the run score"
         for t in task_runs

@@ -12,11 +12,14 @@ pays for a FHIR, GCS or HL7 library.
 from __future__ import annotations
 
 import importlib
+import math
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from ..errors import RunConfigError
 from ..models import Entity, Task
 from ..runinfo import RunDir, TaskRunMeta
 
@@ -60,9 +63,19 @@ class Sandbox:
         """run.yaml's facts about this task run (cost, task_type, ...)."""
         return self.run.task_meta(self.task_key, self.task.id)
 
-    def settings(self, name: str) -> dict[str, Any]:
-        """Live-source settings for ``name`` from run.yaml (empty: use the snapshot)."""
-        return dict(self.run.config.sources.get(name, {}))
+    def settings(self, name: str, known: set[str] | None = None) -> dict[str, Any]:
+        """Live-source settings for ``name`` from run.yaml (empty: use the snapshot).
+
+        With ``known``, a key outside it is a RunConfigError naming the file and the key.
+        """
+        settings = dict(self.run.config.sources.get(name, {}) or {})
+        unknown = sorted(set(settings) - known) if known is not None else []
+        if unknown:
+            raise RunConfigError(
+                f"{run_yaml(self)}: sources.{name}.{unknown[0]}: unknown key; "
+                f"known: {', '.join(sorted(known or ()))}"
+            )
+        return settings
 
     def source(self, name: str) -> Any:
         """The source ``name``, built on first use and cached for this task run."""
@@ -80,6 +93,75 @@ class Sandbox:
             if callable(close):
                 close()
         self._sources.clear()
+
+
+def run_yaml(sandbox: Any) -> str:
+    """How errors name the run's settings file: its path, else ``run.yaml``."""
+    path = getattr(getattr(sandbox, "run", None), "path", None)
+    if path is None:
+        return "run.yaml"
+    for name in ("run.yaml", "run.yml", "run.json"):
+        if (path / name).is_file():
+            return str(path / name)
+    return str(path / "run.yaml")
+
+
+def setting_number(
+    sandbox: Any, source: str, settings: dict[str, Any], key: str, default: float, kind: type
+) -> Any:
+    """A positive, finite number setting (an integer when ``kind`` is int), else one line."""
+    value = settings.get(key, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = ok and math.isfinite(value) and value > 0
+    if ok and kind is int and not float(value).is_integer():
+        ok = False
+    if not ok:
+        wanted = "a whole number > 0" if kind is int else "a number > 0"
+        raise RunConfigError(
+            f"{run_yaml(sandbox)}: sources.{source}.{key}: expected {wanted}, got {value!r}"
+        )
+    return kind(value)
+
+
+def setting_text(sandbox: Any, source: str, settings: dict[str, Any], key: str) -> str | None:
+    """A text setting (absent: None), else one line naming the file and key."""
+    value = settings.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise RunConfigError(
+            f"{run_yaml(sandbox)}: sources.{source}.{key}: expected text, got {value!r}"
+        )
+    return value
+
+
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def fill_template(
+    sandbox: Any, source: str, key: str, template: str, values: dict[str, str]
+) -> str:
+    """Plain substitution of ``{name}`` for the names in ``values``; nothing is evaluated.
+
+    Anything else in braces (``{task_key.__class__}``, ``{0}``, ``{}``) or a stray brace is a
+    RunConfigError naming the file and key.
+    """
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise RunConfigError(
+                f"{run_yaml(sandbox)}: sources.{source}.{key}: unknown placeholder "
+                f"{{{name}}} in {template!r}; use " + ", ".join(f"{{{n}}}" for n in values)
+            )
+        return values[name]
+
+    filled = _PLACEHOLDER.sub(fill, template)
+    if "{" in _PLACEHOLDER.sub("", template) or "}" in _PLACEHOLDER.sub("", template):
+        raise RunConfigError(
+            f"{run_yaml(sandbox)}: sources.{source}.{key}: unbalanced brace in {template!r}"
+        )
+    return filled
 
 
 class SandboxCache:
@@ -113,4 +195,13 @@ class SandboxCache:
         self._items.clear()
 
 
-__all__ = ["SOURCE_FACTORIES", "SOURCE_NAMES", "Sandbox", "SandboxCache"]
+__all__ = [
+    "SOURCE_FACTORIES",
+    "SOURCE_NAMES",
+    "Sandbox",
+    "SandboxCache",
+    "fill_template",
+    "run_yaml",
+    "setting_number",
+    "setting_text",
+]

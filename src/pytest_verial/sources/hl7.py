@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import SourceError
 from ..hl7.parse import Hl7Message, Hl7ParseError, decode, parse_stream
+from .confine import is_file, task_root, walk
 from .jsonfiles import iter_jsonl
 
 EVENT_TYPE = "hl7_outbound"
@@ -120,22 +121,22 @@ class Hl7Snapshot:
 
 def _snapshot_dir(sandbox_path: Path) -> Hl7Snapshot:
     directory = sandbox_path / "hl7_outbound"
-    files: list[Path] = []
-    events: list[Path] = []
-    if directory.is_dir():
-        files = sorted(p for p in directory.rglob("*.hl7") if p.is_file())
-        events = sorted(p for p in directory.rglob("*.jsonl") if p.is_file())
-    if (sandbox_path / "events.jsonl").is_file():  # a sandbox-wide SandboxEvent export
+    root = task_root(sandbox_path)
+    files = walk(directory, root, lambda p: p.suffix == ".hl7")
+    events = walk(directory, root, lambda p: p.suffix == ".jsonl")
+    if is_file(sandbox_path / "events.jsonl", root):  # a sandbox-wide SandboxEvent export
         events.append(sandbox_path / "events.jsonl")
     return Hl7Snapshot(files, events)
 
 
 def from_sandbox(sandbox: Any) -> Hl7Snapshot:
     """The hl7 source of a sandbox: the live events file from run.yaml, else ``hl7_outbound/``."""
-    settings = sandbox.settings("hl7")
-    events = settings.get("events")
+    from . import fill_template, setting_text
+
+    events = setting_text(sandbox, "hl7", sandbox.settings("hl7", {"events"}), "events")
     if events:
-        path = Path(str(events).replace("{task}", sandbox.task_key))
+        filled = fill_template(sandbox, "hl7", "events", events, {"task": sandbox.task_key})
+        path = Path(filled)
         if not path.is_absolute():
             path = sandbox.run.path / path
         if not path.is_file():

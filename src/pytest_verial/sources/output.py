@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .confine import is_file, task_root
 from .jsonfiles import read_text
 
 OUTPUT_NAMES = ("output.md", "output.txt", "output.json")
@@ -24,7 +25,7 @@ class OutputSnapshot:
         if not self._loaded:
             for name in OUTPUT_NAMES:
                 candidate = self.directory / name
-                if candidate.is_file():
+                if is_file(candidate, task_root(self.directory)):
                     self.path = candidate
                     self._text = read_text(candidate)
                     break

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import RunConfigError, SourceError
 from ..safeparse import DataError, load_json
 from ..secrets import register_setting
+from .confine import inside, is_dir, is_file, task_root
 from .jsonfiles import iter_jsonl, read_json
 
 Row = dict[str, Any]
@@ -45,16 +46,20 @@ class PortalSnapshot:
         self.directory = directory
         #: False for a live database: it replaces the snapshot, files do not shadow it
         self.read_files = files
+        #: the task folder nothing is read outside of (a live database is named, not confined)
+        self.root = task_root(directory.parent)
         candidates = sqlite_files if sqlite_files is not None else [directory / "portal.sqlite"]
-        self.sqlite_files = [p for p in candidates if p.is_file()]
+        self.sqlite_files = [
+            p for p in candidates if (is_file(p, self.root) if files else p.is_file())
+        ]
         self._cache: dict[str, list[Row] | None] = {}
 
     def _files(self) -> dict[str, Path]:
-        if not self.read_files or not self.directory.is_dir():
+        if not self.read_files or not is_dir(self.directory, self.root):
             return {}
         found: dict[str, Path] = {}
         for path in sorted(self.directory.iterdir()):
-            if path.suffix in (".json", ".jsonl") and path.is_file():
+            if path.suffix in (".json", ".jsonl") and inside(path, self.root).is_file():
                 found.setdefault(path.stem, path)
         return found
 
@@ -141,9 +146,11 @@ def _maybe_json(value: Any) -> Any:
 
 def from_sandbox(sandbox: Any) -> PortalSnapshot:
     """The portal source of a sandbox: a live SQLite database from run.yaml, else the snapshot."""
-    settings = sandbox.settings("portal")
-    url = settings.get("database_url")
-    env = settings.get("database_url_env")
+    from . import setting_text
+
+    settings = sandbox.settings("portal", {"database_url", "database_url_env"})
+    url = setting_text(sandbox, "portal", settings, "database_url")
+    env = setting_text(sandbox, "portal", settings, "database_url_env")
     if env:
         url = register_setting("database_url_env", os.environ.get(env))
         if not url:

@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import SourceError
+from .confine import is_file, task_root
 from .jsonfiles import iter_jsonl, read_json
 
 
@@ -48,12 +49,13 @@ class VoiceSnapshot:
 
     def _load(self) -> list[Turn]:
         json_file, jsonl_file = self.directory / "turns.json", self.directory / "turns.jsonl"
-        if json_file.is_file():
+        root = task_root(self.directory.parent)
+        if is_file(json_file, root):
             data: Any = read_json(json_file)
             source = json_file
             if isinstance(data, dict) and "turns" in data:
                 data = data["turns"]
-        elif jsonl_file.is_file():
+        elif is_file(jsonl_file, root):
             data, source = list(iter_jsonl(jsonl_file)), jsonl_file
         else:
             return []

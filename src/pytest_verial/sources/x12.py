@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import SourceError
 from ..x12.envelope import Transaction, parse_interchanges
 from ..x12.tokenizer import X12ParseError
+from .confine import task_root, walk
 from .jsonfiles import iter_jsonl, read_text
 
 SUFFIXES = (".x12", ".edi", ".txt")
@@ -94,18 +95,20 @@ class X12Snapshot:
 
 
 def _snapshot_dir(directory: Path) -> X12Snapshot:
-    if not directory.is_dir():
-        return X12Snapshot([], [])
-    files = sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
-    records = sorted(p for p in directory.rglob("*.jsonl") if p.is_file())
+    root = task_root(directory.parent)
+    files = walk(directory, root, lambda p: p.suffix.lower() in SUFFIXES)
+    records = walk(directory, root, lambda p: p.suffix == ".jsonl")
     return X12Snapshot(files, records)
 
 
 def from_sandbox(sandbox: Any) -> X12Snapshot:
     """The x12 source of a sandbox: a live records file from run.yaml, else ``x12/``."""
-    records = sandbox.settings("x12").get("records")
+    from . import fill_template, setting_text
+
+    records = setting_text(sandbox, "x12", sandbox.settings("x12", {"records"}), "records")
     if records:
-        path = Path(str(records).replace("{task}", sandbox.task_key))
+        filled = fill_template(sandbox, "x12", "records", records, {"task": sandbox.task_key})
+        path = Path(filled)
         if not path.is_absolute():
             path = sandbox.run.path / path
         if not path.is_file():

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import RunConfigError
+from .. import fill_template, run_yaml, setting_number, setting_text
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, FilesSource, unsafe_reason
 from .disk import DirectoryFiles
 from .gcs import GCSFiles
@@ -31,56 +32,40 @@ _KEYS = {
 }
 
 
-def _number(settings: dict[str, Any], key: str, default: float, kind: type = float) -> Any:
-    value = settings.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise RunConfigError(
-            f"run.yaml sources.files.{key}: expected a positive number, got {value!r}"
-        )
-    return kind(value)
-
-
 def _prefix(template: str, sandbox: Any) -> str:
     entity = sandbox.entity.id if getattr(sandbox, "entity", None) is not None else ""
-    try:
-        prefix = template.format(task_key=sandbox.task_key, task_id=sandbox.task.id, entity=entity)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise RunConfigError(
-            f"run.yaml sources.files.prefix {template!r}: unknown placeholder {exc}; "
-            "use {task_key}, {task_id} or {entity}"
-        ) from None
-    prefix = prefix.strip("/")
+    values = {"task_key": sandbox.task_key, "task_id": sandbox.task.id, "entity": entity}
+    prefix = fill_template(sandbox, "files", "prefix", template, values).strip("/")
     reason = unsafe_reason(prefix) if prefix else None
     if reason is not None:
-        raise RunConfigError(f"run.yaml sources.files.prefix {prefix!r} refused: {reason}")
+        raise RunConfigError(
+            f"{run_yaml(sandbox)}: sources.files.prefix: {prefix!r} refused: {reason}"
+        )
     return prefix
 
 
 def from_sandbox(sandbox: Any) -> BaseFilesSource:
     """The files source of one task run (built once, shared by its criteria)."""
-    settings = dict(sandbox.settings("files"))
-    unknown = sorted(set(settings) - _KEYS)
-    if unknown:
-        raise RunConfigError(
-            f"run.yaml sources.files: unknown keys {unknown}; known: {', '.join(sorted(_KEYS))}"
-        )
-    limit = _number(settings, "max_read_bytes", DEFAULT_MAX_READ_BYTES, int)
-    bucket = settings.get("bucket")
-    if not bucket:
-        return DirectoryFiles(sandbox.path / "sftp", max_read_bytes=limit)
-    if not isinstance(bucket, str):
-        raise RunConfigError("run.yaml sources.files.bucket: expected a bucket name")
-    template = settings.get("prefix", "{task_key}/sftp")
-    if not isinstance(template, str):
-        raise RunConfigError("run.yaml sources.files.prefix: expected a string")
+    settings = sandbox.settings("files", _KEYS)
+    limit = setting_number(sandbox, "files", settings, "max_read_bytes", DEFAULT_MAX_READ_BYTES, int)
+    timeout = setting_number(sandbox, "files", settings, "timeout", 30.0, float)
+    page_size = setting_number(sandbox, "files", settings, "page_size", 1000, int)
+    endpoint = setting_text(sandbox, "files", settings, "endpoint")
+    project = setting_text(sandbox, "files", settings, "project")
+    template = setting_text(sandbox, "files", settings, "prefix")
+    template = "{task_key}/sftp" if template is None else template
+    if not settings.get("bucket"):
+        return DirectoryFiles(sandbox.path / "sftp", max_read_bytes=limit, task=sandbox.path)
+    bucket = setting_text(sandbox, "files", settings, "bucket")
+    assert bucket is not None
     return GCSFiles(
         bucket,
         _prefix(template, sandbox),
-        endpoint=settings.get("endpoint"),
-        project=settings.get("project"),
-        timeout=_number(settings, "timeout", 30.0),
-        deadline=_number(settings, "deadline", 60.0),
-        page_size=_number(settings, "page_size", 1000, int),
+        endpoint=endpoint,
+        project=project,
+        timeout=timeout,
+        deadline=setting_number(sandbox, "files", settings, "deadline", 60.0, float),
+        page_size=page_size,
         max_read_bytes=limit,
     )
 

@@ -1,8 +1,9 @@
 """The files source of a captured run: the sandbox's ``sftp/`` directory tree.
 
-Symbolic links are followed only when their target stays inside ``sftp/`` (checked again
-when the file is read); links that point out, and links to directories, are refused and
-listed in :attr:`refused`. A missing ``sftp/`` is an empty tree: the agent dropped nothing.
+Symbolic links are followed only when their target stays inside the task folder (checked
+again when the file is read, :mod:`pytest_verial.sources.confine`); a link that points out,
+``sftp/`` itself included, makes the source an error naming the link. Links to directories
+are listed in :attr:`refused`. A missing ``sftp/`` is an empty tree: the agent dropped nothing.
 """
 
 from __future__ import annotations
@@ -11,15 +12,20 @@ import os
 from pathlib import Path
 
 from ...errors import SourceError
+from ..confine import inside, task_root
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, guess_content_type
 
 
 class DirectoryFiles(BaseFilesSource):
     """Files under a directory, confined to it."""
 
-    def __init__(self, root: Path, max_read_bytes: int = DEFAULT_MAX_READ_BYTES) -> None:
+    def __init__(
+        self, root: Path, max_read_bytes: int = DEFAULT_MAX_READ_BYTES, task: Path | None = None
+    ) -> None:
         super().__init__(max_read_bytes)
         self.root = root
+        #: the task folder nothing is read outside of (default: the folder holding ``sftp/``)
+        self.task = task if task is not None else root.parent
 
     @property
     def path(self) -> Path:
@@ -35,12 +41,12 @@ class DirectoryFiles(BaseFilesSource):
         return f"{self.root}/"
 
     def _real_root(self) -> Path:
-        return Path(os.path.realpath(self.root))
+        return inside(self.root, task_root(self.task))
 
     def _list(self) -> list[FileEntry]:
         if not self.root.is_dir():
             return []
-        real_root = self._real_root()
+        self._real_root()  # sftp/ itself must not lead out of the task folder
         found: list[FileEntry] = []
         stack = [(self.root, "")]
         while stack:
@@ -52,8 +58,8 @@ class DirectoryFiles(BaseFilesSource):
             for item in items:
                 name = f"{relative}{item.name}"
                 if item.is_symlink():
-                    target = Path(os.path.realpath(item.path))
-                    if not target.is_relative_to(real_root) or not target.is_file():
+                    target = inside(Path(item.path), task_root(self.task))
+                    if not target.is_file():
                         self.refused.append(name)
                         continue
                     found.append(self._entry(name, target))
@@ -73,8 +79,8 @@ class DirectoryFiles(BaseFilesSource):
 
     def _fetch(self, entry: FileEntry) -> bytes:
         real = Path(os.path.realpath(self.root / entry.path))
-        if not real.is_relative_to(self._real_root()):
-            raise SourceError(f"{self.root / entry.path}: refused: it resolves outside {self.root}")
+        if not real.is_relative_to(task_root(self.task)):
+            raise SourceError(f"{self.root / entry.path}: refused: it resolves outside {self.task}")
         try:
             with real.open("rb") as handle:
                 size = os.fstat(handle.fileno()).st_size

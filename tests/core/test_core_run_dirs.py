@@ -1,0 +1,275 @@
+"""Issue 9: no run scored against nothing, and nothing read outside a task folder.
+
+A run directory holding no folder for any selected task run of a benchmark is a usage error
+before anything runs (exit 4, one line), at ``-n 0`` and ``-n 2``; a task run whose folder
+alone is missing is an error naming it; a symbolic link leading out of a task folder makes
+every source reading it an error naming the link.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from core_support import Project, criterion_runs, run_subprocess
+
+
+def _length(cid: str = "c") -> dict[str, Any]:
+    return {"id": cid, "assertion": {"assert": "output-length", "min_chars": 1}}
+
+
+def _tasks(*ids: str) -> dict[str, Any]:
+    return {"benchmark": "b", "tasks": [{"id": t, "criteria": [_length()]} for t in ids]}
+
+
+def _usage(path: Path, *args: str) -> str:
+    code, output = run_subprocess(path, *args)
+    assert code == 4, output[-2000:]
+    assert "Traceback" not in output and "INTERNALERROR" not in output, output[-2000:]
+    lines = [line for line in output.splitlines() if "no sandbox for any task run" in line]
+    assert len(lines) == 1, output[-2000:]
+    return lines[0]
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_no_sandbox_beside_the_benchmark_is_a_usage_error(project: Project, workers: str) -> None:
+    project.benchmark("b", _tasks("t1", "t2"))
+    line = _usage(project.path, "-n", workers)
+    assert "sandbox (the default sandbox/ beside it) does not exist" in line
+    assert "expected task folders t1/, t2/" in line
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_the_parent_of_the_runs_is_a_usage_error(project: Project, workers: str) -> None:
+    project.benchmark("b", _tasks(*(f"t{i:02}" for i in range(12))))
+    project.sandbox("t00", {"output.md": "hi"}, run="runs/r1")
+    line = _usage(project.path, "-n", workers, "--verial-run", "runs")
+    assert "holds none of its task folders" in line and str(project.path / "runs") in line
+    assert "t00/, t01/, t02/, t03/, t04/ ... and 7 more" in line
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_empty_folder_is_a_usage_error(project: Project, workers: str) -> None:
+    project.benchmark("b", _tasks("t1"))
+    (project.path / "empty").mkdir()
+    assert "--verial-run" in _usage(project.path, "-n", workers, "--verial-run", "empty")
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_selection_whose_task_folders_are_all_missing_is_a_usage_error(
+    project: Project, workers: str
+) -> None:
+    project.benchmark("b", _tasks("t1", "t2"))
+    project.sandbox("t1", {"output.md": "hi"})
+    assert "expected task folders t2/" in _usage(project.path, "-n", workers, "-k", "t2")
+
+
+def test_entity_bound_tasks_expect_bracketed_folders(project: Project) -> None:
+    project.benchmark(
+        "b",
+        {
+            "benchmark": "b",
+            "tasks": [
+                {"id": "t", "entities": [{"id": "e1"}, {"id": "e2"}], "criteria": [_length()]}
+            ],
+        },
+    )
+    project.sandbox("t", {"output.md": "hi"})
+    assert "expected task folders t[e1]/, t[e2]/" in _usage(project.path, "-n", "0")
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_missing_task_folder_scores_its_task_run_as_errors(
+    project: Project, workers: str
+) -> None:
+    project.benchmark(
+        "b", {"benchmark": "b", "tasks": [
+            {"id": "t1", "criteria": [_length()]},
+            {"id": "t2", "criteria": [_length("a"), _length("b")]},
+        ]},
+    )
+    project.sandbox("t1", {"output.md": "hi"})
+    code, output = run_subprocess(
+        project.path, "-n", workers, "--verial-report", "report.json"
+    )
+    assert code == 1, output[-2000:]
+    runs = criterion_runs(project.read_report())
+    assert runs["b.verial.yaml::t1::c"]["status"] == "passed"
+    for cid in ("a", "b"):
+        run = runs[f"b.verial.yaml::t2::{cid}"]
+        assert (run["status"], run["score"]) == ("error", 0.0)
+        assert run["details"] == (
+            f"no sandbox folder for task run 't2': {project.path / 'sandbox' / 't2'} "
+            "does not exist"
+        )
+
+
+def test_a_missing_source_folder_stays_an_empty_source(project: Project) -> None:
+    project.benchmark("b", _tasks("t1"))
+    project.sandbox("t1", {"portal/.keep": ""})
+    code, output = run_subprocess(project.path, "--verial-report", "report.json")
+    run = criterion_runs(project.read_report())["b.verial.yaml::t1::c"]
+    assert run["status"] == "failed", output[-2000:]
+
+
+# -- confinement -------------------------------------------------------------------------------
+
+SOURCES: dict[str, tuple[dict[str, Any], str]] = {
+    # source: (assertion, path under the task folder that is made a link out)
+    "output": ({"assert": "output-length", "min_chars": 1}, "output.md"),
+    "voice": ({"assert": "voice-transcript", "contains": ["hi"]}, "voice/turns.json"),
+    "portal-json": (
+        {"assert": "portal-state-match", "correlate_by": {"resource": "claims"},
+         "assertions": [{"path": "id", "expected": "1"}]},
+        "portal/claims.json",
+    ),
+    "portal-sqlite": (
+        {"assert": "portal-state-match", "correlate_by": {"resource": "claims"},
+         "assertions": [{"path": "id", "expected": "1"}]},
+        "portal.sqlite",
+    ),
+    "files": ({"assert": "sftp-file-present", "pattern": "**"}, "sftp/a.json"),
+    "files-folder": ({"assert": "sftp-file-present", "pattern": "**"}, "sftp"),
+    "fhir": (
+        {"assert": "fhir-resource-state", "resource_type": "Patient", "fields": []},
+        "fhir/p.json",
+    ),
+    "fhir-folder": (
+        {"assert": "fhir-resource-state", "resource_type": "Patient", "fields": []},
+        "fhir",
+    ),
+    "hl7": ({"assert": "hl7-structural", "fields": [{"path": "MSH.9", "expected": "ADT^A01"}]}, "hl7_outbound/m.hl7"),
+    "hl7-nested": (
+        {"assert": "hl7-structural", "fields": [{"path": "MSH.9", "expected": "ADT^A01"}]}, "hl7_outbound/deep"
+    ),
+    "x12": ({"assert": "x12-response", "transaction": "271"}, "x12/r.x12"),
+}
+
+
+def _outside(base: Path, kind: str) -> Path:
+    """A target outside the task folder of the kind the link stands for."""
+    outside = base / "outside"
+    outside.mkdir(exist_ok=True)
+    (outside / "p.json").write_text(json.dumps({"resourceType": "Patient", "id": "p"}))
+    (outside / "a.json").write_text("{}")
+    (outside / "m.hl7").write_text("MSH|^~\\&|A|B|C|D|20240101||ADT^A01|1|P|2.5\r")
+    if kind.endswith(("folder", "nested")):
+        return outside
+    return outside / "p.json"
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_a_link_out_of_the_task_folder_is_refused(project: Project, name: str) -> None:
+    assertion, link = SOURCES[name]
+    project.benchmark(
+        "b", {"benchmark": "b", "tasks": [{"id": "t", "criteria": [
+            {"id": "c", "assertion": assertion}]}]},
+    )
+    task = project.sandbox("t", {"keep.txt": ""})
+    target = _outside(project.path, name)
+    (task / link).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, task / link)
+    code, output = run_subprocess(project.path, "--verial-report", "report.json")
+    run = criterion_runs(project.read_report())["b.verial.yaml::t::c"]
+    assert run["status"] == "error", (run, output[-2000:])
+    assert f"{task / link}: symbolic link to {target}" in run["details"], run["details"]
+    assert f"outside the task folder {task}" in run["details"]
+
+
+def test_links_inside_the_task_folder_and_a_linked_run_folder_are_read(project: Project) -> None:
+    project.benchmark("b", _tasks("t"))
+    real = project.sandbox("t", {"drafts/answer.md": "hi"}, run="real-run")
+    os.symlink("drafts/answer.md", real / "output.md")
+    os.symlink(project.path / "real-run", project.path / "latest")
+    code, output = run_subprocess(
+        project.path, "--verial-run", "latest", "--verial-report", "report.json"
+    )
+    assert code == 0, output[-2000:]
+    assert criterion_runs(project.read_report())["b.verial.yaml::t::c"]["status"] == "passed"
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_two_files_with_one_task_id_reading_one_folder_warn(
+    project: Project, workers: str
+) -> None:
+    project.benchmark("a", _tasks("t"))
+    project.benchmark("b", _tasks("t"))
+    project.sandbox("t", {"output.md": "hi"})
+    code, output = run_subprocess(project.path, "-n", workers, "--verial-report", "report.json")
+    assert code == 0, output[-2000:]
+    message = (
+        "task run 't' of a.verial.yaml and b.verial.yaml reads the same sandbox folder "
+        f"{project.path / 'sandbox' / 't'}"
+    )
+    assert f"VerialWarning: {message}" in output
+    warnings = project.read_report()["benchmark_run"]["warnings"]
+    assert [w for w in warnings if w.startswith(message)], warnings
+
+
+@pytest.mark.parametrize(
+    ("run_yaml", "says"),
+    [
+        ("tasks: {t: {cost: -1}}", "field 'tasks.t.cost'"),
+        ("scored: maybe", "field 'scored'"),
+        ("sources: {files: soon}", "field 'sources.files'"),
+    ],
+)
+def test_bad_top_level_run_yaml_fields_are_one_line(
+    project: Project, run_yaml: str, says: str
+) -> None:
+    project.benchmark("b", _tasks("t"))
+    project.sandbox("t", {"output.md": "hi"})
+    (project.path / "sandbox" / "run.yaml").write_text(run_yaml, encoding="utf-8")
+    code, output = run_subprocess(project.path)
+    assert code != 0 and "Traceback" not in output, output[-2000:]
+    lines = [line for line in output.splitlines() if says in line]
+    assert lines and str(project.path / "sandbox" / "run.yaml") in lines[0], output[-2000:]
+
+
+def test_the_judge_file_target_is_confined_too(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from pytest_verial.checks.llm_rubric import LlmRubric, target_text
+    from pytest_verial.errors import SourceError
+
+    task = tmp_path / "run" / "t"
+    (task / "notes").mkdir(parents=True)
+    (tmp_path / "secret.md").write_text("the answer")
+    (task / "notes" / "inside.md").write_text("a letter")
+    os.symlink(tmp_path / "secret.md", task / "notes" / "letter.md")
+    os.symlink("inside.md", task / "notes" / "alias.md")
+    judge = SimpleNamespace(sandbox_path=task)
+    ctx = SimpleNamespace(source=lambda name: judge)
+
+    def spec(path: str) -> LlmRubric:
+        return LlmRubric.model_validate(
+            {"assert": "llm-rubric", "target": "file", "path": path, "principles": ["clear"]}
+        )
+
+    with pytest.raises(SourceError, match="letter.md: symbolic link to .*outside the task"):
+        target_text(spec("notes/letter.md"), ctx)  # type: ignore[arg-type]
+    assert target_text(spec("notes/alias.md"), ctx)[0] == "a letter"  # type: ignore[arg-type]
+    assert target_text(spec("notes/none.md"), ctx)[0] is None  # type: ignore[arg-type]
+
+
+def test_the_link_blamed_is_the_one_leaving_the_task_folder(tmp_path: Path) -> None:
+    from pytest_verial.errors import SourceError
+    from pytest_verial.sources.confine import inside, task_root, walk
+
+    real_task = tmp_path / "real-run" / "t"
+    (real_task / "fhir").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "p.json").write_text("{}")
+    os.symlink(tmp_path / "real-run", tmp_path / "latest")  # a linked run directory is fine
+    os.symlink(tmp_path / "elsewhere", real_task / "fhir" / "more")
+    task = tmp_path / "latest" / "t"
+    with pytest.raises(SourceError) as raised:
+        walk(task / "fhir", task_root(task))
+    assert str(raised.value) == (
+        f"{task / 'fhir' / 'more'}: symbolic link to {tmp_path / 'elsewhere'}, which resolves "
+        f"to {tmp_path / 'elsewhere'}, outside the task folder {real_task}; refused"
+    )
+    assert inside(task / "fhir", task_root(task)) == real_task / "fhir"
