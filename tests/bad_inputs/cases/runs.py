@@ -163,7 +163,7 @@ CASES: list[Case] = [
         "run-selection-has-no-folder",
         "expected task folders u/",
         {"b.verial.yaml": benchmark("t", "u"), "sandbox/t/output.md": "hi"},
-        "-k", "u",
+        "b.verial.yaml::u",
     ),
     _usage(
         "run-entity-folders-missing",
@@ -225,8 +225,17 @@ CASES: list[Case] = [
     # -- run.yaml source settings: one line naming the file and key ----------------------------
     _setting("files-timeout-not-a-number", "files", "sources: {files: {timeout: soon}}",
              "sources.files.timeout: expected a number > 0, got 'soon'"),
-    _setting("files-timeout-nan", "files", "sources: {files: {timeout: .nan}}",
-             "sources.files.timeout: expected a number > 0, got nan"),
+    Case(  # run.yaml's own parser refuses NaN before any setting is read
+        id="files-timeout-nan",
+        kind="run.yaml",
+        where="collect",
+        files={
+            "b.verial.yaml": benchmark("t", assertion=ASSERTIONS["files"]),
+            "sandbox/t/.keep": "",
+            "sandbox/run.yaml": "sources: {files: {timeout: .nan}}",
+        },
+        says="run.yaml: the non-finite number nan is not accepted",
+    ),
     _setting("files-page-size-fraction", "files", "sources: {files: {page_size: 2.5}}",
              "sources.files.page_size: expected a whole number > 0, got 2.5"),
     _setting("files-max-read-bytes-bool", "files", "sources: {files: {max_read_bytes: true}}",
