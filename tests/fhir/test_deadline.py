@@ -58,4 +58,4 @@ def test_the_deadline_covers_the_token_request(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_the_default_deadline_is_documented() -> None:
-    assert LiveFhir({"base_url": "http://127.0.0.1:9/fhir"}).deadline == 60
+    assert LiveFhir({"base_url": "http://127.0.0.1:9/fhir"}).deadline.seconds == 60

@@ -44,4 +44,4 @@ def test_good_settings_pass_and_a_yaml_timestamp_becomes_text() -> None:
                               "retries": 0, "backoff": 0, "baseline_since": since})
     assert checked["baseline_since"] == "2026-11-21T15:00:00+00:00"
     live = LiveFhir({**BASE, "timeout": 2, "deadline": 30.5, "max_pages": 3})
-    assert (live.timeout, live.deadline, live.max_pages) == (2, 30.5, 3)
+    assert (live.timeout, live.deadline.seconds, live.max_pages) == (2, 30.5, 3)

@@ -34,6 +34,7 @@ from urllib.parse import urljoin
 
 from ..errors import CheckError, CriterionError, SourceError
 from ..secrets import register, register_setting
+from ..sources.deadline import Deadline
 from .index import SearchResult
 from .query import Query
 from .settings import AUTH_KINDS, check_settings
@@ -103,8 +104,11 @@ class LiveFhir:
         self.auth = str(settings.get("auth") or self._infer_auth())
         if self.auth not in AUTH_KINDS:
             raise SourceError(f"sources.fhir.auth must be one of {', '.join(AUTH_KINDS)}")
-        self.deadline = float(settings.get("deadline", 60))
-        self._deadline_at: float | None = None
+        self.deadline = Deadline(
+            float(settings.get("deadline", 60)),
+            f"FHIR server {self.base_url}",
+            "sources.fhir.deadline",
+        )
         self.requests_sent = 0
         self._token: str | None = None
         self._token_expires = 0.0
@@ -124,28 +128,6 @@ class LiveFhir:
         return self.base_url
 
     # --- HTTP ------------------------------------------------------------------------------
-
-    def _budget(self) -> float:
-        """Seconds the next request may take: the per-request timeout, cut to what is left of
-        the task run's ``deadline`` (started by the first request). None left: SourceError."""
-        now = time.monotonic()
-        if self._deadline_at is None:
-            self._deadline_at = now + self.deadline
-        left = self._deadline_at - now
-        if left <= 0:
-            raise self.deadline_error()
-        return min(self.timeout, left)
-
-    def deadline_passed(self) -> bool:
-        """Whether this task run's deadline for the server has passed."""
-        return self._deadline_at is not None and time.monotonic() >= self._deadline_at
-
-    def deadline_error(self) -> SourceError:
-        """The one-line error of every request after the deadline."""
-        return SourceError(
-            f"FHIR server {self.base_url}: the task run's deadline of {self.deadline:g} s "
-            "(sources.fhir.deadline) passed; no further request sent"
-        )
 
     def _http(self) -> Any:
         if self._client is None:
@@ -190,14 +172,14 @@ class LiveFhir:
         if self.settings.get("scope"):
             form["scope"] = str(self.settings["scope"])
         try:
-            budget = self._budget()
+            budget = self.deadline.budget(self.timeout)
             self.requests_sent += 1
             response = self._http().post(
                 token_url, data=form, headers={"Accept": "application/json"}, timeout=budget
             )
         except httpx.TimeoutException:
-            if self.deadline_passed():
-                raise self.deadline_error() from None
+            if self.deadline.passed():
+                raise self.deadline.error() from None
             raise SourceError(
                 f"token endpoint {token_url} did not answer within {self.timeout:g} s"
             ) from None
@@ -227,13 +209,13 @@ class LiveFhir:
             token = self._bearer()
             if token:
                 headers["Authorization"] = f"Bearer {token}"
-            budget = self._budget()
+            budget = self.deadline.budget(self.timeout)
             try:
                 self.requests_sent += 1
                 response = self._http().get(url, headers=headers, timeout=budget)
             except httpx.TimeoutException:
-                if self.deadline_passed():
-                    raise self.deadline_error() from None
+                if self.deadline.passed():
+                    raise self.deadline.error() from None
                 if attempt < self.retries:
                     attempt += 1
                     self._sleep(self.backoff * 2 ** (attempt - 1))
@@ -257,9 +239,7 @@ class LiveFhir:
 
     def _sleep(self, seconds: float) -> None:
         """Back off before a retry, never past the deadline (then the retry is refused)."""
-        if self._deadline_at is not None:
-            seconds = max(0.0, min(seconds, self._deadline_at - time.monotonic()))
-        time.sleep(seconds)
+        time.sleep(self.deadline.cap(seconds))
 
     # --- searching -------------------------------------------------------------------------
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from typing import Any
 
 from ...errors import SourceError
+from ..deadline import Deadline
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry
 
 _READ_ONLY = "https://www.googleapis.com/auth/devstorage.read_only"
@@ -107,9 +107,8 @@ class GCSFiles(BaseFilesSource):
         self.project = project
         self.timeout = timeout
         self.page_size = page_size
-        #: seconds for every request of one task run (listing pages, downloads, retries)
-        self.deadline = deadline
-        self._deadline_at: float | None = None
+        #: shared by every request of one task run (listing pages, downloads, retries)
+        self.deadline = Deadline(deadline, self.describe(), "sources.files.deadline")
         self.requests = 0
         self.list_pages = 0
         self._client: Any = None
@@ -137,26 +136,6 @@ class GCSFiles(BaseFilesSource):
     def _sent(self) -> int:
         return self._counter[0] if self._counter else 0
 
-    def _budget(self) -> float:
-        """The per-request timeout cut to what is left of the task run's deadline (started by
-        the first request); none left is the deadline's SourceError, with nothing sent."""
-        now = time.monotonic()
-        if self._deadline_at is None:
-            self._deadline_at = now + self.deadline
-        left = self._deadline_at - now
-        if left <= 0:
-            raise self._deadline_error()
-        return min(self.timeout, left)
-
-    def _deadline_error(self) -> SourceError:
-        return SourceError(
-            f"{self.describe()}: the task run's deadline of {self.deadline:g} s "
-            "(sources.files.deadline) passed; no further request sent"
-        )
-
-    def _deadline_passed(self) -> bool:
-        return self._deadline_at is not None and time.monotonic() >= self._deadline_at
-
     def _retry(self, budget: float) -> Any:
         from google.cloud.storage.retry import DEFAULT_RETRY  # type: ignore[import-untyped]
 
@@ -173,7 +152,7 @@ class GCSFiles(BaseFilesSource):
     def _list_pages(self, client: Any) -> list[FileEntry]:
         start = self.list_prefix
         found: list[FileEntry] = []
-        budget = self._budget()
+        budget = self.deadline.budget(self.timeout)
         try:
             iterator = client.list_blobs(
                 self.bucket,
@@ -201,7 +180,7 @@ class GCSFiles(BaseFilesSource):
     def _fetch(self, entry: FileEntry) -> bytes:
         client = self.client()
         blob = client.bucket(self.bucket).blob(self.list_prefix + entry.path)
-        budget = self._budget()
+        budget = self.deadline.budget(self.timeout)
         before = self._sent()
         try:
             data: bytes = blob.download_as_bytes(
@@ -226,8 +205,8 @@ class GCSFiles(BaseFilesSource):
         name = type(exc).__name__
         if isinstance(exc, SourceError):
             return exc
-        if self._deadline_passed():
-            return self._deadline_error()
+        if self.deadline.passed():
+            return self.deadline.error()
         if code == 404 and action == "listing":
             return SourceError(f"{action} {where}: bucket {self.bucket!r} not found")
         if code == 404:
