@@ -82,6 +82,27 @@ def pytest_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
 
 
+#: Runs pytest with SIGINT and SIGTERM at their defaults, as a terminal's Ctrl-C or a ``kill``
+#: finds them. A shell without job control (``cmd &``, ``nohup``, many CI runners) starts its
+#: background jobs with SIGINT ignored; an ignored signal stays ignored across ``exec``, and
+#: Python then installs no KeyboardInterrupt handler, so a child that inherited it would sleep
+#: through the test's Ctrl-C. That is how the Ctrl-C test once hung past its deadline.
+SIGNALS_AT_DEFAULT = (
+    "import runpy, signal, sys; "
+    "signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+    "sys.argv[0] = 'pytest'; "
+    "runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
+)
+
+
+def interruptible_pytest(*args: str) -> list[str]:
+    """The command of a child pytest that receives signals as an interactive one would."""
+    command = pytest_command(*args)
+    assert command[1:3] == ["-m", "pytest"], command
+    return [command[0], "-c", SIGNALS_AT_DEFAULT, *command[3:]]
+
+
 def child_env() -> dict[str, str]:
     """The environment for a child pytest: nothing from the outer session leaks in."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}

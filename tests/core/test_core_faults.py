@@ -14,21 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import Project, child_env, pytest_command, task_runs, voice_criterion
+from core_support import (
+    Project,
+    child_env,
+    interruptible_pytest,
+    pytest_command,
+    task_runs,
+    voice_criterion,
+)
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 GREETS = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning, Valley Health."}]}
 JOURNAL = "report.json.journal.jsonl"
-
-#: see test_core_sessions.SIGNALS_AT_DEFAULT: a child that inherited ignored signals would
-#: sleep through the test's signal
-SIGNALS_AT_DEFAULT = (
-    "import runpy, signal, sys; "
-    "signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "signal.signal(signal.SIGTERM, signal.SIG_DFL); "
-    "sys.argv[0] = 'pytest'; "
-    "runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
-)
 
 FAULT_CHECKS = """
 import os
@@ -138,9 +135,8 @@ def _hanging(wait_for: int) -> dict[str, Any]:
 
 
 def _start(path: Path, *args: str) -> subprocess.Popen[str]:
-    command = pytest_command(*args)
     return subprocess.Popen(
-        [command[0], "-c", SIGNALS_AT_DEFAULT, *command[3:]],
+        interruptible_pytest(*args),
         cwd=path,
         env=child_env(),
         stdout=subprocess.PIPE,

@@ -17,6 +17,7 @@ from core_support import (
     criterion_runs,
     portal_criterion,
     pytest_command,
+    interruptible_pytest,
     run_subprocess,
     shared_project,
     task_runs,
@@ -25,25 +26,6 @@ from core_support import (
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 
-#: Runs pytest with SIGINT and SIGTERM at their defaults, as a terminal's Ctrl-C or a ``kill``
-#: finds them. A shell without job control (``cmd &``, ``nohup``, many CI runners) starts its
-#: background jobs with SIGINT ignored; an ignored signal stays ignored across ``exec``, and
-#: Python then installs no KeyboardInterrupt handler, so a child that inherited it would sleep
-#: through the test's Ctrl-C. That is how the Ctrl-C test once hung past its deadline.
-SIGNALS_AT_DEFAULT = (
-    "import runpy, signal, sys; "
-    "signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "signal.signal(signal.SIGTERM, signal.SIG_DFL); "
-    "sys.argv[0] = 'pytest'; "
-    "runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
-)
-
-
-def interruptible_pytest(*args: str) -> list[str]:
-    """The command of a child pytest that receives signals as an interactive one would."""
-    command = pytest_command(*args)
-    assert command[1:3] == ["-m", "pytest"], command
-    return [command[0], "-c", SIGNALS_AT_DEFAULT, *command[3:]]
 GREETS = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning, Valley Health."}]}
 
 
