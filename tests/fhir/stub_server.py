@@ -11,6 +11,7 @@ Bundle whose ``entry`` is not a list), ``/outcome/...`` (an OperationOutcome wit
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -75,10 +76,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, bundle, "application/fhir+json")
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gave up (its deadline passed) is expected, not a traceback on stderr."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @contextmanager
 def stub_server(slow_seconds: float = 2.0) -> Iterator[Any]:
     """A running stub on 127.0.0.1; ``.origin`` and ``.hits`` (paths requested)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server = _QuietServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
     server.hits = []  # type: ignore[attr-defined]
     server.slow_seconds = slow_seconds  # type: ignore[attr-defined]
