@@ -18,13 +18,24 @@ tasks:
     assertion: {assert: voice-transcript, contains: [hello there]}
 """
 BASE = {"b.verial.yaml": BENCHMARK, "sandbox/t/.keep": ""}
+#: a conftest that makes ``out.pipe`` (a FIFO) beside itself before the plugin checks paths
+MAKE_PIPE = """\
+import os
+from pathlib import Path
+
+pipe = Path(__file__).parent / "out.pipe"
+if not pipe.exists():
+    os.mkfifo(pipe)
+"""
 
 
-def _usage(case_id: str, says: str, args: tuple[str, ...], **files: str) -> Case:
+def _usage(
+    case_id: str, says: str, args: tuple[str, ...], extra: dict[str, str] | None = None, **files: str
+) -> Case:
     return Case(
         id=case_id,
         kind="output-paths",
-        files={**BASE, **{k.replace("__", "/"): v for k, v in files.items()}},
+        files={**BASE, **{k.replace("__", "/"): v for k, v in files.items()}, **(extra or {})},
         says=says,
         where="usage",
         args=args,
@@ -68,15 +79,19 @@ CASES: list[Case] = [
         ("--verial-junit", "outdir"),
         outdir__keep="",
     ),
+    # A named pipe made in the case folder stands for any device: refusing /dev/null itself
+    # is the same code path, and a regression would then replace the machine's /dev/null.
     _usage(
-        "report-is-a-device",
-        "/dev/null is not a regular file",
-        ("--verial-report", "/dev/null"),
+        "report-is-a-pipe",
+        "out.pipe is not a regular file",
+        ("--verial-report", "out.pipe"),
+        extra={"conftest.py": MAKE_PIPE},
     ),
     _usage(
-        "junit-is-a-device",
-        "/dev/full is not a regular file",
-        ("--verial-junit", "/dev/full"),
+        "junit-is-a-pipe",
+        "out.pipe is not a regular file",
+        ("--verial-junit", "out.pipe"),
+        extra={"conftest.py": MAKE_PIPE},
     ),
     _usage(
         "report-in-a-virtual-folder",
