@@ -56,7 +56,7 @@ BAD = {
 
 def _shared() -> Path:
     env = os.environ.get("VERIAL_SHARED")
-    for candidate in (Path(env) if env else None, REPO.parent / "shared", Path("/work/shared")):
+    for candidate in (Path(env) if env else None, REPO.parent / "shared"):
         if candidate is not None and candidate.is_dir():
             return candidate
     return REPO.parent / "shared"
