@@ -39,16 +39,24 @@ from corpus import make_corpus  # noqa: E402
 SERVER = ROOT / "tests" / "servers" / "medplum"
 
 SEARCHES = [
-    "{patient: Patient/john-smith, status: booked}", "{status: booked}", "{status: proposed}",
-    "{practitioner: Practitioner/rivera}", "{status: cancelled}", "{date: ge2026-06-01}",
-    "{service-type: '72148'}", "{patient.family: smith}",
+    "{patient: Patient/john-smith, status: booked}",
+    "{status: booked}",
+    "{status: proposed}",
+    "{practitioner: Practitioner/rivera}",
+    "{status: cancelled}",
+    "{date: ge2026-06-01}",
+    "{service-type: '72148'}",
+    "{patient.family: smith}",
 ]
 
 
 def _server() -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         ["node", "--experimental-websocket", str(SERVER / "server.mjs"), "--port", "0"],
-        cwd=SERVER, stdout=subprocess.PIPE, text=True)
+        cwd=SERVER,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line.startswith("READY"):
@@ -77,24 +85,44 @@ def requests_per_task(criteria: int = 50) -> dict[str, object]:
                 f"          resource_type: Appointment\n"
                 f"          search: {SEARCHES[i % len(SEARCHES)]}\n"
                 f"          fields: [{{path: status, expected: booked}}]"
-                for i in range(criteria))
+                for i in range(criteria)
+            )
             (root / "bench.verial.yaml").write_text(
-                f"benchmark: fhir-bench\nversion: 1\ntasks:\n  - id: t\n    criteria:\n{lines}\n")
+                f"benchmark: fhir-bench\nversion: 1\ntasks:\n  - id: t\n    criteria:\n{lines}\n"
+            )
             (root / "run" / "t").mkdir(parents=True)
             (root / "run" / "run.yaml").write_text(
-                f"sources:\n  fhir: {{base_url: '{origin}/fhir/R4'}}\n")
+                f"sources:\n  fhir: {{base_url: '{origin}/fhir/R4'}}\n"
+            )
             _call(origin, "/__reset", {})
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            "--verial-run", str(root / "run"), str(root)],
-                           cwd=root, capture_output=True, check=False)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "--verial-run",
+                    str(root / "run"),
+                    str(root),
+                ],
+                cwd=root,
+                capture_output=True,
+                check=False,
+            )
             wall = time.perf_counter() - started
             sent = _call(origin, "/__requests")["count"]
     finally:
         os.kill(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
-    return {"criteria": criteria, "distinct_searches": len(SEARCHES), "requests": sent,
-            "pytest_wall_s": round(wall, 2)}
+    return {
+        "criteria": criteria,
+        "distinct_searches": len(SEARCHES),
+        "requests": sent,
+        "pytest_wall_s": round(wall, 2),
+    }
 
 
 SNAPSHOT_PROBE = r"""
@@ -140,8 +168,11 @@ def _conditional(line: str, npi: dict[str, str]) -> str:
     """Encounter practitioners as Synthea writes them: ``Practitioner?identifier=npi|...``."""
     if '"resourceType": "Encounter"' not in line:
         return line
-    return re.sub(r'"Practitioner/(pr\d+)"', lambda m: '"Practitioner?identifier='
-                  f'http://hl7.org/fhir/sid/us-npi|{npi[m.group(1)]}"', line)
+    return re.sub(
+        r'"Practitioner/(pr\d+)"',
+        lambda m: f'"Practitioner?identifier=http://hl7.org/fhir/sid/us-npi|{npi[m.group(1)]}"',
+        line,
+    )
 
 
 def snapshot_index(resources: int) -> dict[str, object]:
@@ -152,15 +183,22 @@ def snapshot_index(resources: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         fhir = Path(tmp) / "fhir"
         fhir.mkdir()
-        npi = {r["id"]: r["identifier"][0]["value"] for r in corpus
-               if r["resourceType"] == "Practitioner" and r.get("identifier")}
+        npi = {
+            r["id"]: r["identifier"][0]["value"]
+            for r in corpus
+            if r["resourceType"] == "Practitioner" and r.get("identifier")
+        }
         with (fhir / "export.ndjson").open("w", encoding="utf-8") as handle:
             for r in corpus:
                 handle.write(_conditional(json.dumps(r), npi) + "\n")
         size = (fhir / "export.ndjson").stat().st_size
         del corpus
-        out = subprocess.run([sys.executable, "-c", SNAPSHOT_PROBE, str(fhir)],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", SNAPSHOT_PROBE, str(fhir)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     result: dict[str, object] = json.loads(out.stdout)
     result["ndjson_mb"] = round(size / 1e6, 1)
     return result
@@ -183,20 +221,32 @@ def fhirpath_per_criterion(criteria: int) -> dict[str, object]:
     sys.path.insert(0, str(ROOT / "tests" / "fhir"))
     from helpers import run
 
-    assertion = {"resource_type": "Appointment", "search": {"status": "booked"}, "fields": [
-        {"path": "participant.actor.where(reference.startsWith('Practitioner')).display",
-         "expected": "Dr. Rivera"},
-        {"path": "participant.where(status = 'accepted').count()", "expected": 2},
-    ]}
-    dotted = {"resource_type": "Appointment", "search": {"status": "booked"}, "fields": [
-        {"path": "participant.0.actor.display", "expected": "Dr. Rivera"},
-        {"path": "participant.1.status", "expected": "accepted"},
-    ]}
+    assertion = {
+        "resource_type": "Appointment",
+        "search": {"status": "booked"},
+        "fields": [
+            {
+                "path": "participant.actor.where(reference.startsWith('Practitioner')).display",
+                "expected": "Dr. Rivera",
+            },
+            {"path": "participant.where(status = 'accepted').count()", "expected": 2},
+        ],
+    }
+    dotted = {
+        "resource_type": "Appointment",
+        "search": {"status": "booked"},
+        "fields": [
+            {"path": "participant.0.actor.display", "expected": "Dr. Rivera"},
+            {"path": "participant.1.status", "expected": "accepted"},
+        ],
+    }
     rounds: dict[str, list[float]] = {"compiled": [], "uncompiled": [], "dotted": []}
     for _ in range(3):  # alternate, keep the median: the machine is shared
-        for label, function, spec in (("compiled", evaluate, assertion),
-                                      ("uncompiled", evaluate_uncompiled, assertion),
-                                      ("dotted", evaluate, dotted)):
+        for label, function, spec in (
+            ("compiled", evaluate, assertion),
+            ("uncompiled", evaluate_uncompiled, assertion),
+            ("dotted", evaluate, dotted),
+        ):
             check_module.evaluate = function  # type: ignore[assignment]
             run(Source(), spec)  # warm up (compiles once in the product)
             started = time.perf_counter()
@@ -205,10 +255,13 @@ def fhirpath_per_criterion(criteria: int) -> dict[str, object]:
             rounds[label].append((time.perf_counter() - started) / criteria * 1e6)
     timings = {label: sorted(values)[1] for label, values in rounds.items()}
     check_module.evaluate = evaluate  # type: ignore[assignment]
-    return {"criteria": criteria, "compiled_us": round(timings["compiled"], 1),
-            "uncompiled_us": round(timings["uncompiled"], 1),
-            "dotted_paths_us": round(timings["dotted"], 1),
-            "speedup": round(timings["uncompiled"] / timings["compiled"], 1)}
+    return {
+        "criteria": criteria,
+        "compiled_us": round(timings["compiled"], 1),
+        "uncompiled_us": round(timings["uncompiled"], 1),
+        "dotted_paths_us": round(timings["dotted"], 1),
+        "speedup": round(timings["uncompiled"] / timings["compiled"], 1),
+    }
 
 
 def main() -> None:

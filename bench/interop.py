@@ -39,9 +39,15 @@ def context(source_name: str, source: Any, assertion: dict[str, Any]) -> tuple[A
     check = default_registry().get(assertion["assert"])
     assert check is not None
     criterion = Criterion(id="c", assertion=assertion)
-    ctx = CheckContext(sources={source_name: source}, task=Task(id="t", criteria=[criterion]),
-                       task_key="t", criterion=criterion, criterion_id="c", entity=None,
-                       pass_threshold=1.0)
+    ctx = CheckContext(
+        sources={source_name: source},
+        task=Task(id="t", criteria=[criterion]),
+        task_key="t",
+        criterion=criterion,
+        criterion_id="c",
+        entity=None,
+        pass_threshold=1.0,
+    )
     return check, (check.model.model_validate(assertion), ctx)
 
 
@@ -51,8 +57,10 @@ def hl7_rows(repeat: int) -> list[tuple[str, str]]:
     from pytest_verial.hl7.parse import Hl7Message, decode, parse_stream, validate_message
     from pytest_verial.hl7.paths import get
 
-    texts = [decode(p.read_bytes()).replace("\r\n", "\r").replace("\n", "\r").strip()
-             for p in sorted(HL7_CORPUS.glob("*.hl7"))]
+    texts = [
+        decode(p.read_bytes()).replace("\r\n", "\r").replace("\n", "\r").strip()
+        for p in sorted(HL7_CORPUS.glob("*.hl7"))
+    ]
     n = 1000
     batch = [texts[i % len(texts)] for i in range(n)]
     stream = "\r".join(batch)
@@ -67,11 +75,16 @@ def hl7_rows(repeat: int) -> list[tuple[str, str]]:
         def rejected(self) -> list[dict[str, Any]]:
             return []
 
-    assertion = {"assert": "hl7-structural", "correlate_by": {"trigger_event": "R01"},
-                 "fields": [{"path": "PID.5.1", "expected": "CHEN"},
-                            {"path": "OBX[2].5", "expected": "0.91"},
-                            {"path": "OBX[*].11", "expected": "F", "quantifier": "all"},
-                            {"path": "MSH.10", "op": "exists"}]}
+    assertion = {
+        "assert": "hl7-structural",
+        "correlate_by": {"trigger_event": "R01"},
+        "fields": [
+            {"path": "PID.5.1", "expected": "CHEN"},
+            {"path": "OBX[2].5", "expected": "0.91"},
+            {"path": "OBX[*].11", "expected": "F", "quantifier": "all"},
+            {"path": "MSH.10", "op": "exists"},
+        ],
+    }
 
     def validate_only() -> None:
         for t in batch:
@@ -90,8 +103,11 @@ def hl7_rows(repeat: int) -> list[tuple[str, str]]:
         for t in batch:
             message = parse_stream(t, "bench")[0]
             message.parsed  # noqa: B018 - force the full parse
-            check, (spec, ctx) = context("hl7", Source([message]), {
-                **assertion, "correlate_by": {"control_id": message.control_id}})
+            check, (spec, ctx) = context(
+                "hl7",
+                Source([message]),
+                {**assertion, "correlate_by": {"control_id": message.control_id}},
+            )
             check.run(spec, ctx)
 
     def check_over_stream() -> None:
@@ -110,8 +126,12 @@ def hl7_rows(repeat: int) -> list[tuple[str, str]]:
         per = timed(fn, repeat) / n
         rows.append((f"HL7: {label}", f"{per * 1e3:.3f} ms / message"))
     whole = timed(check_over_stream, repeat)
-    rows.append(("HL7: one criterion over a 1,000-message sandbox (correlate on MSH-9)",
-                 f"{whole * 1e3:.1f} ms total ({whole / n * 1e3:.3f} ms / message)"))
+    rows.append(
+        (
+            "HL7: one criterion over a 1,000-message sandbox (correlate on MSH-9)",
+            f"{whole * 1e3:.1f} ms total ({whole / n * 1e3:.3f} ms / message)",
+        )
+    )
     return rows
 
 
@@ -135,8 +155,12 @@ def mllp_rows() -> list[tuple[str, str]]:
         start = time.perf_counter()
         asyncio.run(send(cap.port))
         elapsed = time.perf_counter() - start
-    return [("MLLP capture: 500 ORU^R01 sent + ACKed + recorded, one connection",
-             f"{elapsed / n * 1e3:.3f} ms / round trip ({n / elapsed:.0f} messages/s)")]
+    return [
+        (
+            "MLLP capture: 500 ORU^R01 sent + ACKed + recorded, one connection",
+            f"{elapsed / n * 1e3:.3f} ms / round trip ({n / elapsed:.0f} messages/s)",
+        )
+    ]
 
 
 def x12_rows(repeat: int) -> list[tuple[str, str]]:
@@ -154,12 +178,17 @@ def x12_rows(repeat: int) -> list[tuple[str, str]]:
         def transactions(self) -> list[Transaction]:
             return self._t
 
-    assertion = {"assert": "x12-response", "transaction": "835",
-                 "correlate_by": {"trace_number": "EFT20240320001"},
-                 "fields": [{"path": "BPR02", "expected": "120000.00"},
-                            {"path": "CLP[CLP01=PCN000500].CLP04", "expected": "120.00"},
-                            {"path": "CLP[CLP01=PCN000999]/SVC.SVC01-2", "expected": "99214"},
-                            {"path": "CLP[*].CLP02", "expected": "1", "quantifier": "all"}]}
+    assertion = {
+        "assert": "x12-response",
+        "transaction": "835",
+        "correlate_by": {"trace_number": "EFT20240320001"},
+        "fields": [
+            {"path": "BPR02", "expected": "120000.00"},
+            {"path": "CLP[CLP01=PCN000500].CLP04", "expected": "120.00"},
+            {"path": "CLP[CLP01=PCN000999]/SVC.SVC01-2", "expected": "99214"},
+            {"path": "CLP[*].CLP02", "expected": "1", "quantifier": "all"},
+        ],
+    }
 
     def parse() -> list[Transaction]:
         return parse_interchanges(text, "bench.x12")
@@ -179,12 +208,18 @@ def x12_rows(repeat: int) -> list[tuple[str, str]]:
     t_all = timed(parse_and_check, repeat)
     t_path = timed(one_path, max(repeat, 20))
     return [
-        (f"X12 835, 1,000 claims ({size / 1024:.0f} KiB, 9,015 segments): tokenize + envelope",
-         f"{t_parse * 1e3:.1f} ms / transaction"),
-        ("X12 835, 1,000 claims: parse + check (4 fields, incl. CLP[*] all)",
-         f"{t_all * 1e3:.1f} ms / transaction"),
-        ("X12 835, 1,000 claims: one scoped path `CLP[CLP01=…]/SVC.SVC03`",
-         f"{t_path * 1e3:.2f} ms"),
+        (
+            f"X12 835, 1,000 claims ({size / 1024:.0f} KiB, 9,015 segments): tokenize + envelope",
+            f"{t_parse * 1e3:.1f} ms / transaction",
+        ),
+        (
+            "X12 835, 1,000 claims: parse + check (4 fields, incl. CLP[*] all)",
+            f"{t_all * 1e3:.1f} ms / transaction",
+        ),
+        (
+            "X12 835, 1,000 claims: one scoped path `CLP[CLP01=…]/SVC.SVC03`",
+            f"{t_path * 1e3:.2f} ms",
+        ),
     ]
 
 

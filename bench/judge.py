@@ -58,13 +58,24 @@ def start_stub() -> tuple[str, ThreadingHTTPServer]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             text = "".join(m["content"] for m in body["messages"])
             count = text.split("Rubric (", 1)[1].split(" ", 1)[0]
-            content = json.dumps({"ratings": [{"principle": i, "rating": 4, "reasoning": "ok"}
-                                              for i in range(1, int(count) + 1)],
-                                  "confidence": 0.7})
-            reply = json.dumps({"choices": [{"message": {"role": "assistant",
-                                                         "content": content}}],
-                                "usage": {"prompt_tokens": len(text) // 4,
-                                          "completion_tokens": len(content) // 4}}).encode()
+            content = json.dumps(
+                {
+                    "ratings": [
+                        {"principle": i, "rating": 4, "reasoning": "ok"}
+                        for i in range(1, int(count) + 1)
+                    ],
+                    "confidence": 0.7,
+                }
+            )
+            reply = json.dumps(
+                {
+                    "choices": [{"message": {"role": "assistant", "content": content}}],
+                    "usage": {
+                        "prompt_tokens": len(text) // 4,
+                        "completion_tokens": len(content) // 4,
+                    },
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(reply)))
             self.end_headers()
@@ -82,20 +93,43 @@ def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
     report = tmp / f"{run}-{len(extra)}.json"
     prices = tmp / "prices.yaml"
     prices.write_text(f"{MODEL}: {{input: 0.15, output: 0.60}}\n")
-    cmd = [sys.executable, "-m", "pytest", str(BENCHMARK), "-q", "--tb=no", "-p",
-           "no:cacheprovider", "--verial-run", str(ROOT / "example_benchmarks" / "runs" / run),
-           "--verial-report", str(report), "--verial-judge-model", MODEL,
-           "--verial-judge-base-url", base, "--verial-judge-cache-dir", "off",
-           "--verial-judge-timeout", "300",
-           "--verial-judge-prices", str(prices), "--verial-judge-response-format",
-           "json_object_schema", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(BENCHMARK),
+        "-q",
+        "--tb=no",
+        "-p",
+        "no:cacheprovider",
+        "--verial-run",
+        str(ROOT / "example_benchmarks" / "runs" / run),
+        "--verial-report",
+        str(report),
+        "--verial-judge-model",
+        MODEL,
+        "--verial-judge-base-url",
+        base,
+        "--verial-judge-cache-dir",
+        "off",
+        "--verial-judge-timeout",
+        "300",
+        "--verial-judge-prices",
+        str(prices),
+        "--verial-judge-response-format",
+        "json_object_schema",
+        *extra,
+    ]
     subprocess.run(cmd, cwd=tmp, capture_output=True, check=False)
     data: dict[str, Any] = json.loads(report.read_text())["benchmark_run"]
     for task in data["task_runs"]:
         for crit in task["criterion_runs"]:
             if crit.get("judge") and crit["status"] == "error":
-                print(f"  error in {run} {task['task_key']}::{crit['criterion_id']}: "
-                      f"{crit['details'][:300]}", file=sys.stderr)
+                print(
+                    f"  error in {run} {task['task_key']}::{crit['criterion_id']}: "
+                    f"{crit['details'][:300]}",
+                    file=sys.stderr,
+                )
     return data
 
 
@@ -116,15 +150,19 @@ def main() -> None:
         else:
             handle.shutdown()  # type: ignore[union-attr]
     print(f"judge backend: {backend}")
-    print(f"{'run':<13} {'mode':<6} {'judge criteria':>14} {'calls made':>10} "
-          f"{'judge-everything':>16} {'gated':>5} {'bypassed':>8} {'cost $':>9} "
-          f"{'task cost $':>11} {'share':>7}")
+    print(
+        f"{'run':<13} {'mode':<6} {'judge criteria':>14} {'calls made':>10} "
+        f"{'judge-everything':>16} {'gated':>5} {'bypassed':>8} {'cost $':>9} "
+        f"{'task cost $':>11} {'share':>7}"
+    )
     for run, mode, v in rows:
         share = f"{v['cost_share']:.2%}" if v["cost_share"] is not None else "-"
-        print(f"{run:<13} {mode:<6} {v['judge_criteria']:>14} {v['judge_calls']:>10} "
-              f"{v['judge_everything_calls']:>16} {v['saved_by_gating']:>5} "
-              f"{v['saved_by_bypass']:>8} {v['cost']:>9.6f} {v['task_cost'] or 0:>11.3f} "
-              f"{share:>7}")
+        print(
+            f"{run:<13} {mode:<6} {v['judge_criteria']:>14} {v['judge_calls']:>10} "
+            f"{v['judge_everything_calls']:>16} {v['saved_by_gating']:>5} "
+            f"{v['saved_by_bypass']:>8} {v['cost']:>9.6f} {v['task_cost'] or 0:>11.3f} "
+            f"{share:>7}"
+        )
 
 
 if __name__ == "__main__":

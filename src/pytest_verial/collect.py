@@ -144,7 +144,6 @@ class BenchmarkFile(pytest.File):
                 name = task.key if len(runs) == 1 else f"{task.key}@{run.label}"
                 yield TaskNode.from_parent(self, name=name, task=task, run=run)
 
-
     def _warn_shared_folders(self, runs: list[RunDir]) -> None:
         """Warn when a task of this file reads the folder of another file's task."""
         claims = self.config.stash.setdefault(CLAIMS, [])
@@ -208,7 +207,10 @@ class TaskNode(pytest.Collector):
                 *(f"verial_{s}" for s in (plan.check.sources if plan.check else ())),
             )
             item = CriterionItem.from_parent(
-                self, name=plan.id, plan=plan, callobj=_callobj(names),
+                self,
+                name=plan.id,
+                plan=plan,
+                callobj=_callobj(names),
                 fixtureinfo=closures.get(names),
             )
             closures.setdefault(names, item._fixtureinfo)
@@ -399,9 +401,14 @@ class CriterionItem(pytest.Function):
 
             record = {**base_record(self.plan, self.task_node.task), **self.identity()}
             record.update(
-                passed=False, score=0.0, status="error", evidence={"error": type(value).__name__},
-                details=redact(f"{type(value).__name__}: {value}"), started_at=now_iso(),
-                completed_at=now_iso(), duration=0.0,
+                passed=False,
+                score=0.0,
+                status="error",
+                evidence={"error": type(value).__name__},
+                details=redact(f"{type(value).__name__}: {value}"),
+                started_at=now_iso(),
+                completed_at=now_iso(),
+                duration=0.0,
             )
             self.verial_record = record
         return (

@@ -56,7 +56,11 @@ def show(value: object) -> str:
 
 
 _CONTROL_NAMES = {
-    0x00: "NULL", 0x09: "TAB", 0x0A: "LINE FEED", 0x0D: "CARRIAGE RETURN", 0x1B: "ESCAPE",
+    0x00: "NULL",
+    0x09: "TAB",
+    0x0A: "LINE FEED",
+    0x0D: "CARRIAGE RETURN",
+    0x1B: "ESCAPE",
     0x7F: "DELETE",
 }
 _KINDS = {

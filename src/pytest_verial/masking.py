@@ -59,8 +59,7 @@ def mask_report(report: pytest.TestReport | pytest.CollectReport) -> None:
     properties = getattr(report, "user_properties", None)
     if properties:
         report.user_properties = [
-            (name, redact(value) if isinstance(value, str) else value)
-            for name, value in properties
+            (name, redact(value) if isinstance(value, str) else value) for name, value in properties
         ]
 
 

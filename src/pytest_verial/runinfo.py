@@ -41,8 +41,14 @@ class RunConfig(Model):
 
 #: run.yaml source keys that read state live rather than from the task folder
 LIVE_KEYS = (
-    "base_url", "base_url_env", "fhir_base_url", "bucket", "events", "records",
-    "database_url", "database_url_env",
+    "base_url",
+    "base_url_env",
+    "fhir_base_url",
+    "bucket",
+    "events",
+    "records",
+    "database_url",
+    "database_url_env",
 )
 
 
@@ -93,7 +99,9 @@ def empty_run_problem(file: str, run: RunDir, keys: list[str], explicit: bool) -
     ``file``), else None. Scoring such a run would score every task against nothing."""
     if run.reads_live or any(run.sandbox_path(k).is_dir() for k in keys):
         return None
-    where = f"--verial-run {run.path}" if explicit else f"{run.path} (the default sandbox/ beside it)"
+    where = (
+        f"--verial-run {run.path}" if explicit else f"{run.path} (the default sandbox/ beside it)"
+    )
     state = "does not exist" if not run.path.exists() else "holds none of its task folders"
     return (
         f"{file}: no sandbox for any task run: {where} {state}; "

@@ -53,10 +53,21 @@ MIN_LENGTH = 6
 FRAGMENT = 8
 #: between two characters of a secret: whitespace, or an escaped line break / tab
 _BREAK = r"(?:\s|\\[nrt])*"
-_SECRET_WORDS = frozenset({
-    "token", "key", "apikey", "secret", "password", "passwd", "pwd", "credential",
-    "credentials", "auth", "bearer",
-})
+_SECRET_WORDS = frozenset(
+    {
+        "token",
+        "key",
+        "apikey",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "credential",
+        "credentials",
+        "auth",
+        "bearer",
+    }
+)
 
 _SQUEEZE = re.compile(_BREAK[:-1] + "+")  # every break, removed for the prefilter
 _SECRETS: set[str] = set()
@@ -191,9 +202,7 @@ def _prefilter() -> tuple[int, int, frozenset[str]]:
     global _PREFILTER, _PREFILTER_OF
     with _LOCK:
         if _PREFILTER_OF != len(_SECRETS):
-            squeezed = [
-                _SQUEEZE.sub("", form) for secret in _SECRETS for form in forms(secret)
-            ]
+            squeezed = [_SQUEEZE.sub("", form) for secret in _SECRETS for form in forms(secret)]
             shortest = max(1, min(FRAGMENT, *(len(form) for form in squeezed)))
             q = max(1, min(5, shortest - 3))
             small = {form[i : i + q] for form in squeezed for i in range(len(form) - q + 1)}
@@ -259,9 +268,7 @@ def redact_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [redact_json(v) for v in value]
     if isinstance(value, dict):
-        return {
-            (redact(k) if isinstance(k, str) else k): redact_json(v) for k, v in value.items()
-        }
+        return {(redact(k) if isinstance(k, str) else k): redact_json(v) for k, v in value.items()}
     return value
 
 

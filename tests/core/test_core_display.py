@@ -24,6 +24,7 @@ from pytest_verial.loader import load_benchmark
 def builtin_registry() -> CheckRegistry:
     return CheckRegistry(builtin_checks())
 
+
 #: characters an id must never hold, one of each class
 BAD = {
     "esc": "\x1b",
@@ -116,8 +117,13 @@ def test_refused_ids_are_one_escaped_line_in_a_session(
     out = result.stdout.str() + result.stderr.str()
     assert result.ret != 0
     assert "Traceback" not in out
-    for name, code in (("esc", "U+001B"), ("rlo", "U+202E"), ("newline", "U+000A"),
-                       ("surrogate", "U+DC80"), ("zwsp", "U+200B")):
+    for name, code in (
+        ("esc", "U+001B"),
+        ("rlo", "U+202E"),
+        ("newline", "U+000A"),
+        ("surrogate", "U+DC80"),
+        ("zwsp", "U+200B"),
+    ):
         assert any(f"{name}.verial.json:" in line and code in line for line in out.splitlines())
     for raw in ("\x1b", "\u202e", "\u200b"):
         assert raw not in out
@@ -125,8 +131,10 @@ def test_refused_ids_are_one_escaped_line_in_a_session(
 
 def test_load_error_names_file_line_task_criterion_and_field(pytester: pytest.Pytester) -> None:
     Project(pytester.path).benchmark(
-        "b", '{"tasks": [{"id": "t", "criteria": [\n{"id": "c\\u202e", "assertion": '
-        '{"assert": "file-exists", "path": "x"}}]}]}', fmt="json"
+        "b",
+        '{"tasks": [{"id": "t", "criteria": [\n{"id": "c\\u202e", "assertion": '
+        '{"assert": "file-exists", "path": "x"}}]}]}',
+        fmt="json",
     )
     out = pytester.runpytest_subprocess("--collect-only").stdout.str()
     assert (
@@ -172,8 +180,16 @@ def test_ini_declared_marker_still_selects(pytester: pytest.Pytester) -> None:
 
 
 def test_verial_id_shapes_stay_valid() -> None:
-    for good in ("prior-auth", "crit_01H8XK", "tr_abc123", "3f2b8c1e-9d4a-4c1e-8f00-1a2b3c4d5e6f",
-                 "Check the note", "a.b", "ñandú-2", "患者"):
+    for good in (
+        "prior-auth",
+        "crit_01H8XK",
+        "tr_abc123",
+        "3f2b8c1e-9d4a-4c1e-8f00-1a2b3c4d5e6f",
+        "Check the note",
+        "a.b",
+        "ñandú-2",
+        "患者",
+    ):
         assert unsafe_id_char(good) is None, good
 
 
@@ -193,11 +209,17 @@ def _nasty_project(path: Path) -> Project:
                     "id": "t",
                     "criteria": [
                         portal_criterion(
-                            "name", "patients", "id", "p1",
-                            [{"path": "name", "expected": "Maria"}], label="Name \x1b[1mbold",
+                            "name",
+                            "patients",
+                            "id",
+                            "p1",
+                            [{"path": "name", "expected": "Maria"}],
+                            label="Name \x1b[1mbold",
                         ),
-                        {"id": "file", "assertion": {"assert": "file-exists",
-                                                     "path": "inbox/missing\x1b.txt"}},
+                        {
+                            "id": "file",
+                            "assertion": {"assert": "file-exists", "path": "inbox/missing\x1b.txt"},
+                        },
                     ],
                 }
             ],
@@ -216,14 +238,22 @@ def _strict_xml(path: Path) -> ET.Element:
 
 
 @pytest.mark.parametrize("family", ["xunit1", "xunit2"])
-def test_nasty_data_is_escaped_on_terminal_and_xml_stays_valid(
-    tmp_path: Path, family: str
-) -> None:
+def test_nasty_data_is_escaped_on_terminal_and_xml_stays_valid(tmp_path: Path, family: str) -> None:
     project = _nasty_project(tmp_path)
     code, out = run_subprocess(
-        tmp_path, "-p", "no:randomly", "-n", "0", "-o", f"junit_family={family}",
-        "--verial-report", "report.json", "--verial-junit", "tasks.xml",
-        "--junitxml", "pytest.xml",
+        tmp_path,
+        "-p",
+        "no:randomly",
+        "-n",
+        "0",
+        "-o",
+        f"junit_family={family}",
+        "--verial-report",
+        "report.json",
+        "--verial-junit",
+        "tasks.xml",
+        "--junitxml",
+        "pytest.xml",
     )
     assert code == 1, out
     assert "Traceback" not in out and "INTERNALERROR" not in out
@@ -313,8 +343,15 @@ def test_non_ascii_or_odd_number_text_is_not_a_number(text: str, op: str) -> Non
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [(" 42 ", 42), ("+42", 42), ("4.2e1", 42.0), ("042", 42), ("-0.5", -0.5), (".5", 0.5),
-     ("271.10", 271.1)],
+    [
+        (" 42 ", 42),
+        ("+42", 42),
+        ("4.2e1", 42.0),
+        ("042", 42),
+        ("-0.5", -0.5),
+        (".5", 0.5),
+        ("271.10", 271.1),
+    ],
 )
 def test_plain_ascii_number_forms_are_numbers(text: str, value: float) -> None:
     assert values_equal(value, text)
@@ -330,8 +367,9 @@ def test_big_integers_compare_exactly_without_crashing() -> None:
     assert as_number("9" * 5000) is None
 
 
-@given(st.text(alphabet=st.characters(categories=["Nd"]), min_size=1).filter(
-    lambda s: not s.isascii()))
+@given(
+    st.text(alphabet=st.characters(categories=["Nd"]), min_size=1).filter(lambda s: not s.isascii())
+)
 def test_any_non_ascii_decimal_digits_are_not_numbers(text: str) -> None:
     assert as_number(text) is None
     assert not values_equal(int("".join(str(int(c)) for c in text)), text)
@@ -339,10 +377,28 @@ def test_any_non_ascii_decimal_digits_are_not_numbers(text: str) -> None:
 
 def test_portal_row_with_arabic_digits_does_not_match_a_number(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
-    project.benchmark("b", {"tasks": [{"id": "t", "criteria": [portal_criterion(
-        "units", "requests", "id", 7, [{"path": "units", "expected": 42, "op": "gte"}])]}]})
-    project.sandbox("t", {"portal/requests.json": [{"id": "٧", "units": 50},
-                                                   {"id": "7", "units": "٤٢"}]})
+    project.benchmark(
+        "b",
+        {
+            "tasks": [
+                {
+                    "id": "t",
+                    "criteria": [
+                        portal_criterion(
+                            "units",
+                            "requests",
+                            "id",
+                            7,
+                            [{"path": "units", "expected": 42, "op": "gte"}],
+                        )
+                    ],
+                }
+            ]
+        },
+    )
+    project.sandbox(
+        "t", {"portal/requests.json": [{"id": "٧", "units": 50}, {"id": "7", "units": "٤٢"}]}
+    )
     result = pytester.runpytest_subprocess("-p", "no:randomly")
     result.assert_outcomes(failed=1)
     assert "'٤٢'" in result.stdout.str() or "\\u0664" in result.stdout.str()

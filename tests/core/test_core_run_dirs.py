@@ -86,15 +86,17 @@ def test_a_missing_task_folder_scores_its_task_run_as_errors(
     project: Project, workers: str
 ) -> None:
     project.benchmark(
-        "b", {"benchmark": "b", "tasks": [
-            {"id": "t1", "criteria": [_length()]},
-            {"id": "t2", "criteria": [_length("a"), _length("b")]},
-        ]},
+        "b",
+        {
+            "benchmark": "b",
+            "tasks": [
+                {"id": "t1", "criteria": [_length()]},
+                {"id": "t2", "criteria": [_length("a"), _length("b")]},
+            ],
+        },
     )
     project.sandbox("t1", {"output.md": "hi"})
-    code, output = run_subprocess(
-        project.path, "-n", workers, "--verial-report", "report.json"
-    )
+    code, output = run_subprocess(project.path, "-n", workers, "--verial-report", "report.json")
     assert code == 1, output[-2000:]
     runs = criterion_runs(project.read_report())
     assert runs["b.verial.yaml::t1::c"]["status"] == "passed"
@@ -102,8 +104,7 @@ def test_a_missing_task_folder_scores_its_task_run_as_errors(
         run = runs[f"b.verial.yaml::t2::{cid}"]
         assert (run["status"], run["score"]) == ("error", 0.0)
         assert run["details"] == (
-            f"no sandbox folder for task run 't2': {project.path / 'sandbox' / 't2'} "
-            "does not exist"
+            f"no sandbox folder for task run 't2': {project.path / 'sandbox' / 't2'} does not exist"
         )
 
 
@@ -122,13 +123,19 @@ SOURCES: dict[str, tuple[dict[str, Any], str]] = {
     "output": ({"assert": "output-length", "min_chars": 1}, "output.md"),
     "voice": ({"assert": "voice-transcript", "contains": ["hi"]}, "voice/turns.json"),
     "portal-json": (
-        {"assert": "portal-state-match", "correlate_by": {"resource": "claims"},
-         "assertions": [{"path": "id", "expected": "1"}]},
+        {
+            "assert": "portal-state-match",
+            "correlate_by": {"resource": "claims"},
+            "assertions": [{"path": "id", "expected": "1"}],
+        },
         "portal/claims.json",
     ),
     "portal-sqlite": (
-        {"assert": "portal-state-match", "correlate_by": {"resource": "claims"},
-         "assertions": [{"path": "id", "expected": "1"}]},
+        {
+            "assert": "portal-state-match",
+            "correlate_by": {"resource": "claims"},
+            "assertions": [{"path": "id", "expected": "1"}],
+        },
         "portal.sqlite",
     ),
     "files": ({"assert": "sftp-file-present", "pattern": "**"}, "sftp/a.json"),
@@ -141,9 +148,13 @@ SOURCES: dict[str, tuple[dict[str, Any], str]] = {
         {"assert": "fhir-resource-state", "resource_type": "Patient", "fields": []},
         "fhir",
     ),
-    "hl7": ({"assert": "hl7-structural", "fields": [{"path": "MSH.9", "expected": "ADT^A01"}]}, "hl7_outbound/m.hl7"),
+    "hl7": (
+        {"assert": "hl7-structural", "fields": [{"path": "MSH.9", "expected": "ADT^A01"}]},
+        "hl7_outbound/m.hl7",
+    ),
     "hl7-nested": (
-        {"assert": "hl7-structural", "fields": [{"path": "MSH.9", "expected": "ADT^A01"}]}, "hl7_outbound/deep"
+        {"assert": "hl7-structural", "fields": [{"path": "MSH.9", "expected": "ADT^A01"}]},
+        "hl7_outbound/deep",
     ),
     "x12": ({"assert": "x12-response", "transaction": "271"}, "x12/r.x12"),
 }
@@ -165,8 +176,11 @@ def _outside(base: Path, kind: str) -> Path:
 def test_a_link_out_of_the_task_folder_is_refused(project: Project, name: str) -> None:
     assertion, link = SOURCES[name]
     project.benchmark(
-        "b", {"benchmark": "b", "tasks": [{"id": "t", "criteria": [
-            {"id": "c", "assertion": assertion}]}]},
+        "b",
+        {
+            "benchmark": "b",
+            "tasks": [{"id": "t", "criteria": [{"id": "c", "assertion": assertion}]}],
+        },
     )
     task = project.sandbox("t", {"keep.txt": ""})
     target = _outside(project.path, name)
@@ -192,9 +206,7 @@ def test_links_inside_the_task_folder_and_a_linked_run_folder_are_read(project: 
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_two_files_with_one_task_id_reading_one_folder_warn(
-    project: Project, workers: str
-) -> None:
+def test_two_files_with_one_task_id_reading_one_folder_warn(project: Project, workers: str) -> None:
     project.benchmark("a", _tasks("t"))
     project.benchmark("b", _tasks("t"))
     project.sandbox("t", {"output.md": "hi"})

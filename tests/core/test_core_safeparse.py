@@ -330,7 +330,12 @@ def test_report_is_strict_json_whatever_a_check_puts_in_evidence(
     project = Project(pytester.path)
     project.conftest(ODD_EVIDENCE)
     project.benchmark(
-        "odd", {"tasks": [{"id": "t", "criteria": [{"id": "c", "assertion": {"assert": "odd-evidence"}}]}]}
+        "odd",
+        {
+            "tasks": [
+                {"id": "t", "criteria": [{"id": "c", "assertion": {"assert": "odd-evidence"}}]}
+            ]
+        },
     )
     project.sandbox("t", {})
     result = pytester.runpytest("--verial-report", "report.json", "--verial-junit", "j.xml")
@@ -350,5 +355,6 @@ def test_strict_json_value_leaves_ordinary_data_alone() -> None:
     data = {"a": [1, 2.5, "x", None, True, {"b": -0.0}], "c": 10**100}
     assert strict_json_value(data) == data
     assert strict_json_value([float("nan")]) == ["NaN"]
-    assert json.dumps(strict_json_value({"x": float("inf")}), allow_nan=False) == '{"x": "Infinity"}'
-
+    assert (
+        json.dumps(strict_json_value({"x": float("inf")}), allow_nan=False) == '{"x": "Infinity"}'
+    )

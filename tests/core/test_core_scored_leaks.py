@@ -28,7 +28,7 @@ CANARIES = (
     "zqbrokenlabelcanary",  # the label of the criterion with that invalid regex
 )
 
-CONFTEST = '''
+CONFTEST = """
 from typing import Literal
 from pydantic import Field
 from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
@@ -47,32 +47,84 @@ def probe(spec, ctx):
 
 def pytest_verial_checks():
     return [CheckSpec("probe", Probe, probe)]
-'''
+"""
 
 
 def build(path: Path, run_yaml_scored: bool) -> Project:
     """The scored project: one good file with every kind of criterion, one broken file."""
     project = Project(path)
     project.conftest(CONFTEST)
-    project.benchmark("good", {"benchmark": "leaks", "tasks": [{"id": "t", "criteria": [
-        {"label": "Output names zqlabelcanary",
-         "assertion": {"assert": "output-match", "contains": ["zqfieldcanary"]}},
-        {"label": "Patient id",
-         "assertion": {"assert": "output-match", "fields": [
-             {"path": "patient.id", "expected": "zqidcanary"}]}},
-        {"id": "pattern",
-         "assertion": {"assert": "output-match", "regex": ["zqregexcanary-[0-9]+"]}},
-        {"id": "raises", "assertion": {"assert": "probe", "expected": "zqlocalcanary",
-                                       "mode": "raise"}},
-        {"id": "skips", "assertion": {"assert": "probe", "expected": "zqskipcanary",
-                                      "mode": "skip"}},
-        {"id": "judged", "assertion": {"assert": "llm-rubric",
-                                       "principles": ["Mentions zqprinciplecanary."]}},
-    ]}]})
-    project.benchmark("broken", {"benchmark": "broken", "tasks": [{"id": "t", "criteria": [
-        {"label": "Checks zqbrokenlabelcanary",
-         "assertion": {"assert": "output-match", "regex": ["zqpatterncanary(["]}},
-    ]}]})
+    project.benchmark(
+        "good",
+        {
+            "benchmark": "leaks",
+            "tasks": [
+                {
+                    "id": "t",
+                    "criteria": [
+                        {
+                            "label": "Output names zqlabelcanary",
+                            "assertion": {"assert": "output-match", "contains": ["zqfieldcanary"]},
+                        },
+                        {
+                            "label": "Patient id",
+                            "assertion": {
+                                "assert": "output-match",
+                                "fields": [{"path": "patient.id", "expected": "zqidcanary"}],
+                            },
+                        },
+                        {
+                            "id": "pattern",
+                            "assertion": {
+                                "assert": "output-match",
+                                "regex": ["zqregexcanary-[0-9]+"],
+                            },
+                        },
+                        {
+                            "id": "raises",
+                            "assertion": {
+                                "assert": "probe",
+                                "expected": "zqlocalcanary",
+                                "mode": "raise",
+                            },
+                        },
+                        {
+                            "id": "skips",
+                            "assertion": {
+                                "assert": "probe",
+                                "expected": "zqskipcanary",
+                                "mode": "skip",
+                            },
+                        },
+                        {
+                            "id": "judged",
+                            "assertion": {
+                                "assert": "llm-rubric",
+                                "principles": ["Mentions zqprinciplecanary."],
+                            },
+                        },
+                    ],
+                }
+            ],
+        },
+    )
+    project.benchmark(
+        "broken",
+        {
+            "benchmark": "broken",
+            "tasks": [
+                {
+                    "id": "t",
+                    "criteria": [
+                        {
+                            "label": "Checks zqbrokenlabelcanary",
+                            "assertion": {"assert": "output-match", "regex": ["zqpatterncanary(["]},
+                        },
+                    ],
+                }
+            ],
+        },
+    )
     project.sandbox("t", {"output.json": json.dumps({"patient": {"id": "p-1"}, "note": "x"})})
     project.run_yaml({"agent": "a", "scored": True} if run_yaml_scored else {"agent": "a"})
     return project
@@ -98,8 +150,17 @@ def test_a_scored_run_shows_no_expected_value_anywhere(
     project = build(pytester.path, run_yaml_scored=by_run_yaml)
     flags = () if by_run_yaml else ("--verial-scored",)
     code, output = run_subprocess(
-        project.path, *flags, *style, "-n", workers, "--verial-report", "report.json",
-        "--verial-junit", "task.xml", "--junitxml", "pytest.xml",
+        project.path,
+        *flags,
+        *style,
+        "-n",
+        workers,
+        "--verial-report",
+        "report.json",
+        "--verial-junit",
+        "task.xml",
+        "--junitxml",
+        "pytest.xml",
     )
     assert code == 1, output[-3000:]
     assert "verial summary" in output, output[-3000:]
@@ -119,7 +180,7 @@ def test_a_scored_run_shows_no_expected_value_anywhere(
         assert canary in report, canary
 
 
-EXIT_CONFTEST = '''
+EXIT_CONFTEST = """
 import os
 from typing import Literal
 from pydantic import Field
@@ -133,7 +194,7 @@ def exit_process(spec, ctx):
 
 def pytest_verial_checks():
     return [CheckSpec("exit-process", Exit, exit_process)]
-'''
+"""
 
 
 def test_a_crashed_scored_run_is_recovered_under_its_positional_ids(tmp_path: Path) -> None:
@@ -141,22 +202,44 @@ def test_a_crashed_scored_run_is_recovered_under_its_positional_ids(tmp_path: Pa
     the same ids as the session did and finds its criterion runs."""
     project = Project(tmp_path)
     project.conftest(EXIT_CONFTEST)
-    project.benchmark("crash", {"tasks": [
-        {"id": "first", "criteria": [{"label": "Says zqlabelcanary", "assertion": {
-            "assert": "output-match", "contains": ["hello"]}}]},
-        {"id": "second", "criteria": [{"assertion": {"assert": "exit-process"}}]},
-    ]})
+    project.benchmark(
+        "crash",
+        {
+            "tasks": [
+                {
+                    "id": "first",
+                    "criteria": [
+                        {
+                            "label": "Says zqlabelcanary",
+                            "assertion": {"assert": "output-match", "contains": ["hello"]},
+                        }
+                    ],
+                },
+                {"id": "second", "criteria": [{"assertion": {"assert": "exit-process"}}]},
+            ]
+        },
+    )
     for task in ("first", "second"):
         project.sandbox(task, {"output.md": "hello\n"})
     code, output = run_subprocess(
-        tmp_path, "--verial-scored", "-n", "0", "-p", "no:randomly", "--verial-report",
+        tmp_path,
+        "--verial-scored",
+        "-n",
+        "0",
+        "-p",
+        "no:randomly",
+        "--verial-report",
         "report.json",
     )
     journal = tmp_path / "report.json.journal.jsonl"
     assert journal.exists(), output[-3000:]
     proc = subprocess.run(
         [sys.executable, "-m", "pytest_verial.cli", "report", "--recover", str(journal)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))

@@ -111,7 +111,7 @@ def test_a_url_setting_is_not_a_secret_but_its_password_is(only: None) -> None:
     assert secrets.redact(text) == "cannot connect to postgres://app:***@db:5432/x"
 
 
-ECHO_CONFTEST = '''
+ECHO_CONFTEST = """
 import json, logging, os, warnings
 from typing import Literal
 from urllib.parse import quote_plus
@@ -139,16 +139,26 @@ def echo(spec, ctx):
 
 def pytest_verial_checks():
     return [CheckSpec("echo", Echo, echo)]
-'''
+"""
 
 
 def _echo_project(path: Path) -> Project:
     project = Project(path)
     project.conftest(ECHO_CONFTEST)
-    project.benchmark("b", {"tasks": [{"id": "t", "criteria": [
-        {"id": "c", "assertion": {"assert": "echo"}},
-        {"id": "crash", "assertion": {"assert": "echo", "how": "crash"}},
-    ]}]})
+    project.benchmark(
+        "b",
+        {
+            "tasks": [
+                {
+                    "id": "t",
+                    "criteria": [
+                        {"id": "c", "assertion": {"assert": "echo"}},
+                        {"id": "crash", "assertion": {"assert": "echo", "how": "crash"}},
+                    ],
+                }
+            ]
+        },
+    )
     project.sandbox("t", {"output.md": "x"})
     project.run_yaml({"sources": {"partner": {"api_key_env": "PARTNER_KEY_9"}}})
     return project
@@ -161,9 +171,22 @@ def test_a_key_named_by_run_yaml_is_masked_in_every_output(
     project = _echo_project(pytester.path)
     monkeypatch.setenv("PARTNER_KEY_9", KEY + "\n")
     code, output = run_subprocess(
-        project.path, "-n", workers, "-rA", "-l", "--tb=long",
-        "--verial-report", "report.json", "--verial-junit", "j.xml", "--junitxml", "p.xml",
-        "--log-file", "log.txt", "--log-cli-level", "WARNING",
+        project.path,
+        "-n",
+        workers,
+        "-rA",
+        "-l",
+        "--tb=long",
+        "--verial-report",
+        "report.json",
+        "--verial-junit",
+        "j.xml",
+        "--junitxml",
+        "p.xml",
+        "--log-file",
+        "log.txt",
+        "--log-cli-level",
+        "WARNING",
     )
     assert code == 1, output
     names = ("report.json", "j.xml", "p.xml", "log.txt")
@@ -193,18 +216,53 @@ def test_a_server_url_from_env_is_named_and_a_quoted_token_is_masked(
     sock = _listening_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}/fhir"
     project = Project(pytester.path)
-    project.benchmark("b", {"tasks": [{"id": "t", "criteria": [{"id": "c", "assertion": {
-        "assert": "fhir-resource-state", "resource_type": "Patient", "search": {"name": "x"},
-        "fields": [{"path": "id", "expected": "p1"}]}}]}]})
+    project.benchmark(
+        "b",
+        {
+            "tasks": [
+                {
+                    "id": "t",
+                    "criteria": [
+                        {
+                            "id": "c",
+                            "assertion": {
+                                "assert": "fhir-resource-state",
+                                "resource_type": "Patient",
+                                "search": {"name": "x"},
+                                "fields": [{"path": "id", "expected": "p1"}],
+                            },
+                        }
+                    ],
+                }
+            ]
+        },
+    )
     project.sandbox("t", {"output.md": "x"})
-    project.run_yaml({"sources": {"fhir": {
-        "base_url_env": "FHIR_URL_9", "token_env": "FHIR_TOKEN_9", "timeout": 5, "retries": 0}}})
+    project.run_yaml(
+        {
+            "sources": {
+                "fhir": {
+                    "base_url_env": "FHIR_URL_9",
+                    "token_env": "FHIR_TOKEN_9",
+                    "timeout": 5,
+                    "retries": 0,
+                }
+            }
+        }
+    )
     monkeypatch.setenv("FHIR_URL_9", base + "\n")
     monkeypatch.setenv("FHIR_TOKEN_9", KEY + "\n")  # httpx refuses it, quoting it
     try:
         code, output = run_subprocess(
-            project.path, "-n", workers, "--verial-report", "report.json",
-            "--verial-junit", "j.xml", "--junitxml", "p.xml",
+            project.path,
+            "-n",
+            workers,
+            "--verial-report",
+            "report.json",
+            "--verial-junit",
+            "j.xml",
+            "--junitxml",
+            "p.xml",
         )
     finally:
         sock.close()

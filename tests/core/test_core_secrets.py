@@ -24,8 +24,9 @@ def test_a_secret_echoed_by_a_check_is_masked_in_every_output(
         "def pytest_verial_checks():\n"
         "    return [CheckSpec('echo', Echo, echo)]\n"
     )
-    project.benchmark("b", {"tasks": [{"id": "t", "criteria": [
-        {"id": "c", "assertion": {"assert": "echo"}}]}]})
+    project.benchmark(
+        "b", {"tasks": [{"id": "t", "criteria": [{"id": "c", "assertion": {"assert": "echo"}}]}]}
+    )
     project.sandbox("t", {})  # an empty task folder (issue 9: a missing one is an error)
     monkeypatch.setenv("PARTNER_API_KEY", "pk-live-4242-abcdef")
     result = pytester.runpytest("--verial-report", "report.json", "--verial-junit", "j.xml")

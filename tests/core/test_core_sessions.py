@@ -338,10 +338,15 @@ def test_skip_verification_skips_every_criterion_of_the_task(pytester: pytest.Py
     the task's deterministic criteria are skipped too; other tasks are scored as usual."""
     project = Project(pytester.path)
     says_hello = voice_criterion("greets", "agent", contains=["good morning"])
-    project.benchmark("pa", {"tasks": [
-        {"id": "trusted", "criteria": [says_hello]},
-        {"id": "checked", "criteria": [says_hello]},
-    ]})
+    project.benchmark(
+        "pa",
+        {
+            "tasks": [
+                {"id": "trusted", "criteria": [says_hello]},
+                {"id": "checked", "criteria": [says_hello]},
+            ]
+        },
+    )
     for task in ("trusted", "checked"):
         project.sandbox(task, {"voice/turns.json": [{"speaker": "agent", "text": "Hello."}]})
     project.run_yaml({"tasks": {"trusted": {"skip_verification": True}}})

@@ -71,10 +71,22 @@ class MedplumServer:
 
 
 def _start() -> tuple[subprocess.Popen[str], int]:
-    args = ["node", "--experimental-websocket", str(SERVER_DIR / "server.mjs"), "--port", "0",
-            "--token", TOKEN, "--client-id", CLIENT_ID, "--client-secret", CLIENT_SECRET]
-    proc = subprocess.Popen(args, cwd=SERVER_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    args = [
+        "node",
+        "--experimental-websocket",
+        str(SERVER_DIR / "server.mjs"),
+        "--port",
+        "0",
+        "--token",
+        TOKEN,
+        "--client-id",
+        CLIENT_ID,
+        "--client-secret",
+        CLIENT_SECRET,
+    ]
+    proc = subprocess.Popen(
+        args, cwd=SERVER_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 90
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -89,11 +101,14 @@ def _start() -> tuple[subprocess.Popen[str], int]:
 def _running(resources: list[dict[str, Any]]) -> Iterator[MedplumServer]:
     """A server seeded with ``resources``, stopped by its PID on exit."""
     if shutil.which("node") is None:
-        pytest.skip("node is not installed: the live FHIR tests need Node >= 20 "
-                    "(apt-get install nodejs npm)")
+        pytest.skip(
+            "node is not installed: the live FHIR tests need Node >= 20 "
+            "(apt-get install nodejs npm)"
+        )
     if not (SERVER_DIR / "node_modules" / "@medplum" / "fhir-router").is_dir():
-        pytest.skip("tests/servers/medplum/node_modules is missing: "
-                    "run scripts/setup.d/30-medplum.sh")
+        pytest.skip(
+            "tests/servers/medplum/node_modules is missing: run scripts/setup.d/30-medplum.sh"
+        )
     proc, port = _start()
     server = MedplumServer(f"http://127.0.0.1:{port}", proc.pid)
     try:
@@ -141,9 +156,13 @@ def corpus_dir(tmp_path_factory: pytest.TempPathFactory, corpus: list[dict[str, 
     root = tmp_path_factory.mktemp("corpus") / "fhir"
     root.mkdir()
     third = len(corpus) // 3
-    bundle = {"resourceType": "Bundle", "type": "collection",
-              "entry": [{"fullUrl": f"{r['resourceType']}/{r['id']}", "resource": r}
-                        for r in corpus[:third]]}
+    bundle = {
+        "resourceType": "Bundle",
+        "type": "collection",
+        "entry": [
+            {"fullUrl": f"{r['resourceType']}/{r['id']}", "resource": r} for r in corpus[:third]
+        ],
+    }
     (root / "bundle.json").write_text(json.dumps(bundle), encoding="utf-8")
     with (root / "export.ndjson").open("w", encoding="utf-8") as handle:
         for r in corpus[third : 2 * third]:
@@ -158,8 +177,13 @@ def corpus_dir(tmp_path_factory: pytest.TempPathFactory, corpus: list[dict[str, 
 def live_settings(server: MedplumServer, **extra: Any) -> dict[str, Any]:
     """run.yaml-style settings for the server with a bearer token from the environment."""
     os.environ["VERIAL_TEST_FHIR_TOKEN"] = TOKEN
-    settings = {"base_url": server.base_url, "auth": "bearer",
-                "token_env": "VERIAL_TEST_FHIR_TOKEN", "timeout": 10, "retries": 1,
-                "backoff": 0.01}
+    settings = {
+        "base_url": server.base_url,
+        "auth": "bearer",
+        "token_env": "VERIAL_TEST_FHIR_TOKEN",
+        "timeout": 10,
+        "retries": 1,
+        "backoff": 0.01,
+    }
     settings.update(extra)
     return settings

@@ -19,9 +19,14 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-BUNDLE = {"resourceType": "Bundle", "type": "searchset", "total": 1, "entry": [
-    {"resource": {"resourceType": "Patient", "id": "stub-1", "name": [{"family": "Stub"}]}}
-]}
+BUNDLE = {
+    "resourceType": "Bundle",
+    "type": "searchset",
+    "total": 1,
+    "entry": [
+        {"resource": {"resourceType": "Patient", "id": "stub-1", "name": [{"family": "Stub"}]}}
+    ],
+}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -48,12 +53,28 @@ class _Handler(BaseHTTPRequestHandler):
         fault = self.path.strip("/").split("/", 1)[0]
         bundle = json.dumps(BUNDLE)
         if fault == "html":
-            self._send(200, "<!doctype html><html><body>Sign in to continue</body></html>",
-                       "text/html; charset=utf-8")
+            self._send(
+                200,
+                "<!doctype html><html><body>Sign in to continue</body></html>",
+                "text/html; charset=utf-8",
+            )
         elif fault == "500":
-            self._send(500, json.dumps({"resourceType": "OperationOutcome", "issue": [
-                {"severity": "fatal", "code": "exception", "diagnostics": "database is down"}]}),
-                "application/fhir+json")
+            self._send(
+                500,
+                json.dumps(
+                    {
+                        "resourceType": "OperationOutcome",
+                        "issue": [
+                            {
+                                "severity": "fatal",
+                                "code": "exception",
+                                "diagnostics": "database is down",
+                            }
+                        ],
+                    }
+                ),
+                "application/fhir+json",
+            )
         elif fault in ("flaky", "429") and seen == 1:
             status = 503 if fault == "flaky" else 429
             self._send(status, "busy", "text/plain", {"Retry-After": "0"})
@@ -66,9 +87,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, '{"resourceType": "Bundle", "entry": 5}', "application/fhir+json")
         elif fault == "endless":
             n = len(self.server.hits)
-            page = {"resourceType": "Bundle", "type": "searchset",
-                    "entry": [{"resource": {"resourceType": "Patient", "id": f"p{n}"}}],
-                    "link": [{"relation": "next", "url": f"/endless/Patient?page={n}"}]}
+            page = {
+                "resourceType": "Bundle",
+                "type": "searchset",
+                "entry": [{"resource": {"resourceType": "Patient", "id": f"p{n}"}}],
+                "link": [{"relation": "next", "url": f"/endless/Patient?page={n}"}],
+            }
             self._send(200, json.dumps(page), "application/fhir+json")
         elif fault == "outcome":
             self._send(200, '{"resourceType": "OperationOutcome", "issue": []}', "application/json")

@@ -15,8 +15,14 @@ from silent_server import silent_server
 from pytest_verial.errors import SourceError
 from pytest_verial.fhir.live import LiveFhir
 
-SEARCHES = [{"name": "a"}, {"name": "b"}, {"family": "c"}, {"birthdate": "2020"},
-            {"gender": "male"}, {"identifier": "x"}]
+SEARCHES = [
+    {"name": "a"},
+    {"name": "b"},
+    {"family": "c"},
+    {"birthdate": "2020"},
+    {"gender": "male"},
+    {"identifier": "x"},
+]
 
 
 def _errors(live: LiveFhir) -> list[str]:
@@ -30,16 +36,25 @@ def _errors(live: LiveFhir) -> list[str]:
 
 def test_a_silent_server_costs_one_deadline_not_one_timeout_per_search() -> None:
     with silent_server() as server:
-        live = LiveFhir({"base_url": f"{server.origin}/fhir", "timeout": 0.4, "retries": 3,
-                         "backoff": 0.01, "deadline": 1})
+        live = LiveFhir(
+            {
+                "base_url": f"{server.origin}/fhir",
+                "timeout": 0.4,
+                "retries": 3,
+                "backoff": 0.01,
+                "deadline": 1,
+            }
+        )
         messages = _errors(live)
         live.close()
         # the first search spends the deadline (at most 1 + retries attempts); no other sends
         assert 1 <= server.accepted <= 4
         assert live.requests_sent == server.accepted
     for message in messages[1:]:
-        assert message == (f"FHIR server {server.origin}/fhir/: the task run's deadline of 1 s "
-                           "(sources.fhir.deadline) passed; no further request sent")
+        assert message == (
+            f"FHIR server {server.origin}/fhir/: the task run's deadline of 1 s "
+            "(sources.fhir.deadline) passed; no further request sent"
+        )
     assert "deadline" in messages[0]
     assert all("\n" not in m for m in messages)
 
@@ -47,9 +62,17 @@ def test_a_silent_server_costs_one_deadline_not_one_timeout_per_search() -> None
 def test_the_deadline_covers_the_token_request(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VERIAL_TEST_DEADLINE_SECRET", "s")
     with silent_server() as server:
-        live = LiveFhir({"base_url": f"{server.origin}/fhir", "timeout": 0.4, "retries": 1,
-                         "deadline": 0.6, "token_url": f"{server.origin}/token",
-                         "client_id": "c", "client_secret_env": "VERIAL_TEST_DEADLINE_SECRET"})
+        live = LiveFhir(
+            {
+                "base_url": f"{server.origin}/fhir",
+                "timeout": 0.4,
+                "retries": 1,
+                "deadline": 0.6,
+                "token_url": f"{server.origin}/token",
+                "client_id": "c",
+                "client_secret_env": "VERIAL_TEST_DEADLINE_SECRET",
+            }
+        )
         messages = _errors(live)
         live.close()
         assert 1 <= server.accepted <= 2

@@ -21,8 +21,10 @@ from pytest_verial.fhir.live import LiveFhir
 from pytest_verial.fhir.query import build_query
 from pytest_verial.fhir.snapshot import FhirSnapshot
 
-LOINC, SNOMED, RX = "http://loinc.org", "http://snomed.info/sct", (
-    "http://www.nlm.nih.gov/research/umls/rxnorm"
+LOINC, SNOMED, RX = (
+    "http://loinc.org",
+    "http://snomed.info/sct",
+    ("http://www.nlm.nih.gov/research/umls/rxnorm"),
 )
 MRN = "http://hospital.example.org/mrn"
 
@@ -108,8 +110,10 @@ SEARCHES: list[tuple[str, dict[str, Any]]] = [
     ("Patient", {"_lastUpdated": "ge2025-01-01T00:00:00Z"}),
     # uri, tags
     ("Patient", {"_profile": "http://hl7.org/fhir/us/core/StructureDefinition/us-core-patient"}),
-    ("Patient", {"_profile": "http://hl7.org/fhir/us/core/StructureDefinition/other",
-                 "gender": "female"}),
+    (
+        "Patient",
+        {"_profile": "http://hl7.org/fhir/us/core/StructureDefinition/other", "gender": "female"},
+    ),
     ("Encounter", {"_tag": "https://synthetichealth.github.io/synthea|generated"}),
     ("Encounter", {"_tag": "generated", "class": "AMB"}),
     # :missing
@@ -146,13 +150,23 @@ def test_corpus_is_large_enough(corpus: list[dict[str, Any]]) -> None:
     types = {r["resourceType"] for r in corpus}
     assert len(corpus) >= 300
     assert len(SEARCHES) >= 60
-    assert {"Patient", "Encounter", "Observation", "Condition", "MedicationRequest",
-            "Appointment", "ServiceRequest", "Coverage"} <= types
+    assert {
+        "Patient",
+        "Encounter",
+        "Observation",
+        "Condition",
+        "MedicationRequest",
+        "Appointment",
+        "ServiceRequest",
+        "Coverage",
+    } <= types
 
 
-@pytest.mark.parametrize(("rtype", "search"), SEARCHES, ids=[
-    f"{t}?{'&'.join(f'{k}={v}' for k, v in s.items())}" for t, s in SEARCHES
-])
+@pytest.mark.parametrize(
+    ("rtype", "search"),
+    SEARCHES,
+    ids=[f"{t}?{'&'.join(f'{k}={v}' for k, v in s.items())}" for t, s in SEARCHES],
+)
 def test_snapshot_matches_server(
     snapshot: FhirSnapshot, live: LiveFhir, rtype: str, search: dict[str, Any]
 ) -> None:
@@ -212,27 +226,34 @@ def test_reference_type_modifier(
     snapshot: FhirSnapshot, live: LiveFhir, corpus: list[dict[str, Any]]
 ) -> None:
     """``subject:Patient=pat6`` means ``subject=Patient/pat6``; Medplum finds nothing for it."""
-    expected = sorted(r["id"] for r in corpus if r["resourceType"] == "Observation"
-                      and r["subject"]["reference"] == "Patient/pat6")
+    expected = sorted(
+        r["id"]
+        for r in corpus
+        if r["resourceType"] == "Observation" and r["subject"]["reference"] == "Patient/pat6"
+    )
     assert expected
     assert sorted(_snapshot_ids(snapshot, "Observation", {"subject:Patient": "pat6"})) == expected
     assert sorted(_server_ids(live, "Observation", {"subject": "Patient/pat6"})) == expected
     assert _snapshot_ids(snapshot, "Observation", {"subject:Group": "pat6"}) == []
     # a bare id on a parameter with several target types (Medplum wants Type/id there)
-    payor = sorted(r["id"] for r in corpus if r["resourceType"] == "Coverage"
-                   and r["payor"][0]["reference"] == "Organization/org2")
+    payor = sorted(
+        r["id"]
+        for r in corpus
+        if r["resourceType"] == "Coverage" and r["payor"][0]["reference"] == "Organization/org2"
+    )
     assert payor and sorted(_snapshot_ids(snapshot, "Coverage", {"payor": "org2"})) == payor
 
 
-def test_chained_search_folds_accents(
-    snapshot: FhirSnapshot, corpus: list[dict[str, Any]]
-) -> None:
+def test_chained_search_folds_accents(snapshot: FhirSnapshot, corpus: list[dict[str, Any]]) -> None:
     garcia = set(_patients(corpus, lambda r: r["name"][0]["family"] == "García"))
-    expected = sorted(r["id"] for r in corpus if r["resourceType"] == "Appointment"
-                      and r["participant"][1]["actor"]["reference"][8:] in garcia)
+    expected = sorted(
+        r["id"]
+        for r in corpus
+        if r["resourceType"] == "Appointment"
+        and r["participant"][1]["actor"]["reference"][8:] in garcia
+    )
     assert expected
     assert sorted(_snapshot_ids(snapshot, "Appointment", {"patient.family": "garcia"})) == expected
-
 
 
 def _quantities(corpus: list[dict[str, Any]], code: str) -> list[tuple[str, Decimal]]:

@@ -32,22 +32,28 @@ def test_fast_path_gives_what_fhirpathpy_gives(corpus: list[dict[str, Any]]) -> 
     assert fast > 150 and checked > 5000
 
 
-@pytest.mark.parametrize("expression", [
-    "Observation.value.ofType(Quantity)",
-    "(Condition.onset as dateTime) | (Condition.onset as Period)",
-    "Patient.name.given",
-    "Appointment.participant.actor",
-])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "Observation.value.ofType(Quantity)",
+        "(Condition.onset as dateTime) | (Condition.onset as Period)",
+        "Patient.name.given",
+        "Appointment.participant.actor",
+    ],
+)
 def test_fast_path_is_used_for_plain_paths(expression: str) -> None:
     assert fhirpath._fast(expression) is not None
 
 
-@pytest.mark.parametrize("expression", [
-    "Patient.name.where(use = 'official')",
-    "Observation.value.unit",          # through a choice: left to fhirpathpy
-    "name.given",                       # no type: relative paths go to fhirpathpy
-    "Patient.extension.value.code",
-])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "Patient.name.where(use = 'official')",
+        "Observation.value.unit",  # through a choice: left to fhirpathpy
+        "name.given",  # no type: relative paths go to fhirpathpy
+        "Patient.extension.value.code",
+    ],
+)
 def test_other_expressions_go_to_fhirpathpy(expression: str) -> None:
     assert fhirpath._fast(expression) is None
 
@@ -56,22 +62,35 @@ def test_compiled_once_and_cached() -> None:
     expression = "Patient.name.where(family.startsWith('Sm')).given"
     first = fhirpath.compiled(expression)
     assert fhirpath.compiled(expression) is first
-    patient = {"resourceType": "Patient", "name": [{"family": "Smith", "given": ["John"]},
-                                                    {"family": "Jones", "given": ["Ann"]}]}
+    patient = {
+        "resourceType": "Patient",
+        "name": [{"family": "Smith", "given": ["John"]}, {"family": "Jones", "given": ["Ann"]}],
+    }
     assert first(patient) == ["John"]
     assert fhirpath.evaluate_uncompiled(expression, patient) == ["John"]
 
 
 def test_results_are_plain_json_values() -> None:
-    obs = {"resourceType": "Observation", "valueQuantity": {"value": 5.5, "unit": "kg"},
-           "component": [{"valueInteger": 3}]}
+    obs = {
+        "resourceType": "Observation",
+        "valueQuantity": {"value": 5.5, "unit": "kg"},
+        "component": [{"valueInteger": 3}],
+    }
     assert fhirpath.evaluate("Observation.value.value * 2", obs) == [11.0]
     assert fhirpath.evaluate("component.value", obs) == [3]
 
 
-@pytest.mark.parametrize("expression", [
-    "Patient.name.(", "Patient..name", "name.where(", "%%%", "a b", "name[0",
-])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "Patient.name.(",
+        "Patient..name",
+        "name.where(",
+        "%%%",
+        "a b",
+        "name[0",
+    ],
+)
 def test_invalid_syntax_is_a_check_error(expression: str) -> None:
     with pytest.raises(CheckError, match="invalid FHIRPath"):
         fhirpath.compiled(expression)
@@ -97,7 +116,8 @@ def test_package_data_is_what_the_extract_script_writes(tmp_path: Any) -> None:
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    committed = json.loads((root / "src/pytest_verial/fhir/data/search-parameters-r4.json")
-                           .read_text(encoding="utf-8"))
+    committed = json.loads(
+        (root / "src/pytest_verial/fhir/data/search-parameters-r4.json").read_text(encoding="utf-8")
+    )
     assert module.extract(source) == committed
     assert committed["params"]["Appointment"]["patient"][0] == "reference"

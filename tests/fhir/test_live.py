@@ -19,10 +19,14 @@ from pytest_verial.fhir.query import build_query
 def test_verial_example_runs_unchanged_against_the_server(medplum: MedplumServer) -> None:
     outcome = run(LiveFhir(live_settings(medplum)), VERIAL_EXAMPLE)
     assert outcome.score == 1.0
-    assert outcome.evidence["field_results"] == [{
-        "path": "participant.0.actor.display", "expected": "Dr. Rivera",
-        "actual": "Dr. Rivera", "passed": True,
-    }]
+    assert outcome.evidence["field_results"] == [
+        {
+            "path": "participant.0.actor.display",
+            "expected": "Dr. Rivera",
+            "actual": "Dr. Rivera",
+            "passed": True,
+        }
+    ]
     resource = outcome.evidence["resource"]
     assert resource["type"] == "Appointment" and resource["id"] == "appt-john-smith"  # type: ignore[index]
     assert resource["version"]  # type: ignore[index]  # the server's meta.versionId
@@ -54,8 +58,12 @@ def test_missing_token_variable_names_the_variable(medplum: MedplumServer) -> No
 
 def test_oauth2_client_credentials(medplum: MedplumServer) -> None:
     os.environ["VERIAL_TEST_CLIENT_SECRET"] = CLIENT_SECRET
-    settings = {"base_url": medplum.base_url, "token_url": medplum.token_url,
-                "client_id": CLIENT_ID, "client_secret_env": "VERIAL_TEST_CLIENT_SECRET"}
+    settings = {
+        "base_url": medplum.base_url,
+        "token_url": medplum.token_url,
+        "client_id": CLIENT_ID,
+        "client_secret_env": "VERIAL_TEST_CLIENT_SECRET",
+    }
     live = LiveFhir(settings)
     assert live.auth == "client_credentials"
     medplum.reset_log()
@@ -67,8 +75,14 @@ def test_oauth2_client_credentials(medplum: MedplumServer) -> None:
 
 def test_oauth2_wrong_secret(medplum: MedplumServer) -> None:
     os.environ["VERIAL_TEST_BAD_SECRET"] = "wrong"
-    live = LiveFhir({"base_url": medplum.base_url, "token_url": medplum.token_url,
-                     "client_id": CLIENT_ID, "client_secret_env": "VERIAL_TEST_BAD_SECRET"})
+    live = LiveFhir(
+        {
+            "base_url": medplum.base_url,
+            "token_url": medplum.token_url,
+            "client_id": CLIENT_ID,
+            "client_secret_env": "VERIAL_TEST_BAD_SECRET",
+        }
+    )
     with pytest.raises(SourceError, match="refused the client credentials") as info:
         run(live, VERIAL_EXAMPLE)
     assert "wrong" not in str(info.value)
@@ -79,8 +93,9 @@ def test_paging_follows_next_links(medplum: MedplumServer, corpus: list[dict[str
     live = LiveFhir(live_settings(medplum))
     medplum.reset_log()
     result = live.search(build_query("Observation", {"status": "final"}), need_all=True)
-    expected = sorted(r["id"] for r in corpus
-                      if r["resourceType"] == "Observation" and r["status"] == "final")
+    expected = sorted(
+        r["id"] for r in corpus if r["resourceType"] == "Observation" and r["status"] == "final"
+    )
     assert len(expected) > 40
     assert sorted(r["id"] for r in result.resources) == expected
     assert result.total == len(expected)
@@ -101,12 +116,25 @@ def test_count_limits_the_pages_read(medplum: MedplumServer) -> None:
 def test_first_match_reads_one_page_only(medplum: MedplumServer) -> None:
     live = LiveFhir(live_settings(medplum))
     medplum.reset_log()
-    outcome = run(live, {"resource_type": "Observation", "search": {"status": "final"},
-                         "fields": [{"path": "status", "expected": "final"}]})
+    outcome = run(
+        live,
+        {
+            "resource_type": "Observation",
+            "search": {"status": "final"},
+            "fields": [{"path": "status", "expected": "final"}],
+        },
+    )
     assert outcome.score == 1.0 and outcome.evidence["total"] > 20
     assert len(medplum.requests()) == 1
-    all_pages = run(live, {"resource_type": "Observation", "search": {"status": "final"},
-                           "match": "all", "fields": [{"path": "status", "expected": "final"}]})
+    all_pages = run(
+        live,
+        {
+            "resource_type": "Observation",
+            "search": {"status": "final"},
+            "match": "all",
+            "fields": [{"path": "status", "expected": "final"}],
+        },
+    )
     assert all_pages.score == 1.0
     assert len(medplum.requests()) > 2  # the rest of the pages, the first one reused
 
@@ -116,8 +144,14 @@ def test_one_request_per_distinct_search(medplum: MedplumServer) -> None:
     medplum.reset_log()
     searches = [{"status": "booked"}, {"patient": "Patient/john-smith"}, {"status": "proposed"}]
     for i in range(30):
-        run(live, {"resource_type": "Appointment", "search": searches[i % 3],
-                   "fields": [{"path": "status", "expected": "booked"}]})
+        run(
+            live,
+            {
+                "resource_type": "Appointment",
+                "search": searches[i % 3],
+                "fields": [{"path": "status", "expected": "booked"}],
+            },
+        )
     assert len(medplum.requests()) == 3
 
 
@@ -130,8 +164,9 @@ def test_wrong_base_url_is_a_404_naming_the_url(medplum: MedplumServer) -> None:
 def test_unknown_search_parameter_is_refused_before_sending(medplum: MedplumServer) -> None:
     live = LiveFhir(live_settings(medplum))
     medplum.reset_log()
-    with pytest.raises(CheckError, match="unknown search parameter 'pateint' for Appointment; "
-                                         "did you mean patient"):
+    with pytest.raises(
+        CheckError, match="unknown search parameter 'pateint' for Appointment; did you mean patient"
+    ):
         run(live, {"resource_type": "Appointment", "search": {"pateint": "Patient/x"}})
     assert medplum.requests() == []
 
@@ -140,8 +175,9 @@ def test_unknown_search_parameter_is_refused_before_sending(medplum: MedplumServ
 
 
 def _stub_live(origin: str, fault: str, **extra: Any) -> LiveFhir:
-    return LiveFhir({"base_url": f"{origin}/{fault}", "retries": 2, "backoff": 0.01,
-                     "timeout": 5, **extra})
+    return LiveFhir(
+        {"base_url": f"{origin}/{fault}", "retries": 2, "backoff": 0.01, "timeout": 5, **extra}
+    )
 
 
 def test_server_error_500_after_retries() -> None:
@@ -159,8 +195,9 @@ def test_retry_on_503_and_429(fault: str) -> None:
 
 
 def test_html_instead_of_json() -> None:
-    with stub_server() as stub, pytest.raises(
-        SourceError, match=r"answered text/html.*not FHIR JSON.*Sign in"
+    with (
+        stub_server() as stub,
+        pytest.raises(SourceError, match=r"answered text/html.*not FHIR JSON.*Sign in"),
     ):
         run(_stub_live(stub.origin, "html"), {"resource_type": "Patient"})
 
@@ -170,10 +207,13 @@ def test_invalid_json_body() -> None:
         run(_stub_live(stub.origin, "notjson"), {"resource_type": "Patient"})
 
 
-@pytest.mark.parametrize(("fault", "message"), [
-    ("badbundle", "Bundle.entry and Bundle.link must be lists"),
-    ("outcome", "expected a Bundle, got 'OperationOutcome'"),
-])
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("badbundle", "Bundle.entry and Bundle.link must be lists"),
+        ("outcome", "expected a Bundle, got 'OperationOutcome'"),
+    ],
+)
 def test_malformed_search_answers(fault: str, message: str) -> None:
     with stub_server() as stub, pytest.raises(SourceError, match=message):
         run(_stub_live(stub.origin, fault), {"resource_type": "Patient"})
@@ -191,7 +231,9 @@ def test_unreachable_server_names_url_and_cause() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     live = LiveFhir({"base_url": f"http://127.0.0.1:{port}/fhir", "retries": 0})
-    with pytest.raises(SourceError, match=rf"unreachable: GET http://127.0.0.1:{port}/fhir/Patient"):
+    with pytest.raises(
+        SourceError, match=rf"unreachable: GET http://127.0.0.1:{port}/fhir/Patient"
+    ):
         run(live, {"resource_type": "Patient"})
 
 

@@ -17,8 +17,9 @@ from stub_server import stub_server
 from pytest_verial.errors import SourceError
 from pytest_verial.fhir.live import LiveFhir
 
-PENICILLIN = [{"path": "medicationCodeableConcept.text", "op": "contains",
-               "expected": "Penicillin"}]
+PENICILLIN = [
+    {"path": "medicationCodeableConcept.text", "op": "contains", "expected": "Penicillin"}
+]
 ALL_ORDERS: dict[str, Any] = {"resource_type": "MedicationRequest", "search": {"intent": "order"}}
 
 
@@ -26,13 +27,16 @@ def _live(server: MedplumServer, max_pages: int) -> LiveFhir:
     return LiveFhir(live_settings(server, max_pages=max_pages))
 
 
-@pytest.mark.parametrize("extra", [
-    {"match": "none", "fields": PENICILLIN},
-    {"match": "any", "fields": PENICILLIN},
-    {"match": "all", "fields": PENICILLIN},
-    {"count": 0},
-    {"match": "first", "count": {"op": "gte", "expected": 1}},
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"match": "none", "fields": PENICILLIN},
+        {"match": "any", "fields": PENICILLIN},
+        {"match": "all", "fields": PENICILLIN},
+        {"count": 0},
+        {"match": "first", "count": {"op": "gte", "expected": 1}},
+    ],
+)
 def test_partial_paging_is_an_error_saying_how_much_was_read(
     medplum_synthea: MedplumServer, extra: dict[str, Any]
 ) -> None:
@@ -75,7 +79,8 @@ def test_a_first_criterion_still_scores_after_an_incomplete_one(
 def test_without_total_says_at_least() -> None:
     with stub_server() as stub:
         live = LiveFhir({"base_url": f"{stub.origin}/endless", "max_pages": 4, "retries": 0})
-        with pytest.raises(SourceError,
-                           match=r"read 4 results, of at least 5; more pages remained"):
+        with pytest.raises(
+            SourceError, match=r"read 4 results, of at least 5; more pages remained"
+        ):
             run(live, {"resource_type": "Patient", "match": "all"})
         assert len(stub.hits) == 4

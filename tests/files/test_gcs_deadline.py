@@ -33,8 +33,10 @@ def test_a_silent_bucket_costs_one_deadline_not_one_timeout_per_read() -> None:
             source.entries()
         source.close()
         accepted = server.accepted
-    expected = ("gs://b/task/sftp/: the task run's deadline of 1 s (sources.files.deadline) "
-                "passed; no further request sent")
+    expected = (
+        "gs://b/task/sftp/: the task run's deadline of 1 s (sources.files.deadline) "
+        "passed; no further request sent"
+    )
     assert str(listing.value) == expected
     assert messages[-1] == expected
     assert sum(m == expected for m in messages) >= 3

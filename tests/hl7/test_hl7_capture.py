@@ -20,9 +20,17 @@ from pytest_verial.hl7.capture import CaptureProcess
 from pytest_verial.sources.hl7 import _snapshot_dir
 
 VALID = Path(__file__).parent / "corpus" / "valid"
-TEMPLATES = [(VALID / n).read_bytes().decode() for n in
-             ("adt_a01.hl7", "adt_a04.hl7", "adt_a08.hl7", "oru_r01.hl7", "orm_o01.hl7",
-              "siu_s12.hl7")]
+TEMPLATES = [
+    (VALID / n).read_bytes().decode()
+    for n in (
+        "adt_a01.hl7",
+        "adt_a04.hl7",
+        "adt_a08.hl7",
+        "oru_r01.hl7",
+        "orm_o01.hl7",
+        "siu_s12.hl7",
+    )
+]
 
 
 def numbered(i: int) -> str:
@@ -60,8 +68,13 @@ def test_500_messages_acked_and_recorded(verial_hl7_capture: CaptureProcess, run
     # the recorded events are a source the check reads
     source = _snapshot_dir(verial_hl7_capture.out_path.parent.parent)
     assert len(source.messages()) == 500
-    result = run_hl7(source, {"correlate_by": {"control_id": "CAP00123"},
-                              "fields": [{"path": "OBX[2].5", "expected": "0.91"}]})
+    result = run_hl7(
+        source,
+        {
+            "correlate_by": {"control_id": "CAP00123"},
+            "fields": [{"path": "OBX[2].5", "expected": "0.91"}],
+        },
+    )
     assert result["status"] == "passed", result["details"]
 
 
@@ -71,9 +84,11 @@ def test_malformed_message_gets_ae_and_is_recorded_with_its_error(
     async def go() -> list[bytes]:
         reader, writer = await open_hl7_connection("127.0.0.1", verial_hl7_capture.port)
         replies = []
-        for block in (b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|BAD1|P|\rPID|1",  # no MSH-12
-                      b"\x00\x01garbage",
-                      numbered(1).encode()):
+        for block in (
+            b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|BAD1|P|\rPID|1",  # no MSH-12
+            b"\x00\x01garbage",
+            numbered(1).encode(),
+        ):
             writer.writeblock(block)
             await writer.drain()
             replies.append(await asyncio.wait_for(reader.readblock(), 10))
@@ -124,9 +139,19 @@ def test_concurrent_clients(verial_hl7_capture: CaptureProcess) -> None:
 def test_cli_hl7_capture_process(tmp_path: Path) -> None:
     out = tmp_path / "events.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest_verial.cli", "hl7-capture", "--port", "0", "--out",
-         str(out)],
-        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        [
+            sys.executable,
+            "-m",
+            "pytest_verial.cli",
+            "hl7-capture",
+            "--port",
+            "0",
+            "--out",
+            str(out),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
         assert proc.stderr is not None

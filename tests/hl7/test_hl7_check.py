@@ -42,9 +42,16 @@ def corpus_source() -> Hl7Snapshot:
 def test_segment_separators_all_read_the_same(tmp_path: Path, run_hl7: Any, separator: str) -> None:
     text = raw("oru_r01.hl7").replace("\r", separator)
     source = sandbox(tmp_path, a__hl7=text)
-    result = run_hl7(source, {"correlate_by": {"MSH.9.1": "ORU", "MSH.9.2": "R01"},
-                              "fields": [{"path": "OBX[2].5", "expected": "0.91"},
-                                         {"path": "PID.5.1", "expected": "CHEN"}]})
+    result = run_hl7(
+        source,
+        {
+            "correlate_by": {"MSH.9.1": "ORU", "MSH.9.2": "R01"},
+            "fields": [
+                {"path": "OBX[2].5", "expected": "0.91"},
+                {"path": "PID.5.1", "expected": "CHEN"},
+            ],
+        },
+    )
     assert result["status"] == "passed", result["details"]
     assert result["evidence"]["message"]["control_id"] == "QD-ORU-88120455"
     assert result["evidence"]["message"]["type"] == "ORU^R01^ORU_R01"
@@ -55,8 +62,13 @@ def test_mllp_framed_file_with_several_messages(tmp_path: Path, run_hl7: Any) ->
     source = sandbox(tmp_path, stream__hl7=framed.encode("utf-8"))
     assert [m.trigger_event for m in source.messages()] == ["A01", "A08", "S12"]
     assert source.messages()[1].origin.endswith("stream.hl7 message 2")
-    result = run_hl7(source, {"correlate_by": {"trigger_event": "S12"},
-                              "fields": [{"path": "AIS.3.1", "expected": "72148"}]})
+    result = run_hl7(
+        source,
+        {
+            "correlate_by": {"trigger_event": "S12"},
+            "fields": [{"path": "AIS.3.1", "expected": "72148"}],
+        },
+    )
     assert result["status"] == "passed"
 
 
@@ -68,28 +80,37 @@ def test_unframed_file_with_several_messages_and_batch_envelope(tmp_path: Path) 
 
 def test_correlate_by_any_field_path_and_trigger(run_hl7: Any) -> None:
     source = corpus_source()
-    by_mrn = run_hl7(source, {"correlate_by": {"PID.3.1": "VO0077123", "trigger_event": "O01"},
-                              "fields": [{"path": "OBR.4.1", "expected": "72148"}]})
+    by_mrn = run_hl7(
+        source,
+        {
+            "correlate_by": {"PID.3.1": "VO0077123", "trigger_event": "O01"},
+            "fields": [{"path": "OBR.4.1", "expected": "72148"}],
+        },
+    )
     assert by_mrn["status"] == "passed"
     assert by_mrn["evidence"]["message"]["control_id"] == "VO-ORM-000412"
     # a repeated identifier matches on any repetition ([*] in correlate_by)
-    by_member = run_hl7(source, {"correlate_by": {"PID.3[*].1": "W123456789", "trigger_event":
-                                                  "A08"}})
+    by_member = run_hl7(
+        source, {"correlate_by": {"PID.3[*].1": "W123456789", "trigger_event": "A08"}}
+    )
     assert by_member["evidence"]["message"]["control_id"] == "ADT20240316004410"
     one_of = run_hl7(source, {"correlate_by": {"trigger_event": ["A04", "A05"]}})
     assert one_of["evidence"]["message"]["trigger_event"] == "A04"
 
 
 def test_field_failures_give_partial_score_and_field_results(run_hl7: Any) -> None:
-    result = run_hl7(corpus_source(), {
-        "correlate_by": {"message_type": "ADT", "trigger_event": "A01"},
-        "fields": [
-            {"path": "PID.5.1", "expected": "CHEN"},
-            {"path": "PID.5.2", "expected": "MARIE"},
-            {"path": "PV1.2", "expected": "I"},
-            {"path": "PID.3[2].1", "expected": "W123456789"},
-        ],
-    })
+    result = run_hl7(
+        corpus_source(),
+        {
+            "correlate_by": {"message_type": "ADT", "trigger_event": "A01"},
+            "fields": [
+                {"path": "PID.5.1", "expected": "CHEN"},
+                {"path": "PID.5.2", "expected": "MARIE"},
+                {"path": "PV1.2", "expected": "I"},
+                {"path": "PID.3[2].1", "expected": "W123456789"},
+            ],
+        },
+    )
     assert result["score"] == 0.75
     assert result["status"] == "failed"
     rows = result["evidence"]["field_results"]
@@ -99,14 +120,20 @@ def test_field_failures_give_partial_score_and_field_results(run_hl7: Any) -> No
 
 def test_ops_and_wildcard_quantifiers(run_hl7: Any) -> None:
     base = {"correlate_by": {"trigger_event": "R01"}}
-    result = run_hl7(corpus_source(), {**base, "fields": [
-        {"path": "OBX[*].8", "expected": "H"},                                   # any
-        {"path": "OBX[*].11", "expected": "F", "quantifier": "all"},             # all final
-        {"path": "OBX[*].8", "expected": "N", "quantifier": "all"},              # not all N
-        {"path": "OBX[1].5", "op": "gt", "expected": 99},
-        {"path": "OBX[9].5", "op": "absent"},
-        {"path": "PID.3[*].1", "op": "regex", "expected": "^MRN\\d+$"},
-    ]})
+    result = run_hl7(
+        corpus_source(),
+        {
+            **base,
+            "fields": [
+                {"path": "OBX[*].8", "expected": "H"},  # any
+                {"path": "OBX[*].11", "expected": "F", "quantifier": "all"},  # all final
+                {"path": "OBX[*].8", "expected": "N", "quantifier": "all"},  # not all N
+                {"path": "OBX[1].5", "op": "gt", "expected": 99},
+                {"path": "OBX[9].5", "op": "absent"},
+                {"path": "PID.3[*].1", "op": "regex", "expected": "^MRN\\d+$"},
+            ],
+        },
+    )
     passed = [r["passed"] for r in result["evidence"]["field_results"]]
     assert passed == [True, True, False, True, True, True]
     assert result["evidence"]["field_results"][2]["actual"] == ["H", "N", "N", "N", "A"]
@@ -123,23 +150,29 @@ def test_events_latest_first_any_all(tmp_path: Path, run_hl7: Any) -> None:
     a08 = raw("adt_a08.hl7")
     older = a08.replace("ADT20240316004410", "OLD1").replace("4W^415^A", "4W^401^A")
     newer = a08.replace("ADT20240316004410", "NEW1")
-    source = events_file(tmp_path, [
-        {"type": "hl7_outbound", "payload": newer, "created_at": "2024-03-16T14:05:00Z"},
-        {"type": "fhir_request", "payload": "GET /Patient"},
-        {"type": "hl7_outbound", "payload": older, "created_at": "2024-03-16T13:00:00Z"},
-    ])
+    source = events_file(
+        tmp_path,
+        [
+            {"type": "hl7_outbound", "payload": newer, "created_at": "2024-03-16T14:05:00Z"},
+            {"type": "fhir_request", "payload": "GET /Patient"},
+            {"type": "hl7_outbound", "payload": older, "created_at": "2024-03-16T13:00:00Z"},
+        ],
+    )
     fields = [{"path": "PV1.3.2", "expected": "401"}]
     latest = run_hl7(source, {"correlate_by": {"trigger_event": "A08"}, "fields": fields})
     assert latest["evidence"]["message"]["control_id"] == "NEW1"  # by created_at, not row order
     assert latest["score"] == 0 and "latest of 2 matching messages" in latest["details"]
-    first = run_hl7(source, {"correlate_by": {"trigger_event": "A08"}, "fields": fields,
-                             "match": "first"})
+    first = run_hl7(
+        source, {"correlate_by": {"trigger_event": "A08"}, "fields": fields, "match": "first"}
+    )
     assert first["evidence"]["message"]["control_id"] == "OLD1" and first["score"] == 1
-    best = run_hl7(source, {"correlate_by": {"trigger_event": "A08"}, "fields": fields,
-                            "match": "any"})
+    best = run_hl7(
+        source, {"correlate_by": {"trigger_event": "A08"}, "fields": fields, "match": "any"}
+    )
     assert best["evidence"]["message"]["control_id"] == "OLD1"
-    every = run_hl7(source, {"correlate_by": {"trigger_event": "A08"}, "fields": fields,
-                             "match": "all"})
+    every = run_hl7(
+        source, {"correlate_by": {"trigger_event": "A08"}, "fields": fields, "match": "all"}
+    )
     assert every["score"] == 0.5
     assert every["evidence"]["message"]["control_id"] == "NEW1"  # the worst one is shown
     assert [m["control_id"] for m in every["evidence"]["messages"]] == ["OLD1", "NEW1"]
@@ -158,10 +191,17 @@ def test_empty_sandbox_is_no_target_not_an_error(tmp_path: Path, run_hl7: Any) -
 
 
 def test_rejected_capture_rows_are_counted_not_candidates(tmp_path: Path, run_hl7: Any) -> None:
-    source = events_file(tmp_path, [
-        {"type": "hl7_outbound", "payload": "garbage", "ack_code": "AE",
-         "error": "message starts with 'gar', not MSH"},
-    ])
+    source = events_file(
+        tmp_path,
+        [
+            {
+                "type": "hl7_outbound",
+                "payload": "garbage",
+                "ack_code": "AE",
+                "error": "message starts with 'gar', not MSH",
+            },
+        ],
+    )
     result = run_hl7(source, {"correlate_by": {"trigger_event": "A01"}})
     assert result["status"] == "failed"
     assert result["evidence"]["rejected"] == 1
@@ -190,8 +230,10 @@ def test_malformed_corpus_has_twenty_samples() -> None:
         ('{"type": "hl7_outbound", "payload": \n', "events.jsonl:1: invalid JSON line"),
         ('["not", "an", "object"]\n', "events.jsonl:1: expected an event object"),
         ('{"type": "hl7_outbound"}\n', "events.jsonl:1: hl7_outbound event has no 'payload'"),
-        ('{"type": "voice_turn"}\n{"type": "hl7_outbound", "payload": "PID|1"}\n',
-         "events.jsonl:2: segment 1"),
+        (
+            '{"type": "voice_turn"}\n{"type": "hl7_outbound", "payload": "PID|1"}\n',
+            "events.jsonl:2: segment 1",
+        ),
     ],
 )
 def test_malformed_events_name_file_and_line(
@@ -222,11 +264,17 @@ def test_bad_assertions_are_refused_at_validation(assertion: dict[str, Any], fra
 
 def test_wildcard_over_no_segments_is_a_missing_value(run_hl7: Any) -> None:
     """An ADT has no OBX: ``OBX[*].5`` is absent (so ``op: absent`` passes, any other fails)."""
-    result = run_hl7(corpus_source(), {"correlate_by": {"trigger_event": "A04"}, "fields": [
-        {"path": "OBX[*].5", "op": "absent"},
-        {"path": "OBX[*].5", "op": "absent", "quantifier": "all"},
-        {"path": "OBX[*].5", "op": "exists"},
-        {"path": "OBX[*].11", "expected": "F", "quantifier": "all"},
-    ]})
+    result = run_hl7(
+        corpus_source(),
+        {
+            "correlate_by": {"trigger_event": "A04"},
+            "fields": [
+                {"path": "OBX[*].5", "op": "absent"},
+                {"path": "OBX[*].5", "op": "absent", "quantifier": "all"},
+                {"path": "OBX[*].5", "op": "exists"},
+                {"path": "OBX[*].11", "expected": "F", "quantifier": "all"},
+            ],
+        },
+    )
     passed = [r["passed"] for r in result["evidence"]["field_results"]]
     assert passed == [True, True, False, False]

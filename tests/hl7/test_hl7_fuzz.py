@@ -13,8 +13,17 @@ from pytest_verial.hl7.paths import get
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 SAMPLES = [decode(p.read_bytes()) for p in sorted(VALID.glob("*.hl7"))]
-PATHS = ["MSH.9.2", "MSH.10", "PID.5.1", "PID.3[2].1", "OBX[*].5", "OBX[2].5", "EVN.5.9.2",
-         "PID.3[*].4", "SCH.11.4"]
+PATHS = [
+    "MSH.9.2",
+    "MSH.10",
+    "PID.5.1",
+    "PID.3[2].1",
+    "OBX[*].5",
+    "OBX[2].5",
+    "EVN.5.9.2",
+    "PID.3[*].4",
+    "SCH.11.4",
+]
 
 
 @st.composite
@@ -25,12 +34,11 @@ def damaged(draw: st.DrawFn) -> str:
     for _ in range(draw(st.integers(1, 6))):
         at = draw(st.integers(0, max(0, len(text) - 1)))
         kind = draw(st.sampled_from(["cut", "delete", "insert"]))
-        junk = draw(st.text(alphabet="|^~\\&\r\n\x0b\x1c\x00MSHPIDFTXE12 ", min_size=1,
-                            max_size=4))
+        junk = draw(st.text(alphabet="|^~\\&\r\n\x0b\x1c\x00MSHPIDFTXE12 ", min_size=1, max_size=4))
         if kind == "cut":
             text = text[:at]
         elif kind == "delete":
-            text = text[:at] + text[at + len(junk):]
+            text = text[:at] + text[at + len(junk) :]
         else:
             text = text[:at] + junk + text[at:]
     return text

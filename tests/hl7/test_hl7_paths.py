@@ -76,8 +76,10 @@ def test_adt_a01_paths(path: str, expected: object) -> None:
         ("OBX[2].5", "0.91"),
         ("OBX[2].3.2", "Creatinine"),
         ("OBX[4].6.1", "mmol/L"),
-        ("OBX[*].5", ["112", "0.91", "4.1", "139",
-                      "Specimen slightly hemolyzed\\ repeat if K & Cr rise"]),
+        (
+            "OBX[*].5",
+            ["112", "0.91", "4.1", "139", "Specimen slightly hemolyzed\\ repeat if K & Cr rise"],
+        ),
         ("OBX[*].8", ["H", "N", "N", "N", "A"]),
         # escapes: \E\ -> \, \T\ -> &, \F\ -> |
         ("OBX[5].5", "Specimen slightly hemolyzed\\ repeat if K & Cr rise"),
@@ -140,8 +142,20 @@ def test_orm_o01_and_a04_paths() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["PID", "pid.5", "PID.0", "PID.5.0", "PID[0].5", "PID.5..1", "PID.-1", "PID.5.1.1.1",
-            "MSH.2.1", "PID.a", ""],
+    "bad",
+    [
+        "PID",
+        "pid.5",
+        "PID.0",
+        "PID.5.0",
+        "PID[0].5",
+        "PID.5..1",
+        "PID.-1",
+        "PID.5.1.1.1",
+        "MSH.2.1",
+        "PID.a",
+        "",
+    ],
 )
 def test_bad_paths_are_refused(bad: str) -> None:
     if bad == "PID":
@@ -154,9 +168,27 @@ def test_bad_paths_are_refused(bad: str) -> None:
 @pytest.mark.parametrize("name", sorted(p.name for p in VALID.glob("*.hl7")))
 def test_msh_read_from_the_header_equals_python_hl7(name: str) -> None:
     msg = message(name)
-    paths = ["MSH.1", "MSH.2", "MSH.3", "MSH.4", "MSH.7", "MSH.9", "MSH.9.1", "MSH.9.2",
-             "MSH.9.3", "MSH.9.4", "MSH.10", "MSH.12", "MSH.15", "MSH.18", "MSH.30",
-             "MSH.9[*].1", "MSH.9[2].1", "MSH.4.1.1", "MSH.4.1.2"]
+    paths = [
+        "MSH.1",
+        "MSH.2",
+        "MSH.3",
+        "MSH.4",
+        "MSH.7",
+        "MSH.9",
+        "MSH.9.1",
+        "MSH.9.2",
+        "MSH.9.3",
+        "MSH.9.4",
+        "MSH.10",
+        "MSH.12",
+        "MSH.15",
+        "MSH.18",
+        "MSH.30",
+        "MSH.9[*].1",
+        "MSH.9[2].1",
+        "MSH.4.1.1",
+        "MSH.4.1.2",
+    ]
     for path in paths:
         assert get(msg, path) == get(msg.parsed, path), path
 

@@ -59,12 +59,16 @@ tasks:
 
 def report(pytester: pytest.Pytester, run: Path, *args: str) -> dict[str, Any]:
     out = pytester.path / "report.json"
-    result = pytester.runpytest("--verial-run", str(run), "--verial-report", str(out),
-                                "-p", "no:hypothesispytest", *args)
+    result = pytester.runpytest(
+        "--verial-run", str(run), "--verial-report", str(out), "-p", "no:hypothesispytest", *args
+    )
     assert result.ret in (0, 1), result.stdout.str()
     data = json.loads(out.read_text())
-    return {c["criterion_id"]: c for t in data["benchmark_run"]["task_runs"]
-            for c in t["criterion_runs"]}
+    return {
+        c["criterion_id"]: c
+        for t in data["benchmark_run"]["task_runs"]
+        for c in t["criterion_runs"]
+    }
 
 
 def make_run(pytester: pytest.Pytester) -> Path:
@@ -72,8 +76,10 @@ def make_run(pytester: pytest.Pytester) -> Path:
     run = pytester.path / "run"
     hl7_dir = run / "hl7-order" / "hl7_outbound"
     hl7_dir.mkdir(parents=True)
-    framed = b"".join(b"\x0b" + (CORPUS / "valid" / n).read_bytes() + b"\x1c\r"
-                      for n in ("orm_o01.hl7", "siu_s12.hl7"))
+    framed = b"".join(
+        b"\x0b" + (CORPUS / "valid" / n).read_bytes() + b"\x1c\r"
+        for n in ("orm_o01.hl7", "siu_s12.hl7")
+    )
     (hl7_dir / "out.hl7").write_bytes(framed)
     broken = run / "hl7-broken" / "hl7_outbound"
     broken.mkdir(parents=True)
@@ -82,7 +88,8 @@ def make_run(pytester: pytest.Pytester) -> Path:
     (run / "capture").mkdir()
     (run / "capture" / "events.jsonl").write_text(
         json.dumps({"type": "hl7_outbound", "payload": live, "created_at": "2024-03-16T14:05Z"})
-        + "\n")
+        + "\n"
+    )
     (run / "run.yaml").write_text("sources:\n  hl7: {events: capture/events.jsonl}\n")
     x12 = run / "x12-elig" / "x12"
     x12.mkdir(parents=True)
@@ -104,7 +111,8 @@ def test_items_scores_and_errors(pytester: pytest.Pytester) -> None:
     assert "bad.hl7" in broken["details"] and "MSH-10" in broken["details"]
     assert runs["active"]["status"] == "passed"
     assert runs["active"]["evidence"]["envelope_problems"] == [
-        "segment 31 (SE): SE01 says 28 segments, counted 29"]
+        "segment 31 (SE): SE01 says 28 segments, counted 29"
+    ]
     assert runs["strict-envelope"]["status"] == "error"
     assert "SE01 says 28" in runs["strict-envelope"]["details"]
     assert runs["from-capture-file"]["status"] == "failed"  # no events here
@@ -128,9 +136,11 @@ def test_missing_live_events_file_is_an_error(pytester: pytest.Pytester) -> None
 def test_scored_run_keeps_field_evidence_out_of_the_terminal(pytester: pytest.Pytester) -> None:
     run = make_run(pytester)
     (run / "run.yaml").unlink()
-    result = pytester.runpytest("--verial-run", str(run), "--verial-scored", "-k", "broken",
-                                "-p", "no:hypothesispytest")
+    result = pytester.runpytest(
+        "--verial-run", str(run), "--verial-scored", "-k", "broken", "-p", "no:hypothesispytest"
+    )
     assert "MSH-10" not in result.stdout.str()
-    plain = pytester.runpytest("--verial-run", str(run), "-k", "broken",
-                               "-p", "no:hypothesispytest")
+    plain = pytester.runpytest(
+        "--verial-run", str(run), "-k", "broken", "-p", "no:hypothesispytest"
+    )
     assert "MSH-10" in plain.stdout.str()

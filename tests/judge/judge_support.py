@@ -12,20 +12,38 @@ from typing import Any
 
 def completion(content: str, prompt_tokens: int = 900, completion_tokens: int = 120) -> bytes:
     """A chat-completions response body carrying ``content``."""
-    return json.dumps({
-        "id": "chatcmpl-stub", "object": "chat.completion", "model": "stub",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
-    }).encode()
+    return json.dumps(
+        {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "model": "stub",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    ).encode()
 
 
 def ratings(*values: int, confidence: float = 0.8) -> str:
     """A valid reply rating principles 1..n with ``values``."""
-    return json.dumps({"ratings": [{"principle": i, "rating": r, "reasoning": f"reason {i}"}
-                                   for i, r in enumerate(values, start=1)],
-                       "confidence": confidence})
+    return json.dumps(
+        {
+            "ratings": [
+                {"principle": i, "rating": r, "reasoning": f"reason {i}"}
+                for i, r in enumerate(values, start=1)
+            ],
+            "confidence": confidence,
+        }
+    )
 
 
 class StubJudge:

@@ -50,9 +50,13 @@ def server_missing() -> str | None:
     return None
 
 
-def start_model_server(log: IO[bytes] | int = subprocess.DEVNULL, *, ctx: int = 2048,
-                       threads: int = 2, timeout: float = 60.0
-                       ) -> tuple[str, subprocess.Popen[bytes]]:
+def start_model_server(
+    log: IO[bytes] | int = subprocess.DEVNULL,
+    *,
+    ctx: int = 2048,
+    threads: int = 2,
+    timeout: float = 60.0,
+) -> tuple[str, subprocess.Popen[bytes]]:
     """Start ``model_server.py`` and wait until ``/health`` answers 200.
 
     Returns the OpenAI base URL (``.../v1``) and the process, to be given to
@@ -62,9 +66,19 @@ def start_model_server(log: IO[bytes] | int = subprocess.DEVNULL, *, ctx: int = 
     import httpx
 
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER_SCRIPT), "--ctx", str(ctx), "--threads", str(threads),
-         "--alias", MODEL_ALIAS],
-        stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+        [
+            sys.executable,
+            str(SERVER_SCRIPT),
+            "--ctx",
+            str(ctx),
+            "--threads",
+            str(threads),
+            "--alias",
+            MODEL_ALIAS,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        start_new_session=True,
     )
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout

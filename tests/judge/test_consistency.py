@@ -29,8 +29,10 @@ consistency:
 def make_run(pytester, summary: str):
     pytester.makefile(".verial.yaml", bench=BENCH)
     run = pytester.path / "run"
-    for task, name, text in (("verify-letter", "output.md", "# Letter\nCPT 72148 requested."),
-                             ("verify-summary", "output.json", summary)):
+    for task, name, text in (
+        ("verify-letter", "output.md", "# Letter\nCPT 72148 requested."),
+        ("verify-summary", "output.json", summary),
+    ):
         (run / task).mkdir(parents=True)
         (run / task / name).write_text(text)
     (run / "run.yaml").write_text("executor_model: claude-sonnet-4-5\n")
@@ -38,9 +40,20 @@ def make_run(pytester, summary: str):
 
 
 def run_args(run, stub, path):
-    return ["--verial-run", str(run), "--verial-report", str(path / "r.json"),
-            "--verial-judge-model", "gpt-4o-mini", "--verial-judge-base-url", stub.url,
-            "--verial-judge-cache-dir", "off", "-p", "no:cacheprovider"]
+    return [
+        "--verial-run",
+        str(run),
+        "--verial-report",
+        str(path / "r.json"),
+        "--verial-judge-model",
+        "gpt-4o-mini",
+        "--verial-judge-base-url",
+        stub.url,
+        "--verial-judge-cache-dir",
+        "off",
+        "-p",
+        "no:cacheprovider",
+    ]
 
 
 def test_consistency_compares_both_outputs(pytester, stub_judge):
@@ -49,8 +62,9 @@ def test_consistency_compares_both_outputs(pytester, stub_judge):
     pytester.runpytest(*run_args(run, stub_judge, pytester.path))
     report = json.loads((pytester.path / "r.json").read_text())["benchmark_run"]
     summary = next(t for t in report["task_runs"] if t["task_key"] == "verify-summary")
-    crit = next(c for c in summary["criterion_runs"]
-                if c["criterion_id"] == "letter-and-summary-agree")
+    crit = next(
+        c for c in summary["criterion_runs"] if c["criterion_id"] == "letter-and-summary-agree"
+    )
     assert crit["assert"] == "output-consistency" and crit["axis"] == "consistency"
     assert crit["status"] == "failed" and crit["score"] == 0.375
     prompt = stub_judge.requests[0]["messages"][1]["content"]
@@ -71,8 +85,10 @@ def test_consistency_without_related_output_makes_no_call(pytester, stub_judge):
 
 
 def test_bad_consistency_entry_is_a_collection_error(pytester):
-    pytester.makefile(".verial.yaml", bench=BENCH.replace("[verify-letter, verify-summary]",
-                                                          "[verify-letter, verify-sumary]"))
+    pytester.makefile(
+        ".verial.yaml",
+        bench=BENCH.replace("[verify-letter, verify-summary]", "[verify-letter, verify-sumary]"),
+    )
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*unknown task(s) verify-sumary*"])
     assert result.ret != pytest.ExitCode.OK  # a collection error fails the session

@@ -33,8 +33,10 @@ TASK = """
       - id: cpt
         assertion: {{assert: output-match, contains: [CPT 72148]}}
 """
-GOOD = ("# PA\n## Clinical summary\nLow back pain.\n## Medical necessity\n"
-        "6 weeks PT failed. CPT 72148\n")
+GOOD = (
+    "# PA\n## Clinical summary\nLow back pain.\n## Medical necessity\n"
+    "6 weeks PT failed. CPT 72148\n"
+)
 BAD = "# PA\n## Clinical summary\nLow back pain.\nCPT 72148\n"  # no medical necessity section
 
 TASKS = {  # task id -> (output, run.yaml facts)
@@ -58,9 +60,23 @@ def make_run(pytester: pytest.Pytester, executor: str = "claude-sonnet-4-5") -> 
 
 
 def args(run: Path, stub, tmp: Path, n: str, *extra: str) -> list[str]:
-    return ["--verial-run", str(run), "--verial-report", str(tmp / "report.json"),
-            "--verial-judge-model", "gpt-4o-mini", "--verial-judge-base-url", stub.url,
-            "--verial-judge-cache-dir", "off", "-n", n, "-p", "no:cacheprovider", *extra]
+    return [
+        "--verial-run",
+        str(run),
+        "--verial-report",
+        str(tmp / "report.json"),
+        "--verial-judge-model",
+        "gpt-4o-mini",
+        "--verial-judge-base-url",
+        stub.url,
+        "--verial-judge-cache-dir",
+        "off",
+        "-n",
+        n,
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize("n", ["0", "2"])
@@ -72,8 +88,10 @@ def test_gating_and_bypass(pytester, stub_judge, n):
     schema = json.loads(files("pytest_verial").joinpath("report.schema.json").read_text())
     jsonschema.validate(full, schema)
     report = full["benchmark_run"]
-    judged = {t["task_key"]: next(c for c in t["criterion_runs"] if c["assert"] == "llm-rubric")
-              for t in report["task_runs"]}
+    judged = {
+        t["task_key"]: next(c for c in t["criterion_runs"] if c["assert"] == "llm-rubric")
+        for t in report["task_runs"]
+    }
     assert len(stub_judge.requests) == 1  # only the task whose deterministic checks passed
     assert judged["verify-good"]["status"] == "passed"
     assert judged["verify-good"]["score"] == pytest.approx(0.875)
@@ -97,11 +115,13 @@ def test_gating_and_bypass(pytester, stub_judge, n):
     feedback = {t["task_key"]: t["feedback"] for t in report["task_runs"]}
     assert feedback["verify-good"] is None
     assert "sections[Medical necessity]: expected present, got null" in feedback["verify-bad"]
-    result.stdout.fnmatch_lines([
-        "judge gpt-4o-mini: 1 call(s) made for 4 judge criteria (0 from cache); saved 1 by "
-        "gating and 2 by bypass*",
-        "verification cost $0.0002 = 0.0% of task cost $2.8100 (budget 15%)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "judge gpt-4o-mini: 1 call(s) made for 4 judge criteria (0 from cache); saved 1 by "
+            "gating and 2 by bypass*",
+            "verification cost $0.0002 = 0.0% of task cost $2.8100 (budget 15%)",
+        ]
+    )
 
 
 @pytest.mark.parametrize("n", ["0", "2"])
@@ -109,11 +129,16 @@ def test_judge_equal_to_executor_is_a_usage_error(pytester, stub_judge, n):
     stub_judge.reply((200, completion(ratings(5, 5))))
     run = make_run(pytester, executor="claude-sonnet-4-5")
     same = "Anthropic/claude-sonnet-4-5-20250929"
-    result = pytester.runpytest(*args(run, stub_judge, pytester.path, n,
-                                      "--verial-judge-model", same))
+    result = pytester.runpytest(
+        *args(run, stub_judge, pytester.path, n, "--verial-judge-model", same)
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*judge model 'Anthropic/claude-sonnet-4-5-20250929' is the "
-                                 "executor model 'claude-sonnet-4-5'*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*judge model 'Anthropic/claude-sonnet-4-5-20250929' is the "
+            "executor model 'claude-sonnet-4-5'*"
+        ]
+    )
     assert stub_judge.requests == []
 
 
@@ -123,8 +148,16 @@ def test_judge_equal_to_executor_in_default_sandbox(pytester, stub_judge, n):
     stub_judge.reply((200, completion(ratings(5, 5))))
     run = make_run(pytester, executor="gpt-4o-mini-2024-07-18")
     run.rename(pytester.path / "sandbox")
-    result = pytester.runpytest("--verial-judge-model", "gpt-4o-mini", "--verial-judge-base-url",
-                                stub_judge.url, "-n", n, "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--verial-judge-model",
+        "gpt-4o-mini",
+        "--verial-judge-base-url",
+        stub_judge.url,
+        "-n",
+        n,
+        "-p",
+        "no:cacheprovider",
+    )
     assert result.ret != 0
     output = result.stdout.str() + result.stderr.str()
     assert "is the executor model 'gpt-4o-mini-2024-07-18'" in output
@@ -133,8 +166,9 @@ def test_judge_equal_to_executor_in_default_sandbox(pytester, stub_judge, n):
 
 def test_executor_option_conflict(pytester, stub_judge):
     run = make_run(pytester, executor="x")
-    result = pytester.runpytest(*args(run, stub_judge, pytester.path, "0",
-                                      "--verial-executor-model", "openai/gpt-4o-mini"))
+    result = pytester.runpytest(
+        *args(run, stub_judge, pytester.path, "0", "--verial-executor-model", "openai/gpt-4o-mini")
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert stub_judge.requests == []
 
@@ -142,8 +176,11 @@ def test_executor_option_conflict(pytester, stub_judge):
 def test_judge_fault_is_a_criterion_error_not_a_pass(pytester, stub_judge):
     stub_judge.reply((200, completion('{"ratings": []}')))
     run = make_run(pytester)
-    result = pytester.runpytest(*args(run, stub_judge, pytester.path, "0",
-                                      "--verial-judge-retries", "1", "-k", "verify-good"))
+    result = pytester.runpytest(
+        *args(
+            run, stub_judge, pytester.path, "0", "--verial-judge-retries", "1", "-k", "verify-good"
+        )
+    )
     report = json.loads((pytester.path / "report.json").read_text())["benchmark_run"]
     rubric = report["task_runs"][0]["criterion_runs"][0]
     assert rubric["status"] == "error"
@@ -156,8 +193,9 @@ def test_judge_fault_is_a_criterion_error_not_a_pass(pytester, stub_judge):
 def test_deselected_deterministic_criteria_gate_the_judge(pytester, stub_judge):
     stub_judge.reply((200, completion(ratings(5, 5))))
     run = make_run(pytester)
-    pytester.runpytest(*args(run, stub_judge, pytester.path, "0", "-k",
-                             "verify-good and letter-judged"))
+    pytester.runpytest(
+        *args(run, stub_judge, pytester.path, "0", "-k", "verify-good and letter-judged")
+    )
     report = json.loads((pytester.path / "report.json").read_text())["benchmark_run"]
     rubric = report["task_runs"][0]["criterion_runs"][0]
     assert rubric["status"] == "gated"
@@ -165,21 +203,29 @@ def test_deselected_deterministic_criteria_gate_the_judge(pytester, stub_judge):
     assert stub_judge.requests == []
 
 
-
-
 def test_judge_settings_from_ini_and_cache_on_rerun(pytester, stub_judge):
     """ini keys work like the options; the default cache makes a re-run call nothing."""
     stub_judge.reply((200, completion(ratings(5, 5))))
     run = make_run(pytester)
-    pytester.makeini(f"[pytest]\nverial_judge_model = gpt-4o-mini\n"
-                     f"verial_judge_base_url = {stub_judge.url}\n")
-    argv = ["--verial-run", str(run), "-p", "no:cacheprovider", "-k", "verify-good",
-            "--verial-report", "r.json"]
+    pytester.makeini(
+        f"[pytest]\nverial_judge_model = gpt-4o-mini\nverial_judge_base_url = {stub_judge.url}\n"
+    )
+    argv = [
+        "--verial-run",
+        str(run),
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "verify-good",
+        "--verial-report",
+        "r.json",
+    ]
     pytester.runpytest(*argv).assert_outcomes(passed=3)
     assert len(stub_judge.requests) == 1
     assert list((pytester.path / ".verial-cache" / "judge").rglob("*.json"))
     again = pytester.runpytest(*argv)
     again.assert_outcomes(passed=3)
     assert len(stub_judge.requests) == 1  # served from the cache
-    again.stdout.fnmatch_lines(["judge gpt-4o-mini: 0 call(s) made for 1 judge criteria (1 from "
-                                "cache)*"])
+    again.stdout.fnmatch_lines(
+        ["judge gpt-4o-mini: 0 call(s) made for 1 judge criteria (1 from cache)*"]
+    )

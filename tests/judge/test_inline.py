@@ -16,11 +16,23 @@ TASK = {
     "name": "PA letter for a lumbar MRI",
     "task_item": {"instruction": "Write the PA letter", "patient": "Maria Chen"},
     "criteria": [
-        {"id": "judged", "label": "Argues medical necessity", "assertion": {
-            "assert": "llm-rubric", "pass_threshold": 0.5,
-            "principles": ["States why the MRI is necessary.", "Cites failed therapy."]}},
-        {"id": "sections", "label": "Has the sections", "assertion": {
-            "assert": "output-sections", "sections": ["Clinical summary", "Medical necessity"]}},
+        {
+            "id": "judged",
+            "label": "Argues medical necessity",
+            "assertion": {
+                "assert": "llm-rubric",
+                "pass_threshold": 0.5,
+                "principles": ["States why the MRI is necessary.", "Cites failed therapy."],
+            },
+        },
+        {
+            "id": "sections",
+            "label": "Has the sections",
+            "assertion": {
+                "assert": "output-sections",
+                "sections": ["Clinical summary", "Medical necessity"],
+            },
+        },
     ],
 }
 GOOD = "# PA\n## Clinical summary\nPain 9 weeks.\n## Medical necessity\nPT failed.\n"
@@ -34,9 +46,15 @@ def sandbox(tmp_path, text):
 
 
 def config(stub, tmp_path, **extra):
-    return {"judge_model": "gpt-4o-mini", "judge_base_url": stub.url, "judge_backoff": 0,
-            "judge_cache_dir": str(tmp_path / "cache"), "executor_model": "claude-sonnet-4-5",
-            "cost": 0.5, **extra}
+    return {
+        "judge_model": "gpt-4o-mini",
+        "judge_base_url": stub.url,
+        "judge_backoff": 0,
+        "judge_cache_dir": str(tmp_path / "cache"),
+        "executor_model": "claude-sonnet-4-5",
+        "cost": 0.5,
+        **extra,
+    }
 
 
 def test_inline_pass_with_judge(stub_judge, tmp_path):
@@ -54,12 +72,14 @@ def test_inline_pass_with_judge(stub_judge, tmp_path):
 
 def test_inline_gates_and_bypasses_like_pytest(stub_judge, tmp_path):
     stub_judge.reply((200, completion(ratings(5, 5))))
-    gated = verify_task(TASK, sandbox(tmp_path, "# PA\nno sections\n"),
-                        config(stub_judge, tmp_path))
+    gated = verify_task(
+        TASK, sandbox(tmp_path, "# PA\nno sections\n"), config(stub_judge, tmp_path)
+    )
     assert gated.criterion_runs[0]["status"] == "gated"
     assert gated.verification["saved_by_gating"] == 1
-    cheap = verify_task(TASK, sandbox(tmp_path / "b", GOOD),
-                        config(stub_judge, tmp_path, cost=0.01))
+    cheap = verify_task(
+        TASK, sandbox(tmp_path / "b", GOOD), config(stub_judge, tmp_path, cost=0.01)
+    )
     assert cheap.criterion_runs[0]["status"] == "skipped"
     assert cheap.score == 1.0 and cheap.verdict == "pass" and cheap.feedback is None
     assert stub_judge.requests == []
@@ -67,8 +87,11 @@ def test_inline_gates_and_bypasses_like_pytest(stub_judge, tmp_path):
 
 def test_inline_refuses_judge_equal_to_executor(stub_judge, tmp_path):
     with pytest.raises(UsageError, match="executor model"):
-        verify_task(TASK, sandbox(tmp_path, GOOD),
-                    config(stub_judge, tmp_path, executor_model="openai/gpt-4o-mini-2024-07-18"))
+        verify_task(
+            TASK,
+            sandbox(tmp_path, GOOD),
+            config(stub_judge, tmp_path, executor_model="openai/gpt-4o-mini-2024-07-18"),
+        )
     assert stub_judge.requests == []
 
 
@@ -80,16 +103,50 @@ def test_async_twin(stub_judge, tmp_path):
 
 
 def test_feedback_command(tmp_path, capsys):
-    report = {"schema": "pytest-verial/report/v1", "benchmark_run": {"task_runs": [
-        {"id": "b.verial.yaml::t1", "task_key": "t1", "task_id": "t1", "run": "r",
-         "verdict": "pass", "score": 1.0, "feedback": None, "criterion_runs": []},
-        {"id": "b.verial.yaml::t2", "task_key": "t2", "task_id": "t2", "run": "r",
-         "verdict": "partial", "score": 0.5, "criterion_runs": [
-             {"criterion_id": "cpt", "label": "CPT code", "assert": "output-match",
-              "status": "failed", "details": "0 of 1 output checks passed",
-              "evidence": {"field_results": [{"path": "contains[CPT 72148]", "expected": "present",
-                                              "actual": "not found", "passed": False}]}}]},
-    ]}}
+    report = {
+        "schema": "pytest-verial/report/v1",
+        "benchmark_run": {
+            "task_runs": [
+                {
+                    "id": "b.verial.yaml::t1",
+                    "task_key": "t1",
+                    "task_id": "t1",
+                    "run": "r",
+                    "verdict": "pass",
+                    "score": 1.0,
+                    "feedback": None,
+                    "criterion_runs": [],
+                },
+                {
+                    "id": "b.verial.yaml::t2",
+                    "task_key": "t2",
+                    "task_id": "t2",
+                    "run": "r",
+                    "verdict": "partial",
+                    "score": 0.5,
+                    "criterion_runs": [
+                        {
+                            "criterion_id": "cpt",
+                            "label": "CPT code",
+                            "assert": "output-match",
+                            "status": "failed",
+                            "details": "0 of 1 output checks passed",
+                            "evidence": {
+                                "field_results": [
+                                    {
+                                        "path": "contains[CPT 72148]",
+                                        "expected": "present",
+                                        "actual": "not found",
+                                        "passed": False,
+                                    }
+                                ]
+                            },
+                        }
+                    ],
+                },
+            ]
+        },
+    }
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
     assert main(["feedback", str(path), "t2"]) == 0
@@ -108,10 +165,29 @@ def test_public_api_is_pinned():
     import pytest_verial.judge as judge
 
     assert {"TaskRun", "verify_task", "verify_task_async"} <= set(pytest_verial.__all__)
-    assert sorted(judge.__all__) == sorted([
-        "DEFAULT_PRICES", "JUDGE_ASSERTS", "Decision", "JudgeClient", "JudgeError",
-        "JudgeSettings", "JudgeSource", "Judgement", "MalformedReply", "Rating", "Ratings",
-        "build_messages", "build_settings", "close_clients", "decide", "from_sandbox",
-        "normalise_model_id", "parse_reply", "prompt_hash", "same_model", "settings_for",
-        "shared_client",
-    ])
+    assert sorted(judge.__all__) == sorted(
+        [
+            "DEFAULT_PRICES",
+            "JUDGE_ASSERTS",
+            "Decision",
+            "JudgeClient",
+            "JudgeError",
+            "JudgeSettings",
+            "JudgeSource",
+            "Judgement",
+            "MalformedReply",
+            "Rating",
+            "Ratings",
+            "build_messages",
+            "build_settings",
+            "close_clients",
+            "decide",
+            "from_sandbox",
+            "normalise_model_id",
+            "parse_reply",
+            "prompt_hash",
+            "same_model",
+            "settings_for",
+            "shared_client",
+        ]
+    )

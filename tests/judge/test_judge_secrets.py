@@ -32,20 +32,50 @@ tasks:
 
 def _reply() -> bytes:
     reasoning = f"the key you sent ({KEY}) works; also {json.dumps(KEY)} and {KEY[:12]}..."
-    return completion(json.dumps({
-        "ratings": [{"principle": 1, "rating": 2, "reasoning": reasoning}], "confidence": 0.9,
-    }))
+    return completion(
+        json.dumps(
+            {
+                "ratings": [{"principle": 1, "rating": 2, "reasoning": reasoning}],
+                "confidence": 0.9,
+            }
+        )
+    )
 
 
 def _run(path: Path, url: str, workers: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env["JUDGE_KEY_9"] = KEY + "\n"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", workers, "-rA",
-         "--verial-judge-model", "gpt-4o-mini", "--verial-judge-base-url", url,
-         "--verial-judge-api-key-env", "JUDGE_KEY_9", "--verial-judge-cache-dir", "cache",
-         "--verial-report", "report.json", "--verial-junit", "j.xml", "--junitxml", "p.xml"],
-        cwd=path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            workers,
+            "-rA",
+            "--verial-judge-model",
+            "gpt-4o-mini",
+            "--verial-judge-base-url",
+            url,
+            "--verial-judge-api-key-env",
+            "JUDGE_KEY_9",
+            "--verial-judge-cache-dir",
+            "cache",
+            "--verial-report",
+            "report.json",
+            "--verial-junit",
+            "j.xml",
+            "--junitxml",
+            "p.xml",
+        ],
+        cwd=path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     return proc.stdout + proc.stderr
 

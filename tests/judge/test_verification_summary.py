@@ -8,27 +8,51 @@ from pytest_verial.judge.report import summary_lines, task_feedback, verificatio
 
 
 def judged(status, calls=1, cost=0.0, cached=False):
-    return {"judge": True, "status": status, "evidence": {"judge": {
-        "model": "gpt-4o-mini", "executor_model": "claude-sonnet-4-5", "calls": calls,
-        "cost": cost, "cached": cached, "called": calls > 0, "cost_known": True}}}
+    return {
+        "judge": True,
+        "status": status,
+        "evidence": {
+            "judge": {
+                "model": "gpt-4o-mini",
+                "executor_model": "claude-sonnet-4-5",
+                "calls": calls,
+                "cost": cost,
+                "cached": cached,
+                "called": calls > 0,
+                "cost_known": True,
+            }
+        },
+    }
 
 
 def test_over_budget_warns():
-    tasks = [{"run": "r", "task_key": "t1", "criterion_runs": [
-        judged("passed", calls=2, cost=0.004), judged("gated", calls=0),
-        {"judge": False, "status": "passed"}]}]
+    tasks = [
+        {
+            "run": "r",
+            "task_key": "t1",
+            "criterion_runs": [
+                judged("passed", calls=2, cost=0.004),
+                judged("gated", calls=0),
+                {"judge": False, "status": "passed"},
+            ],
+        }
+    ]
     summary = verification_summary(tasks, {("r", "t1"): 0.02}, budget=0.15)
     assert summary["judge_calls"] == 2 and summary["saved_by_gating"] == 1
     assert summary["cost_share"] == pytest.approx(0.2) and summary["over_budget"]
     lines = summary_lines(summary)
     assert lines[1] == "verification cost $0.0040 = 20.0% of task cost $0.0200 (budget 15%)"
-    assert lines[2] == ("warning: verification cost is 20.0% of task cost, above the 15% "
-                        "budget")
+    assert lines[2] == ("warning: verification cost is 20.0% of task cost, above the 15% budget")
 
 
 def test_unknown_task_cost_and_cache_hits():
-    tasks = [{"run": "r", "task_key": "t1", "criterion_runs": [
-        judged("passed", calls=0, cached=True), judged("skipped", calls=0)]}]
+    tasks = [
+        {
+            "run": "r",
+            "task_key": "t1",
+            "criterion_runs": [judged("passed", calls=0, cached=True), judged("skipped", calls=0)],
+        }
+    ]
     summary = verification_summary(tasks, {("r", "t1"): None})
     assert summary["cached"] == 1 and summary["saved_by_bypass"] == 1
     assert summary["cost_share"] is None
@@ -41,12 +65,30 @@ def test_no_judge_criteria_no_lines():
 
 
 def test_feedback_includes_low_rated_principles_of_a_passing_criterion():
-    task = {"task_key": "t", "verdict": "partial", "score": 0.8, "criterion_runs": [
-        {"criterion_id": "judged", "assert": "llm-rubric", "status": "passed", "score": 0.75,
-         "details": "mean 0.75", "evidence": {"rubric_results": [
-             {"principle": "Cites therapy", "rating": 5, "reasoning": "yes"},
-             {"principle": "No invented findings", "rating": 2,
-              "reasoning": "mentions an MRI from last year absent from the chart"}]}}]}
+    task = {
+        "task_key": "t",
+        "verdict": "partial",
+        "score": 0.8,
+        "criterion_runs": [
+            {
+                "criterion_id": "judged",
+                "assert": "llm-rubric",
+                "status": "passed",
+                "score": 0.75,
+                "details": "mean 0.75",
+                "evidence": {
+                    "rubric_results": [
+                        {"principle": "Cites therapy", "rating": 5, "reasoning": "yes"},
+                        {
+                            "principle": "No invented findings",
+                            "rating": 2,
+                            "reasoning": "mentions an MRI from last year absent from the chart",
+                        },
+                    ]
+                },
+            }
+        ],
+    }
     text = task_feedback(task)
     assert "principle No invented findings: rated 2/5 - mentions an MRI" in text
     assert "Cites therapy" not in text

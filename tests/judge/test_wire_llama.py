@@ -31,9 +31,11 @@ PRINCIPLES = [
     "The letter states why the lumbar MRI is medically necessary.",
     "The letter names the CPT code of the requested service.",
 ]
-LETTER = ("To Aetna utilization review: Maria Chen has had left L5 radiculopathy for 9 weeks "
-          "despite 6 weeks of physical therapy and NSAIDs. We request an MRI of the lumbar "
-          "spine without contrast, CPT 72148, to evaluate for disc herniation before referral.")
+LETTER = (
+    "To Aetna utilization review: Maria Chen has had left L5 radiculopathy for 9 weeks "
+    "despite 6 weeks of physical therapy and NSAIDs. We request an MRI of the lumbar "
+    "spine without contrast, CPT 72148, to evaluate for disc herniation before referral."
+)
 
 
 def _unavailable(reason: str) -> NoReturn:
@@ -64,10 +66,15 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def client(base: str, tmp_path: Path, **options: object) -> JudgeClient:
-    opts = {"judge_model": MODEL_ALIAS, "judge_base_url": base, "judge_backoff": 0,
-            "judge_cache_dir": str(tmp_path / "cache"),
-            "judge_response_format": "json_object_schema",
-            "judge_timeout": 60, **options}
+    opts = {
+        "judge_model": MODEL_ALIAS,
+        "judge_base_url": base,
+        "judge_backoff": 0,
+        "judge_cache_dir": str(tmp_path / "cache"),
+        "judge_response_format": "json_object_schema",
+        "judge_timeout": 60,
+        **options,
+    }
     return JudgeClient(build_settings(opts))
 
 
@@ -92,8 +99,13 @@ def test_openai_json_schema_spelling_is_enforced(llama_server, tmp_path):
 def test_plain_json_object_format_is_accepted(llama_server, tmp_path):
     """``json_object`` (the default) is a request the server takes: the outcome is a reply or
     a malformed-reply error from the tiny model, never an HTTP refusal of the request."""
-    judge = client(llama_server, tmp_path, judge_response_format="json_object", judge_retries=0,
-                   judge_max_tokens=48)
+    judge = client(
+        llama_server,
+        tmp_path,
+        judge_response_format="json_object",
+        judge_retries=0,
+        judge_max_tokens=48,
+    )
     try:
         judge.rate(PRINCIPLES, build_messages(PRINCIPLES, LETTER))
     except JudgeError as exc:
@@ -122,10 +134,16 @@ def test_unconstrained_prose_is_retried_then_an_error(llama_server, tmp_path):
     """Without the schema and with a 48-token reply cap, the tiny model cannot give ratings in
     our shape for 6 principles: every attempt is malformed, each is retried, and the result is
     an error, not a score."""
-    many = [*PRINCIPLES, "It gives the ICD-10 code.", "It names the ordering physician.",
-            "It lists the dates of therapy.", "It is addressed to the payer."]
-    judge = client(llama_server, tmp_path, judge_response_format="none", judge_retries=2,
-                   judge_max_tokens=48)
+    many = [
+        *PRINCIPLES,
+        "It gives the ICD-10 code.",
+        "It names the ordering physician.",
+        "It lists the dates of therapy.",
+        "It is addressed to the payer.",
+    ]
+    judge = client(
+        llama_server, tmp_path, judge_response_format="none", judge_retries=2, judge_max_tokens=48
+    )
     with pytest.raises(JudgeError, match=r"in 3 attempt\(s\).*malformed reply"):
         judge.rate(many, build_messages(many, LETTER))
     assert judge.calls == 3

@@ -28,8 +28,13 @@ def run_check(tmp_path: Path) -> Callable[..., CheckOutcome]:
         spec = check.model.model_validate(assertion)
         criterion = Criterion(id="c", assertion=assertion)
         ctx = CheckContext(
-            sources={"output": OutputSnapshot(sandbox)}, task=Task(id="t", criteria=[criterion]),
-            task_key="t", criterion=criterion, criterion_id="c", entity=None, pass_threshold=1.0,
+            sources={"output": OutputSnapshot(sandbox)},
+            task=Task(id="t", criteria=[criterion]),
+            task_key="t",
+            criterion=criterion,
+            criterion_id="c",
+            entity=None,
+            pass_threshold=1.0,
         )
         return check.run(spec, ctx)
 

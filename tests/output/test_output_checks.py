@@ -29,8 +29,9 @@ CPT 72148, MRI lumbar spine without contrast.
 
 
 def test_format_markdown_counts_headings_outside_code(run_check):
-    outcome = run_check({"assert": "output-format", "format": "markdown", "min_headings": 4},
-                        LETTER)
+    outcome = run_check(
+        {"assert": "output-format", "format": "markdown", "min_headings": 4}, LETTER
+    )
     rows = outcome.evidence["field_results"]
     assert outcome.score == 1.0
     assert rows[0] == {"path": "headings", "expected": {"min": 4}, "actual": 4, "passed": True}
@@ -43,17 +44,24 @@ def test_format_markdown_unclosed_fence_is_half(run_check):
 
 
 def test_format_json_invalid_names_line_and_column(run_check):
-    outcome = run_check({"assert": "output-format", "format": "json"},
-                        '{"status": "submitted",\n "cpt": 72148,,}', name="output.json")
+    outcome = run_check(
+        {"assert": "output-format", "format": "json"},
+        '{"status": "submitted",\n "cpt": 72148,,}',
+        name="output.json",
+    )
     assert outcome.score == 0.0
     assert "line 2, column 15" in outcome.details
 
 
 def test_format_yaml_needs_structure(run_check):
-    ok = run_check({"assert": "output-format", "format": "yaml"}, "status: submitted\ncpt: 72148\n",
-                   name="output.txt")
-    scalar = run_check({"assert": "output-format", "format": "yaml"}, "just a sentence",
-                       name="output.txt")
+    ok = run_check(
+        {"assert": "output-format", "format": "yaml"},
+        "status: submitted\ncpt: 72148\n",
+        name="output.txt",
+    )
+    scalar = run_check(
+        {"assert": "output-format", "format": "yaml"}, "just a sentence", name="output.txt"
+    )
     assert ok.score == 1.0
     assert scalar.score == 0.0 and "not a mapping or a list" in scalar.details
 
@@ -65,8 +73,9 @@ def test_no_output_file_scores_zero_with_reason(run_check):
 
 
 def test_length_bounds_are_field_rows(run_check):
-    outcome = run_check({"assert": "output-length", "min_words": 20, "max_words": 30,
-                         "max_chars": 100}, LETTER)
+    outcome = run_check(
+        {"assert": "output-length", "min_words": 20, "max_words": 30, "max_chars": 100}, LETTER
+    )
     rows = {(r["path"], r["op"]): r for r in outcome.evidence["field_results"]}
     assert rows[("words", "gte")]["passed"] is True
     assert rows[("words", "lte")]["passed"] is False
@@ -75,23 +84,34 @@ def test_length_bounds_are_field_rows(run_check):
 
 
 def test_length_counts_hyphenated_words_once(run_check):
-    outcome = run_check({"assert": "output-length", "min_words": 3, "max_words": 3},
-                        "prior-auth patient's request")
+    outcome = run_check(
+        {"assert": "output-length", "min_words": 3, "max_words": 3}, "prior-auth patient's request"
+    )
     assert outcome.score == 1.0
 
 
 def test_sections_case_insensitive_ignoring_numbering(run_check):
-    outcome = run_check({"assert": "output-sections",
-                         "sections": ["clinical summary", "Medical necessity", "Requested service"],
-                         "in_order": True}, LETTER)
+    outcome = run_check(
+        {
+            "assert": "output-sections",
+            "sections": ["clinical summary", "Medical necessity", "Requested service"],
+            "in_order": True,
+        },
+        LETTER,
+    )
     assert outcome.score == 1.0
     assert outcome.evidence["field_results"][1]["actual"] == "line 8: 2. Medical Necessity:"
 
 
 def test_sections_out_of_order_fails_that_section(run_check):
-    outcome = run_check({"assert": "output-sections",
-                         "sections": ["Medical necessity", "Clinical summary"], "in_order": True},
-                        LETTER)
+    outcome = run_check(
+        {
+            "assert": "output-sections",
+            "sections": ["Medical necessity", "Clinical summary"],
+            "in_order": True,
+        },
+        LETTER,
+    )
     rows = outcome.evidence["field_results"]
     assert [r["passed"] for r in rows] == [True, False]
     assert "(out of order)" in rows[1]["actual"]
@@ -105,43 +125,65 @@ def test_sections_heading_in_code_block_does_not_count(run_check):
 
 
 def test_sections_level_filter(run_check):
-    outcome = run_check({"assert": "output-sections", "sections": ["Clinical summary"],
-                         "level": 1}, LETTER)
+    outcome = run_check(
+        {"assert": "output-sections", "sections": ["Clinical summary"], "level": 1}, LETTER
+    )
     assert outcome.score == 0.0
 
 
 def test_match_contains_regex_and_forbidden(run_check):
-    outcome = run_check({"assert": "output-match", "contains": ["member id", "CPT 72148"],
-                         "not_contains": ["approved"], "regex": r"BCX-\d{7}",
-                         "not_regex": [r"\bSSN\b"]}, LETTER)
+    outcome = run_check(
+        {
+            "assert": "output-match",
+            "contains": ["member id", "CPT 72148"],
+            "not_contains": ["approved"],
+            "regex": r"BCX-\d{7}",
+            "not_regex": [r"\bSSN\b"],
+        },
+        LETTER,
+    )
     assert outcome.score == 1.0
     rows = outcome.evidence["field_results"]
     assert rows[0]["actual"] == "found at line 3"
-    assert rows[3] == {"path": r"regex[BCX-\d{7}]", "expected": "match", "actual": "BCX-4471902",
-                       "passed": True}
+    assert rows[3] == {
+        "path": r"regex[BCX-\d{7}]",
+        "expected": "match",
+        "actual": "BCX-4471902",
+        "passed": True,
+    }
 
 
 def test_match_case_sensitive(run_check):
-    outcome = run_check({"assert": "output-match", "contains": ["member id"],
-                         "case_sensitive": True}, LETTER)
+    outcome = run_check(
+        {"assert": "output-match", "contains": ["member id"], "case_sensitive": True}, LETTER
+    )
     assert outcome.score == 0.0
 
 
 def test_match_fields_of_json_output(run_check):
     text = '{"request": {"status": "submitted", "cpt": "72148", "units": 1}}'
-    outcome = run_check({"assert": "output-match", "fields": [
-        {"path": "request.status", "expected": "submitted"},
-        {"path": "request.cpt", "expected": 72148},
-        {"path": "request.units", "expected": 2, "op": "gte"},
-    ]}, text, name="output.json")
+    outcome = run_check(
+        {
+            "assert": "output-match",
+            "fields": [
+                {"path": "request.status", "expected": "submitted"},
+                {"path": "request.cpt", "expected": 72148},
+                {"path": "request.units", "expected": 2, "op": "gte"},
+            ],
+        },
+        text,
+        name="output.json",
+    )
     assert [r["passed"] for r in outcome.evidence["field_results"]] == [True, True, False]
     assert outcome.evidence["field_results"][2]["actual"] == 1
 
 
 def test_match_fields_on_prose_fail_with_reason(run_check):
-    outcome = run_check({"assert": "output-match",
-                         "fields": [{"path": "status", "expected": "submitted"}]}, "plain prose",
-                        name="output.txt")
+    outcome = run_check(
+        {"assert": "output-match", "fields": [{"path": "status", "expected": "submitted"}]},
+        "plain prose",
+        name="output.txt",
+    )
     assert outcome.score == 0.0
     assert "fields not checked" in outcome.details
 
@@ -174,20 +216,24 @@ def test_json_schema_violations_listed_with_paths(run_check):
 
 
 def test_json_schema_on_non_json(run_check):
-    outcome = run_check({"assert": "output-json-schema", "schema": SCHEMA}, "{not json",
-                        "output.json")
+    outcome = run_check(
+        {"assert": "output-json-schema", "schema": SCHEMA}, "{not json", "output.json"
+    )
     assert outcome.score == 0.0
     assert "is not JSON" in outcome.details
 
 
-@pytest.mark.parametrize("assertion, message", [
-    ({"assert": "output-json-schema", "schema": {"type": "objekt"}}, "not a valid JSON Schema"),
-    ({"assert": "output-length"}, "give at least one of"),
-    ({"assert": "output-length", "min_words": 10, "max_words": 5}, "greater than max_words"),
-    ({"assert": "output-match", "regex": "(unclosed"}, "invalid regex"),
-    ({"assert": "output-format", "format": "xml"}, "'json', 'yaml' or 'markdown'"),
-    ({"assert": "output-sections", "sections": []}, "at least 1 item"),
-])
+@pytest.mark.parametrize(
+    "assertion, message",
+    [
+        ({"assert": "output-json-schema", "schema": {"type": "objekt"}}, "not a valid JSON Schema"),
+        ({"assert": "output-length"}, "give at least one of"),
+        ({"assert": "output-length", "min_words": 10, "max_words": 5}, "greater than max_words"),
+        ({"assert": "output-match", "regex": "(unclosed"}, "invalid regex"),
+        ({"assert": "output-format", "format": "xml"}, "'json', 'yaml' or 'markdown'"),
+        ({"assert": "output-sections", "sections": []}, "at least 1 item"),
+    ],
+)
 def test_invalid_assertions_are_rejected_at_load(assertion, message):
     check = default_registry().get(assertion["assert"])
     with pytest.raises(pydantic.ValidationError, match=message.replace("(", r"\(")):

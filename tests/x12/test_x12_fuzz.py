@@ -13,8 +13,18 @@ from pytest_verial.x12.tokenizer import X12ParseError
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 SAMPLES = [p.read_text(encoding="utf-8") for p in sorted(VALID.glob("*.x12"))]
-PATHS = ["EB01", "EB[EB01=B].EB07", "HL[HL03=22]/NM1.NM109", "STC01-2", "CLP[*].CLP02",
-         "ISA13", "GS06", "TRN[*].TRN02", "EB03[2]", "SVC01-2"]
+PATHS = [
+    "EB01",
+    "EB[EB01=B].EB07",
+    "HL[HL03=22]/NM1.NM109",
+    "STC01-2",
+    "CLP[*].CLP02",
+    "ISA13",
+    "GS06",
+    "TRN[*].TRN02",
+    "EB03[2]",
+    "SVC01-2",
+]
 
 
 @st.composite
@@ -27,11 +37,11 @@ def damaged(draw: st.DrawFn) -> str:
         if kind == "cut":
             text = text[:at]
         elif kind == "delete":
-            text = text[:at] + text[at + len(junk):]
+            text = text[:at] + text[at + len(junk) :]
         elif kind == "insert":
             text = text[:at] + junk + text[at:]
         else:
-            text = text[:at] + junk + text[at + len(junk):]
+            text = text[:at] + junk + text[at + len(junk) :]
     return text
 
 

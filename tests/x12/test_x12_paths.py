@@ -21,54 +21,62 @@ def tx(name: str) -> Transaction:
 def test_delimiters_come_from_isa() -> None:
     standard, length, problems = read_delimiters((VALID / "271_eligibility.x12").read_text())
     assert (standard.element, standard.component, standard.repetition, standard.segment) == (
-        "*", ":", "^", "~")
+        "*",
+        ":",
+        "^",
+        "~",
+    )
     assert length == 106 and problems == []
     other, _, _ = read_delimiters((VALID / "271_other_delimiters.x12").read_text())
     assert (other.element, other.component, other.repetition, other.segment) == (
-        "|", ">", "{", "\n")
+        "|",
+        ">",
+        "{",
+        "\n",
+    )
 
 
 ELIGIBILITY = [
-    ("EB01", "1"),                                  # first EB segment
+    ("EB01", "1"),  # first EB segment
     ("EB[2].EB01", "C"),
     ("EB[2].EB03", "30"),
     ("EB[2].EB07", "1500"),
     ("EB[3].EB06", "29"),
-    ("EB[EB01=B].EB07", "30"),                      # sibling-qualified: the copay
+    ("EB[EB01=B].EB07", "30"),  # sibling-qualified: the copay
     ("EB[EB01=B].EB03", "98"),
     ("EB[EB01=A].EB08", ".2"),
-    ("EB[EB01=C,EB06=29].EB07", "875.5"),           # two conditions
-    ("EB[EB01=C][2].EB07", "875.5"),                # condition, then index
+    ("EB[EB01=C,EB06=29].EB07", "875.5"),  # two conditions
+    ("EB[EB01=C][2].EB07", "875.5"),  # condition, then index
     ("EB[EB01=1][2].EB03", "MR"),
     ("EB[EB01=1][2].EB11", "Y"),
-    ("EB[EB01=1].EB03[2]", "1"),                    # repetition of EB03
+    ("EB[EB01=1].EB03[2]", "1"),  # repetition of EB03
     ("EB[EB01=1].EB03[11]", "UC"),
     ("EB[EB01=1].EB05", "GOLD PPO 1500"),
-    ("EB[EB03=MR].EB11", "Y"),                      # condition matches a repetition too
+    ("EB[EB03=MR].EB11", "Y"),  # condition matches a repetition too
     ("EB[*].EB01", ["1", "C", "C", "G", "B", "A", "1"]),
     ("EB[EB01=C][*].EB06", ["23", "29"]),
     ("NM1[NM101=IL].NM109", "W123456789"),
     ("NM1[NM101=IL].NM103", "CHEN"),
-    ("HL[HL03=22]/NM1.NM109", "W123456789"),        # loop scoping by HL
+    ("HL[HL03=22]/NM1.NM109", "W123456789"),  # loop scoping by HL
     ("HL[HL03=20]/NM1.NM103", "AETNA"),
     ("HL[HL03=21]/NM1[NM101=1P].NM109", "1245319599"),
     ("HL[HL03=22]/EB[EB01=B].EB07", "30"),
-    ("LS/NM1.NM103", "AETNA PRECERTIFICATION"),     # LS..LE loop
+    ("LS/NM1.NM103", "AETNA PRECERTIFICATION"),  # LS..LE loop
     ("TRN[*].TRN02", ["93175-012547", "270RESP0001"]),
     ("TRN[TRN01=1].TRN02", "270RESP0001"),
     ("DTP[DTP01=291].DTP03", "20240101-20241231"),
     ("DMG03", "F"),
     ("N4[1].N402", "CA"),
-    ("ISA13", "000001001"),                          # envelope
+    ("ISA13", "000001001"),  # envelope
     ("ISA06", "AETNACLRHOUSE  "),
     ("GS06", "1001"),
     ("GS08", "005010X279A1"),
     ("ST02", "0001"),
     ("SE01", "29"),
     ("EB[EB01=B].EB04", "PR"),
-    ("EB[EB01=B].EB05", None),                       # empty element
-    ("EB[EB01=B].EB13", None),                       # past the end
-    ("EB[9].EB01", MISSING),                         # no ninth EB
+    ("EB[EB01=B].EB05", None),  # empty element
+    ("EB[EB01=B].EB13", None),  # past the end
+    ("EB[9].EB01", MISSING),  # no ninth EB
     ("EB[EB01=X].EB03", MISSING),
     ("MSG01", "PRIOR AUTHORIZATION REQUIRED FOR ADVANCED IMAGING (MRI, CT, PET)"),
 ]
@@ -94,8 +102,11 @@ def test_271_paths_with_any_delimiters(name: str, path: str, expected: object) -
         ("277_claim_status.x12", "STC[*].STC01-2", ["65", "65", "20"]),
         ("277_claim_status.x12", "TRN[TRN02=CLMSTAT-7790-01]/STC.STC01-2", "20"),
         ("277_claim_status.x12", "HL[HL03=22][2]/NM1.NM109", "W123456789"),
-        ("277_claim_status.x12", "HL[HL03=22][*]/TRN.TRN02", ["CLMSTAT-7781-01",
-                                                              "CLMSTAT-7790-01"]),
+        (
+            "277_claim_status.x12",
+            "HL[HL03=22][*]/TRN.TRN02",
+            ["CLMSTAT-7781-01", "CLMSTAT-7790-01"],
+        ),
         ("277_claim_status.x12", "STC[1].STC04", "450.00"),
         ("277_claim_status.x12", "REF[REF01=1K][2].REF02", "2024079UX0451"),
         ("277_claim_status.x12", "SVC01-2", "72148"),
@@ -119,8 +130,7 @@ def test_271_paths_with_any_delimiters(name: str, path: str, expected: object) -
         ("835_remittance.x12", "CLP[CLP01=VO0082213-01]/SVC[2].SVC01-2", "99214"),
         ("835_remittance.x12", "CLP[CLP01=VO0082299-01]/CAS.CAS02", "50"),
         ("835_remittance.x12", "CLP[2]/SVC.SVC01-3", "GP"),
-        ("835_remittance.x12", "CLP[*].CLP01", ["VO0082213-01", "VO0082299-01",
-                                                 "VO0082301-01"]),
+        ("835_remittance.x12", "CLP[*].CLP01", ["VO0082213-01", "VO0082299-01", "VO0082301-01"]),
         ("835_remittance.x12", "N1[N101=PE].N104", "1245319599"),
         ("999_ack.x12", "AK9[1].AK901", "P"),
         ("999_ack.x12", "AK2[AK202=0002]/IK5.IK501", "R"),
@@ -143,8 +153,20 @@ def test_get_all_reads_every_segment_of_an_unindexed_path() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ["", "eb01", "EB 01", "EB[0].EB01", "EB[2].NM101", "EB[EB01].EB03",
-     "EB[2]EB03", "EB01-0", "EB00", "EB03[0]", "EB[x=1].EB01", "/EB01"],
+    [
+        "",
+        "eb01",
+        "EB 01",
+        "EB[0].EB01",
+        "EB[2].NM101",
+        "EB[EB01].EB03",
+        "EB[2]EB03",
+        "EB01-0",
+        "EB00",
+        "EB03[0]",
+        "EB[x=1].EB01",
+        "/EB01",
+    ],
 )
 def test_bad_paths_are_refused(bad: str) -> None:
     with pytest.raises(X12PathError):

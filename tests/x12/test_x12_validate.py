@@ -18,8 +18,10 @@ def source(tmp_path: Path, text: str) -> X12Snapshot:
 
 
 def test_valid_835_and_999_pass(tmp_path: Path, run_x12: Any) -> None:
-    remit = run_x12(X12Snapshot([VALID / "835_remittance.x12"], []), {
-        "transaction": "835", "validate": True, "fields": [{"path": "BPR02", "expected": 1230}]})
+    remit = run_x12(
+        X12Snapshot([VALID / "835_remittance.x12"], []),
+        {"transaction": "835", "validate": True, "fields": [{"path": "BPR02", "expected": 1230}]},
+    )
     assert remit["status"] == "passed", remit["details"]
     assert remit["evidence"]["validation"]["valid"] is True
     assert remit["evidence"]["validation"]["validator"].startswith("pyx12")
@@ -32,9 +34,12 @@ def test_valid_835_and_999_pass(tmp_path: Path, run_x12: Any) -> None:
 def test_segment_out_of_order_fails_the_guide_row(tmp_path: Path, run_x12: Any) -> None:
     # CAS belongs right after CLP in loop 2100; moved after MOA it is out of place
     bad = REMIT.replace("CAS*CO*50*380.00~\nNM1*QC*1*NGUYEN", "NM1*QC*1*NGUYEN").replace(
-        "MOA***N115~\n", "MOA***N115~\nCAS*CO*50*380.00~\n")
-    result = run_x12(source(tmp_path, bad), {"transaction": "835", "validate": True,
-                                             "fields": [{"path": "BPR02", "expected": 1230}]})
+        "MOA***N115~\n", "MOA***N115~\nCAS*CO*50*380.00~\n"
+    )
+    result = run_x12(
+        source(tmp_path, bad),
+        {"transaction": "835", "validate": True, "fields": [{"path": "BPR02", "expected": 1230}]},
+    )
     assert result["score"] == 0.5
     row = result["evidence"]["field_results"][-1]
     assert row["path"] == "(implementation guide)" and row["passed"] is False
@@ -51,8 +56,9 @@ def test_invalid_code_value(tmp_path: Path, run_x12: Any) -> None:
 
 
 def test_guides_pyx12_lacks_are_an_error(run_x12: Any) -> None:
-    result = run_x12(X12Snapshot([VALID / "271_eligibility.x12"], []),
-                     {"transaction": "271", "validate": True})
+    result = run_x12(
+        X12Snapshot([VALID / "271_eligibility.x12"], []), {"transaction": "271", "validate": True}
+    )
     assert result["status"] == "error"
     assert "pyx12 cannot validate" in result["details"]
     assert "005010X279A1" in result["details"]

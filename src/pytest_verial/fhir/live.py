@@ -38,6 +38,7 @@ from ..sources.deadline import Deadline
 from .index import SearchResult
 from .query import Query
 from .settings import AUTH_KINDS, check_settings
+
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 

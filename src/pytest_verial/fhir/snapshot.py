@@ -64,8 +64,9 @@ def _flatten(
             raise SourceError(f"{here} has no resource")
         inner = _check(entry["resource"], here)
         if inner["resourceType"] == "Bundle":
-            yield from _flatten(inner, f"{where}: Bundle entry {n}" if depth < 3 else where,
-                                depth + 1)
+            yield from _flatten(
+                inner, f"{where}: Bundle entry {n}" if depth < 3 else where, depth + 1
+            )
         else:
             full_url = entry.get("fullUrl")
             yield inner, full_url if isinstance(full_url, str) else None

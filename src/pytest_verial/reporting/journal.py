@@ -131,7 +131,9 @@ def make_header(
                 "path": str(plan.path.resolve()),
                 "sha256": sha256_of(plan.path),
                 "scored": plan.scored,  # its generated criterion ids depend on it
-                "runs": [{"path": str(r.path.resolve()), "label": r.label} for r in file_runs[display]],
+                "runs": [
+                    {"path": str(r.path.resolve()), "label": r.label} for r in file_runs[display]
+                ],
             }
             for display, plan in files
         ],
@@ -150,7 +152,9 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise JournalBusy(f"{path} is being written by a session that is still running") from None
+            raise JournalBusy(
+                f"{path} is being written by a session that is still running"
+            ) from None
         with os.fdopen(os.dup(fd), "rb") as handle:
             raw = handle.read()
     except OSError as exc:  # a directory, an unreadable device

@@ -53,7 +53,10 @@ def read_report(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
-    if not (isinstance(report, dict) and report.get("schema") == SCHEMA_ID
-            and isinstance(report.get("benchmark_run"), dict)):
+    if not (
+        isinstance(report, dict)
+        and report.get("schema") == SCHEMA_ID
+        and isinstance(report.get("benchmark_run"), dict)
+    ):
         raise ValueError(f"{path}: not a pytest-verial JSON report (schema {SCHEMA_ID})")
     return report

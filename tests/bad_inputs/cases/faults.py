@@ -30,7 +30,11 @@ if not pipe.exists():
 
 
 def _usage(
-    case_id: str, says: str, args: tuple[str, ...], extra: dict[str, str] | None = None, **files: str
+    case_id: str,
+    says: str,
+    args: tuple[str, ...],
+    extra: dict[str, str] | None = None,
+    **files: str,
 ) -> Case:
     return Case(
         id=case_id,
@@ -119,9 +123,7 @@ CASES: list[Case] = [
         ("--verial-junit", "report.json.journal.jsonl"),
     ),
     _leftover("journal-not-json", "garbage\n", ":1: damaged line (not JSON)"),
-    _leftover(
-        "journal-torn-header", '{"journal": "pytest-verial/jou', "cut before its header"
-    ),
+    _leftover("journal-torn-header", '{"journal": "pytest-verial/jou', "cut before its header"),
     _leftover("journal-foreign-json", '{"hello": "world"}\n', ":1: not a pytest-verial journal"),
     _leftover(
         "journal-header-without-files",

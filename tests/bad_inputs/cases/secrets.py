@@ -22,7 +22,7 @@ from bad_input_case import Case
 
 KEY = "sk-case-Wf3/Hq8+Zr2=Lp6"
 
-ECHO_CONFTEST = '''
+ECHO_CONFTEST = """
 import base64, html, json, os
 from typing import Literal
 from urllib.parse import quote, quote_plus
@@ -57,7 +57,7 @@ def echo(spec, ctx):
 
 def pytest_verial_checks():
     return [CheckSpec("echo", Echo, echo)]
-'''
+"""
 
 RUN_YAML = "sources:\n  partner: {api_key_env: VERIAL_CASE_PARTNER_KEY}\n"
 
@@ -78,12 +78,15 @@ def _echo(form: str, says: str, key: str = KEY) -> Case:
     return Case(
         id=case_id,
         kind="secrets",
-        files=_nested(case_id, {
-            "conftest.py": ECHO_CONFTEST,
-            "b.verial.yaml": benchmark,
-            "sandbox/run.yaml": RUN_YAML,
-            "sandbox/t/.keep": "",
-        }),
+        files=_nested(
+            case_id,
+            {
+                "conftest.py": ECHO_CONFTEST,
+                "b.verial.yaml": benchmark,
+                "sandbox/run.yaml": RUN_YAML,
+                "sandbox/t/.keep": "",
+            },
+        ),
         says=says,
         criterion="t::echo",
         env={"VERIAL_CASE_PARTNER_KEY": key},
@@ -126,14 +129,17 @@ NOT_SECRET: list[Case] = [
     Case(
         id="secret-base-url-env-is-named",
         kind="secrets",
-        files=_nested("secret-base-url-env-is-named", {
-            "b.verial.yaml": FHIR_CRITERION,
-            "sandbox/run.yaml": (
-                "sources:\n  fhir: {base_url_env: VERIAL_CASE_FHIR_URL, retries: 0, "
-                "timeout: 5}\n"
-            ),
-            "sandbox/t/.keep": "",
-        }),
+        files=_nested(
+            "secret-base-url-env-is-named",
+            {
+                "b.verial.yaml": FHIR_CRITERION,
+                "sandbox/run.yaml": (
+                    "sources:\n  fhir: {base_url_env: VERIAL_CASE_FHIR_URL, retries: 0, "
+                    "timeout: 5}\n"
+                ),
+                "sandbox/t/.keep": "",
+            },
+        ),
         says="http://127.0.0.1:9/fhir/Patient",
         criterion="t::patient",
         env={"VERIAL_CASE_FHIR_URL": "http://127.0.0.1:9/fhir"},
@@ -156,8 +162,9 @@ NOT_SECRET: list[Case] = [
 ]
 
 
-def _scored(case_id: str, benchmark: str, says: str, where: str = "collect",
-            by_run_yaml: bool = False) -> Case:
+def _scored(
+    case_id: str, benchmark: str, says: str, where: str = "collect", by_run_yaml: bool = False
+) -> Case:
     """A scored run (``--verial-scored``, or ``scored: true`` in run.yaml)."""
     files = {f"{case_id}.verial.yaml": benchmark, "sandbox/t/output.md": "hello\n"}
     if by_run_yaml:
@@ -197,14 +204,18 @@ SCORED: list[Case] = [
     ),
     _scored(
         "scored-label-never-names-a-broken-criterion",
-        _criterion("{assert: output-match, contains: zq-expected, bogus: 1}",
-                   label="Says zq-expected-phrase"),
+        _criterion(
+            "{assert: output-match, contains: zq-expected, bogus: 1}",
+            label="Says zq-expected-phrase",
+        ),
         says="criterion '#1'",
     ),
     _scored(
         "scored-generated-id-is-positional",
-        _criterion("{assert: output-match, contains: [zq-expected-phrase]}",
-                   label="Names zq-expected-phrase"),
+        _criterion(
+            "{assert: output-match, contains: [zq-expected-phrase]}",
+            label="Names zq-expected-phrase",
+        ),
         says="::t::criterion-1",
         where="output",
     ),

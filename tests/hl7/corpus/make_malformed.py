@@ -26,13 +26,18 @@ SAMPLES: dict[str, tuple[bytes, str]] = {
     "utf16.hl7": (GOOD.encode("utf-16"), "binary data"),
     "mllp_truncated.hl7": (b"\x0b" + GOOD.encode()[:200], "not closed"),
     "mllp_second_frame_truncated.hl7": (
-        b"\x0b" + GOOD.encode() + b"\x1c\r\x0b" + GOOD.encode()[:90], "frame 2 is not closed"
+        b"\x0b" + GOOD.encode() + b"\x1c\r\x0b" + GOOD.encode()[:90],
+        "frame 2 is not closed",
     ),
     "tab_segment_separator.hl7": (f"{MSH}\t{PID}\tPV1|1|O".encode(), "MSH-12 version"),
-    "pipe_segment_separator.hl7": (f"{MSH}|{PID}".replace("2.5.1|PID", "2.5.1PID").encode(),
-                                   "MSH-12 version"),
-    "wrong_field_separator_in_body.hl7": (f"{MSH}\r{PID.replace('|', '!')}".encode(),
-                                          "not a segment id"),
+    "pipe_segment_separator.hl7": (
+        f"{MSH}|{PID}".replace("2.5.1|PID", "2.5.1PID").encode(),
+        "MSH-12 version",
+    ),
+    "wrong_field_separator_in_body.hl7": (
+        f"{MSH}\r{PID.replace('|', '!')}".encode(),
+        "not a segment id",
+    ),
     "encoding_chars_too_short.hl7": (MSH.replace("^~\\&", "^").encode(), "MSH-2 encoding"),
     "encoding_chars_repeat.hl7": (MSH.replace("^~\\&", "^^\\&").encode(), "MSH-2 encoding"),
     "alnum_field_separator.hl7": (MSH.replace("|", "A").encode(), "field separator"),
@@ -47,8 +52,10 @@ SAMPLES: dict[str, tuple[bytes, str]] = {
     "fhir_json.hl7": (b'{"resourceType": "Patient", "id": "maria-chen"}', "before any MSH"),
     "csv_export.hl7": (b"mrn,family,given\nVO0077123,OBRIEN,THOMAS\n", "before any MSH"),
     "version_not_numeric.hl7": (MSH.replace("|2.5.1", "|V2").encode(), "MSH-12 version"),
-    "second_message_broken.hl7": ((GOOD + "\r\n" + MSH.replace("|VO1|", "||")).encode(),
-                                  "message 2: MSH-10"),
+    "second_message_broken.hl7": (
+        (GOOD + "\r\n" + MSH.replace("|VO1|", "||")).encode(),
+        "message 2: MSH-10",
+    ),
 }
 
 

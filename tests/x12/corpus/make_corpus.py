@@ -177,26 +177,38 @@ def main() -> None:
     files = {
         "271_eligibility.x12": interchange([("271", "005010X279A1", BODY_271)], control=1001),
         "277_claim_status.x12": interchange([("277", "005010X212", BODY_277)], control=2044),
-        "278_prior_auth_certified.x12": interchange([("278", "005010X217", BODY_278)],
-                                                    control=3110),
-        "278_prior_auth_denied.x12": interchange([("278", "005010X217", BODY_278_DENIED)],
-                                                 control=3121, newline=""),
+        "278_prior_auth_certified.x12": interchange(
+            [("278", "005010X217", BODY_278)], control=3110
+        ),
+        "278_prior_auth_denied.x12": interchange(
+            [("278", "005010X217", BODY_278_DENIED)], control=3121, newline=""
+        ),
         "835_remittance.x12": interchange([("835", "005010X221A1", BODY_835)], control=4501),
-        "999_ack.x12": interchange([("999", "005010X231A1", BODY_999)], sender=CLEARINGHOUSE,
-                                   receiver=PROVIDER, control=5007),
+        "999_ack.x12": interchange(
+            [("999", "005010X231A1", BODY_999)],
+            sender=CLEARINGHOUSE,
+            receiver=PROVIDER,
+            control=5007,
+        ),
         "271_other_delimiters.x12": interchange(
-            [("271", "005010X279A1", BODY_271)], control=1002,
+            [("271", "005010X279A1", BODY_271)],
+            control=1002,
             delimiters=Delimiters(element="|", component=">", repetition="{", segment="\n"),
             newline="",
         ),
     }
     for name, text in files.items():
         (HERE / name).write_text(text, encoding="utf-8")
-    request = interchange([("270", "005010X279A1", BODY_270)], sender=PROVIDER, receiver=PAYER,
-                          control=901)
+    request = interchange(
+        [("270", "005010X279A1", BODY_270)], sender=PROVIDER, receiver=PAYER, control=901
+    )
     with (HERE / "records.jsonl").open("w", encoding="utf-8") as out:
-        row = {"transaction": "270/271", "request": request, "response": files[
-            "271_eligibility.x12"], "created_at": "2024-03-15T13:19:02Z"}
+        row = {
+            "transaction": "270/271",
+            "request": request,
+            "response": files["271_eligibility.x12"],
+            "created_at": "2024-03-15T13:19:02Z",
+        }
         out.write(json.dumps(row) + "\n")
 
 

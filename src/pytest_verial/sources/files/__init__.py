@@ -28,7 +28,14 @@ from .disk import DirectoryFiles
 from .gcs import GCSFiles
 
 _KEYS = {
-    "bucket", "prefix", "endpoint", "project", "timeout", "deadline", "page_size", "max_read_bytes"
+    "bucket",
+    "prefix",
+    "endpoint",
+    "project",
+    "timeout",
+    "deadline",
+    "page_size",
+    "max_read_bytes",
 }
 
 
@@ -47,7 +54,9 @@ def _prefix(template: str, sandbox: Any) -> str:
 def from_sandbox(sandbox: Any) -> BaseFilesSource:
     """The files source of one task run (built once, shared by its criteria)."""
     settings = sandbox.settings("files", _KEYS)
-    limit = setting_number(sandbox, "files", settings, "max_read_bytes", DEFAULT_MAX_READ_BYTES, int)
+    limit = setting_number(
+        sandbox, "files", settings, "max_read_bytes", DEFAULT_MAX_READ_BYTES, int
+    )
     timeout = setting_number(sandbox, "files", settings, "timeout", 30.0, float)
     page_size = setting_number(sandbox, "files", settings, "page_size", 1000, int)
     endpoint = setting_text(sandbox, "files", settings, "endpoint")
