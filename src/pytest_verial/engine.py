@@ -18,6 +18,7 @@ from .display import escape
 from .errors import CriterionError, RunConfigError
 from .loader import CriterionPlan, TaskPlan
 from .models import Benchmark
+from .safeparse import strict_json_value
 from .scoring import (
     DEFAULT_CRITERION_THRESHOLD,
     DEFAULT_VERDICT_THRESHOLD,
@@ -25,7 +26,6 @@ from .scoring import (
     passed,
     resolve_threshold,
 )
-from .safeparse import strict_json_value
 from .secrets import redact, redact_json
 
 STATUSES = ("passed", "failed", "error", "gated", "skipped", "not_run")

@@ -55,10 +55,10 @@ def mask_report(report: pytest.TestReport | pytest.CollectReport) -> None:
     report.sections = [(title, redact(content)) for title, content in report.sections]
     record = getattr(report, "verial", None)
     if isinstance(record, dict):  # the criterion run (journal, report): masked once more here
-        report.verial = redact_json(record)
+        setattr(report, "verial", redact_json(record))  # noqa: B010 - not a declared attribute
     properties = getattr(report, "user_properties", None)
     if properties:
-        report.user_properties = [
+        report.user_properties = [  # type: ignore[union-attr]
             (name, redact(value) if isinstance(value, str) else value) for name, value in properties
         ]
 

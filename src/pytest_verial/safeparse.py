@@ -45,7 +45,7 @@ _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 #: texts that may hold a number the hooks must see: 301+ digits, or a 3-digit exponent
-_NUMBER_RISK = re.compile(r"\d{%d}|[eE][+-]?\d{3}" % (MAX_INT_DIGITS + 1))
+_NUMBER_RISK = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}|[eE][+-]?\d{{3}}")
 _OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSE_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 

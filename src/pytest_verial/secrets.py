@@ -201,7 +201,7 @@ def _prefilter() -> tuple[int, int, frozenset[str]]:
     """(q, stride, q-grams) for :func:`_may_hold_secret`, rebuilt when a secret is added."""
     global _PREFILTER, _PREFILTER_OF
     with _LOCK:
-        if _PREFILTER_OF != len(_SECRETS):
+        if len(_SECRETS) != _PREFILTER_OF:
             squeezed = [_SQUEEZE.sub("", form) for secret in _SECRETS for form in forms(secret)]
             shortest = max(1, min(FRAGMENT, *(len(form) for form in squeezed)))
             q = max(1, min(5, shortest - 3))

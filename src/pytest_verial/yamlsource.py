@@ -7,11 +7,10 @@ mapping are reported, since PyYAML would silently keep the last one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import json
 
 import yaml
 

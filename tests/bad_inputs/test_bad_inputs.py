@@ -184,8 +184,7 @@ def session_for(case: Case, base: Path) -> Session:
 def _criterion_runs(value: Any) -> Iterator[dict[str, Any]]:
     """Every criterion run anywhere in a report (whatever its top-level layout)."""
     if isinstance(value, dict):
-        for run in value.get("criterion_runs") or ():
-            yield run
+        yield from value.get("criterion_runs") or ()
         for child in value.values():
             if isinstance(child, dict | list):
                 yield from _criterion_runs(child)

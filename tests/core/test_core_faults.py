@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -164,10 +165,9 @@ def _signal_when_hanging(proc: subprocess.Popen[str], path: Path, sig: int, grou
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         else:
-            try:  # workers orphaned by a SIGKILL of the controller
+            # workers orphaned by a SIGKILL of the controller
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     return output
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import MedplumServer, live_settings
 from helpers import run
 from stub_server import stub_server
 
+from conftest import MedplumServer, live_settings
 from pytest_verial.errors import SourceError
 from pytest_verial.fhir.live import LiveFhir
 

@@ -151,7 +151,7 @@ def test_unresolvable_conditional_reference_stays_as_it_is() -> None:
             "Practitioner?family=x",
             "Practitioner?bogus=1",
             "Nope?x=1",
-            f"Practitioner?identifier=|shared",
+            "Practitioner?identifier=|shared",
         ]
     ):
         index.add(

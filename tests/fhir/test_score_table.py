@@ -8,7 +8,6 @@ expected scores below are worked out by hand from that rule, not computed by the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest

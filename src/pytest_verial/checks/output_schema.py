@@ -59,7 +59,7 @@ def remote_refs(schema: Any) -> list[tuple[str, str]]:
 def _refuse_retrieve(uri: str) -> Any:
     from referencing.exceptions import NoSuchResource
 
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # an attrs alias mypy does not see
 
 
 def _unresolvable() -> type[Exception]:
@@ -77,7 +77,7 @@ def _validator(schema: dict[str, Any]) -> Any:
         import referencing
     except ImportError:  # pragma: no cover - jsonschema < 4.18
         return cls(schema)
-    return cls(schema, registry=referencing.Registry(retrieve=_refuse_retrieve))
+    return cls(schema, registry=referencing.Registry(retrieve=_refuse_retrieve))  # type: ignore[call-arg]  # attrs alias
 
 
 def _validator_class(schema: dict[str, Any]) -> Any:

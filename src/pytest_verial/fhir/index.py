@@ -58,7 +58,7 @@ class FhirIndex:
         #: Bundle ``fullUrl`` (e.g. ``urn:uuid:...``) -> ``Type/id``
         self.aliases: dict[str, str] = {}
         self._values: dict[tuple[str, str], list[list[Any]]] = {}
-        self._conditional: dict[str, tuple[str, str]] = {}
+        self._conditional: dict[str, tuple[str | None, str]] = {}
         self._identifiers: dict[str, dict[tuple[str | None, str], list[str]]] = {}
 
     def add(self, resource: dict[str, Any], full_url: str | None = None) -> None:

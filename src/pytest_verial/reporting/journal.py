@@ -198,7 +198,8 @@ def _plans(path: Path, header: dict[str, Any]) -> tuple[list[Any], dict[str, lis
             display, file = str(entry["display"]), Path(entry["path"])
             if sha256_of(file) != entry["sha256"]:
                 raise ValueError(
-                    f"{path}: benchmark file {file} changed since the run: cannot rebuild its report"
+                    f"{path}: benchmark file {file} changed since the run: "
+                    "cannot rebuild its report"
                 )
             scored = bool(entry.get("scored", header.get("scored")))
             files.append((display, load_benchmark(file, None, display, scored=scored)))

@@ -14,13 +14,13 @@ and the terminal names only the files that were written.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..display import escape
 from ..collect import (
     JUNIT_FIELDS,
     BenchmarkFile,
@@ -30,6 +30,7 @@ from ..collect import (
     file_scored,
     junit_value,
 )
+from ..display import escape
 from ..engine import now_iso
 from ..errors import BenchmarkFileError
 from ..loader import BenchmarkPlan, load_benchmark
@@ -296,10 +297,9 @@ class Recorder:
         if now - self._last_checkpoint < CHECKPOINT_SECONDS:
             return
         self._last_checkpoint = now
-        try:
+        # the final write says it, if it fails too; scoring goes on
+        with contextlib.suppress(OSError, ValueError):
             write_json_report(self.settings.report, build_report(self._input(running=True)))
-        except (OSError, ValueError):  # the final write says it, if it fails too; scoring goes on
-            pass
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
