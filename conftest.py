@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -19,3 +26,58 @@ def _lean_pytester(request: pytest.FixtureRequest) -> None:
         request.getfixturevalue("monkeypatch").setenv(
             "PYTEST_ADDOPTS", "-p no:hypothesispytest --assert=plain"
         )
+
+
+_REPORT_MARK = b'"schema": "pytest-verial/report/'
+
+
+@pytest.fixture(autouse=True)
+def _every_report_valid(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every JSON report a test writes under its temporary folder is valid against the
+    report's JSON Schema, which is generated from the result types (``verial schema report``):
+    the schema cannot drift from what the plugin writes. Checked after the test, also for
+    reports written by subprocesses; a test that writes a damaged report on purpose is marked
+    ``invalid_report``."""
+    if "tmp_path" not in request.fixturenames or request.node.get_closest_marker("invalid_report"):
+        yield
+        return
+    root: Path = request.getfixturevalue("tmp_path")
+    yield
+    problems = []
+    for path in _json_files(root):
+        try:
+            head = path.read_bytes()[:200]
+        except OSError:
+            continue
+        if _REPORT_MARK not in head:
+            continue
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            continue  # not JSON: the test that wrote it says why it is there
+        errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+        if errors:
+            where = "/".join(str(p) for p in errors[0].absolute_path)
+            problems.append(
+                f"{path}: {len(errors)} schema errors; first at {where}: {errors[0].message[:300]}"
+            )
+    if problems:
+        pytest.fail("report not valid against its schema:\n" + "\n".join(problems))
+
+
+def _json_files(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in ("node_modules", ".venv")]
+        for name in filenames:
+            if name.endswith(".json"):
+                yield Path(dirpath) / name
+
+
+@functools.cache
+def _validator() -> Any:
+    import jsonschema
+
+    from pytest_verial.results import report_schema
+
+    schema = report_schema()
+    return jsonschema.Draft202012Validator(schema)

@@ -16,9 +16,10 @@ from .errors import (
     UsageError,
     VerialError,
 )
-from .inline import TaskRun, verify_task, verify_task_async
+from .inline import verify_task, verify_task_async
 from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from .models import Benchmark, Criterion, Entity, Task
+from .results import BenchmarkRun, CriterionRun, InlineTaskRun, Report, Status, TaskRun
 
 __all__ = [
     "AssertionSpec",
@@ -41,6 +42,11 @@ __all__ = [
     "Task",
     "TaskPlan",
     "TaskRun",
+    "InlineTaskRun",
+    "CriterionRun",
+    "BenchmarkRun",
+    "Report",
+    "Status",
     "UsageError",
     "VerialError",
     "__version__",

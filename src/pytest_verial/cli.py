@@ -13,7 +13,6 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +86,10 @@ def criteria_schema() -> dict[str, Any]:
 
 
 def report_schema() -> dict[str, Any]:
-    """The JSON report's schema, shipped with the package."""
-    text = resources.files("pytest_verial").joinpath("report.schema.json").read_text("utf-8")
-    return dict(json.loads(text))
+    """The JSON report's schema, generated from the result types."""
+    from .results import report_schema as generated
+
+    return generated()
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -124,7 +124,7 @@ def cmd_recover(journal: str, output: str | None) -> tuple[dict[str, Any] | None
             if label == "JSON report":
                 write_json_report(target, report)
             else:
-                write_junit(target, report, bool(report["benchmark_run"]["scored"]))
+                write_junit(target, report, bool(report["session"]["scored"]))
         except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             print(f"verial report: cannot write the {label} {target}: {reason}", file=sys.stderr)
@@ -138,8 +138,9 @@ def cmd_recover(journal: str, output: str | None) -> tuple[dict[str, Any] | None
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Print the summary table of a JSON report (rebuilt from a journal with ``--recover``)."""
-    from .reporting.json_report import read_report
+    from .reporting.json_report import load_report
     from .reporting.terminal import summary_lines
+    from .results import Report
 
     if args.recover is not None:
         if args.report is not None:
@@ -148,14 +149,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         recovered, status = cmd_recover(args.recover, args.output)
         if recovered is None:
             return status
-        for line in summary_lines(recovered, scored=args.scored):
+        for line in summary_lines(Report.from_json(recovered), scored=args.scored):
             print(line)
         return status
     if args.report is None:
         print("verial report: give a REPORT, or --recover JOURNAL", file=sys.stderr)
         return 2
     try:
-        report = read_report(args.report)
+        report = load_report(args.report)
     except ValueError as exc:
         print(f"verial report: {exc}", file=sys.stderr)
         return 2

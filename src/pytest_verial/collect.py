@@ -20,7 +20,7 @@ import pytest
 
 from .checks import CheckRegistry, builtin_checks
 from .display import describe_char, escape, unsafe_char
-from .engine import base_record, now_iso, run_criterion
+from .engine import identity, now_iso, run_criterion
 from .errors import BenchmarkFileError, Problem, RunConfigError
 from .loader import (
     BenchmarkPlan,
@@ -29,6 +29,8 @@ from .loader import (
     is_benchmark_file,
     load_benchmark,
 )
+from .nodeids import parse, split_task_name, task_name
+from .results import CriterionRun
 from .runinfo import RunDir, empty_run_problem, shared_folders
 from .scoring import DEFAULT_AXIS
 from .sources import Sandbox, SandboxCache
@@ -95,8 +97,14 @@ class CriterionFailed(Exception):
 
 def registry_for(node: pytest.Collector) -> CheckRegistry:
     """Built-in checks plus those the conftests visible from ``node`` contribute."""
-    extra = [spec for specs in node.ihook.pytest_verial_checks() or [] for spec in specs or []]
-    cache = node.config.stash.setdefault(REGISTRIES, {})
+    return registry_of(node.config, node.ihook)
+
+
+def registry_of(config: pytest.Config, hook: Any) -> CheckRegistry:
+    """Built-in checks plus those a hook proxy's conftests contribute (the xdist controller,
+    which collects nothing, asks ``session.gethookproxy(path)`` for the file's conftests)."""
+    extra = [spec for specs in hook.pytest_verial_checks() or [] for spec in specs or []]
+    cache = config.stash.setdefault(REGISTRIES, {})
     key = tuple(id(s) for s in extra)
     if key not in cache:
         cache[key] = CheckRegistry([*builtin_checks(), *extra])
@@ -141,7 +149,7 @@ class BenchmarkFile(pytest.File):
         self._warn_shared_folders(runs)
         for run in runs:
             for task in self.plan.tasks:
-                name = task.key if len(runs) == 1 else f"{task.key}@{run.label}"
+                name = task_name(task.key, run.label, len(runs) > 1)
                 yield TaskNode.from_parent(self, name=name, task=task, run=run)
 
     def _warn_shared_folders(self, runs: list[RunDir]) -> None:
@@ -338,8 +346,8 @@ class CriterionItem(pytest.Function):
                 settings.pass_threshold,
             ),
             benchmark=benchmark,
-        )
-        record.update(self.identity())
+            placement=self.identity(),
+        ).to_json()
         self.verial_record = record
         prior[self.plan.id] = record
         if self.config.getini("junit_family") in ("xunit1", "legacy"):
@@ -361,22 +369,22 @@ class CriterionItem(pytest.Function):
     def _missing_sandbox(self) -> None:
         """A task run without its folder is an error, never "the agent wrote nothing"."""
         task_node = self.task_node
-        now = now_iso()
-        record = {
-            **base_record(self.plan, task_node.task),
-            "pass_threshold": None,
-            "passed": False,
-            "score": 0.0,
-            "status": "error",
-            "details": task_node.run.missing_message(task_node.task.key),
-            "evidence": {"error": "MissingSandbox"},
-            "started_at": now,
-            "completed_at": now,
-            "duration": 0.0,
-            **self.identity(),
-        }
-        self.verial_record = record
+        record = self.errored(task_node.run.missing_message(task_node.task.key), "MissingSandbox")
         raise CriterionFailed(record)
+
+    def errored(self, details: str, error: str) -> dict[str, Any]:
+        """Record this criterion as an error run (it could not be scored) and return it."""
+        now = now_iso()
+        run = CriterionRun.errored(
+            {**identity(self.plan, self.task_node.task), **self.identity()},
+            details,
+            evidence={"error": error},
+            started_at=now,
+            completed_at=now,
+            duration=0.0,
+        )
+        self.verial_record = record = run.to_json()
+        return record
 
     def repr_failure(self, excinfo: Any) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, CriterionFailed):
@@ -397,20 +405,7 @@ class CriterionItem(pytest.Function):
         from .secrets import redact
 
         if self.verial_record is None:
-            from .engine import base_record, now_iso
-
-            record = {**base_record(self.plan, self.task_node.task), **self.identity()}
-            record.update(
-                passed=False,
-                score=0.0,
-                status="error",
-                evidence={"error": type(value).__name__},
-                details=redact(f"{type(value).__name__}: {value}"),
-                started_at=now_iso(),
-                completed_at=now_iso(),
-                duration=0.0,
-            )
-            self.verial_record = record
+            self.errored(redact(f"{type(value).__name__}: {value}"), type(value).__name__)
         return (
             f"criterion {self.plan.id!r} ({self.plan.assert_name}) error: "
             f"{type(value).__name__} ({WITHHELD})"
@@ -464,24 +459,19 @@ def task_runs_of_ids(config: pytest.Config, ids: list[str]) -> TaskRuns:
     found: TaskRuns = {}
     unknown: set[tuple[str, str]] = set()
     for nodeid in ids:
-        file_id, sep, rest = nodeid.partition("::")
-        name = rest.rpartition("::")[0]
+        file_id, name, _ = parse(nodeid)
         path = Path(file_id)
         path = path if path.is_absolute() else config.rootpath / path
-        if not (sep and name) or not is_benchmark_file(path, settings.patterns):
+        if not name or not is_benchmark_file(path, settings.patterns):
             continue
         try:
             runs = settings.run_dirs_for(path)
         except RunConfigError:
             continue  # the workers report it as a collection error
-        if len(runs) == 1:
-            run, key = runs[0], name
-        else:
-            matches = [r for r in runs if name.endswith(f"@{r.label}")]
-            if not matches:
-                continue
-            run = max(matches, key=lambda r: len(r.label))
-            key = name[: -len(run.label) - 1]
+        key, label = split_task_name(name, [r.label for r in runs])
+        run = next((r for r in runs if r.label == label), None)
+        if run is None:
+            continue
         if "\\" in key:  # an escaped name (a control character): its folder is unknown here
             unknown.add((file_id, str(run.path)))
         entry = found.setdefault((file_id, str(run.path)), (file_id, run, []))

@@ -1,8 +1,8 @@
 """Run one criterion against its sandbox: the same code for pytest items and inline use.
 
-:func:`run_criterion` returns a plain-JSON *criterion run* (Verial's Criterion Run fields plus
-ours). It never raises for bad input: a :class:`~pytest_verial.errors.CriterionError` becomes a
-run with status ``error`` and score 0; an ``assert`` with no registered check becomes a failed
+:func:`run_criterion` returns a :class:`~pytest_verial.results.CriterionRun`. It never raises
+for bad input: a :class:`~pytest_verial.errors.CriterionError` becomes a run with status
+``error`` and score 0; an ``assert`` with no registered check becomes a failed
 run with ``unsupported assertion: <value>`` (Verial's rule).
 """
 
@@ -18,6 +18,7 @@ from .display import escape
 from .errors import CriterionError, RunConfigError
 from .loader import CriterionPlan, TaskPlan
 from .models import Benchmark
+from .results import CriterionRun
 from .safeparse import strict_json_value
 from .scoring import (
     DEFAULT_CRITERION_THRESHOLD,
@@ -27,8 +28,6 @@ from .scoring import (
     resolve_threshold,
 )
 from .secrets import redact, redact_json
-
-STATUSES = ("passed", "failed", "error", "gated", "skipped", "not_run")
 
 
 def now_iso() -> str:
@@ -50,7 +49,7 @@ def criterion_threshold(plan: CriterionPlan, inherited: tuple[float | None, ...]
     return resolve_threshold(plan.criterion.pass_threshold, default=DEFAULT_CRITERION_THRESHOLD)
 
 
-def base_record(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
+def identity(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
     """Identity fields of a criterion run (everything but the result)."""
     return {
         "criterion_id": plan.id,
@@ -58,6 +57,7 @@ def base_record(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
         "assert": plan.assert_name,
         "axis": plan.criterion.axis,
         "weight": plan.criterion.weight,
+        "critical": plan.criterion.critical,
         "judge": plan.judge,
         "task_key": task.key,
         "task_id": task.task.id,
@@ -81,12 +81,12 @@ def run_criterion(
     prior: Mapping[str, Mapping[str, Any]] | None = None,
     inherited: tuple[float | None, ...] = (),
     benchmark: Benchmark | None = None,
-) -> dict[str, Any]:
-    """Score one criterion; the result is plain JSON types only (it crosses xdist)."""
+    placement: Mapping[str, Any] | None = None,
+) -> CriterionRun:
+    """Score one criterion. ``placement`` (node ids, file, run) is added to its identity."""
     started, clock = now_iso(), time.perf_counter()
     threshold = criterion_threshold(plan, inherited)
-    record = base_record(plan, task)
-    record["pass_threshold"] = threshold
+    who = {**identity(plan, task), **(placement or {}), "pass_threshold": threshold}
     try:
         if verification_skipped(task, (options or {}).get("sandbox")):
             outcome = CheckOutcome(
@@ -100,28 +100,26 @@ def run_criterion(
             outcome = _outcome(
                 plan, task, sources, options or {}, prior or {}, threshold, benchmark
             )
-        status = outcome.status
-        score = clamp(float(outcome.score))
-        ok = outcome.passed if outcome.passed is not None else passed(score, threshold)
-        if status is None:
-            status = "passed" if ok else "failed"
     except (CriterionError, RunConfigError) as exc:
-        outcome = CheckOutcome(0.0, str(exc), {"error": type(exc).__name__})
-        status, score, ok = "error", 0.0, False
-    if status in ("gated", "error"):
-        ok, score = False, 0.0
-    record.update(
-        passed=bool(ok),
-        score=score,
-        status=status,
+        outcome = CheckOutcome(0.0, str(exc), {"error": type(exc).__name__}, status="error")
+    result = {
         # one printable line whatever the data quoted in it holds (ESC, newlines, bidi)
-        details=escape(redact(outcome.details)) if outcome.details else outcome.details,
-        evidence=redact_json(strict_json_value(outcome.evidence)),  # always strict JSON
-        started_at=started,
-        completed_at=now_iso(),
-        duration=round(time.perf_counter() - clock, 6),
-    )
-    return record
+        "details": escape(redact(outcome.details)) if outcome.details else outcome.details,
+        "evidence": redact_json(strict_json_value(outcome.evidence)),  # always strict JSON
+        "started_at": started,
+        "completed_at": now_iso(),
+        "duration": round(time.perf_counter() - clock, 6),
+    }
+    status = outcome.status
+    if status == "error":
+        return CriterionRun.errored(who, **result)
+    if status == "gated":
+        return CriterionRun.gated(who, **result)
+    if status == "skipped":
+        return CriterionRun.skipped(who, **result)
+    score = clamp(float(outcome.score))
+    ok = outcome.passed if outcome.passed is not None else passed(score, threshold)
+    return CriterionRun.scored(who, score, bool(ok), **result)
 
 
 def _outcome(

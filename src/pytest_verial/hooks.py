@@ -13,4 +13,8 @@ def pytest_verial_checks() -> list[CheckSpec]:  # type: ignore[empty-body]
 
 
 def pytest_verial_report(report: dict[str, Any]) -> None:
-    """Inspect or extend the JSON report just before it is written (controller only)."""
+    """Inspect or extend the JSON report just before it is written (controller only).
+
+    ``report`` is the report's JSON form; add your own data under ``report["extensions"]``
+    (any JSON, under a key of your own). The report is checked against its schema afterwards:
+    a hook that breaks it is one ERROR line, and the report is written as it was before."""

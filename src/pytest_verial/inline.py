@@ -24,7 +24,6 @@ import asyncio
 import json
 import tempfile
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,40 +35,12 @@ from .judge.report import task_feedback, verification_summary
 from .judge.settings import DEFAULT_BUDGET
 from .loader import TaskPlan, load_benchmark
 from .models import Task
+from .results import CriterionRun, InlineTaskRun, TaskRun
 from .runinfo import RunDir, TaskRunMeta
-from .scoring import (
-    DEFAULT_VERDICT_THRESHOLD,
-    Scored,
-    axes,
-    resolve_threshold,
-    task_score,
-    verdict,
-)
+from .scoring import DEFAULT_VERDICT_THRESHOLD, resolve_threshold
 from .sources import Sandbox
 
 _META_KEYS = ("cost", "task_type", "skip_verification")
-_COUNTED = ("passed", "failed", "error", "gated")
-
-
-@dataclass
-class TaskRun:
-    """The scoring of one task run: Verial's task run fields plus feedback and verification."""
-
-    task_id: str
-    task_key: str
-    entity: str | None
-    status: str
-    verdict: str
-    score: float
-    pass_threshold: float
-    axes: dict[str, dict[str, float]]
-    criterion_runs: list[dict[str, Any]]
-    feedback: str | None
-    verification: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON types."""
-        return asdict(self)
 
 
 class _InlineSandbox(Sandbox):
@@ -113,7 +84,7 @@ def verify_task(
     config: Mapping[str, Any] | None = None,
     *,
     entity: str | None = None,
-) -> TaskRun:
+) -> InlineTaskRun:
     """Score one task against its sandbox directory (or a ready :class:`Sandbox`).
 
     Raises :class:`~pytest_verial.errors.BenchmarkFileError` for an invalid task and
@@ -145,7 +116,7 @@ def verify_task(
             "LLM must not grade its own output"
         )
     prior: dict[str, dict[str, Any]] = {}
-    runs: list[dict[str, Any]] = []
+    runs: list[CriterionRun] = []
     try:
         for crit in plan.criteria:  # deterministic first, judge last (the loader's order)
             sources = {}
@@ -154,7 +125,7 @@ def verify_task(
                     sources[name] = box.source(name)
                 except (CriterionError, RunConfigError) as exc:
                     sources[name] = _Unusable(name, str(exc))
-            record = run_criterion(
+            run = run_criterion(
                 crit,
                 plan,
                 sources,
@@ -162,41 +133,33 @@ def verify_task(
                 prior=prior,
                 inherited=(plan.task.pass_threshold, options.get("pass_threshold")),
             )
-            prior[crit.id] = record
-            runs.append(record)
+            prior[crit.id] = run.to_json()
+            runs.append(run)
     finally:
         box.close()
-    runs.sort(key=lambda r: next(c.position for c in plan.criteria if c.id == r["criterion_id"]))
-    counted = [
-        Scored(float(r["score"]), float(r["weight"]), r["axis"])
-        for r in runs
-        if r["status"] in _COUNTED
-    ]
+    position = {c.id: c.position for c in plan.criteria}
+    runs.sort(key=lambda r: position[r.criterion_id])
     # task > caller's config > default, as under pytest (where the benchmark sits between)
     threshold = resolve_threshold(
         plan.task.pass_threshold,
         options.get("pass_threshold"),
         default=DEFAULT_VERDICT_THRESHOLD,
     )
-    score = task_score(counted)
-    result = TaskRun(
+    task_run = TaskRun.aggregate(
+        runs,
+        float(threshold),
+        id=plan.key,
         task_id=plan.task.id,
         task_key=plan.key,
         entity=plan.entity.id if plan.entity else None,
-        status="completed",
-        verdict=verdict(score, float(threshold), bool(counted)),
-        score=score,
-        pass_threshold=float(threshold),
-        axes=axes(counted),
-        criterion_runs=runs,
-        feedback=None,
+        name=plan.task.name,
+        run="inline",
     )
-    as_report = {**result.to_dict(), "run": "inline"}
-    result.feedback = task_feedback(as_report)
-    cost = box.meta.cost
+    as_report = task_run.model_dump(mode="json", by_alias=True)
+    result = InlineTaskRun.model_validate({**as_report, "feedback": task_feedback(as_report)})
     result.verification = verification_summary(
         [as_report],
-        {("inline", plan.key): cost},
+        {("inline", plan.key): box.meta.cost},
         float(options.get("verification_budget") or DEFAULT_BUDGET),
     )
     return result
@@ -208,7 +171,7 @@ async def verify_task_async(
     config: Mapping[str, Any] | None = None,
     *,
     entity: str | None = None,
-) -> TaskRun:
+) -> InlineTaskRun:
     """:func:`verify_task` in a worker thread, for asyncio coordinators."""
     return await asyncio.to_thread(verify_task, task, sandbox, config, entity=entity)
 

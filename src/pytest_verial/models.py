@@ -45,6 +45,8 @@ class Criterion(Model):
     assertion: dict[str, Any]
     weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     axis: str | None = None
+    #: our extension, not Verial's: the task's verdict is ``fail`` when this does not pass
+    critical: bool = False
     input_entity_id: str | None = None
     pass_threshold: float | None = Field(default=None, ge=0, le=1)
     # Verial API fields, accepted as they come back from GET /tasks/{id}.

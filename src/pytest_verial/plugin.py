@@ -17,7 +17,6 @@ from .collect import (
     task_runs_of_ids,
     task_runs_of_items,
 )
-from .engine import base_record, now_iso
 from .errors import CriterionError, RunConfigError, SourceError
 from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
 from .interrupts import TermAsInterrupt
@@ -54,7 +53,14 @@ OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
         "--verial-fail-under",
         {"metavar": "SCORE"},
         "string",
-        "exit 0 iff the run score reaches SCORE and no criterion errored",
+        "exit 0 iff every benchmark run's score reaches SCORE and no criterion errored",
+    ),
+    (
+        "--verial-trials",
+        {"action": "store_true", "default": None},
+        "bool",
+        "score the --verial-run folders as trials of one agent (default: folders whose "
+        "run.yaml names the same agent are trials; others are separate benchmark runs)",
     ),
 ]
 
@@ -174,19 +180,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record = item.verial_record
         if record is None and call.when == "setup" and report.failed:
             # A source fixture raised (overridden in a conftest, or unusable run settings).
-            record = {**base_record(item.plan, item.task_node.task), **item.identity()}
-            message = str(call.excinfo.value) if call.excinfo else "setup failed"
-            record.update(
-                passed=False,
-                score=0.0,
-                status="error",
-                evidence={},
-                details=f"source setup failed: {message}",
-                started_at=now_iso(),
-                completed_at=now_iso(),
-                duration=0.0,
+            error = call.excinfo.value if call.excinfo else None
+            message = str(error) if error is not None else "setup failed"
+            record = item.errored(
+                f"source setup failed: {message}", type(error).__name__ if error else "SetupError"
             )
-            item.verial_record = record
         if (
             record is not None
             and call.when in ("setup", "call")

@@ -24,6 +24,8 @@ class Settings:
     scored: bool = False
     pass_threshold: float | None = None
     fail_under: float | None = None
+    #: every run folder is a trial of one agent (``--verial-trials``)
+    trials: bool = False
     patterns: tuple[str, ...] = ()
     #: extra options handed to checks as ``ctx.options`` (judge settings and the like)
     check_options: dict[str, Any] = field(default_factory=dict)
@@ -215,5 +217,7 @@ def resolve(config: pytest.Config) -> Settings:
         scored=scored,
         pass_threshold=_float(config, "verial_pass_threshold"),
         fail_under=_float(config, "verial_fail_under"),
+        trials=bool(config.getoption("verial_trials"))
+        or str(config.getini("verial_trials")).lower() in ("1", "true", "yes"),
         patterns=patterns,
     )

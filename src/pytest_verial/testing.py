@@ -32,4 +32,4 @@ def run_check(
     criterion = Criterion(id="c1", assertion=raw)
     plan = CriterionPlan("c1", criterion, raw, check.model.model_validate(raw), check)
     task = TaskPlan("t1", Task(id="t1", criteria=[criterion]), None, (plan,))
-    return run_criterion(plan, task, sources, options=options)
+    return run_criterion(plan, task, sources, options=options).to_json()

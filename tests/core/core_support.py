@@ -21,7 +21,6 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 JUNIT_XSD = REPO.parent / "shared" / "data" / "junit-10.xsd"
-REPORT_SCHEMA = REPO / "src" / "pytest_verial" / "report.schema.json"
 #: keys whose values legitimately differ between two runs of the same benchmark
 TIMING_KEYS = frozenset({"started_at", "completed_at", "duration"})
 
@@ -160,14 +159,24 @@ def strip_timing(value: Any) -> Any:
 
 def criterion_runs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every criterion run of a report, by node id."""
-    return {
-        c["nodeid"]: c for t in report["benchmark_run"]["task_runs"] for c in t["criterion_runs"]
-    }
+    return {c["nodeid"]: c for t in all_task_runs(report) for c in t["criterion_runs"]}
 
 
 def task_runs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every task run of a report, by its id (``file::task``)."""
-    return {t["id"]: t for t in report["benchmark_run"]["task_runs"]}
+    return {t["id"]: t for t in all_task_runs(report)}
+
+
+def all_task_runs(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every task run of every benchmark run, in report order."""
+    return [t for run in report["benchmark_runs"] for t in run["task_runs"]]
+
+
+def only_run(report: dict[str, Any]) -> dict[str, Any]:
+    """The report's one benchmark run (a test that scores one benchmark on one run folder)."""
+    runs = report["benchmark_runs"]
+    assert len(runs) == 1, [r["id"] for r in runs]
+    return runs[0]
 
 
 def portal_criterion(

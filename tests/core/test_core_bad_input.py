@@ -367,10 +367,10 @@ def test_bad_files_do_not_stop_the_session(pytester: pytest.Pytester, workers: i
     assert "Traceback" not in output
     assert code == 1
     report = project.read_report()
-    assert len(report["benchmark_run"]["collection_errors"]) == len(BAD)
+    assert len(report["session"]["collection_errors"]) == len(BAD)
     good = criterion_runs(report)["good.verial.yaml::good-task::greets"]
     assert good["status"] == "passed"
-    assert report["benchmark_run"]["status"] == "completed"
+    assert report["session"]["status"] == "completed"
 
 
 def test_unknown_assert_is_not_a_collection_error(pytester: pytest.Pytester) -> None:

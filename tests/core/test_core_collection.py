@@ -355,8 +355,10 @@ def test_several_runs_are_trials_of_the_same_tasks(pytester: pytest.Pytester) ->
         "run-c",
         "--verial-report",
         "report.json",
+        "--verial-trials",
     )
-    trials = project.read_report()["benchmark_run"]["trials"]
+    (run,) = project.read_report()["benchmark_runs"]
+    trials = run["trials"]["tasks"]
     assert len(trials) == 1
     trial = trials[0]
     assert (trial["k"], trial["runs"]) == (3, ["run-a", "run-b", "run-c"])
@@ -416,8 +418,8 @@ def test_options_from_the_ini_file(
     )
     result.assert_outcomes(passed=4)
     report = project.read_report("out/report.json")  # relative to rootdir
-    assert report["benchmark_run"]["runs"][0]["label"] == "agent-1"
-    assert report["benchmark_run"]["pass_threshold"] == 0.5
+    assert report["benchmark_runs"][0]["runs"][0]["label"] == "agent-1"
+    assert report["benchmark_runs"][0]["pass_threshold"] == 0.5
 
 
 def test_an_entity_criterion_can_be_run_by_its_node_id(pytester: pytest.Pytester) -> None:

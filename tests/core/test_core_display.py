@@ -263,7 +263,7 @@ def test_nasty_data_is_escaped_on_terminal_and_xml_stays_valid(tmp_path: Path, f
     for name in ("tasks.xml", "pytest.xml"):
         _strict_xml(tmp_path / name)
     report = json.loads((tmp_path / "report.json").read_text("utf-8"))
-    runs = report["benchmark_run"]["task_runs"][0]["criterion_runs"]
+    runs = [t for r in report["benchmark_runs"] for t in r["task_runs"]][0]["criterion_runs"]
     actual = next(r for r in runs if r["criterion_id"] == "name")["evidence"]
     assert NASTY in json.dumps(actual, ensure_ascii=False) or "\\udc80" in json.dumps(actual)
     if JUNIT_XSD.is_file():

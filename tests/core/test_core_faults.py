@@ -19,6 +19,7 @@ from core_support import (
     Project,
     child_env,
     interruptible_pytest,
+    only_run,
     pytest_command,
     task_runs,
     voice_criterion,
@@ -172,8 +173,8 @@ def _signal_when_hanging(proc: subprocess.Popen[str], path: Path, sig: int, grou
 
 
 def _assert_first_kept(report: dict[str, Any], output: str) -> None:
-    run = report["benchmark_run"]
-    assert (run["status"], run["phase"]) == ("cancelled", "completed"), output[-3000:]
+    run = only_run(report)
+    assert (run["status"], report["session"]["phase"]) == ("cancelled", "completed"), output[-3000:]
     tasks = task_runs(report)
     first = tasks["faults.verial.yaml::first"]
     assert first["status"] == "completed", output[-3000:]
@@ -282,7 +283,7 @@ CRASHING = [
 
 
 def _assert_crash_recovered(report: dict[str, Any], journal: Path) -> None:
-    run = report["benchmark_run"]
+    run = report["session"]
     assert run["status"] == "cancelled"
     assert run["recovered"]["journal"].endswith(journal.name)
     assert run["recovered"]["criterion_runs"] == 5
@@ -294,7 +295,7 @@ def _assert_crash_recovered(report: dict[str, Any], journal: Path) -> None:
     assert crashing["status"] == "cancelled"
     assert [c["status"] for c in crashing["criterion_runs"]] == ["passed", "not_run", "not_run"]
     assert tasks["faults.verial.yaml::after"]["status"] == "cancelled"
-    assert run["score"] == pytest.approx((4 / 5 + 1.0) / 2)
+    assert only_run(report)["score"] == pytest.approx((4 / 5 + 1.0) / 2)
     assert any("recovered from the journal" in w for w in run["warnings"])
 
 
@@ -370,7 +371,7 @@ def test_sigkill_of_the_session_loses_only_the_task_run_in_flight(
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "rebuilt.json").read_text(encoding="utf-8"))
     _assert_first_kept(report, output)
-    assert report["benchmark_run"]["recovered"]["criterion_runs"] == 3
+    assert report["session"]["recovered"]["criterion_runs"] == 3
 
 
 def test_the_journal_holds_no_secret(tmp_path: Path) -> None:
@@ -517,7 +518,7 @@ def test_the_json_report_is_written_when_junit_cannot_be(tmp_path: Path) -> None
     assert "ERROR: cannot write the JUnit report " in output, output[-3000:]
     assert not _names(output, "JUnit report: ", "/junit.xml"), output[-3000:]
     assert _names(output, "JSON report: ", "/report.json"), output[-3000:]
-    assert json.loads((tmp_path / "report.json").read_text())["benchmark_run"]["score"] == 1.0
+    assert json.loads((tmp_path / "report.json").read_text())["benchmark_runs"][0]["score"] == 1.0
     assert not (tmp_path / JOURNAL).exists()
 
 

@@ -13,7 +13,6 @@ import pytest
 from core_support import (
     JUNIT_XSD,
     PRIOR_AUTH_SCORES,
-    REPORT_SCHEMA,
     LazyRuns,
     build_prior_auth_project,
     criterion_runs,
@@ -21,6 +20,8 @@ from core_support import (
     strip_timing,
     task_runs,
 )
+
+from pytest_verial.results import report_schema
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 
@@ -35,7 +36,7 @@ def test_json_reports_of_n0_and_n2_are_equal_apart_from_timing(runs: LazyRuns) -
     assert strip_timing(one) == strip_timing(two)
     # and the timing keys are there in both
     for report in (one, two):
-        assert report["benchmark_run"]["started_at"] and report["benchmark_run"]["completed_at"]
+        assert report["session"]["started_at"] and report["session"]["completed_at"]
 
 
 @WORKERS
@@ -43,7 +44,7 @@ def test_json_report_scores(runs: LazyRuns, workers: int) -> None:
     result = runs.get(workers)
     assert result.code == 1  # some criteria failed, no gate asked
     report = result.report
-    assert report["schema"] == "pytest-verial/report/v1"
+    assert report["schema"] == "pytest-verial/report/v2"
     tasks = task_runs(report)
     assert list(tasks) == list(PRIOR_AUTH_SCORES)  # collection order, files in order
     for task_id, (score, verdict) in PRIOR_AUTH_SCORES.items():
@@ -58,11 +59,17 @@ def test_json_report_scores(runs: LazyRuns, workers: int) -> None:
         "__default__": {"score": 1.0, "weight": 1.0},
         "efficiency": {"score": 1.0, "weight": 0.5},
     }
-    run = report["benchmark_run"]
-    assert run["score"] == pytest.approx(sum(s for s, _ in PRIOR_AUTH_SCORES.values()) / 6)
-    assert (run["verdict"], run["status"]) == ("partial", "completed")
-    assert [b["ref"] for b in run["benchmarks"]] == ["eligibility", "prior-auth@3"]
-    assert run["summary"]["verdicts"] == {"pass": 3, "partial": 2, "fail": 1}
+    # one benchmark run per benchmark file, each the mean of its own tasks
+    elig, pa = report["benchmark_runs"]
+    assert [elig["benchmark"]["ref"], pa["benchmark"]["ref"]] == ["eligibility", "prior-auth@3"]
+    assert (elig["score"], elig["verdict"], elig["strict_success"]) == (1.0, "pass", 1.0)
+    pa_scores = [s for t, (s, _) in PRIOR_AUTH_SCORES.items() if t.startswith("pa.")]
+    assert pa["score"] == pytest.approx(sum(pa_scores) / 5)
+    assert (pa["verdict"], pa["status"]) == ("partial", "completed")
+    assert pa["strict_success"] == pytest.approx(2 / 5)
+    assert pa["counts"]["verdicts"] == {"pass": 2, "partial": 2, "fail": 1}
+    assert report["session"]["counts"]["verdicts"] == {"pass": 3, "partial": 2, "fail": 1}
+    assert report["session"]["status"] == "completed"
     crits = criterion_runs(report)
     error = crits["pa.verial.yaml::schedule-follow-up::appointment-booked"]
     assert (error["status"], error["score"]) == ("error", 0.0)
@@ -72,14 +79,13 @@ def test_json_report_scores(runs: LazyRuns, workers: int) -> None:
     john = crits["pa.verial.yaml::pa-lumbar-mri[john-smith]::pa-submitted"]
     assert john["evidence"]["assertion_results"][0]["actual"] == "draft"
     assert john["outcome"] == "failed"
-    assert run["summary"]["criteria_error"] == 1
+    assert report["session"]["counts"]["criteria_error"] == 1
 
 
 @WORKERS
 def test_json_report_validates_against_its_schema(runs: LazyRuns, workers: int) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    assert REPORT_SCHEMA.is_file(), f"the report's JSON Schema is missing: {REPORT_SCHEMA}"
-    schema = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
+    schema = report_schema()  # generated from the result types
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(runs.get(workers).report), key=lambda e: e.path)
@@ -175,9 +181,16 @@ def test_terminal_summary(runs: LazyRuns, workers: int) -> None:
     row("empty-task", "0.000", "fail")
     row("elig-check", "1.000", "pass")
     assert "correctness 0.50 (w2)  safety 0.00 (w2)" in table
+    # a table per benchmark run, each with its own run line
     assert re.search(
-        r"^run eligibility, prior-auth@3 on sandbox: score 0\.597, verdict partial, "
-        r"status completed",
+        r"^benchmark run eligibility on sandbox \(eligibility.verial.json\)\n.*\n"
+        r"elig-check .*\nrun score 1\.000, verdict pass, strict success 100%, status completed",
+        table,
+        re.M,
+    ), table
+    assert re.search(
+        r"^run score 0\.517, verdict partial, strict success 40%, status completed; "
+        r"5 of 5 task runs scored \(2 pass, 2 partial, 1 fail\)",
         table,
         re.M,
     ), table

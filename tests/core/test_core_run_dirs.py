@@ -217,7 +217,7 @@ def test_two_files_with_one_task_id_reading_one_folder_warn(project: Project, wo
         f"{project.path / 'sandbox' / 't'}"
     )
     assert f"VerialWarning: {message}" in output
-    warnings = project.read_report()["benchmark_run"]["warnings"]
+    warnings = project.read_report()["session"]["warnings"]
     assert [w for w in warnings if w.startswith(message)], warnings
 
 

@@ -78,7 +78,7 @@ def test_json_report_keeps_details_and_evidence(
 ) -> None:
     result = scored[mode].get(workers)
     report = result.report
-    assert report["benchmark_run"]["scored"] is True
+    assert report["session"]["scored"] is True
     text = result.report_path.read_text(encoding="utf-8")
     assert sorted(set(_leaks(text))) == sorted(EXPECTED_STRINGS)
     john = criterion_runs(report)["pa.verial.yaml::pa-lumbar-mri[john-smith]::pa-submitted"]

@@ -243,7 +243,11 @@ def test_a_crashed_scored_run_is_recovered_under_its_positional_ids(tmp_path: Pa
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
-    first = next(t for t in report["benchmark_run"]["task_runs"] if t["task_id"] == "first")
+    first = next(
+        t
+        for t in [t for r in report["benchmark_runs"] for t in r["task_runs"]]
+        if t["task_id"] == "first"
+    )
     runs = [(c["criterion_id"], c["status"]) for c in first["criterion_runs"]]
     assert runs == [("criterion-1", "passed")]
     assert "zqlabelcanary" not in json.dumps(runs)

@@ -241,7 +241,7 @@ def test_docs_example_and_no_criteria_end_to_end(pytester: pytest.Pytester) -> N
     }
     empty = runs["docs.verial.yaml::empty-task"]
     assert (empty["score"], empty["verdict"], empty["criterion_runs"]) == (0.0, "fail", [])
-    run = project.read_report()["benchmark_run"]
+    run = project.read_report()["benchmark_runs"][0]
     assert run["score"] == pytest.approx((2 / 3 + 0.0) / 2)  # the empty task counts in the mean
 
 

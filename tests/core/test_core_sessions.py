@@ -16,6 +16,7 @@ from core_support import (
     child_env,
     criterion_runs,
     interruptible_pytest,
+    only_run,
     portal_criterion,
     run_subprocess,
     shared_project,
@@ -84,10 +85,10 @@ def test_deselecting_a_criterion_makes_its_task_incomplete(
     assert pa["status"] == "incomplete"
     assert pa["counts"]["deselected"] == 1
     assert criterion_runs(report)["pa.verial.yaml::pa::cpt-ok"]["status"] == "deselected"
-    run = report["benchmark_run"]
+    run = only_run(report)
     assert run["score"] == 1.0  # the incomplete task (score 0) is left out of the mean
-    assert run["summary"]["incomplete"] == 1
-    assert run["warnings"] == [
+    assert run["counts"]["incomplete"] == 1
+    assert report["session"]["warnings"] == [
         "task run pa.verial.yaml::pa is incomplete (1 criteria "
         "deselected): left out of the run score"
     ]
@@ -172,7 +173,7 @@ def test_other_criteria_keep_their_results_after_a_crash(
     assert tasks["crashy.verial.yaml::crashy"]["status"] == "completed"
     assert tasks["crashy.verial.yaml::crashy"]["score"] == pytest.approx(3 / 4)
     assert tasks["crashy.verial.yaml::steady"]["verdict"] == "pass"
-    assert report["benchmark_run"]["summary"]["criteria_error"] == 1
+    assert report["session"]["counts"]["criteria_error"] == 1
     assert "verial summary" in output
 
 
@@ -275,9 +276,9 @@ def test_ctrl_c_keeps_completed_tasks_and_cancels_the_run(tmp_path: Path, worker
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output[-3000:]
     assert (tmp_path / "report.json").exists(), output[-3000:]
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
-    run = report["benchmark_run"]
+    run = only_run(report)
     assert run["status"] == "cancelled"
-    assert run["phase"] == "completed"
+    assert report["session"]["phase"] == "completed"
     tasks = task_runs(report)
     first = tasks["interrupt.verial.yaml::first"]
     assert first["status"] == "completed", output[-3000:]
@@ -324,7 +325,7 @@ def test_exitfirst_cancels_the_tasks_not_run(pytester: pytest.Pytester) -> None:
     second = tasks["stop.verial.yaml::second"]
     assert (second["status"], second["score"], second["verdict"]) == ("cancelled", None, None)
     assert second["criterion_runs"][0]["status"] == "not_run"
-    run = report["benchmark_run"]
+    run = only_run(report)
     assert (run["status"], run["score"]) == ("cancelled", 0.5)
     result.stdout.fnmatch_lines(["second *-*cancelled*"])
 
@@ -359,4 +360,4 @@ def test_skip_verification_skips_every_criterion_of_the_task(pytester: pytest.Py
     tasks = task_runs(project.read_report())
     assert tasks["pa.verial.yaml::trusted"]["status"] == "skipped"
     assert tasks["pa.verial.yaml::trusted"]["verdict"] is None  # not a fail: never verified
-    assert project.read_report()["benchmark_run"]["score"] == 0.0  # the mean of 'checked' alone
+    assert project.read_report()["benchmark_runs"][0]["score"] == 0.0  # the mean of 'checked' alone

@@ -116,12 +116,18 @@ def test_files_in_subdirectories_each_read_their_own_sandbox(pytester: pytest.Py
     result = pytester.runpytest("--verial-report", "report.json")
     result.assert_outcomes(passed=3, failed=1)
     report = project.read_report()
-    scores = {t["id"]: t["score"] for t in report["benchmark_run"]["task_runs"]}
+    scores = {
+        t["id"]: t["score"] for t in [t for r in report["benchmark_runs"] for t in r["task_runs"]]
+    }
     assert scores == {
         "referrals/referrals.verial.yaml::pa-referrals": 1.0,
         "prior-auth/prior-auth.verial.yaml::pa-prior-auth": 0.5,
     }
-    assert report["benchmark_run"]["score"] == 0.75
+    # two benchmarks: two benchmark runs, each scored on its own tasks
+    assert {r["benchmark"]["file"]: r["score"] for r in report["benchmark_runs"]} == {
+        "referrals/referrals.verial.yaml": 1.0,
+        "prior-auth/prior-auth.verial.yaml": 0.5,
+    }
     result.stdout.fnmatch_lines(["pa-prior-auth *0.500*partial*", "pa-referrals *1.000*pass*"])
 
 
@@ -376,7 +382,7 @@ def pytest_verial_checks():
 
 
 def pytest_verial_report(report):
-    report["benchmark_run"]["ci"] = {"pipeline": "nightly"}
+    report["extensions"]["ci"] = {"pipeline": "nightly"}
 """
 
 
@@ -409,4 +415,4 @@ def test_check_scores_are_bounded_and_the_report_hook_runs(pytester: pytest.Pyte
         0.0,
         0.0,
     ]
-    assert report["benchmark_run"]["ci"] == {"pipeline": "nightly"}
+    assert report["extensions"]["ci"] == {"pipeline": "nightly"}

@@ -60,7 +60,7 @@ def _report(pytester: pytest.Pytester) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((pytester.path / "report.json").read_text())
     return {
         c["criterion_id"]: c
-        for t in data["benchmark_run"]["task_runs"]
+        for t in [t for r in data["benchmark_runs"] for t in r["task_runs"]]
         for c in t["criterion_runs"]
     }
 

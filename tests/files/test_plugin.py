@@ -43,7 +43,9 @@ def test_example_flawed_run_reports_evidence(pytester: pytest.Pytester) -> None:
     )
     runs = {
         c["criterion_id"]: c
-        for t in json.loads(report.read_text())["benchmark_run"]["task_runs"]
+        for t in [
+            t for r in json.loads(report.read_text())["benchmark_runs"] for t in r["task_runs"]
+        ]
         for c in t["criterion_runs"]
     }
     rows = runs["batch-rows"]
@@ -171,7 +173,9 @@ def test_gcs_run_gives_the_disk_results(
                 c["evidence"]["matched_paths"],
                 c["evidence"]["field_results"],
             )
-            for t in json.loads(report.read_text())["benchmark_run"]["task_runs"]
+            for t in [
+                t for r in json.loads(report.read_text())["benchmark_runs"] for t in r["task_runs"]
+            ]
             for c in t["criterion_runs"]
         ]
     assert outcomes["gcs"] == outcomes["disk"]

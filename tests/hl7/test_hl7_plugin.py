@@ -66,7 +66,7 @@ def report(pytester: pytest.Pytester, run: Path, *args: str) -> dict[str, Any]:
     data = json.loads(out.read_text())
     return {
         c["criterion_id"]: c
-        for t in data["benchmark_run"]["task_runs"]
+        for t in [t for r in data["benchmark_runs"] for t in r["task_runs"]]
         for c in t["criterion_runs"]
     }
 

@@ -60,7 +60,7 @@ def test_consistency_compares_both_outputs(pytester, stub_judge):
     stub_judge.reply((200, completion(ratings(2, 3))))
     run = make_run(pytester, '{"cpt_code": "72149"}')
     pytester.runpytest(*run_args(run, stub_judge, pytester.path))
-    report = json.loads((pytester.path / "r.json").read_text())["benchmark_run"]
+    report = json.loads((pytester.path / "r.json").read_text())["benchmark_runs"][0]
     summary = next(t for t in report["task_runs"] if t["task_key"] == "verify-summary")
     crit = next(
         c for c in summary["criterion_runs"] if c["criterion_id"] == "letter-and-summary-agree"
@@ -78,7 +78,7 @@ def test_consistency_without_related_output_makes_no_call(pytester, stub_judge):
     run = make_run(pytester, '{"cpt_code": "72148"}')
     (run / "verify-letter" / "output.md").unlink()
     pytester.runpytest(*run_args(run, stub_judge, pytester.path), "-k", "verify-summary")
-    report = json.loads((pytester.path / "r.json").read_text())["benchmark_run"]
+    report = json.loads((pytester.path / "r.json").read_text())["benchmark_runs"][0]
     crit = report["task_runs"][0]["criterion_runs"][-1]
     assert crit["score"] == 0.0 and "task verify-letter wrote no output" in crit["details"]
     assert stub_judge.requests == []

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from importlib.resources import files
 from pathlib import Path
 
 import jsonschema
 import pytest
 from judge_support import completion, ratings
+
+from pytest_verial.results import report_schema
 
 BENCHMARK = """
 benchmark: verify-e2e
@@ -85,9 +86,8 @@ def test_gating_and_bypass(pytester, stub_judge, n):
     run = make_run(pytester)
     result = pytester.runpytest(*args(run, stub_judge, pytester.path, n))
     full = json.loads((pytester.path / "report.json").read_text())
-    schema = json.loads(files("pytest_verial").joinpath("report.schema.json").read_text())
-    jsonschema.validate(full, schema)
-    report = full["benchmark_run"]
+    jsonschema.validate(full, report_schema())
+    report = full["benchmark_runs"][0]
     judged = {
         t["task_key"]: next(c for c in t["criterion_runs"] if c["assert"] == "llm-rubric")
         for t in report["task_runs"]
@@ -105,7 +105,7 @@ def test_gating_and_bypass(pytester, stub_judge, n):
     scores = {t["task_key"]: t["score"] for t in report["task_runs"]}
     assert scores["verify-cheap"] == 1.0  # bypassed judge criterion left out of the mean
     assert scores["verify-bad"] == pytest.approx(0.5)  # (gated 0 + sections 0.5 + cpt 1) / 3
-    summary = report["verification"]
+    summary = full["session"]["verification"]
     assert summary["judge_calls"] == 1
     assert summary["saved_by_gating"] == 1
     assert summary["saved_by_bypass"] == 2
@@ -181,12 +181,14 @@ def test_judge_fault_is_a_criterion_error_not_a_pass(pytester, stub_judge):
             run, stub_judge, pytester.path, "0", "--verial-judge-retries", "1", "-k", "verify-good"
         )
     )
-    report = json.loads((pytester.path / "report.json").read_text())["benchmark_run"]
+    full = json.loads((pytester.path / "report.json").read_text())
+    report = full["benchmark_runs"][0]
     rubric = report["task_runs"][0]["criterion_runs"][0]
     assert rubric["status"] == "error"
     assert "2 attempt(s)" in rubric["details"] and "not rated" in rubric["details"]
     assert rubric["evidence"]["judge"]["calls"] == 2
-    assert report["verification"]["judge_calls"] == 2 and report["verification"]["errors"] == 1
+    verification = full["session"]["verification"]
+    assert verification["judge_calls"] == 2 and verification["errors"] == 1
     result.assert_outcomes(passed=2, failed=1)
 
 
@@ -196,7 +198,8 @@ def test_deselected_deterministic_criteria_gate_the_judge(pytester, stub_judge):
     pytester.runpytest(
         *args(run, stub_judge, pytester.path, "0", "-k", "verify-good and letter-judged")
     )
-    report = json.loads((pytester.path / "report.json").read_text())["benchmark_run"]
+    full = json.loads((pytester.path / "report.json").read_text())
+    report = full["benchmark_runs"][0]
     rubric = report["task_runs"][0]["criterion_runs"][0]
     assert rubric["status"] == "gated"
     assert "2 of 2 deterministic criteria of this task did not run" in rubric["details"]

@@ -25,7 +25,8 @@ def run(args: Any) -> int:
     from ..reporting.json_report import read_report
 
     try:
-        task_runs = read_report(args.report)["benchmark_run"].get("task_runs") or []
+        report = read_report(args.report)
+        task_runs = [t for run in report["benchmark_runs"] for t in run["task_runs"]]
     except ValueError as exc:
         print(f"verial feedback: {exc}", file=sys.stderr)
         return 2

@@ -185,19 +185,21 @@ class JudgeReporting:
             raise pytest.UsageError(problem)
 
     def pytest_verial_report(self, report: dict[str, Any]) -> None:
-        run = report["benchmark_run"]
         costs: dict[tuple[str, str], float | None] = {}
-        configs = {r["label"]: _config(r.get("path")) for r in run.get("runs", [])}
-        for task in run["task_runs"]:
-            task["feedback"] = task_feedback(task)
-            cfg = configs.get(task["run"])
-            meta = None
-            if cfg is not None:
-                meta = cfg.tasks.get(task["task_key"]) or cfg.tasks.get(task["task_id"])
-            costs[(task["run"], task["task_key"])] = meta.cost if meta else None
+        task_runs: list[dict[str, Any]] = []
+        for run in report["benchmark_runs"]:
+            configs = {r["label"]: _config(r.get("path")) for r in run.get("runs", [])}
+            for task in run["task_runs"]:
+                task_runs.append(task)
+                task["feedback"] = task_feedback(task)
+                cfg = configs.get(task["run"])
+                meta = None
+                if cfg is not None:
+                    meta = cfg.tasks.get(task["task_key"]) or cfg.tasks.get(task["task_id"])
+                costs[(task["run"], task["task_key"])] = meta.cost if meta else None
         budget = float(self.options.get("verification_budget") or DEFAULT_BUDGET)
-        self.summary = verification_summary(run["task_runs"], costs, budget)
-        run["verification"] = self.summary
+        self.summary = verification_summary(task_runs, costs, budget)
+        report["session"]["verification"] = self.summary
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

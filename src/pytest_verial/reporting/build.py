@@ -1,32 +1,40 @@
-"""Build the three-level report (benchmark run -> task runs -> criterion runs) from records.
+"""Build the report (session -> benchmark runs -> task runs -> criterion runs) from results.
 
-Pure: takes the plans, the selected node ids and the criterion runs received, and returns
-plain JSON. The same function serves ``-n 0`` and ``-n 2``, which is why their reports agree.
+Pure: takes the plans, the selected node ids and the criterion runs received, and returns a
+:class:`~pytest_verial.results.Report`. The same function serves ``-n 0`` and ``-n 2``, the
+journal's recovery and ``verial merge``, which is why their reports agree.
+
+One benchmark run per benchmark file per run folder: run folders whose run.yaml names the same
+``agent`` (or every folder, with ``--verial-trials``) are trials of one benchmark run; folders
+of different agents are never averaged together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..engine import base_record
-from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan
-from ..runinfo import RunDir, shared_folders
-from ..scoring import (
-    DEFAULT_VERDICT_THRESHOLD,
-    Scored,
-    axes,
-    resolve_threshold,
-    run_score,
-    task_score,
-    trial_stats,
-    verdict,
+from ..engine import identity
+from ..loader import BenchmarkPlan, TaskPlan
+from ..nodeids import NO_CRITERIA, criterion_nodeid, task_name, task_nodeid
+from ..results import (
+    BenchmarkInfo,
+    BenchmarkRun,
+    CollectionError,
+    CriterionRun,
+    Generator,
+    Report,
+    RunCounts,
+    RunInfo,
+    RunStatus,
+    Session,
+    TaskRun,
+    TaskStatus,
 )
-
-SCHEMA_ID = "pytest-verial/report/v1"
-COUNTED = ("passed", "failed", "error", "gated")
+from ..runinfo import RunDir, shared_folders
+from ..scoring import DEFAULT_VERDICT_THRESHOLD, resolve_threshold
 
 
 @dataclass
@@ -38,7 +46,7 @@ class ReportInput:
     file_runs: Mapping[str, Sequence[RunDir]]
     runs: Sequence[RunDir]
     selected: set[str]
-    records: Mapping[str, dict[str, Any]]
+    records: Mapping[str, CriterionRun]
     pass_threshold: float | None
     scored: bool
     started_at: str
@@ -47,127 +55,135 @@ class ReportInput:
     interrupted: bool
     collection_errors: Sequence[dict[str, str]]
     running: bool = False
+    #: every run folder of a file is a trial of one agent (``--verial-trials``)
+    trials: bool = False
+    exit_status: int | None = None
+    extra_warnings: Sequence[str] = field(default_factory=list)
 
 
-def task_node_name(task: TaskPlan, run: RunDir, runs: int) -> str:
-    """The task node's name: its key, plus ``@<run>`` when several runs are scored."""
-    return task.key if runs == 1 else f"{task.key}@{run.label}"
+def run_groups(runs: Sequence[RunDir], trials: bool) -> list[list[RunDir]]:
+    """Run folders grouped into benchmark runs: one agent's trials together, else one each."""
+    if trials:
+        return [list(runs)] if runs else []
+    groups: list[list[RunDir]] = []
+    by_agent: dict[str, list[RunDir]] = {}
+    for run in runs:
+        agent = run.config.agent
+        if agent is None:
+            groups.append([run])
+        elif agent in by_agent:
+            by_agent[agent].append(run)
+        else:
+            by_agent[agent] = [run]
+            groups.append(by_agent[agent])
+    return groups
 
 
-def _criterion_run(
-    nodeid: str, plan: CriterionPlan, task: TaskPlan, data: ReportInput
-) -> dict[str, Any]:
-    record = data.records.get(nodeid)
-    if record is not None:
-        return {**record, "nodeid": nodeid}
-    status = "deselected" if nodeid not in data.selected else "not_run"
-    return {
-        **base_record(plan, task),
-        "nodeid": nodeid,
-        "passed": False,
-        "score": None,
-        "status": status,
-        "details": None,
-        "evidence": None,
-        "started_at": None,
-        "completed_at": None,
-        "duration": None,
-    }
+def _criterion_run(nodeid: str, plan: Any, task: TaskPlan, data: ReportInput) -> CriterionRun:
+    received = data.records.get(nodeid)
+    if received is not None:
+        return received
+    who = {**identity(plan, task), "nodeid": nodeid}
+    if nodeid not in data.selected:
+        return CriterionRun.deselected(who)
+    return CriterionRun.not_run(who)
 
 
 def _task_run(
     display: str, plan: BenchmarkPlan, task: TaskPlan, run: RunDir, data: ReportInput
-) -> dict[str, Any] | None:
-    node = f"{display}::{task_node_name(task, run, len(data.file_runs[display]))}"
+) -> TaskRun | None:
+    several = len(data.file_runs[display]) > 1
+    node = task_nodeid(display, task_name(task.key, run.label, several))
     ordered = sorted(task.criteria, key=lambda c: c.position)
-    ids = [f"{node}::{c.id}" for c in ordered]
+    ids = [criterion_nodeid(node, c.id) for c in ordered]
     if task.criteria and not any(i in data.selected for i in ids):
         return None
-    if not task.criteria and f"{node}::no-criteria" not in data.selected:
+    if not task.criteria and criterion_nodeid(node, NO_CRITERIA) not in data.selected:
         return None
     runs = [_criterion_run(i, c, task, data) for i, c in zip(ids, ordered, strict=True)]
-    statuses = {r["status"] for r in runs}
-    status = (
-        "incomplete"
-        if "deselected" in statuses
-        else "cancelled"
-        if "not_run" in statuses and not data.running
-        else "running"
-        if "not_run" in statuses
-        else "skipped"
-        if statuses == {"skipped"}  # skip_verification: nothing was verified
-        else "completed"
-    )
-    counted = [r for r in runs if r["status"] in COUNTED]
-    scored = [Scored(float(r["score"]), float(r["weight"]), r["axis"]) for r in counted]
     threshold = resolve_threshold(
         task.task.pass_threshold,
         plan.benchmark.pass_threshold,
         data.pass_threshold,
         default=DEFAULT_VERDICT_THRESHOLD,
     )
-    has_scores = status in ("completed", "incomplete")
-    score = task_score(scored) if has_scores else None
-    return {
-        "id": node,
-        "task_id": task.task.id,
-        "task_key": task.key,
-        "entity": task.entity.id if task.entity else None,
-        "name": task.task.name,
-        "benchmark": plan.slug,
-        "file": display,
-        "run": run.label,
-        "status": status,
-        "verdict": verdict(score, threshold, bool(scored)) if score is not None else None,
-        "score": score,
-        "pass_threshold": threshold,
-        "axes": axes(scored) if has_scores else {},
-        "counts": {
-            s: sum(1 for r in runs if r["status"] == s)
-            for s in ("passed", "failed", "error", "gated", "skipped", "deselected", "not_run")
-        },
-        "snapshot": task.task.model_dump(mode="json", exclude_none=True),
-        "criterion_runs": runs,
-    }
+    return TaskRun.aggregate(
+        runs,
+        threshold,
+        running=data.running,
+        id=node,
+        task_id=task.task.id,
+        task_key=task.key,
+        entity=task.entity.id if task.entity else None,
+        name=task.task.name,
+        benchmark=plan.slug,
+        file=display,
+        run=run.label,
+        snapshot=task.task.model_dump(mode="json", exclude_none=True),
+    )
 
 
-def build_report(data: ReportInput) -> dict[str, Any]:
-    """The JSON report (see ``report.schema.json``)."""
-    task_runs = [
-        tr
-        for display, plan in data.files
-        for run in data.file_runs[display]
-        for task in plan.tasks
-        for tr in [_task_run(display, plan, task, run, data)]
-        if tr
-    ]
-    completed = [t for t in task_runs if t["status"] == "completed"]
-    benchmarks = [
-        {
-            "slug": p.slug,
-            "version": p.benchmark.version,
-            "name": p.benchmark.name,
-            "ref": f"{p.slug}@{p.benchmark.version}" if p.benchmark.version is not None else p.slug,
-            "file": d,
-            "pass_threshold": p.benchmark.pass_threshold,
-        }
-        for d, p in data.files
-    ]
-    single = {p.benchmark.pass_threshold for _, p in data.files}
-    threshold = resolve_threshold(
-        single.pop() if len(single) == 1 else None,
-        data.pass_threshold,
-        default=DEFAULT_VERDICT_THRESHOLD,
+def _run_info(run: RunDir, scored: bool) -> RunInfo:
+    return RunInfo(
+        label=run.label,
+        path=str(run.path),
+        id=run.config.id,
+        agent=run.config.agent,
+        executor_model=run.config.executor_model,
+        scored=scored or bool(run.config.scored),
     )
-    score = run_score(t["score"] for t in completed)
-    statuses = {t["status"] for t in task_runs}
-    status = (
-        "running"
-        if data.running
-        else "cancelled"
-        if data.interrupted or "cancelled" in statuses
-        else "completed"
+
+
+def benchmark_info(display: str, plan: BenchmarkPlan) -> BenchmarkInfo:
+    """The benchmark's identity as the report shows it."""
+    version = plan.benchmark.version
+    return BenchmarkInfo(
+        slug=plan.slug,
+        version=version,
+        name=plan.benchmark.name,
+        ref=f"{plan.slug}@{version}" if version is not None else plan.slug,
+        file=display,
+        pass_threshold=plan.benchmark.pass_threshold,
     )
+
+
+def _benchmark_runs(data: ReportInput) -> list[BenchmarkRun]:
+    out: list[BenchmarkRun] = []
+    for display, plan in data.files:
+        for group in run_groups(data.file_runs[display], data.trials):
+            task_runs = [
+                tr
+                for run in group
+                for task in plan.tasks
+                for tr in [_task_run(display, plan, task, run, data)]
+                if tr is not None
+            ]
+            if not task_runs:
+                continue
+            labels = "+".join(r.label for r in group)
+            out.append(
+                BenchmarkRun.aggregate(
+                    task_runs,
+                    resolve_threshold(
+                        plan.benchmark.pass_threshold,
+                        data.pass_threshold,
+                        default=DEFAULT_VERDICT_THRESHOLD,
+                    ),
+                    running=data.running,
+                    interrupted=data.interrupted,
+                    id=f"{display}@{labels}",
+                    benchmark=benchmark_info(display, plan),
+                    runs=[_run_info(r, data.scored) for r in group],
+                    scored=data.scored or any(bool(r.config.scored) for r in group),
+                )
+            )
+    return out
+
+
+def build_report(data: ReportInput) -> Report:
+    """The report (``verial schema report`` prints its JSON Schema)."""
+    benchmark_runs = _benchmark_runs(data)
+    task_runs = [t for b in benchmark_runs for t in b.task_runs]
     warnings = shared_folders(
         [
             (display, run, task.key)
@@ -176,84 +192,32 @@ def build_report(data: ReportInput) -> dict[str, Any]:
             for task in plan.tasks
         ]
     ) + [
-        f"task run {t['id']} is incomplete ({t['counts']['deselected']} criteria deselected): "
+        f"task run {t.id} is incomplete ({t.counts.deselected} criteria deselected): "
         "left out of the run score"
         for t in task_runs
-        if t["status"] == "incomplete"
+        if t.status is TaskStatus.INCOMPLETE
     ]
-    criteria = [c for t in task_runs for c in t["criterion_runs"]]
-    summary = {
-        "task_runs": len(task_runs),
-        **{
-            s: sum(1 for t in task_runs if t["status"] == s)
-            for s in ("completed", "incomplete", "cancelled", "skipped")
-        },
-        "verdicts": {
-            v: sum(1 for t in completed if t["verdict"] == v) for v in ("pass", "partial", "fail")
-        },
-        "criteria": len(criteria),
-        **{
-            f"criteria_{s}": sum(1 for c in criteria if c["status"] == s)
-            for s in ("passed", "failed", "error", "gated", "skipped", "deselected", "not_run")
-        },
-        "collection_errors": len(data.collection_errors),
-    }
-    run_info = [
-        {
-            "label": r.label,
-            "path": str(r.path),
-            "id": r.config.id,
-            "agent": r.config.agent,
-            "executor_model": r.config.executor_model,
-            "scored": data.scored or bool(r.config.scored),
-        }
-        for r in data.runs
-    ]
-    report: dict[str, Any] = {
-        "schema": SCHEMA_ID,
-        "generator": {"name": "pytest-verial", "version": __version__},
-        "benchmark_run": {
-            "benchmarks": benchmarks,
-            "runs": run_info,
-            "status": status,
-            "phase": "started" if data.running else "completed",
-            "scored": data.scored,
-            "score": score if completed else None,
-            "verdict": verdict(score, threshold, bool(completed)) if completed else None,
-            "pass_threshold": threshold,
-            "started_at": data.started_at,
-            "completed_at": data.completed_at,
-            "duration": round(data.duration, 3),
-            "summary": summary,
-            "warnings": warnings,
-            "collection_errors": list(data.collection_errors),
-            "trials": _trials(task_runs)
-            if any(len(runs) > 1 for runs in data.file_runs.values())
-            else [],
-            "task_runs": task_runs,
-        },
-    }
-    return report
-
-
-def _trials(task_runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for t in task_runs:
-        if t["status"] == "completed":
-            groups.setdefault((t["file"], t["task_key"]), []).append(t)
-    out = []
-    for (file, key), runs in groups.items():
-        stats = trial_stats([r["score"] for r in runs], [r["verdict"] for r in runs])
-        out.append(
-            {
-                "file": file,
-                "task_key": key,
-                "k": stats.k,
-                "mean": stats.mean,
-                "pass_k": stats.pass_all,
-                "pass_rate": stats.pass_rate,
-                "ci95": [stats.ci_low, stats.ci_high],
-                "runs": [r["run"] for r in runs],
-            }
-        )
-    return out
+    status = (
+        RunStatus.RUNNING
+        if data.running
+        else RunStatus.CANCELLED
+        if data.interrupted or any(t.status is TaskStatus.CANCELLED for t in task_runs)
+        else RunStatus.COMPLETED
+    )
+    session = Session(
+        status=status,
+        phase="started" if data.running else "completed",
+        scored=data.scored,
+        started_at=data.started_at,
+        completed_at=data.completed_at,
+        duration=round(data.duration, 3),
+        exit_status=data.exit_status,
+        counts=RunCounts.of(task_runs),
+        collection_errors=[CollectionError(**e) for e in data.collection_errors],
+        warnings=[*warnings, *data.extra_warnings],
+    )
+    return Report(
+        generator=Generator(name="pytest-verial", version=__version__),
+        session=session,
+        benchmark_runs=benchmark_runs,
+    )

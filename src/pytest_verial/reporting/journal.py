@@ -12,7 +12,7 @@ report is written. Lines pass through the same redaction as the report.
 
 :func:`recover` rebuilds the report from a journal with the same :func:`build_report` the
 session uses: completed task runs keep their scores, the task run in flight is ``cancelled``,
-and ``benchmark_run.recovered`` says where it came from (README, "Interrupted and crashed
+and ``session.recovered`` says where it came from (README, "Interrupted and crashed
 runs"). A torn last line (a crash mid-write) is ignored; any other damage is refused with the
 line it is on.
 """
@@ -32,6 +32,7 @@ from typing import Any
 from ..engine import now_iso
 from ..errors import BenchmarkFileError, RunConfigError
 from ..loader import BenchmarkPlan, load_benchmark
+from ..results import CriterionRun
 from ..runinfo import RunDir
 from ..secrets import redact_json
 from .build import ReportInput, build_report
@@ -232,19 +233,26 @@ def recover(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     journal's header (it names the report and JUnit paths that session was writing)."""
     header, records = read_journal(path)
     files, file_runs = _plans(path, header)
-    runs: list[RunDir] = []
+    try:
+        runs_by_id = {nodeid: CriterionRun.from_json(r) for nodeid, r in records.items()}
+    except ValueError as exc:
+        raise ValueError(
+            f"{path}: a criterion run line is damaged: {str(exc).splitlines()[0]}"
+        ) from None
+    run_dirs: list[RunDir] = []
     for dirs in file_runs.values():
-        runs.extend(r for r in dirs if r not in runs)
+        run_dirs.extend(r for r in dirs if r not in run_dirs)
     ends = sorted(str(r.get("completed_at")) for r in records.values() if r.get("completed_at"))
     last = ends[-1] if ends else None
     report = build_report(
         ReportInput(
             files=files,
             file_runs=file_runs,
-            runs=runs,
+            runs=run_dirs,
             selected=set(header["selected"]),
-            records=records,
+            records=runs_by_id,
             pass_threshold=header.get("pass_threshold"),
+            trials=bool(header.get("trials")),
             scored=bool(header.get("scored")),
             started_at=header["started_at"],
             completed_at=last,
@@ -253,14 +261,13 @@ def recover(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
             collection_errors=header.get("collection_errors") or [],
         )
     )
-    run = report["benchmark_run"]
-    run["recovered"] = {
+    report.session.recovered = {
         "journal": str(path),
         "at": now_iso(),
         "criterion_runs": len(records),
     }
-    run["warnings"].append(
+    report.session.warnings.append(
         f"recovered from the journal {path}: the session ended without writing its report; "
         "task runs it had not finished are cancelled"
     )
-    return report, header
+    return report.to_json(), header

@@ -7,12 +7,15 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..safeparse import strict_json_value
 from ..secrets import redact_json
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+if TYPE_CHECKING:
+    from ..results import Report
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -45,7 +48,7 @@ def write_json_report(path: Path, report: dict[str, Any]) -> None:
 
 def read_report(path: str | Path) -> dict[str, Any]:
     """A written JSON report; ValueError with the reason when the file is not one."""
-    from .build import SCHEMA_ID
+    from ..results import SCHEMA_ID
 
     try:
         report = json.loads(Path(path).read_text("utf-8"))
@@ -56,7 +59,21 @@ def read_report(path: str | Path) -> dict[str, Any]:
     if not (
         isinstance(report, dict)
         and report.get("schema") == SCHEMA_ID
-        and isinstance(report.get("benchmark_run"), dict)
+        and isinstance(report.get("benchmark_runs"), list)
     ):
         raise ValueError(f"{path}: not a pytest-verial JSON report (schema {SCHEMA_ID})")
     return report
+
+
+def load_report(path: str | Path) -> Report:
+    """A written JSON report as its type; ValueError with the reason in one line."""
+    from ..results import Report
+
+    data = read_report(path)
+    try:
+        return Report.from_json(data)
+    except ValueError as exc:
+        first = str(exc).splitlines()
+        raise ValueError(
+            f"{path}: not a valid pytest-verial report: {' '.join(first[:3])}"
+        ) from None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..display import escape
+from ..results import Report
 from ..safeparse import strict_json_value
 from ..secrets import redact_json
 from .json_report import write_atomic
@@ -32,11 +33,11 @@ def _props(parent: ET.Element, values: dict[str, Any]) -> None:
 
 
 def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
-    """The ``<testsuites>`` element for a report."""
-    run = report["benchmark_run"]
-    root = ET.Element("testsuites", name="pytest-verial", time=_t(run["duration"]))
+    """The ``<testsuites>`` element for a report (its JSON form)."""
+    root = ET.Element("testsuites", name="pytest-verial", time=_t(report["session"]["duration"]))
     total = failures = 0
-    for task in run["task_runs"]:
+    task_runs = [t for run in report["benchmark_runs"] for t in run["task_runs"]]
+    for task in task_runs:
         cases = task["criterion_runs"]
         fails = sum(1 for c in cases if c["status"] in ("failed", "gated", "error"))
         errors = sum(1 for c in cases if c["status"] == "error")
@@ -116,9 +117,10 @@ def xml_safe(root: ET.Element) -> None:
             element.tail = escape(element.tail, keep="\n\t")
 
 
-def write_junit(path: Path, report: dict[str, Any], scored: bool) -> None:
+def write_junit(path: Path, report: Report | dict[str, Any], scored: bool) -> None:
     """Write the task-level JUnit file atomically, with every secret masked (:mod:`..secrets`)."""
-    root = build_junit(redact_json(report), scored)
+    data = report.to_json() if isinstance(report, Report) else report
+    root = build_junit(redact_json(data), scored)
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode", xml_declaration=False)
     write_atomic(path, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,14 @@ from ..collect import (
     display_path,
     file_scored,
     junit_value,
+    registry_of,
 )
 from ..display import escape
-from ..engine import now_iso
+from ..engine import identity, now_iso
 from ..errors import BenchmarkFileError
-from ..loader import BenchmarkPlan, load_benchmark
+from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
+from ..nodeids import is_no_criteria, parse, split_task_name, task_run_of
+from ..results import CriterionRun, Report
 from ..scoring import reaches
 from ..state import SETTINGS
 from .build import ReportInput, build_report
@@ -60,14 +64,16 @@ class Recorder:
         self.settings = config.stash[SETTINGS]
         self.files: dict[str, BenchmarkPlan] = {}
         self.selected: list[str] = []
-        self.records: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, CriterionRun] = {}
         self.collection_errors: list[dict[str, str]] = []
         self.interrupted = False
         self.started_at = now_iso()
         self.clock = time.perf_counter()
-        self.report: dict[str, Any] | None = None
+        self.report: Report | None = None
         self._last_checkpoint = 0.0
-        self.gate: tuple[bool, int] | None = None
+        self._checkpoint_cost = 0.0
+        self.gate: list[tuple[str, float | None, bool]] | None = None
+        self.gate_errors = 0
         self.exit_status = 0
         self.write_errors: list[str] = []
         self.written: list[tuple[str, Path]] = []
@@ -114,7 +120,7 @@ class Recorder:
             )
             return
         path.unlink(missing_ok=True)
-        done = recovered["benchmark_run"]["summary"]["completed"]
+        done = recovered["session"]["counts"]["completed"]
         self.notes.append(
             f"a previous session writing {report} ended without its report; "
             f"{done} completed task runs recovered into {target}"
@@ -144,10 +150,20 @@ class Recorder:
                 continue
             try:
                 scored = file_scored(self.settings, path)
-                self.files[display] = load_benchmark(path, None, display, scored=scored)
+                # the same registry as the workers (conftest checks too): a deselected
+                # criterion's identity (its judge flag) is the same at -n 0 and -n 2
+                registry = registry_of(self.config, self._hook_for(path))
+                self.files[display] = load_benchmark(path, registry, display, scored=scored)
             except (BenchmarkFileError, OSError):
                 continue
             self.selected.append(nodeid)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def _hook_for(self, path: Path) -> Any:
+        session = getattr(self, "session", None)
+        return session.gethookproxy(path) if session is not None else self.config.hook
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -159,13 +175,14 @@ class Recorder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "verial", None)
         if record is not None:
-            self.records[report.nodeid] = {**record, "outcome": report.outcome}
-            self._junitxml_properties(report.nodeid, record)
+            run = CriterionRun.from_json({**record, "outcome": report.outcome})
+            self.records[report.nodeid] = run
+            self._junitxml_properties(report.nodeid, run)
         elif (
             report.failed
             and report.when in ("setup", "call", "???")
             and report.nodeid not in self.records
-            and not report.nodeid.endswith("::no-criteria")
+            and not is_no_criteria(report.nodeid)
         ):
             self.records[report.nodeid] = self._error_record(report)
         else:
@@ -181,7 +198,7 @@ class Recorder:
             if not self.journal.open:
                 data = self._input(running=True)
                 for selected in self.selected:
-                    task = selected.rsplit("::", 1)[0]
+                    task = task_run_of(selected)
                     self._task_left[task] = self._task_left.get(task, 0) + 1
                 assert self.settings.report is not None
                 self.journal.start(
@@ -195,13 +212,14 @@ class Recorder:
                             "started_at": data.started_at,
                             "scored": data.scored,
                             "pass_threshold": data.pass_threshold,
+                            "trials": data.trials,
                             "collection_errors": list(data.collection_errors),
                         },
                     )
                 )
-            task = nodeid.rsplit("::", 1)[0]
+            task = task_run_of(nodeid)
             self._task_left[task] = left = self._task_left.get(task, 1) - 1
-            self.journal.record(nodeid, self.records[nodeid], sync=left <= 0)
+            self.journal.record(nodeid, self.records[nodeid].to_json(), sync=left <= 0)
         except (OSError, ValueError, JournalBusy) as exc:
             self.notes.append(
                 f"journal {self.journal.path}: {exc}; a crash from here on loses the results"
@@ -209,7 +227,7 @@ class Recorder:
             self.journal.close(remove=False)
             self.journal = None
 
-    def _junitxml_properties(self, nodeid: str, record: dict[str, Any]) -> None:
+    def _junitxml_properties(self, nodeid: str, run: CriterionRun) -> None:
         """Per-criterion properties in pytest's --junitxml, valid under the xunit2 schema.
 
         xunit2 allows properties on the suite only, so they are named ``<nodeid>::verial_*``.
@@ -228,41 +246,34 @@ class Recorder:
             return
         for key in JUNIT_FIELDS:
             name = escape(f"{nodeid}::verial_{key}")  # a file name may hold any character
-            self._logxml.add_global_property(name, junit_value(record, key))
+            self._logxml.add_global_property(name, junit_value(run.to_json(), key))
 
-    def _error_record(self, report: pytest.TestReport) -> dict[str, Any]:
+    def _error_record(self, report: pytest.TestReport) -> CriterionRun:
         """A criterion whose process died or whose setup failed before scoring."""
         text = str(report.longrepr).strip().splitlines()
         reason = next((line for line in text if "crashed" in line), text[-1] if text else "")
-        plan = self._plan_of(report.nodeid)
-        return {
-            "criterion_id": report.nodeid.rsplit("::", 1)[-1],
-            "label": plan.criterion.label if plan else None,
-            "assert": plan.assert_name if plan else None,
-            "axis": plan.criterion.axis if plan else None,
-            "weight": plan.criterion.weight if plan else 1.0,
-            "judge": plan.judge if plan else False,
-            "passed": False,
-            "score": 0.0,
-            "status": "error",
-            "details": f"criterion did not complete: {reason.strip()}",
-            "evidence": {},
-            "started_at": None,
-            "completed_at": now_iso(),
-            "duration": report.duration,
-            "outcome": report.outcome,
-        }
+        found = self._plan_of(report.nodeid)
+        who: dict[str, Any] = {"criterion_id": parse(report.nodeid).criterion or report.nodeid}
+        if found is not None:
+            who = identity(*found)
+        return CriterionRun.errored(
+            {**who, "nodeid": report.nodeid, "outcome": report.outcome},
+            f"criterion did not complete: {reason.strip()}",
+            completed_at=now_iso(),
+            duration=report.duration,
+        )
 
-    def _plan_of(self, nodeid: str) -> Any:
-        parts = nodeid.split("::")
-        plan = self.files.get(parts[0])
-        if plan is None or len(parts) < 3:
+    def _plan_of(self, nodeid: str) -> tuple[CriterionPlan, TaskPlan] | None:
+        file, name, criterion = parse(nodeid)
+        plan = self.files.get(file)
+        if plan is None or name is None or criterion is None:
             return None
-        several = len(self.settings.run_dirs_for(plan.path)) > 1
-        task_name = parts[1].rsplit("@", 1)[0] if several else parts[1]
+        labels = [r.label for r in self.settings.run_dirs_for(plan.path)]
+        task_key, _ = split_task_name(name, labels)
         for task in plan.tasks:
-            if task.key == task_name:
-                return next((c for c in task.criteria if c.id == parts[2]), None)
+            if task.key == task_key:
+                found = next((c for c in task.criteria if c.id == criterion), None)
+                return (found, task) if found is not None else None
         return None
 
     def pytest_keyboard_interrupt(self) -> None:
@@ -288,18 +299,22 @@ class Recorder:
             interrupted=self.interrupted,
             collection_errors=self.collection_errors,
             running=running,
+            trials=self.settings.trials,
         )
 
     def _checkpoint(self) -> None:
+        """Rewrite the report while the session runs; at most a tenth of the time goes here."""
         if self.settings.report is None:
             return
         now = time.perf_counter()
-        if now - self._last_checkpoint < CHECKPOINT_SECONDS:
+        if now - self._last_checkpoint < max(CHECKPOINT_SECONDS, 10 * self._checkpoint_cost):
             return
-        self._last_checkpoint = now
         # the final write says it, if it fails too; scoring goes on
         with contextlib.suppress(OSError, ValueError):
-            write_json_report(self.settings.report, build_report(self._input(running=True)))
+            report = build_report(self._input(running=True)).to_json()
+            write_json_report(self.settings.report, report)
+        self._last_checkpoint = time.perf_counter()
+        self._checkpoint_cost = self._last_checkpoint - now
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -313,25 +328,34 @@ class Recorder:
             return
         data = self._input(running=False)
         report = build_report(data)
-        self.config.hook.pytest_verial_report(report=report)
+        self._gate(session, report)
+        report.session.exit_status = int(session.exitstatus)
+        extended = report.to_json()
+        self.config.hook.pytest_verial_report(report=extended)
+        try:
+            report = Report.from_json(extended)
+        except ValueError as exc:  # an extension broke the report: say so, keep the original
+            self.write_errors.append(
+                f"a pytest_verial_report hook made the report invalid: {str(exc).splitlines()[0]}"
+            )
         self.report = report
         self._write_outputs(report, data.scored)
-        self._gate(session, report)
         if self.write_errors and exitstatus != pytest.ExitCode.INTERRUPTED:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self.exit_status = int(session.exitstatus)
 
-    def _write_outputs(self, report: dict[str, Any], scored: bool) -> None:
+    def _write_outputs(self, report: Report, scored: bool) -> None:
         """Each output on its own: one that cannot be written does not stop the others."""
-        outputs = [
-            ("JSON report", self.settings.report, write_json_report, ()),
-            ("JUnit report", self.settings.junit, write_junit, (scored,)),
+        as_json = report.to_json()
+        outputs: list[tuple[str, Path | None, Callable[[Path], None]]] = [
+            ("JSON report", self.settings.report, lambda p: write_json_report(p, as_json)),
+            ("JUnit report", self.settings.junit, lambda p: write_junit(p, report, scored)),
         ]
-        for label, path, write, extra in outputs:
+        for label, path, write in outputs:
             if path is None:
                 continue
             try:
-                write(path, report, *extra)  # type: ignore[operator]
+                write(path)
             except (OSError, ValueError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
                 self.write_errors.append(f"cannot write the {label} {path}: {reason}")
@@ -340,36 +364,47 @@ class Recorder:
         if self.journal is not None:  # kept for recovery unless the JSON report is on disk
             self.journal.close(remove=any(p == self.settings.report for _, p in self.written))
 
-    def _gate(self, session: pytest.Session, report: dict[str, Any]) -> None:
-        """``--verial-fail-under``: the exit status from the run score and errors."""
-        if self.settings.fail_under is not None and not self.interrupted:
-            run = report["benchmark_run"]
-            errors = run["summary"]["criteria_error"] + run["summary"]["collection_errors"]
-            ok = run["score"] is not None and reaches(run["score"], self.settings.fail_under)
-            self.gate = (ok, errors)
-            session.exitstatus = (
-                pytest.ExitCode.OK if ok and not errors else pytest.ExitCode.TESTS_FAILED
+    def _gate(self, session: pytest.Session, report: Report) -> None:
+        """``--verial-fail-under``: every benchmark run must reach it, with no errors."""
+        if self.settings.fail_under is None or self.interrupted:
+            return
+        counts = report.session.counts
+        self.gate_errors = counts.criteria_error + len(report.session.collection_errors)
+        self.gate = [
+            (
+                run.id,
+                run.score,
+                run.score is not None and reaches(run.score, self.settings.fail_under),
             )
+            for run in report.benchmark_runs
+        ]
+        ok = bool(self.gate) and all(reached for _, _, reached in self.gate)
+        session.exitstatus = (
+            pytest.ExitCode.OK if ok and not self.gate_errors else pytest.ExitCode.TESTS_FAILED
+        )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for note in self.notes:
             terminalreporter.write_line(f"warning: {note}", yellow=True)
         if self.report is None:
             return
-        scored = self.report["benchmark_run"]["scored"]
         terminalreporter.write_sep("=", "verial summary")
-        for line in summary_lines(self.report, scored):
+        for line in summary_lines(self.report):
             terminalreporter.write_line(escape(line, keep="\n"))
         if self.gate is not None:
-            ok, errors = self.gate
-            score = self.report["benchmark_run"]["score"]
-            shown = f"{score:.3f}" if score is not None else "-"
-            verdict = "reached" if ok else "NOT reached"
-            terminalreporter.write_line(
-                f"fail-under {self.settings.fail_under}: run score {shown} {verdict}"
-                + (f", {errors} errors" if errors else "")
-                + f" -> exit {self.exit_status}"
-            )
+            floor, errors = self.settings.fail_under, self.gate_errors
+            tail = (f", {errors} errors" if errors else "") + f" -> exit {self.exit_status}"
+            if not self.gate:
+                terminalreporter.write_line(f"fail-under {floor}: no run score{tail}")
+            for n, (run_id, score, reached) in enumerate(self.gate, start=1):
+                shown = f"{score:.3f}" if score is not None else "-"
+                which = "" if len(self.gate) == 1 else f" of {run_id}"
+                line = (
+                    f"fail-under {floor}: run score{which} {shown} "
+                    + ("reached" if reached else "NOT reached")
+                    + (tail if n == len(self.gate) else "")
+                )
+                terminalreporter.write_line(escape(line))
         for problem in self.write_errors:
             terminalreporter.write_line(escape(f"ERROR: {problem}"), red=True)
         for label, path in self.written:  # only files actually on disk are named

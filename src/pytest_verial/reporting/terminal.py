@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ..display import escape
+from ..nodeids import parse
+from ..results import AxisScore, BenchmarkRun, Report, Status, TaskRun, TaskStatus
 from ..secrets import redact
 
 _RESULT_KEYS = ("field_results", "assertion_results")
@@ -59,68 +62,87 @@ def describe_failure(record: dict[str, Any], scored: bool) -> str:
     return "\n".join(escape(line) for line in text.split("\n"))
 
 
-def _axes(axes: dict[str, dict[str, float]]) -> str:
-    return "  ".join(f"{name} {v['score']:.2f} (w{v['weight']:g})" for name, v in axes.items())
+def _axes(axes: Mapping[str, AxisScore]) -> str:
+    return "  ".join(f"{name} {v.score:.2f} (w{v.weight:g})" for name, v in axes.items())
 
 
-def _name(task_run: dict[str, Any]) -> str:
+def _name(task_run: TaskRun) -> str:
     """The task node's name: ``task[entity]``, with ``@run`` when several runs are scored."""
-    return str(task_run["id"]).rsplit("::", 1)[-1]
+    return parse(task_run.id).task or task_run.id
 
 
-def summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
-    """The summary table per task run and the run line (secrets masked)."""
+def _score(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "-"
+
+
+def summary_lines(report: Report, scored: bool = False) -> list[str]:
+    """A table per benchmark run, its run line, and the failing criteria (secrets masked).
+
+    A scored benchmark run (or ``scored``) shows no details or evidence."""
     return [redact(line) for line in _summary_lines(report, scored)]
 
 
-def _summary_lines(report: dict[str, Any], scored: bool) -> list[str]:
-    run = report["benchmark_run"]
-    lines: list[str] = []
-    tasks = run["task_runs"]
-    if not tasks:
-        return ["no task runs were scored"]
-    width = max(
-        len("task"),
-        *(len(_name(t)) for t in tasks),
-    )
+def _run_lines(run: BenchmarkRun) -> list[str]:
+    tasks = run.task_runs
+    labels = ", ".join(r.label for r in run.runs)
+    lines = [f"benchmark run {run.benchmark.ref} on {labels} ({run.benchmark.file})"]
+    width = max(len("task"), *(len(_name(t)) for t in tasks))
     lines.append(f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes")
     for t in tasks:
-        name = _name(t)
-        score = f"{t['score']:.3f}" if t["score"] is not None else "-"
-        verdict = t["verdict"] or "-"
-        note = f"  [{t['status']}]" if t["status"] != "completed" else ""
-        lines.append(f"{name:<{width}}  {score:>6}  {verdict:<8}  {_axes(t['axes'])}{note}")
-    for trial in run.get("trials") or []:
+        note = f"  [{t.status}]" if t.status is not TaskStatus.COMPLETED else ""
+        if t.critical_failed:
+            note += f"  [critical failed: {', '.join(t.critical_failed)}]"
         lines.append(
-            f"trials {trial['task_key']}: k={trial['k']} mean {trial['mean']:.3f} "
-            f"pass^k {'yes' if trial['pass_k'] else 'no'} "
-            f"95% CI [{trial['ci95'][0]:.3f}, {trial['ci95'][1]:.3f}]"
+            f"{_name(t):<{width}}  {_score(t.score):>6}  {t.verdict or '-':<8}  "
+            f"{_axes(t.axes)}{note}"
         )
-    s = run["summary"]
-    score = f"{run['score']:.3f}" if run["score"] is not None else "-"
-    refs = ", ".join(b["ref"] for b in run["benchmarks"])
-    labels = ", ".join(dict.fromkeys(r["label"] for r in run["runs"]))
+    if run.trials is not None:
+        for trial in run.trials.tasks:
+            lines.append(
+                f"trials {trial.task_key}: k={trial.k} mean {trial.mean:.3f} "
+                f"pass^k {'yes' if trial.pass_k else 'no'} "
+                f"95% CI [{trial.ci95[0]:.3f}, {trial.ci95[1]:.3f}]"
+            )
+        whole = run.trials
+        lines.append(
+            f"trials of the run: k={whole.k} mean {whole.mean:.3f} "
+            f"pass^k {'yes' if whole.pass_k else 'no'} "
+            f"95% CI [{whole.ci95[0]:.3f}, {whole.ci95[1]:.3f}]"
+        )
+    c = run.counts
+    strict = f", strict success {run.strict_success:.0%}" if run.strict_success is not None else ""
     lines.append(
-        f"run {refs} on {labels}: score {score}, verdict {run['verdict'] or '-'}, "
-        f"status {run['status']}; {s['completed']} of {s['task_runs']} task runs scored "
-        f"({s['verdicts']['pass']} pass, {s['verdicts']['partial']} partial, "
-        f"{s['verdicts']['fail']} fail); criteria: {s['criteria_passed']} passed, "
-        f"{s['criteria_failed']} failed, {s['criteria_error']} errors"
-        + (f", {s['criteria_gated']} gated" if s["criteria_gated"] else "")
-        + (f", {s['criteria_skipped']} skipped" if s["criteria_skipped"] else "")
+        f"run score {_score(run.score)}, verdict {run.verdict or '-'}{strict}, "
+        f"status {run.status}; {c.completed} of {c.task_runs} task runs scored "
+        f"({c.verdicts.pass_} pass, {c.verdicts.partial} partial, {c.verdicts.fail} fail); "
+        f"criteria: {c.criteria_passed} passed, {c.criteria_failed} failed, "
+        f"{c.criteria_error} errors"
+        + (f", {c.criteria_gated} gated" if c.criteria_gated else "")
+        + (f", {c.criteria_skipped} skipped" if c.criteria_skipped else "")
     )
-    for warning in run["warnings"]:
+    return lines
+
+
+def _summary_lines(report: Report, scored: bool) -> list[str]:
+    lines: list[str] = []
+    if not report.benchmark_runs:
+        lines.append("no task runs were scored")
+    for run in report.benchmark_runs:
+        lines.extend(_run_lines(run))
+    for warning in report.session.warnings:
         lines.append(f"warning: {warning}")
-    failing = [
-        (t, c)
-        for t in tasks
-        for c in t["criterion_runs"]
-        if c["status"] in ("failed", "error", "gated")
-    ]
     lines = [escape(line) for line in lines]  # names, refs, run labels, warnings
+    failing = [
+        (run, t, c)
+        for run in report.benchmark_runs
+        for t in run.task_runs
+        for c in t.criterion_runs
+        if c.status in (Status.FAILED, Status.ERROR, Status.GATED)
+    ]
     if failing:
         lines.append("failing criteria:")
-        for t, c in failing:
-            head = escape(f"  {_name(t)}::{c['criterion_id']}")
-            lines.append(head + "  " + describe_failure(c, scored).replace("\n", "\n  "))
+        for run, t, c in failing:
+            head = escape(f"  {_name(t)}::{c.criterion_id}")
+            text = describe_failure(c.to_json(), scored or run.scored)
+            lines.append(head + "  " + text.replace("\n", "\n  "))
     return lines
