@@ -209,8 +209,10 @@ class XdistScheduling:
     @pytest.hookimpl(trylast=True, optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         # load (xdist's default with -n), worksteal and loadgroup may split a task run across
-        # workers, which would gate its judge criteria wrongly; loadscope/loadfile keep it.
-        if config.getoption("dist") not in ("load", "worksteal", "loadgroup"):
+        # workers, which would gate its judge criteria wrongly; loadscope keeps it, but
+        # retries a crashing criterion and can hang after a crash (xdist_scheduling.py);
+        # loadfile keeps a whole file on one worker and is left to xdist.
+        if config.getoption("dist") not in ("load", "worksteal", "loadgroup", "loadscope"):
             return None
         from .xdist_scheduling import TaskRunScheduling
 

@@ -7,6 +7,12 @@ worker dies, ``loadscope`` puts the whole unfinished task back in the queue, *in
 criterion that killed the worker, which then kills the next worker too. Here the crashed
 criterion is marked done first (xdist reports it as failed, the recorder as an error with
 score 0) and only the rest of its task is rescheduled.
+
+A second change: an xdist worker runs an item only once it knows the next one (or hears
+that none will come). After a crash, ``loadscope`` may hand a replacement worker a unit with
+one item left and never say more: at ``-n 1`` the session hung. Here a rescheduled worker gets
+at least two pending items, and is told to finish once the queue is empty, as the first
+distribution does.
 """
 
 from __future__ import annotations
@@ -33,3 +39,13 @@ class TaskRunScheduling(LoadScopeScheduling):  # type: ignore[misc]
                 del workload[scope]
         super().remove_node(node)
         return crashed
+
+    def _reschedule(self, node: Any) -> None:
+        super()._reschedule(node)
+        if node.shutting_down or node not in self.assigned_work:
+            return
+        # A worker runs an item once it knows the next one: give it two, or say it is the end.
+        while self.workqueue and self._pending_of(self.assigned_work[node]) < 2:
+            self._assign_work_unit(node)
+        if not self.workqueue:
+            node.shutdown()

@@ -474,3 +474,56 @@ class RunResult:
     def report(self) -> dict[str, Any]:
         assert self.report_path.exists(), self.output[-3000:]
         return json.loads(self.report_path.read_text(encoding="utf-8"))
+
+
+# -- a check that kills its process -----------------------------------------------------
+
+_GREETS = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning!"}]}
+
+CRASH_CHECK = """
+import os
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
+
+
+class Crash(AssertionSpec):
+    kind: Literal["crash"] = Field(alias="assert")
+
+
+def crash(spec, ctx):
+    os._exit(1)
+
+
+def pytest_verial_checks():
+    return [CheckSpec(name="crash", model=Crash, run=crash)]
+"""
+
+
+def crash_project(path: Path) -> None:
+    """A benchmark whose second criterion kills the process scoring it (``os._exit``)."""
+    project = Project(path)
+    project.conftest(CRASH_CHECK)
+    project.benchmark(
+        "crashy",
+        {
+            "tasks": [
+                {
+                    "id": "crashy",
+                    "criteria": [
+                        voice_criterion("before", contains=["good morning"], weight=2),
+                        {"id": "boom", "axis": "safety", "assertion": {"assert": "crash"}},
+                        voice_criterion("after", contains=["good morning"]),
+                    ],
+                },
+                {
+                    "id": "steady",
+                    "criteria": [voice_criterion("greets", contains=["good morning"])],
+                },
+            ]
+        },
+    )
+    project.sandbox("crashy", _GREETS)
+    project.sandbox("steady", _GREETS)

@@ -4,6 +4,7 @@ criteria, strict success, and whole reports equal at ``-n 0`` and ``-n 2``."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from core_support import (
     REPO,
     Project,
     all_task_runs,
+    crash_project,
     criterion_runs,
     run_subprocess,
     strip_timing,
@@ -275,3 +277,20 @@ def test_reports_equal_for_trials(pytester: pytest.Pytester) -> None:
     one, two = _both(pytester, "--verial-run", "run-a", "--verial-run", "run-b")
     assert _normalised(one) == _normalised(two)
     assert one["benchmark_runs"][0]["trials"]["k"] == 2
+
+
+def test_reports_equal_after_a_crashed_worker(pytester: pytest.Pytester) -> None:
+    """A worker dies in a check: the reports at -n 1 and -n 2 agree (at -n 0 there is no
+    worker: the process itself dies, and the journal recovers its report; see the faults
+    tests). Only the crashed worker's name differs in the crash's details."""
+    crash_project(pytester.path)
+    out = []
+    for workers in ("1", "2"):
+        name = f"report-{workers}.json"
+        code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", name)
+        assert code == 1, output[-3000:]
+        text = re.sub(r"\bgw\d+\b", "gw?", (pytester.path / name).read_text(encoding="utf-8"))
+        out.append(json.loads(text))
+    assert _normalised(out[0]) == _normalised(out[1])
+    boom = criterion_runs(out[0])["crashy.verial.yaml::crashy::boom"]
+    assert boom["status"] == "error" and "crashed" in boom["details"]

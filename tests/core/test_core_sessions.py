@@ -14,6 +14,7 @@ from core_support import (
     LazyRuns,
     Project,
     child_env,
+    crash_project,
     criterion_runs,
     interruptible_pytest,
     only_run,
@@ -98,57 +99,10 @@ def test_deselecting_a_criterion_makes_its_task_incomplete(
 
 # -- a worker that dies --------------------------------------------------------------------
 
-CRASH_CHECK = """
-import os
-from typing import Literal
-
-from pydantic import Field
-
-from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
-
-
-class Crash(AssertionSpec):
-    kind: Literal["crash"] = Field(alias="assert")
-
-
-def crash(spec, ctx):
-    os._exit(1)
-
-
-def pytest_verial_checks():
-    return [CheckSpec(name="crash", model=Crash, run=crash)]
-"""
-
-
-def _crash_project(path: Path) -> None:
-    project = Project(path)
-    project.conftest(CRASH_CHECK)
-    project.benchmark(
-        "crashy",
-        {
-            "tasks": [
-                {
-                    "id": "crashy",
-                    "criteria": [
-                        voice_criterion("before", contains=["good morning"], weight=2),
-                        {"id": "boom", "axis": "safety", "assertion": {"assert": "crash"}},
-                        voice_criterion("after", contains=["good morning"]),
-                    ],
-                },
-                {
-                    "id": "steady",
-                    "criteria": [voice_criterion("greets", contains=["good morning"])],
-                },
-            ]
-        },
-    )
-    project.sandbox("crashy", GREETS)
-    project.sandbox("steady", GREETS)
-
 
 @pytest.fixture(scope="module")
 def crashed(shared_base: Path) -> tuple[int, str, dict]:  # type: ignore[type-arg]
-    result = LazyRuns(shared_project(shared_base, "crash", _crash_project)).get(2)
+    result = LazyRuns(shared_project(shared_base, "crash", crash_project)).get(2)
     return result.code, result.output, result.report
 
 
