@@ -220,6 +220,28 @@ add_command(
 # --- end hl7-capture ---
 
 
+# --- show (issue 11): Verial's three levels from a saved report ---
+def _show_configure(parser: argparse.ArgumentParser) -> None:
+    from .reporting.show import configure
+
+    configure(parser)
+
+
+def _show_run(args: argparse.Namespace) -> int:
+    from .reporting.show import run
+
+    return run(args)
+
+
+add_command(
+    "show",
+    _show_configure,
+    _show_run,
+    help="print the benchmark runs, one task run, or one criterion run of a JSON report",
+)
+# --- end show ---
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``verial`` console script."""
     args = build_parser().parse_args(argv)

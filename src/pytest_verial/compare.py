@@ -21,8 +21,10 @@ A field whose path does not resolve has ``actual: null`` and fails every operato
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any, Literal
@@ -273,6 +275,43 @@ def field_result(spec: FieldSpec, actual: Any) -> dict[str, JsonValue]:
     if spec.op != "equals":
         row["op"] = spec.op
     return row
+
+
+_OP_WORDS = {
+    "equals": "",
+    "not_equals": "not ",
+    "contains": "containing ",
+    "regex": "matching ",
+    "in": "one of ",
+    "gt": "> ",
+    "gte": ">= ",
+    "lt": "< ",
+    "lte": "<= ",
+    "approx": "about ",
+}
+
+
+def describe_field(row: Mapping[str, Any], width: int = 60) -> str:
+    """A field row as one line that says what was asked, with its ``op`` and quantifier:
+    ``PID.3: expected containing 'MRN', got 'X'``, ``OBX[*].5: expected (all values) 'POS',
+    got ['POS', 'NEG']``, ``status: expected a value, got nothing`` (``exists``)."""
+
+    def show(value: Any) -> str:
+        text = repr(value) if not isinstance(value, (list, dict)) else json.dumps(value)
+        return text if len(text) <= width else text[: width - 3] + "..."
+
+    op = str(row.get("op") or "equals")
+    actual = row.get("actual")
+    got = "nothing" if actual is None else show(actual)
+    quantifier = row.get("quantifier")
+    which = f"({quantifier} values) " if quantifier == "all" else ""
+    if op == "exists":
+        wanted = "a value"
+    elif op == "absent":
+        wanted = "no value"
+    else:
+        wanted = _OP_WORDS.get(op, f"{op} ") + show(row.get("expected"))
+    return f"{row.get('path')}: expected {which}{wanted}, got {got}"
 
 
 def correlation_matches(expected: Any, values: list[Any]) -> bool:

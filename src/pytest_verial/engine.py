@@ -59,6 +59,7 @@ def identity(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
         "weight": plan.criterion.weight,
         "critical": plan.criterion.critical,
         "judge": plan.judge,
+        "line": plan.line,
         "task_key": task.key,
         "task_id": task.task.id,
         "entity": task.entity.id if task.entity else None,

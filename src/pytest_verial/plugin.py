@@ -38,6 +38,12 @@ OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
     ("--verial-report", {"metavar": "PATH"}, "string", "write the JSON report to PATH"),
     ("--verial-junit", {"metavar": "PATH"}, "string", "write task-level JUnit XML to PATH"),
     (
+        "--verial-markdown",
+        {"metavar": "PATH"},
+        "string",
+        "write a Markdown summary to PATH (also appended to $GITHUB_STEP_SUMMARY when set)",
+    ),
+    (
         "--verial-scored",
         {"action": "store_true", "default": None},
         "bool",

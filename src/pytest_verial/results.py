@@ -135,6 +135,8 @@ class CriterionRun(Result):
     started_at: str | None = None
     completed_at: str | None = None
     duration: float | None = None
+    #: the criterion's line in its benchmark file
+    line: int | None = None
     #: where the run sits: pytest node ids, the benchmark file and the run folder's label
     nodeid: str | None = None
     task_run: str | None = None

@@ -21,6 +21,8 @@ class Settings:
     runs: list[Path] = field(default_factory=list)
     report: Path | None = None
     junit: Path | None = None
+    #: a Markdown summary (``--verial-markdown``)
+    markdown: Path | None = None
     scored: bool = False
     pass_threshold: float | None = None
     fail_under: float | None = None
@@ -209,11 +211,13 @@ def resolve(config: pytest.Config) -> Settings:
     patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
     report = _path(config, "verial_report")
     junit = _path(config, "verial_junit")
-    _distinct(config, {"verial-report": report, "verial-junit": junit})
+    markdown = _path(config, "verial_markdown")
+    _distinct(config, {"verial-report": report, "verial-junit": junit, "verial-markdown": markdown})
     return Settings(
         runs=run_paths,
         report=_writable("verial-report", report),
         junit=_writable("verial-junit", junit),
+        markdown=_writable("verial-markdown", markdown),
         scored=scored,
         pass_threshold=_float(config, "verial_pass_threshold"),
         fail_under=_float(config, "verial_fail_under"),

@@ -109,12 +109,15 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run_subprocess(path: Path, *args: str, timeout: float = 120) -> tuple[int, str]:
-    """Run pytest in ``path`` in a child process; return (exit code, stdout + stderr)."""
+def run_subprocess(
+    path: Path, *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run pytest in ``path`` in a child process; return (exit code, stdout + stderr).
+    ``env`` adds variables to the child's clean environment."""
     proc = subprocess.run(
         pytest_command(*args),
         cwd=path,
-        env=child_env(),
+        env={**child_env(), **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,

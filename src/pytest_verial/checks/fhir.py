@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
-from ..compare import MISSING, FieldSpec, field_result, fields_score
+from ..compare import MISSING, FieldSpec, describe_field, field_result, fields_score
 from ..errors import CheckError
 from ..fhir.fhirpath import evaluate
 from ..fhir.query import build_query
@@ -254,8 +254,7 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
         details += f": {ok} of {len(results)} fields passed"
         failed = next((r for r in results if not r["passed"]), None)
         if failed is not None:
-            expected, actual = failed["expected"], failed["actual"]
-            details += f"; {failed['path']}: expected {expected!r}, got {actual!r}"
+            details += f"; {describe_field(failed)}"
     if spec.count is not None:
         details += f"; count {total}, expected {wanted}" + ("" if count_passed else " (FAIL)")
     return CheckOutcome(score, details, evidence)

@@ -32,6 +32,7 @@ from ..compare import (
     MISSING,
     FieldSpec,
     correlation_matches,
+    describe_field,
     field_result,
     fields_score,
     quantified,
@@ -172,9 +173,7 @@ def check(spec: Hl7Structural, ctx: CheckContext) -> CheckOutcome:
         details += f"; mean {score:.2f})" if spec.match == "all" else ")"
     failed = [r for r in results if not r["passed"]]
     if failed:
-        details += "; " + "; ".join(
-            f"{r['path']}: expected {r['expected']!r}, got {r['actual']!r}" for r in failed[:5]
-        )
+        details += "; " + "; ".join(describe_field(r) for r in failed[:5])
     evidence: dict[str, JsonValue] = {
         "field_results": results,  # type: ignore[dict-item]
         "message": _message_evidence(message),

@@ -37,6 +37,7 @@ from ..compare import (
     MISSING,
     FieldSpec,
     correlation_matches,
+    describe_field,
     field_result,
     fields_score,
     quantified,
@@ -203,9 +204,7 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
         details += f" ({which} of {len(candidates)} matching transactions)"
     failed = [r for r in results if not r["passed"]]
     if failed:
-        details += "; " + "; ".join(
-            f"{r['path']}: expected {r['expected']!r}, got {r['actual']!r}" for r in failed[:5]
-        )
+        details += "; " + "; ".join(describe_field(r) for r in failed[:5])
     if tx.problems:
         details += f"; {len(tx.problems)} envelope problem(s): {tx.problems[0]}"
     evidence: dict[str, JsonValue] = {

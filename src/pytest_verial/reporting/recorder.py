@@ -15,6 +15,7 @@ and the terminal names only the files that were written.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -51,7 +52,8 @@ from .journal import (
 )
 from .json_report import write_json_report
 from .junit import write_junit
-from .terminal import summary_lines
+from .markdown import append_step_summary, write_markdown
+from .terminal import summary
 
 CHECKPOINT_SECONDS = 2.0
 
@@ -347,9 +349,16 @@ class Recorder:
     def _write_outputs(self, report: Report, scored: bool) -> None:
         """Each output on its own: one that cannot be written does not stop the others."""
         as_json = report.to_json()
-        outputs: list[tuple[str, Path | None, Callable[[Path], None]]] = [
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
+        outputs: list[tuple[str, Path | None, Callable[[Path], object]]] = [
             ("JSON report", self.settings.report, lambda p: write_json_report(p, as_json)),
             ("JUnit report", self.settings.junit, lambda p: write_junit(p, report, scored)),
+            ("Markdown summary", self.settings.markdown, lambda p: write_markdown(p, report)),
+            (
+                "GitHub step summary",
+                Path(step_summary) if step_summary else None,
+                lambda p: append_step_summary(report),
+            ),
         ]
         for label, path, write in outputs:
             if path is None:
@@ -389,8 +398,17 @@ class Recorder:
         if self.report is None:
             return
         terminalreporter.write_sep("=", "verial summary")
-        for line in summary_lines(self.report):
-            terminalreporter.write_line(escape(line, keep="\n"))
+        lines = summary(
+            self.report,
+            verbosity=self.config.get_verbosity(),
+            width=terminalreporter._tw.fullwidth,
+            # pytest's FAILURES section already shows each failing criterion in full
+            failures=self.config.option.tbstyle in ("no", "line"),
+        )
+        for text, colour in lines:
+            terminalreporter.write_line(
+                escape(text, keep="\n"), **({colour: True} if colour else {})
+            )
         if self.gate is not None:
             floor, errors = self.settings.fail_under, self.gate_errors
             tail = (f", {errors} errors" if errors else "") + f" -> exit {self.exit_status}"

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
 from ..display import escape
 from ..nodeids import parse
-from ..results import AxisScore, BenchmarkRun, Report, Status, TaskRun, TaskStatus
+from ..results import (
+    AxisScore,
+    BenchmarkRun,
+    CriterionRun,
+    Report,
+    Status,
+    TaskRun,
+    TaskStatus,
+)
 from ..secrets import redact
 
 _RESULT_KEYS = ("field_results", "assertion_results")
@@ -28,11 +37,9 @@ def _rows(evidence: dict[str, Any]) -> list[str]:
             width = max(len("path"), *(len(str(r.get("path", ""))) for r in results))
             lines.append(f"    {'path':<{width}}  {'expected':<30}  {'actual':<30}")
             for r in results:
-                op = f" ({r['op']})" if r.get("op") else ""
-                mark = "ok" if r.get("passed") else "FAIL"
                 lines.append(
-                    f"    {str(r.get('path')):<{width}}  {_short(r.get('expected'), 30) + op:<30}"
-                    f"  {_short(r.get('actual'), 30):<30}  {mark}"
+                    f"    {str(r.get('path')):<{width}}  {_expected(r):<30}"
+                    f"  {_short(r.get('actual'), 30):<30}  {'ok' if r.get('passed') else 'FAIL'}"
                 )
     for r in evidence.get("phrase_results") or []:
         mark = "ok" if r.get("passed") else "FAIL"
@@ -42,6 +49,21 @@ def _rows(evidence: dict[str, Any]) -> list[str]:
             f"{where:<10} {mark}"
         )
     return lines
+
+
+def _expected(row: Mapping[str, Any]) -> str:
+    """The expected column: the value with its ``op`` and quantifier (``exists`` has none)."""
+    op = row.get("op")
+    quantifier = " all" if row.get("quantifier") == "all" else ""
+    if op in ("exists", "absent"):
+        return f"({op}{quantifier})"
+    suffix = f" ({op}{quantifier})" if op or quantifier else ""
+    return _short(row.get("expected"), 30 - len(suffix)) + suffix
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 criterion``, ``2 criteria``; ``0 errors``."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
 def describe_failure(record: dict[str, Any], scored: bool) -> str:
@@ -58,12 +80,17 @@ def describe_failure(record: dict[str, Any], scored: bool) -> str:
     lines.extend(_rows(record.get("evidence") or {}))
     # Secrets masked in the raw text first, then each line escaped on its own: a value's
     # newline or ESC never reaches the terminal.
-    text = redact("\n".join(line for line in lines if line.strip()))
+    text = redact("\n".join(line.rstrip() for line in lines if line.strip()))
     return "\n".join(escape(line) for line in text.split("\n"))
 
 
+_KEEP = "\u00a0"  # joins the words of one axis entry: a wrapped line never splits it
+
+
 def _axes(axes: Mapping[str, AxisScore]) -> str:
-    return "  ".join(f"{name} {v.score:.2f} (w{v.weight:g})" for name, v in axes.items())
+    return "  ".join(
+        f"{name}{_KEEP}{v.score:.2f}{_KEEP}(w{v.weight:g})" for name, v in axes.items()
+    )
 
 
 def _name(task_run: TaskRun) -> str:
@@ -75,63 +102,41 @@ def _score(value: float | None) -> str:
     return f"{value:.3f}" if value is not None else "-"
 
 
-def summary_lines(report: Report, scored: bool = False) -> list[str]:
-    """A table per benchmark run, its run line, and the failing criteria (secrets masked).
-
-    A scored benchmark run (or ``scored``) shows no details or evidence."""
-    return [redact(line) for line in _summary_lines(report, scored)]
+#: a line of the summary and its colour on a tty (None: the terminal's default)
+Line = tuple[str, str | None]
+_COLOUR = {"pass": "green", "partial": "yellow", "fail": "red"}
 
 
-def _run_lines(run: BenchmarkRun) -> list[str]:
-    tasks = run.task_runs
-    labels = ", ".join(r.label for r in run.runs)
-    lines = [f"benchmark run {run.benchmark.ref} on {labels} ({run.benchmark.file})"]
-    width = max(len("task"), *(len(_name(t)) for t in tasks))
-    lines.append(f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes")
-    for t in tasks:
-        note = f"  [{t.status}]" if t.status is not TaskStatus.COMPLETED else ""
-        if t.critical_failed:
-            note += f"  [critical failed: {', '.join(t.critical_failed)}]"
-        lines.append(
-            f"{_name(t):<{width}}  {_score(t.score):>6}  {t.verdict or '-':<8}  "
-            f"{_axes(t.axes)}{note}"
-        )
-    if run.trials is not None:
-        for trial in run.trials.tasks:
-            lines.append(
-                f"trials {trial.task_key}: k={trial.k} mean {trial.mean:.3f} "
-                f"pass^k {'yes' if trial.pass_k else 'no'} "
-                f"95% CI [{trial.ci95[0]:.3f}, {trial.ci95[1]:.3f}]"
-            )
-        whole = run.trials
-        lines.append(
-            f"trials of the run: k={whole.k} mean {whole.mean:.3f} "
-            f"pass^k {'yes' if whole.pass_k else 'no'} "
-            f"95% CI [{whole.ci95[0]:.3f}, {whole.ci95[1]:.3f}]"
-        )
-    c = run.counts
-    strict = f", strict success {run.strict_success:.0%}" if run.strict_success is not None else ""
-    lines.append(
-        f"run score {_score(run.score)}, verdict {run.verdict or '-'}{strict}, "
-        f"status {run.status}; {c.completed} of {c.task_runs} task runs scored "
-        f"({c.verdicts.pass_} pass, {c.verdicts.partial} partial, {c.verdicts.fail} fail); "
-        f"criteria: {c.criteria_passed} passed, {c.criteria_failed} failed, "
-        f"{c.criteria_error} errors"
-        + (f", {c.criteria_gated} gated" if c.criteria_gated else "")
-        + (f", {c.criteria_skipped} skipped" if c.criteria_skipped else "")
-    )
-    return lines
+def summary_lines(report: Report, scored: bool = False, **how: Any) -> list[str]:
+    """The summary as plain lines (``verial report``); see :func:`summary`."""
+    return [text for text, _ in summary(report, scored, **how)]
 
 
-def _summary_lines(report: Report, scored: bool) -> list[str]:
-    lines: list[str] = []
+def summary(
+    report: Report,
+    scored: bool = False,
+    verbosity: int = 0,
+    width: int | None = None,
+    failures: bool = True,
+) -> list[Line]:
+    """A table per benchmark run and its run lines, then the failing criteria, each once.
+
+    ``verbosity`` -1 (``-q``) lists the failing criteria on one line each, -2 (``-qq``) keeps
+    only the run lines. ``failures=False`` leaves out the failing criteria's details when
+    pytest's FAILURES section already shows them. Lines longer than ``width`` are cut with
+    ``...``; a scored run (or ``scored``) shows no details or evidence. Secrets masked.
+    """
+    rows: list[tuple[str, str | None, int]] = []
     if not report.benchmark_runs:
-        lines.append("no task runs were scored")
+        rows.append(("no task runs were scored", None, 2))
     for run in report.benchmark_runs:
-        lines.extend(_run_lines(run))
-    for warning in report.session.warnings:
-        lines.append(f"warning: {warning}")
-    lines = [escape(line) for line in lines]  # names, refs, run labels, warnings
+        rows.extend(_run_lines(run, verbosity))
+    if verbosity > -2:
+        rows.extend((f"warning: {w}", "yellow", 9) for w in report.session.warnings)
+    # wrapped first (an axis entry stays whole), then escaped: names, refs, labels, warnings
+    lines = [
+        (escape(_fit(text, width, indent), keep="\n"), colour) for text, colour, indent in rows
+    ]
     failing = [
         (run, t, c)
         for run in report.benchmark_runs
@@ -139,10 +144,131 @@ def _summary_lines(report: Report, scored: bool) -> list[str]:
         for c in t.criterion_runs
         if c.status in (Status.FAILED, Status.ERROR, Status.GATED)
     ]
-    if failing:
-        lines.append("failing criteria:")
-        for run, t, c in failing:
-            head = escape(f"  {_name(t)}::{c.criterion_id}")
-            text = describe_failure(c.to_json(), scored or run.scored)
-            lines.append(head + "  " + text.replace("\n", "\n  "))
+    if failing and verbosity > -2:
+        lines.extend(_failing(failing, scored, verbosity, width, failures))
+    return [(redact(text), colour) for text, colour in lines]
+
+
+def _failing(
+    failing: list[tuple[BenchmarkRun, TaskRun, CriterionRun]],
+    scored: bool,
+    verbosity: int,
+    width: int | None,
+    failures: bool,
+) -> list[Line]:
+    lines: list[Line] = []
+    if not failures:
+        lines.append(
+            (
+                f"{plural(len(failing), 'failing criterion', 'failing criteria')}: "
+                "details in the FAILURES section above",
+                None,
+            )
+        )
+        return lines
+    lines.append(("failing criteria:", None))
+    for run, t, c in failing:
+        where = f" ({c.file}:{c.line})" if c.file and c.line else ""
+        head = escape(f"  {_name(t)}::{c.criterion_id}{where}")
+        if verbosity < 0:  # the criterion, where it is defined, and its details cut to fit
+            lines.append((_fit(head, width, 4), "red"))
+            if not (scored or run.scored):
+                lines.append((_cut(escape(f"    {c.details or c.status}"), width), None))
+            continue
+        text = describe_failure(c.to_json(), scored or run.scored)
+        lines.append((head + "\n    " + text.replace("\n", "\n    "), None))
+    return lines
+
+
+def _fit(text: str, width: int | None, indent: int = 2) -> str:
+    """A line wrapped to the terminal's width, continued ``indent`` columns in (table rows:
+    under their axes column); no trailing spaces."""
+    text = text.rstrip()
+    if width and len(text) > width and "\n" not in text:
+        pad = " " * (indent if indent <= width - 24 else 4)
+        text = "\n".join(
+            textwrap.wrap(
+                text, width, subsequent_indent=pad, break_long_words=False, break_on_hyphens=False
+            )
+        )
+    return text.replace(_KEEP, " ")
+
+
+def _cut(text: str, width: int | None) -> str:
+    """One line cut to the terminal's width."""
+    text = text.rstrip()
+    if width and len(text) > width:
+        return text[: max(width - 3, 10)] + "..."
+    return text
+
+
+def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None, int]]:
+    tasks = run.task_runs
+    labels = ", ".join(r.label for r in run.runs)
+    head = f"benchmark run {run.benchmark.ref} on {labels} ({run.benchmark.file})"
+    lines: list[tuple[str, str | None, int]] = [(head, None, 2)]
+    if verbosity > -2:
+        width = max(len("task"), *(len(_name(t)) for t in tasks))
+        axes_at = width + 2 + 6 + 2 + 8 + 2
+        lines.append((f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes", None, axes_at))
+        for t in tasks:
+            note = f"  [{t.status}]" if t.status is not TaskStatus.COMPLETED else ""
+            if t.critical_failed:
+                note += f"  [critical failed: {', '.join(t.critical_failed)}]"
+            lines.append(
+                (
+                    f"{_name(t):<{width}}  {_score(t.score):>6}  {t.verdict or '-':<8}  "
+                    f"{_axes(t.axes)}{note}",
+                    _COLOUR.get(t.verdict or ""),
+                    axes_at,
+                )
+            )
+        if run.trials is not None:
+            for trial in run.trials.tasks:
+                lines.append(
+                    (
+                        f"trials {trial.task_key}: k={trial.k} mean {trial.mean:.3f} "
+                        f"pass^k {'yes' if trial.pass_k else 'no'} "
+                        f"95% CI [{trial.ci95[0]:.3f}, {trial.ci95[1]:.3f}]",
+                        None,
+                        2,
+                    )
+                )
+    if run.trials is not None:
+        whole = run.trials
+        lines.append(
+            (
+                f"trials of the run: k={whole.k} mean {whole.mean:.3f} "
+                f"pass^k {'yes' if whole.pass_k else 'no'} "
+                f"95% CI [{whole.ci95[0]:.3f}, {whole.ci95[1]:.3f}]",
+                None,
+                2,
+            )
+        )
+    c = run.counts
+    strict = f", strict success {run.strict_success:.0%}" if run.strict_success is not None else ""
+    colour = _COLOUR.get(run.verdict or "")
+    lines.append(
+        (
+            f"run score {_score(run.score)}, verdict {run.verdict or '-'}{strict}, "
+            f"status {run.status}",
+            colour,
+            2,
+        )
+    )
+    extra = "".join(
+        f", {n} {word}"
+        for n, word in ((c.criteria_gated, "gated"), (c.criteria_skipped, "skipped"))
+        if n
+    )
+    lines.append(
+        (
+            f"  {c.completed} of {plural(c.task_runs, 'task run')} scored "
+            f"({c.verdicts.pass_} pass, {c.verdicts.partial} partial, {c.verdicts.fail} fail); "
+            f"criteria: {c.criteria_passed} passed, {c.criteria_failed} failed, "
+            f"{plural(c.criteria_error, 'error')}{extra}",
+            None,
+            4,
+        )
+    )
     return lines
