@@ -242,6 +242,41 @@ add_command(
 # --- end show ---
 
 
+# --- html (issue 11): the self-contained HTML report of a saved report ---
+def _html_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("report", help="a JSON report (--verial-report)")
+    parser.add_argument("base", nargs="?", help="a base report: adds the compare view")
+    parser.add_argument("-o", "--output", required=True, metavar="PATH", help="the HTML file")
+
+
+def _html_run(args: argparse.Namespace) -> int:
+    from .reporting.html import write_html
+    from .reporting.json_report import load_report
+
+    try:
+        report = load_report(args.report)
+        base = load_report(args.base) if args.base else None
+    except ValueError as exc:
+        print(f"verial html: {exc}", file=sys.stderr)
+        return 2
+    try:
+        write_html(Path(args.output), report, base)
+    except OSError as exc:
+        print(f"verial html: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"HTML report: {args.output}", file=sys.stderr)
+    return 0
+
+
+add_command(
+    "html",
+    _html_configure,
+    _html_run,
+    help="write the self-contained HTML report of a JSON report (with BASE: the compare view)",
+)
+# --- end html ---
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``verial`` console script."""
     args = build_parser().parse_args(argv)

@@ -44,6 +44,12 @@ OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
         "write a Markdown summary to PATH (also appended to $GITHUB_STEP_SUMMARY when set)",
     ),
     (
+        "--verial-html",
+        {"metavar": "PATH"},
+        "string",
+        "write a self-contained HTML report to PATH (opens from disk; no network)",
+    ),
+    (
         "--verial-scored",
         {"action": "store_true", "default": None},
         "bool",

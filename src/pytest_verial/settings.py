@@ -23,6 +23,8 @@ class Settings:
     junit: Path | None = None
     #: a Markdown summary (``--verial-markdown``)
     markdown: Path | None = None
+    #: a self-contained HTML report (``--verial-html``)
+    html: Path | None = None
     scored: bool = False
     pass_threshold: float | None = None
     fail_under: float | None = None
@@ -212,12 +214,22 @@ def resolve(config: pytest.Config) -> Settings:
     report = _path(config, "verial_report")
     junit = _path(config, "verial_junit")
     markdown = _path(config, "verial_markdown")
-    _distinct(config, {"verial-report": report, "verial-junit": junit, "verial-markdown": markdown})
+    html = _path(config, "verial_html")
+    _distinct(
+        config,
+        {
+            "verial-report": report,
+            "verial-junit": junit,
+            "verial-markdown": markdown,
+            "verial-html": html,
+        },
+    )
     return Settings(
         runs=run_paths,
         report=_writable("verial-report", report),
         junit=_writable("verial-junit", junit),
         markdown=_writable("verial-markdown", markdown),
+        html=_writable("verial-html", html),
         scored=scored,
         pass_threshold=_float(config, "verial_pass_threshold"),
         fail_under=_float(config, "verial_fail_under"),

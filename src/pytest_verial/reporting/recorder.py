@@ -42,6 +42,7 @@ from ..results import CriterionRun, Report
 from ..scoring import reaches
 from ..state import SETTINGS
 from .build import ReportInput, build_report
+from .html import write_html
 from .journal import (
     Journal,
     JournalBusy,
@@ -354,6 +355,7 @@ class Recorder:
             ("JSON report", self.settings.report, lambda p: write_json_report(p, as_json)),
             ("JUnit report", self.settings.junit, lambda p: write_junit(p, report, scored)),
             ("Markdown summary", self.settings.markdown, lambda p: write_markdown(p, report)),
+            ("HTML report", self.settings.html, lambda p: write_html(p, report)),
             (
                 "GitHub step summary",
                 Path(step_summary) if step_summary else None,

@@ -1,0 +1,58 @@
+"""A self-contained HTML report: ``--verial-html PATH`` and ``verial html REPORT [BASE] -o PATH``.
+
+One file, no network request and no external asset (a Content-Security-Policy allows inline
+script and style only), so it opens from disk and from a CI artifact. Per benchmark run: an
+overview (score, verdict, strict success, judge calls and cost), a chart of per-axis scores and
+of the verdict distribution, a sortable and filterable table of task runs, and the drill-down
+to each criterion run (expected / actual rows, evidence, judge reasoning, feedback). Given a
+base report: the score and verdict changes per benchmark run and task, regressions first.
+
+The report's data is embedded as JSON and every value is put on the page with
+``textContent``: sandbox text cannot inject markup or script. A scored benchmark run is
+embedded without details, evidence, labels or feedback, as the terminal shows it.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..results import Report
+from ..secrets import redact_json
+from .json_report import write_atomic
+
+_WITHHELD = ("details", "evidence", "label")
+
+
+def _page_data(report: Report, base: Report | None) -> dict[str, Any]:
+    data = report.to_json()
+    for run in data["benchmark_runs"]:
+        if not run.get("scored"):
+            continue
+        for task in run["task_runs"]:
+            task["feedback"] = None
+            task["snapshot"] = None
+            for c in task["criterion_runs"]:
+                for key in _WITHHELD:
+                    c[key] = None
+    out = {"report": data, "base": base.to_json() if base is not None else None}
+    return dict(redact_json(out))
+
+
+def _embed(value: Any) -> str:
+    """JSON that is safe inside a ``<script type="application/json">`` element."""
+    text = json.dumps(value, ensure_ascii=True, allow_nan=False, default=str)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_html(report: Report, base: Report | None = None) -> str:
+    """The whole page: the template (``data/report.html``) with the report's data."""
+    page = resources.files("pytest_verial").joinpath("data/report.html").read_text("utf-8")
+    return page.replace("__DATA__", _embed(_page_data(report, base)), 1)
+
+
+def write_html(path: Path, report: Report, base: Report | None = None) -> None:
+    """Write the page atomically."""
+    write_atomic(path, render_html(report, base))
