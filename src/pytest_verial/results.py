@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from .scoring import (
     DEFAULT_AXIS,
@@ -89,6 +89,11 @@ class Result(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_assignment=False)
 
 
+def _absent(value: object) -> bool:
+    """Left out of the JSON form: a key the check did not write."""
+    return value is None
+
+
 class FieldResult(BaseModel):
     """One expected / actual row of a check's evidence (``field_results``)."""
 
@@ -97,9 +102,9 @@ class FieldResult(BaseModel):
     path: str | None = None
     expected: JsonValue = None
     actual: JsonValue = None
-    op: str | None = None
+    op: str | None = Field(default=None, exclude_if=_absent)
     passed: bool = False
-    message: str | None = None
+    message: str | None = Field(default=None, exclude_if=_absent)
 
 
 class Evidence(BaseModel):
@@ -107,9 +112,9 @@ class Evidence(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    field_results: list[FieldResult] | None = None
-    assertion_results: list[FieldResult] | None = None
-    error: str | None = None
+    field_results: list[FieldResult] | None = Field(default=None, exclude_if=_absent)
+    assertion_results: list[FieldResult] | None = Field(default=None, exclude_if=_absent)
+    error: str | None = Field(default=None, exclude_if=_absent)
 
 
 class CriterionRun(Result):
@@ -145,11 +150,6 @@ class CriterionRun(Result):
     run: str | None = None
     #: pytest's outcome of the item (passed, failed, skipped)
     outcome: str | None = None
-
-    @field_serializer("evidence")
-    def _evidence(self, evidence: Evidence | None) -> dict[str, Any] | None:
-        # only what the check wrote: no null rows or fields added by the type
-        return None if evidence is None else evidence.model_dump(mode="json", exclude_unset=True)
 
     # -- constructors, one per case ---------------------------------------------------------
     @classmethod
