@@ -299,7 +299,7 @@ class CriterionItem(pytest.Function):
     def __init__(self, *, plan: CriterionPlan, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plan = plan
-        self.verial_record: dict[str, Any] | None = None
+        self.verial_criterion_run: dict[str, Any] | None = None
         axis = plan.criterion.axis
         if axis:
             _add_marker(self, axis, "criterion axis from a benchmark file")
@@ -348,7 +348,7 @@ class CriterionItem(pytest.Function):
             benchmark=benchmark,
             placement=self.identity(),
         ).to_json()
-        self.verial_record = record
+        self.verial_criterion_run = record
         prior[self.plan.id] = record
         if self.config.getini("junit_family") in ("xunit1", "legacy"):
             # Testcase properties are valid in xunit1 only; for xunit2 the recorder adds
@@ -383,7 +383,7 @@ class CriterionItem(pytest.Function):
             completed_at=now,
             duration=0.0,
         )
-        self.verial_record = record = run.to_json()
+        self.verial_criterion_run = record = run.to_json()
         return record
 
     def repr_failure(self, excinfo: Any) -> Any:  # type: ignore[override]
@@ -404,7 +404,7 @@ class CriterionItem(pytest.Function):
             return super()._repr_failure_py(excinfo, style=style)
         from .secrets import redact
 
-        if self.verial_record is None:
+        if self.verial_criterion_run is None:
             self.errored(redact(f"{type(value).__name__}: {value}"), type(value).__name__)
         return (
             f"criterion {self.plan.id!r} ({self.plan.assert_name}) error: "

@@ -189,7 +189,7 @@ class CollectionGuard:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     if isinstance(item, CriterionItem):
-        record = item.verial_record
+        record = item.verial_criterion_run
         if record is None and call.when == "setup" and report.failed:
             # A source fixture raised (overridden in a conftest, or unusable run settings).
             error = call.excinfo.value if call.excinfo else None

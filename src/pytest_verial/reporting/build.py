@@ -46,7 +46,7 @@ class ReportInput:
     file_runs: Mapping[str, Sequence[RunDir]]
     runs: Sequence[RunDir]
     selected: set[str]
-    records: Mapping[str, CriterionRun]
+    criterion_runs: Mapping[str, CriterionRun]
     pass_threshold: float | None
     scored: bool
     started_at: str
@@ -80,7 +80,7 @@ def run_groups(runs: Sequence[RunDir], trials: bool) -> list[list[RunDir]]:
 
 
 def _criterion_run(nodeid: str, plan: Any, task: TaskPlan, data: ReportInput) -> CriterionRun:
-    received = data.records.get(nodeid)
+    received = data.criterion_runs.get(nodeid)
     if received is not None:
         return received
     who = {**identity(plan, task), "nodeid": nodeid}

@@ -250,7 +250,7 @@ def recover(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
             file_runs=file_runs,
             runs=run_dirs,
             selected=set(header["selected"]),
-            records=runs_by_id,
+            criterion_runs=runs_by_id,
             pass_threshold=header.get("pass_threshold"),
             trials=bool(header.get("trials")),
             scored=bool(header.get("scored")),

@@ -67,7 +67,7 @@ class Recorder:
         self.settings = config.stash[SETTINGS]
         self.files: dict[str, BenchmarkPlan] = {}
         self.selected: list[str] = []
-        self.records: dict[str, CriterionRun] = {}
+        self.criterion_runs: dict[str, CriterionRun] = {}
         self.collection_errors: list[dict[str, str]] = []
         self.interrupted = False
         self.started_at = now_iso()
@@ -179,15 +179,15 @@ class Recorder:
         record = getattr(report, "verial", None)
         if record is not None:
             run = CriterionRun.from_json({**record, "outcome": report.outcome})
-            self.records[report.nodeid] = run
+            self.criterion_runs[report.nodeid] = run
             self._junitxml_properties(report.nodeid, run)
         elif (
             report.failed
             and report.when in ("setup", "call", "???")
-            and report.nodeid not in self.records
+            and report.nodeid not in self.criterion_runs
             and not is_no_criteria(report.nodeid)
         ):
-            self.records[report.nodeid] = self._error_record(report)
+            self.criterion_runs[report.nodeid] = self._error_record(report)
         else:
             return
         self._journal(report.nodeid)
@@ -222,7 +222,7 @@ class Recorder:
                 )
             task = task_run_of(nodeid)
             self._task_left[task] = left = self._task_left.get(task, 1) - 1
-            self.journal.record(nodeid, self.records[nodeid].to_json(), sync=left <= 0)
+            self.journal.record(nodeid, self.criterion_runs[nodeid].to_json(), sync=left <= 0)
         except (OSError, ValueError, JournalBusy) as exc:
             self.notes.append(
                 f"journal {self.journal.path}: {exc}; a crash from here on loses the results"
@@ -293,7 +293,7 @@ class Recorder:
             file_runs=file_runs,
             runs=runs,
             selected=set(self.selected),
-            records=self.records,
+            criterion_runs=self.criterion_runs,
             pass_threshold=self.settings.pass_threshold,
             scored=self.settings.scored or any(r.config.scored for r in runs),
             started_at=self.started_at,
