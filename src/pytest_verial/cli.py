@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .checks import default_registry
 from .errors import BenchmarkFileError
 from .loader import is_benchmark_file, load_benchmark
@@ -168,6 +169,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``verial``."""
     parser = argparse.ArgumentParser(prog="verial", description=__doc__.splitlines()[0])
+    parser.add_argument("-V", "--version", action="version", version=f"pytest-verial {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate", help="check benchmark files and list every problem")
     p.add_argument("paths", nargs="+", help="benchmark files or directories")

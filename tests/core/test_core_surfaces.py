@@ -248,3 +248,13 @@ def _fake_report_path() -> Path:
     path = Path(tempfile.mkdtemp()) / "r.json"
     path.write_text(json.dumps(report.to_json()), encoding="utf-8")
     return path
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_verial_version(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_verial import __version__
+
+    with pytest.raises(SystemExit) as stop:
+        main([flag])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"pytest-verial {__version__}\n"
