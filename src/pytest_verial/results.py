@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field
 
 from .scoring import (
     DEFAULT_AXIS,
@@ -40,6 +40,11 @@ from .scoring import axes as axis_scores
 SCHEMA_ID = "pytest-verial/report/v2"
 
 Verdict = Literal["pass", "partial", "fail"]
+
+#: Any JSON value. Values reach these types already as strict JSON (the engine makes evidence
+#: strict, the reader parses JSON), and pydantic's Json validates every nested value in
+#: Python: a third of the per-criterion cost. Its schema is the same ({}: any value).
+Json = Any
 
 
 class Status(StrEnum):
@@ -100,8 +105,8 @@ class FieldResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     path: str | None = None
-    expected: JsonValue = None
-    actual: JsonValue = None
+    expected: Json = None
+    actual: Json = None
     op: str | None = Field(default=None, exclude_if=_absent)
     passed: bool = False
     message: str | None = Field(default=None, exclude_if=_absent)
@@ -257,7 +262,7 @@ class TaskRun(Result):
     #: critical criteria that did not pass: the verdict is ``fail`` whatever the score
     critical_failed: list[str] = Field(default_factory=list)
     counts: TaskCounts = Field(default_factory=TaskCounts)
-    snapshot: dict[str, JsonValue] | None = None
+    snapshot: dict[str, Json] | None = None
     feedback: str | None = None
     criterion_runs: list[CriterionRun] = Field(default_factory=list)
 
@@ -319,7 +324,7 @@ class InlineTaskRun(TaskRun):
     """What :func:`pytest_verial.verify_task` returns: a task run plus its verification
     summary (judge calls and cost), which the pytest report keeps in ``session``."""
 
-    verification: dict[str, JsonValue] = Field(default_factory=dict)
+    verification: dict[str, Json] = Field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types (the report's form of a task run)."""
@@ -573,11 +578,11 @@ class Session(Result):
     collection_errors: list[CollectionError] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     #: the judge's calls and cost (PRD-103), when the judge extension is active
-    verification: dict[str, JsonValue] | None = None
+    verification: dict[str, Json] | None = None
     #: set by ``verial report --recover``: where the report was rebuilt from
-    recovered: dict[str, JsonValue] | None = None
+    recovered: dict[str, Json] | None = None
     #: set by ``--verial-shard`` and ``verial merge``
-    shard: dict[str, JsonValue] | None = None
+    shard: dict[str, Json] | None = None
 
 
 class Report(Result):
@@ -588,7 +593,7 @@ class Report(Result):
     session: Session
     benchmark_runs: list[BenchmarkRun] = Field(default_factory=list)
     #: what ``pytest_verial_report`` hooks add (any JSON, by the hook's own key)
-    extensions: dict[str, JsonValue] = Field(default_factory=dict)
+    extensions: dict[str, Json] = Field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON types, with the report's key names."""
