@@ -412,6 +412,11 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     invalid = tmp_path / "invalid.json"
     invalid.write_text(json.dumps(broken), encoding="utf-8")
     cases["invalid"] = (invalid, "not a valid pytest-verial report")
+    nan = good.to_json()
+    nan["benchmark_runs"][0]["task_runs"][0]["criterion_runs"][0]["score"] = float("nan")
+    not_a_score = tmp_path / "nan.json"
+    not_a_score.write_text(json.dumps(nan), encoding="utf-8")
+    cases["NaN score"] = (not_a_score, "criterion c0: score nan is not a number in [0, 1]")
     return cases
 
 
@@ -528,10 +533,14 @@ def test_baseline_deltas_follow_the_verial_summary(pytester: pytest.Pytester, wo
     assert "good -> good: ok" in output and "2 tasks unchanged" in output
 
 
+@pytest.mark.invalid_report
 @WORKERS
-@pytest.mark.parametrize("bad", ["missing.json", "calls.verial.yaml", "good"])
+@pytest.mark.parametrize("bad", ["missing.json", "calls.verial.yaml", "good", "nan.json"])
 def test_a_bad_baseline_is_a_usage_error(pytester: pytest.Pytester, workers: str, bad: str) -> None:
     _baseline_project(pytester)
+    nan = report(benchmark_run({"a": [1.0]})).to_json()
+    nan["benchmark_runs"][0]["score"] = float("nan")
+    (pytester.path / "nan.json").write_text(json.dumps(nan), encoding="utf-8")
     code, output = _run(pytester, workers, "--verial-run", "good", "--verial-baseline", bad)
     assert code == 4, output[-2000:]
     errors = [line for line in output.splitlines() if line.startswith("ERROR")]

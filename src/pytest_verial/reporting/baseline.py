@@ -17,9 +17,8 @@ import pytest
 
 from ..display import escape
 from ..results import Report
-from .compare_cli import comparison_lines
+from .compare_cli import comparison_lines, load
 from .diff import compare_reports
-from .json_report import load_report
 
 OPTION = "verial_baseline"
 
@@ -66,7 +65,7 @@ def register(config: pytest.Config) -> None:
     if path is None or hasattr(config, "workerinput"):
         return
     try:
-        baseline = load_report(path)
+        baseline = load(path)
     except (ValueError, RecursionError) as exc:
         raise pytest.UsageError(f"--verial-baseline: {escape(str(exc).splitlines()[0])}") from None
     config.pluginmanager.register(BaselineDeltas(config, path, baseline), "verial-baseline")

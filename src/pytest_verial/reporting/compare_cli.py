@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ..display import escape
+from ..results import Report
 from .diff import BenchmarkRunDelta, Comparison, TaskDelta, compare_reports
 from .json_report import load_report, write_atomic
 
@@ -141,6 +142,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="OUT", help="write the comparison as JSON to OUT")
 
 
+def load(path: str | Path) -> Report:
+    """A report to compare; ValueError (one line, naming the run) when it is unusable.
+
+    Beyond :func:`.json_report.load_report`: every score must be a number in [0, 1] (a report
+    edited by hand may hold ``NaN``, which would compare as "no change").
+    """
+    report = load_report(path)
+    for run in report.benchmark_runs:
+        scores: list[tuple[str, float | None]] = [(f"benchmark run {run.id}", run.score)]
+        for task in run.task_runs:
+            scores.append((f"task run {task.id}", task.score))
+            scores.extend(
+                (f"task run {task.id} criterion {c.criterion_id}", c.score)
+                for c in task.criterion_runs
+            )
+        for where, score in scores:
+            if score is not None and not 0.0 <= score <= 1.0:
+                raise ValueError(f"{path}: {where}: score {score!r} is not a number in [0, 1]")
+    return report
+
+
 def _tolerance(text: str) -> float:
     try:
         value = float(text)
@@ -155,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     """Compare, print, write ``--json``; 0, 1 on a regression, 2 with one line on bad input."""
     try:
         tolerance = _tolerance(args.tolerance)
-        base, head = load_report(args.base), load_report(args.head)
+        base, head = load(args.base), load(args.head)
     except (ValueError, RecursionError) as exc:
         print(f"verial compare: {escape(str(exc).splitlines()[0])}", file=sys.stderr)
         return 2
