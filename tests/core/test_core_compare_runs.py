@@ -547,3 +547,27 @@ def test_a_bad_baseline_is_a_usage_error(pytester: pytest.Pytester, workers: str
     assert len(errors) == 1, output
     assert re.match(rf"ERROR: --verial-baseline: \S*/{re.escape(bad)}:", errors[0]), output
     assert "Traceback" not in output
+
+
+def test_baseline_from_the_ini_file_is_relative_to_rootdir(pytester: pytest.Pytester) -> None:
+    _baseline_project(pytester)
+    code, output = _run(pytester, "0", "--verial-run", "good", "--verial-report", "base.json")
+    assert code == 0, output[-2000:]
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\nverial_baseline = base.json\n", encoding="utf-8"
+    )
+    (pytester.path / "elsewhere").mkdir()
+    code, output = run_subprocess(
+        pytester.path / "elsewhere",
+        "-p",
+        "no:randomly",
+        "--rootdir",
+        str(pytester.path),
+        "-c",
+        str(pytester.path / "pytest.ini"),
+        str(pytester.path),
+        "--verial-run",
+        str(pytester.path / "half"),
+    )
+    assert code == 1, output[-2000:]
+    assert "verial changes from baseline" in output and "good -> half: REGRESSION" in output
