@@ -277,6 +277,37 @@ def test_regressions_first_then_improvements(
     assert "1 task unchanged" in out
 
 
+def test_a_task_scored_on_one_side_only_is_unscored_not_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = report(benchmark_run({"a": [1.0], "b": [1.0]}))
+    head = report(benchmark_run({"a": [1.0], "b": [1.0]}, label="run-b"))
+    task_run = head.benchmark_runs[0].task_runs[1]
+    kept = task_run.criterion_runs[0]
+    deselected = CriterionRun.deselected({"criterion_id": "c1", "task_key": "b"})
+    head.benchmark_runs[0].task_runs[1] = TaskRun.aggregate(
+        [kept, deselected], 0.9, id=task_run.id, task_id="b", task_key="b", run="run-b"
+    )
+    run = compare_reports(base, head).benchmark_runs[0]
+    task = next(t for t in run.tasks if t.task_key == "b")
+    assert (task.change, task.head_status, task.head_score) == ("unscored", "incomplete", None)
+    assert not run.regression
+    code, out, _ = _compare(
+        capsys, write(tmp_path / "b.json", base), write(tmp_path / "h.json", head)
+    )
+    assert code == 0
+    assert (
+        "task b: unscored, score 1.000 -> - (-), verdict pass -> -, status completed -> incomplete"
+    ) in out
+
+
+def test_improvements_largest_gain_first() -> None:
+    base = report(benchmark_run({"small": [0.5], "large": [0.0]}))
+    head = report(benchmark_run({"small": [0.75], "large": [1.0]}, label="b"))
+    tasks = compare_reports(base, head).benchmark_runs[0].tasks
+    assert [t.task_key for t in tasks] == ["large", "small"]
+
+
 def test_trials_task_score_is_the_mean_and_verdict_the_worst() -> None:
     def trials(scores: dict[str, list[list[float]]], labels: list[str]) -> BenchmarkRun:
         runs = [

@@ -90,10 +90,12 @@ def _run_lines(run: BenchmarkRunDelta, criteria: bool) -> list[Line]:
 
 def _task_line(task: TaskDelta) -> str:
     why = "verdict worse" if task.verdict_worse else task.change
+    statuses = (task.base_status, task.head_status)
+    status = "" if statuses == ("completed", "completed") else f", status {_sides(*statuses)}"
     return (
         f"  task {task.task_key}: {why}, score {_score(task.base_score)} -> "
         f"{_score(task.head_score)} ({_delta(task.delta)}), verdict "
-        f"{_sides(task.base_verdict, task.head_verdict)}"
+        f"{_sides(task.base_verdict, task.head_verdict)}{status}"
     )
 
 

@@ -51,7 +51,9 @@ EPSILON = 1e-9
 VERDICT_RANK: dict[str, int] = {"fail": 0, "partial": 1, "pass": 2}
 _BY_RANK: tuple[Verdict, ...] = ("fail", "partial", "pass")
 
-Change = Literal["regression", "improvement", "unchanged", "added", "removed"]
+#: ``unscored``: the task has task runs on both sides but a score on one only (cancelled,
+#: skipped, or incomplete with ``-k``, on the other); ``added`` / ``removed``: one side only
+Change = Literal["regression", "improvement", "unchanged", "unscored", "added", "removed"]
 Side = Literal["base", "head"]
 
 
@@ -80,6 +82,9 @@ class TaskDelta(_Model):
     verdict_worse: bool = False
     base_task_runs: list[str]
     head_task_runs: list[str]
+    #: task run status on each side (``mixed`` across trials)
+    base_status: TaskStatus | Literal["mixed"] | None = None
+    head_status: TaskStatus | Literal["mixed"] | None = None
     base_score: float | None = None
     head_score: float | None = None
     delta: float | None = None
@@ -125,7 +130,7 @@ class BenchmarkRunDelta(_Model):
     regression: bool
     #: run statuses other than completed, and the like
     notes: list[str]
-    #: regressions first, then improvements, tasks on one side only, unchanged tasks
+    #: regressions first, then improvements, tasks scored or held on one side only, unchanged
     tasks: list[TaskDelta]
 
 
@@ -296,7 +301,19 @@ def _task_side(runs: list[TaskRun]) -> tuple[float | None, Verdict | None]:
     return _mean(t.score for t in completed), _worst(t.verdict for t in completed)
 
 
-_ORDER: dict[str, int] = {"regression": 0, "improvement": 1, "removed": 2, "added": 3}
+_ORDER: dict[str, int] = {
+    "regression": 0,
+    "improvement": 1,
+    "unscored": 2,
+    "removed": 3,
+    "added": 4,
+    "unchanged": 5,
+}
+
+
+def _status(runs: list[TaskRun]) -> TaskStatus | Literal["mixed"] | None:
+    statuses = {t.status for t in runs}
+    return statuses.pop() if len(statuses) == 1 else "mixed" if statuses else None
 
 
 def _tasks(base: BenchmarkRun, head: BenchmarkRun) -> list[TaskDelta]:
@@ -313,13 +330,18 @@ def _tasks(base: BenchmarkRun, head: BenchmarkRun) -> list[TaskDelta]:
         if b_verdict is not None and h_verdict is not None:
             worse = VERDICT_RANK[h_verdict] < VERDICT_RANK[b_verdict]
             better = VERDICT_RANK[h_verdict] > VERDICT_RANK[b_verdict]
+        change = _change(delta, worse, better, left or None, right or None)
+        if change == "unchanged" and (b_score is None) != (h_score is None):
+            change = "unscored"
         out.append(
             TaskDelta(
                 task_key=key,
-                change=_change(delta, worse, better, left or None, right or None),
+                change=change,
                 verdict_worse=worse,
                 base_task_runs=[t.id for t in left],
                 head_task_runs=[t.id for t in right],
+                base_status=_status(left),
+                head_status=_status(right),
                 base_score=b_score,
                 head_score=h_score,
                 delta=delta,
@@ -329,7 +351,8 @@ def _tasks(base: BenchmarkRun, head: BenchmarkRun) -> list[TaskDelta]:
             )
         )
     # stable: regressions (largest drop first), improvements, one side only, unchanged
-    return sorted(out, key=lambda t: (_ORDER.get(t.change, 4), t.delta or 0.0))
+    # regressions largest drop first, improvements largest gain first
+    return sorted(out, key=lambda t: (_ORDER[t.change], -abs(t.delta or 0.0)))
 
 
 def compare_runs(base: BenchmarkRun, head: BenchmarkRun, tolerance: float) -> BenchmarkRunDelta:
