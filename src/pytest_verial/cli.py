@@ -5,6 +5,7 @@
 ``verial schema report``      JSON Schema of the JSON report
 ``verial report REPORT``      the summary table of a written JSON report
 ``verial report --recover J`` rebuild the report of a session that died, from its journal
+``verial compare BASE HEAD``  score and verdict changes between two reports (exit 1: regression)
 """
 
 from __future__ import annotations
@@ -277,6 +278,28 @@ add_command(
     help="write the self-contained HTML report of a JSON report (with BASE: the compare view)",
 )
 # --- end html ---
+
+
+# --- compare (issue 10): the changes between two JSON reports, and a gate on them ---
+def _compare_configure(parser: argparse.ArgumentParser) -> None:
+    from .reporting.compare_cli import configure
+
+    configure(parser)
+
+
+def _compare_run(args: argparse.Namespace) -> int:
+    from .reporting.compare_cli import run
+
+    return run(args)
+
+
+add_command(
+    "compare",
+    _compare_configure,
+    _compare_run,
+    help="compare two JSON reports: score and verdict changes; exit 1 on a regression",
+)
+# --- end compare ---
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for bench
 from .interrupts import TermAsInterrupt
 from .loader import is_benchmark_file
 from .masking import SecretMasking
+from .reporting import baseline
 from .reporting.recorder import Recorder
 from .settings import resolve, select_by_node_id
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
@@ -66,6 +67,12 @@ OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
         {"metavar": "SCORE"},
         "string",
         "exit 0 iff every benchmark run's score reaches SCORE and no criterion errored",
+    ),
+    (
+        "--verial-baseline",
+        {"metavar": "PATH"},
+        "string",
+        "a JSON report to compare this session with: its changes follow the verial summary",
     ),
     (
         "--verial-trials",
@@ -113,6 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(term, "verial-sigterm")
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
         config.pluginmanager.register(Recorder(config), "verial-recorder")
+        baseline.register(config)  # --verial-baseline: deltas after the verial summary
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistScheduling(), "verial-xdist")
 

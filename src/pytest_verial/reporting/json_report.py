@@ -63,6 +63,10 @@ def read_report(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a pytest-verial JSON report (nested too deeply)") from None
     if not (
         isinstance(report, dict)
         and report.get("schema") == SCHEMA_ID

@@ -1,0 +1,198 @@
+"""``verial compare BASE.json HEAD.json``: the changes from BASE to HEAD, and a gate on them.
+
+Prints, per paired benchmark run, the run score and verdict on each side with the paired
+bootstrap interval of the difference, then each task and criterion that changed, regressions
+first; then the benchmark runs it could not pair. Rules: :mod:`.diff` and README, "Compare and
+gate". Exit status: 0 no regression, 1 a regression, 2 unusable input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..display import escape
+from ..results import Report
+from .diff import BenchmarkRunDelta, Comparison, TaskDelta, compare_reports
+from .json_report import load_report, write_atomic
+
+#: a line and its colour on a tty (None: the terminal's default)
+Line = tuple[str, str | None]
+
+
+def _score(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "-"
+
+
+def _delta(value: float | None) -> str:
+    return f"{value:+.3f}" if value is not None else "-"
+
+
+def _sides(base: object, head: object) -> str:
+    shown = ["-" if v is None else getattr(v, "value", v) for v in (base, head)]
+    return f"{shown[0]} -> {shown[1]}"
+
+
+def _colour(change: str) -> str | None:
+    return {"regression": "red", "improvement": "green"}.get(change)
+
+
+def _run_lines(run: BenchmarkRunDelta, criteria: bool) -> list[Line]:
+    mark = "REGRESSION" if run.regression else "ok"
+    lines: list[Line] = [
+        (
+            f"benchmark run {run.benchmark} ({run.file}), "
+            f"{', '.join(run.base_runs)} -> {', '.join(run.head_runs)}: {mark}",
+            "red" if run.regression else "green",
+        ),
+        (
+            f"  run score {_score(run.base_score)} -> {_score(run.head_score)} "
+            f"({_delta(run.delta)}), verdict {_sides(run.base_verdict, run.head_verdict)}",
+            None,
+        ),
+    ]
+    if run.interval is not None:
+        i = run.interval
+        lines.append(
+            (
+                f"  paired difference over {i.tasks} shared task"
+                f"{'' if i.tasks == 1 else 's'}: mean {_delta(i.mean)}, "
+                f"{i.confidence:.0%} interval [{_delta(i.low)}, {_delta(i.high)}] "
+                f"(bootstrap, {i.resamples:,} resamples, seed {i.seed})",
+                None,
+            )
+        )
+    else:
+        lines.append(("  no task scored on both sides: no interval", None))
+    lines.extend((f"  note: {note}", "yellow") for note in run.notes)
+    unchanged = 0
+    for task in run.tasks:
+        if task.change == "unchanged" and not task.criteria:
+            unchanged += 1
+            continue
+        lines.append((_task_line(task), _colour(task.change)))
+        if criteria:
+            for c in task.criteria:
+                lines.append(
+                    (
+                        f"    criterion {c.criterion_id}: {c.change}, "
+                        f"{_sides(c.base_status, c.head_status)}, "
+                        f"score {_score(c.base_score)} -> {_score(c.head_score)}",
+                        None,
+                    )
+                )
+    if unchanged:
+        lines.append((f"  {unchanged} task{'' if unchanged == 1 else 's'} unchanged", None))
+    return lines
+
+
+def _task_line(task: TaskDelta) -> str:
+    why = "verdict worse" if task.verdict_worse else task.change
+    statuses = (task.base_status, task.head_status)
+    status = "" if statuses == ("completed", "completed") else f", status {_sides(*statuses)}"
+    return (
+        f"  task {task.task_key}: {why}, score {_score(task.base_score)} -> "
+        f"{_score(task.head_score)} ({_delta(task.delta)}), verdict "
+        f"{_sides(task.base_verdict, task.head_verdict)}{status}"
+    )
+
+
+def comparison_lines(comparison: Comparison, criteria: bool = True) -> list[Line]:
+    """The lines ``verial compare`` prints (and ``--verial-baseline`` adds to the summary)."""
+    lines: list[Line] = []
+    for run in comparison.benchmark_runs:
+        lines.extend(_run_lines(run, criteria))
+    for u in comparison.unpaired:
+        lines.append((f"not paired: {u.side} benchmark run {u.id}: {u.reason}", "yellow"))
+    if not comparison.benchmark_runs:
+        lines.append(("no benchmark run paired: nothing compared", "yellow"))
+    regressed = [r for r in comparison.benchmark_runs if r.regression]
+    if regressed:
+        dropped = sum(1 for r in regressed if r.score_dropped)
+        worse = sum(len(r.worse_verdicts) for r in regressed)
+        lines.append(
+            (
+                f"{len(regressed)} of {len(comparison.benchmark_runs)} benchmark runs regressed "
+                f"(run score down by more than {comparison.tolerance:g} in {dropped}; "
+                f"{worse} task verdict{'' if worse == 1 else 's'} worse)",
+                "red",
+            )
+        )
+    elif comparison.benchmark_runs:
+        lines.append(
+            (
+                f"no regression in {len(comparison.benchmark_runs)} benchmark runs "
+                f"(tolerance {comparison.tolerance:g})",
+                "green",
+            )
+        )
+    return lines
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``verial compare``."""
+    parser.add_argument("base", help="the JSON report to compare against (--verial-report)")
+    parser.add_argument("head", help="the JSON report of the change")
+    parser.add_argument(
+        "--tolerance",
+        default="0.0",
+        metavar="DROP",
+        help="exit 1 when a benchmark run's score drops by more than DROP (default 0.0)",
+    )
+    parser.add_argument("--json", metavar="OUT", help="write the comparison as JSON to OUT")
+
+
+def load(path: str | Path) -> Report:
+    """A report to compare; ValueError (one line, naming the run) when it is unusable.
+
+    Beyond :func:`.json_report.load_report`: every score must be a number in [0, 1] (a report
+    edited by hand may hold ``NaN``, which would compare as "no change").
+    """
+    report = load_report(path)
+    for run in report.benchmark_runs:
+        scores: list[tuple[str, float | None]] = [(f"benchmark run {run.id}", run.score)]
+        for task in run.task_runs:
+            scores.append((f"task run {task.id}", task.score))
+            scores.extend(
+                (f"task run {task.id} criterion {c.criterion_id}", c.score)
+                for c in task.criterion_runs
+            )
+        for where, score in scores:
+            if score is not None and not 0.0 <= score <= 1.0:
+                raise ValueError(f"{path}: {where}: score {score!r} is not a number in [0, 1]")
+    return report
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"--tolerance: {text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"--tolerance: {value:g} is outside [0, 1]")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare, print, write ``--json``; 0, 1 on a regression, 2 with one line on bad input."""
+    try:
+        tolerance = _tolerance(args.tolerance)
+        base, head = load(args.base), load(args.head)
+    except (ValueError, RecursionError) as exc:
+        print(f"verial compare: {escape(str(exc).splitlines()[0])}", file=sys.stderr)
+        return 2
+    comparison = compare_reports(base, head, tolerance=tolerance, names=(args.base, args.head))
+    if args.json:
+        text = json.dumps(comparison.to_json(), indent=2, ensure_ascii=False)
+        try:
+            write_atomic(Path(args.json), text + "\n")
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            print(f"verial compare: --json: cannot write {args.json}: {reason}", file=sys.stderr)
+            return 2
+    print(f"verial compare: {args.base} -> {args.head}")
+    for text, _ in comparison_lines(comparison):
+        print(escape(text))
+    return comparison.exit_status
