@@ -302,6 +302,28 @@ add_command(
 # --- end compare ---
 
 
+# --- merge (issue 10): one report from the shards of a --verial-shard run ---
+def _merge_configure(parser: argparse.ArgumentParser) -> None:
+    from .reporting.merge import configure
+
+    configure(parser)
+
+
+def _merge_run(args: argparse.Namespace) -> int:
+    from .reporting.merge import run
+
+    return run(args)
+
+
+add_command(
+    "merge",
+    _merge_configure,
+    _merge_run,
+    help="merge the JSON reports of --verial-shard K/N runs into one (refuses gaps and overlaps)",
+)
+# --- end merge ---
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``verial`` console script."""
     args = build_parser().parse_args(argv)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import pytest
 from . import hooks
 from .collect import (
     CriterionItem,
+    NoCriteriaItem,
     TaskNode,
     benchmark_file_node,
     refuse_empty_runs,
@@ -24,9 +25,10 @@ from .loader import is_benchmark_file
 from .masking import SecretMasking
 from .reporting import baseline
 from .reporting.recorder import Recorder
+from .selection import split
 from .settings import resolve, select_by_node_id
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
-from .state import SANDBOXES, SELECTED, SETTINGS
+from .state import SANDBOXES, SELECTED, SETTINGS, SHARD_INFO
 
 OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
     # (flag, argparse kwargs, ini type, help)
@@ -73,6 +75,18 @@ OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
         {"metavar": "PATH"},
         "string",
         "a JSON report to compare this session with: its changes follow the verial summary",
+    ),
+    (
+        "--verial-shard",
+        {"metavar": "K/N"},
+        "string",
+        "score only shard K of N (task runs balanced by criteria; merge with verial merge)",
+    ),
+    (
+        "--verial-resume",
+        {"metavar": "REPORT"},
+        "string",
+        "keep the completed task runs of REPORT (or a *.journal.jsonl) and score the rest",
     ),
     (
         "--verial-trials",
@@ -138,6 +152,31 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Fil
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _select_by_node_id(config, items)
+    settings = config.stash[SETTINGS]
+    if settings.shard is not None:  # on the whole collection, before resume drops anything
+        scored = [i.nodeid for i in items if isinstance(i, (CriterionItem, NoCriteriaItem))]
+        keep, info = split(scored, settings.shard)
+        config.stash[SHARD_INFO] = info.to_json()
+        if hasattr(config, "workeroutput"):  # the xdist controller reads it from the workers
+            config.workeroutput["verial_shard"] = info.to_json()
+        others = {i.nodeid for i in items} - set(scored)  # Python tests run in every shard
+        _deselect(config, items, lambda i: i.nodeid in keep or i.nodeid in others)
+    if settings.resume is not None:
+        kept = settings.resume.kept
+        _deselect(config, items, lambda i: i.nodeid not in kept)
+
+
+def _deselect(
+    config: pytest.Config, items: list[pytest.Item], keep: Callable[[pytest.Item], bool]
+) -> None:
+    drop = [i for i in items if not keep(i)]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [i for i in items if keep(i)]
+
+
+def _select_by_node_id(config: pytest.Config, items: list[pytest.Item]) -> None:
     wanted = config.stash.get(SELECTED, {})
     if not wanted:
         return

@@ -581,8 +581,10 @@ class Session(Result):
     verification: dict[str, Json] | None = None
     #: set by ``verial report --recover``: where the report was rebuilt from
     recovered: dict[str, Json] | None = None
-    #: set by ``--verial-shard`` and ``verial merge``
+    #: set by ``--verial-shard`` (K, N, its task runs and all of them) and ``verial merge``
     shard: dict[str, Json] | None = None
+    #: set by ``--verial-resume``: the report it resumed and how many criterion runs it kept
+    resumed: dict[str, Json] | None = None
 
 
 class Report(Result):

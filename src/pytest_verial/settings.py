@@ -12,6 +12,7 @@ import pytest
 
 from .display import describe_char, escape, unsafe_char, unsafe_id_char
 from .runinfo import RunDir
+from .selection import Resume, Shard, load_resume, parse_shard
 
 
 @dataclass
@@ -30,6 +31,10 @@ class Settings:
     fail_under: float | None = None
     #: every run folder is a trial of one agent (``--verial-trials``)
     trials: bool = False
+    #: score only this shard's task runs (``--verial-shard K/N``)
+    shard: Shard | None = None
+    #: the criterion runs kept from an earlier report or journal (``--verial-resume``)
+    resume: Resume | None = None
     patterns: tuple[str, ...] = ()
     #: extra options handed to checks as ``ctx.options`` (judge settings and the like)
     check_options: dict[str, Any] = field(default_factory=dict)
@@ -175,6 +180,26 @@ def _distinct(config: pytest.Config, paths: dict[str, Path | None]) -> None:
         seen[key] = name
 
 
+def _shard(config: pytest.Config) -> Shard | None:
+    value = _ini_or_option(config, "verial_shard")
+    if value is None:
+        return None
+    try:
+        return parse_shard(str(value))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--verial-shard: {exc}") from None
+
+
+def _resume(config: pytest.Config) -> Resume | None:
+    path = _path(config, "verial_resume")
+    if path is None:
+        return None
+    try:
+        return load_resume(path)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--verial-resume: {str(exc).splitlines()[0]}") from None
+
+
 def resolve(config: pytest.Config) -> Settings:
     """Build the session's Settings, raising pytest.UsageError for unusable values."""
     runs = config.getoption("verial_run") or []
@@ -233,6 +258,8 @@ def resolve(config: pytest.Config) -> Settings:
         scored=scored,
         pass_threshold=_float(config, "verial_pass_threshold"),
         fail_under=_float(config, "verial_fail_under"),
+        shard=_shard(config),
+        resume=_resume(config),
         trials=bool(config.getoption("verial_trials"))
         or str(config.getini("verial_trials")).lower() in ("1", "true", "yes"),
         patterns=patterns,

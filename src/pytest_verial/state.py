@@ -18,3 +18,5 @@ PRIOR = pytest.StashKey[dict[str, dict[str, dict[str, Any]]]]()
 SELECTED = pytest.StashKey[dict[str, list[str]]]()
 #: conftest-extended registries, by the tuple of contributed checks
 REGISTRIES = pytest.StashKey[dict[tuple[int, ...], CheckRegistry]]()
+#: this process's ``session.shard`` block (``--verial-shard``), set at collection
+SHARD_INFO = pytest.StashKey[dict[str, Any]]()

@@ -59,6 +59,9 @@ class ReportInput:
     trials: bool = False
     exit_status: int | None = None
     extra_warnings: Sequence[str] = field(default_factory=list)
+    #: ``session.shard`` and ``session.resumed`` (``--verial-shard``, ``--verial-resume``)
+    shard: dict[str, Any] | None = None
+    resumed: dict[str, Any] | None = None
 
 
 def run_groups(runs: Sequence[RunDir], trials: bool) -> list[list[RunDir]]:
@@ -215,6 +218,8 @@ def build_report(data: ReportInput) -> Report:
         counts=RunCounts.of(task_runs),
         collection_errors=[CollectionError(**e) for e in data.collection_errors],
         warnings=[*warnings, *data.extra_warnings],
+        shard=data.shard,
+        resumed=data.resumed,
     )
     return Report(
         generator=Generator(name="pytest-verial", version=__version__),

@@ -37,10 +37,11 @@ from ..display import escape
 from ..engine import identity, now_iso
 from ..errors import BenchmarkFileError
 from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
-from ..nodeids import is_no_criteria, parse, split_task_name, task_run_of
+from ..nodeids import is_no_criteria, parse, split_task_name, task_name, task_nodeid, task_run_of
 from ..results import CriterionRun, Report
 from ..scoring import reaches
-from ..state import SETTINGS
+from ..selection import changed_tasks
+from ..state import SETTINGS, SHARD_INFO
 from .build import ReportInput, build_report
 from .html import write_html
 from .journal import (
@@ -75,6 +76,7 @@ class Recorder:
         self.report: Report | None = None
         self._last_checkpoint = 0.0
         self._checkpoint_cost = 0.0
+        self.shard_info: dict[str, Any] | None = None
         self.gate: list[tuple[str, float | None, bool]] | None = None
         self.gate_errors = 0
         self.exit_status = 0
@@ -137,32 +139,68 @@ class Recorder:
                 assert file_node is not None
                 self.files.setdefault(display_path(self.config, file_node.path), file_node.plan)
                 self.selected.append(item.nodeid)
+        self._keep_resumed()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if self.selected:
             return
         for nodeid in ids:
-            display = nodeid.split("::", 1)[0]
-            if "::" not in nodeid or display in self.files:
-                if display in self.files:
-                    self.selected.append(nodeid)
+            if "::" in nodeid and self._load_file(nodeid.split("::", 1)[0]):
+                self.selected.append(nodeid)
+        self._keep_resumed()
+
+    def _load_file(self, display: str) -> bool:
+        """Load a benchmark file the workers collected (its ids, weights and axes)."""
+        if display in self.files:
+            return True
+        path = Path(display) if Path(display).is_absolute() else self.config.rootpath / display
+        if not any(path.name.endswith(s) for s in (".json", ".yaml", ".yml")):
+            return False
+        try:
+            scored = file_scored(self.settings, path)
+            # the same registry as the workers (conftest checks too): a deselected
+            # criterion's identity (its judge flag) is the same at -n 0 and -n 2
+            registry = registry_of(self.config, self._hook_for(path))
+            self.files[display] = load_benchmark(path, registry, display, scored=scored)
+        except (BenchmarkFileError, OSError):
+            return False
+        return True
+
+    def _keep_resumed(self) -> None:
+        """``--verial-resume``: the kept criterion runs go into the report as they were."""
+        resume = self.settings.resume
+        if resume is None or self.config.option.collectonly:
+            return
+        for nodeid, run in resume.kept.items():
+            if nodeid in self.criterion_runs or not self._load_file(parse(nodeid).file):
                 continue
-            path = Path(display) if Path(display).is_absolute() else self.config.rootpath / display
-            if not any(path.name.endswith(s) for s in (".json", ".yaml", ".yml")):
-                continue
-            try:
-                scored = file_scored(self.settings, path)
-                # the same registry as the workers (conftest checks too): a deselected
-                # criterion's identity (its judge flag) is the same at -n 0 and -n 2
-                registry = registry_of(self.config, self._hook_for(path))
-                self.files[display] = load_benchmark(path, registry, display, scored=scored)
-            except (BenchmarkFileError, OSError):
-                continue
+            self.criterion_runs[nodeid] = run
             self.selected.append(nodeid)
+        current = [
+            (task_nodeid(display, task_name(task.key, run.label, len(runs) > 1)), snapshot)
+            for display, plan in self.files.items()
+            for runs in [self.settings.run_dirs_for(plan.path)]
+            for run in runs
+            for task in plan.tasks
+            for snapshot in [task.task.model_dump(mode="json", exclude_none=True)]
+        ]
+        changed = changed_tasks(resume, current)
+        if changed:
+            raise pytest.UsageError(
+                f"--verial-resume: {resume.source}: {len(changed)} task(s) changed since that "
+                f"report was written, first {changed[0]}: score them afresh (no --verial-resume)"
+            )
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker's ``session.shard`` block (each computes the same one)."""
+        info = (getattr(node, "workeroutput", None) or {}).get("verial_shard")
+        if info is not None:
+            self.shard_info = info
 
     def _hook_for(self, path: Path) -> Any:
         session = getattr(self, "session", None)
@@ -220,6 +258,10 @@ class Recorder:
                         },
                     )
                 )
+                kept = self.settings.resume.kept if self.settings.resume else {}
+                for old in kept:  # what a resumed session kept is journaled like the rest
+                    if old != nodeid and old in self.criterion_runs:
+                        self.journal.record(old, self.criterion_runs[old].to_json(), sync=False)
             task = task_run_of(nodeid)
             self._task_left[task] = left = self._task_left.get(task, 1) - 1
             self.journal.record(nodeid, self.criterion_runs[nodeid].to_json(), sync=left <= 0)
@@ -303,6 +345,12 @@ class Recorder:
             collection_errors=self.collection_errors,
             running=running,
             trials=self.settings.trials,
+            shard=self.shard_info or self.config.stash.get(SHARD_INFO, None),
+            resumed=(
+                {"from": resume.source, "kept_criterion_runs": len(resume.kept)}
+                if (resume := self.settings.resume) is not None
+                else None
+            ),
         )
 
     def _checkpoint(self) -> None:

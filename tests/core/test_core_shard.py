@@ -1,0 +1,208 @@
+"""Scale out (issue 10): ``--verial-shard K/N`` + ``verial merge``, and ``--verial-resume``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from core_support import REPO, Project, run_subprocess, strip_timing, voice_criterion
+
+from pytest_verial.cli import main
+from pytest_verial.selection import assign, parse_shard
+
+EXAMPLES = REPO / "example_benchmarks"
+FLAWED = EXAMPLES / "runs" / "flawed-agent"
+
+
+def _normalised(report: dict[str, Any]) -> Any:
+    """A report without timings and the blocks that say how it was made."""
+    session = {
+        k: v
+        for k, v in report["session"].items()
+        if k not in ("shard", "resumed", "recovered", "exit_status")
+    }
+    return strip_timing({**report, "session": session})
+
+
+def _score(tmp: Path, name: str, *args: str) -> tuple[int, str, dict[str, Any]]:
+    out = tmp / f"{name}.json"
+    code, output = run_subprocess(
+        REPO,
+        str(EXAMPLES),
+        "-p",
+        "no:cacheprovider",
+        "--tb=no",
+        "--verial-run",
+        str(FLAWED),
+        "--verial-report",
+        str(out),
+        *args,
+    )
+    assert code in (0, 1), output[-3000:]
+    return code, output, json.loads(out.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def unsharded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _score(tmp_path_factory.mktemp("full"), "full")[2]
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_three_shards_merge_into_the_unsharded_report(
+    tmp_path: Path, unsharded: dict[str, Any], workers: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shards = []
+    for k in (1, 2, 3):
+        _, output, report = _score(tmp_path, f"s{k}", "-n", workers, "--verial-shard", f"{k}/3")
+        assert report["session"]["shard"]["index"] == k
+        shards.append(str(tmp_path / f"s{k}.json"))
+    # every task run in exactly one shard, none "incomplete"
+    ids = [
+        t for s in shards for t in json.loads(Path(s).read_text())["session"]["shard"]["task_runs"]
+    ]
+    assert len(ids) == len(set(ids)) == 20
+    merged = tmp_path / "merged.json"
+    assert main(["merge", "-o", str(merged), *shards]) == 0
+    assert "merged 3 shards: 5 benchmark runs, 20 task runs" in capsys.readouterr().err
+    assert _normalised(json.loads(merged.read_text())) == _normalised(unsharded)
+
+
+def test_merge_refuses_a_missing_shard_and_an_overlap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for k in (1, 2):
+        _score(tmp_path, f"s{k}", "--verial-shard", f"{k}/3")
+    s1, s2 = tmp_path / "s1.json", tmp_path / "s2.json"
+    assert main(["merge", "-o", str(tmp_path / "m.json"), str(s1), str(s2)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "shard 3/3 missing: give all 3 shards" in err
+    # shard 1 relabelled as shard 3: its task runs overlap shard 1's
+    fake = json.loads(s1.read_text())
+    fake["session"]["shard"]["index"] = 3
+    s3 = tmp_path / "s3.json"
+    s3.write_text(json.dumps(fake))
+    assert main(["merge", "-o", str(tmp_path / "m.json"), str(s1), str(s2), str(s3)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is in two shards" in err
+    assert main(["merge", "-o", str(tmp_path / "m.json"), str(s1), str(s1)]) == 2
+    assert "given twice" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_merge_refuses_a_report_that_is_not_a_shard(
+    tmp_path: Path, unsharded: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "full.json"
+    path.write_text(json.dumps(unsharded))
+    assert main(["merge", "-o", str(tmp_path / "m.json"), str(path)]) == 2
+    assert "not a shard (written without --verial-shard)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0/3", "4/3", "x", "1/0", "2"])
+def test_a_bad_shard_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
+    Project(pytester.path).benchmark("b", {"tasks": [{"id": "t", "criteria": []}]})
+    result = pytester.runpytest("--verial-shard", value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--verial-shard: *"])
+
+
+def test_assignment_is_stable_and_balanced() -> None:
+    counts = {f"f::t{i}": (i % 7) + 1 for i in range(40)}
+    first = assign(counts, 4)
+    assert assign(dict(reversed(list(counts.items()))), 4) == first  # order does not matter
+    loads = [sum(n for t, n in counts.items() if first[t] == k) for k in range(1, 5)]
+    assert max(loads) - min(loads) <= max(counts.values())
+    assert parse_shard(" 2/3 ").index == 2
+
+
+# -- resume ------------------------------------------------------------------------------------
+
+CRASH_ONCE = """
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
+
+
+class CrashOnce(AssertionSpec):
+    kind: Literal["crash-once"] = Field(alias="assert")
+
+
+def crash_once(spec, ctx):
+    flag = Path(__file__).with_name("crash.flag")
+    if flag.exists():
+        flag.unlink()
+        os._exit(1)
+    return CheckOutcome(1.0, "steady", {})
+
+
+def pytest_verial_checks():
+    return [CheckSpec(name="crash-once", model=CrashOnce, run=crash_once)]
+"""
+
+
+def _resume_project(path: Path) -> Project:
+    project = Project(path)
+    project.conftest(CRASH_ONCE)
+    greets = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning!"}]}
+    tasks = []
+    for name in ("first", "second", "third"):
+        criteria = [
+            voice_criterion("greets", contains=["good morning"]),
+            voice_criterion("asks-dob", contains=["date of birth"]),
+        ]
+        if name == "second":
+            criteria.insert(1, {"id": "boom", "assertion": {"assert": "crash-once"}})
+        tasks.append({"id": name, "criteria": criteria})
+        project.sandbox(name, greets)
+    project.benchmark("resumable", {"benchmark": "resumable", "tasks": tasks})
+    return project
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_resume_after_a_killed_run_gives_the_uninterrupted_report(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    project = _resume_project(pytester.path)
+    code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", "whole.json")
+    assert code == 1, output[-3000:]
+    (pytester.path / "crash.flag").write_text("")
+    code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", "first.json")
+    if workers == "0":  # the process died: its journal holds what completed
+        assert project.read_report("first.json")["session"]["phase"] == "started"  # checkpoint
+        source = "first.json.journal.jsonl"
+    else:  # a worker died: the report names the crashed criterion
+        source = "first.json"
+        crashed = project.read_report("first.json")
+        assert any(
+            "did not complete" in (c["details"] or "")
+            for r in crashed["benchmark_runs"]
+            for t in r["task_runs"]
+            for c in t["criterion_runs"]
+        )
+    code, output = run_subprocess(
+        pytester.path, "-n", workers, "--verial-resume", source, "--verial-report", "resumed.json"
+    )
+    assert code == 1, output[-3000:]
+    resumed = project.read_report("resumed.json")
+    assert _normalised(resumed) == _normalised(project.read_report("whole.json"))
+    kept = resumed["session"]["resumed"]["kept_criterion_runs"]
+    assert kept >= 2  # the first task was not scored again
+
+
+def test_resume_refuses_a_changed_task(pytester: pytest.Pytester) -> None:
+    _resume_project(pytester.path)
+    run_subprocess(pytester.path, "--verial-report", "r.json")
+    bench = (pytester.path / "resumable.verial.yaml").read_text()
+    (pytester.path / "resumable.verial.yaml").write_text(bench.replace("date of birth", "DOB"))
+    code, output = run_subprocess(pytester.path, "--verial-resume", "r.json")
+    assert code == pytest.ExitCode.USAGE_ERROR, output[-2000:]
+    assert "--verial-resume: " in output and "r.json: 3 task(s) changed since" in output
+    assert "Traceback" not in output
+    code, output = run_subprocess(pytester.path, "--verial-resume", "missing.json")
+    assert code == pytest.ExitCode.USAGE_ERROR and "--verial-resume: " in output
