@@ -145,5 +145,6 @@ def _outcome(
         options=options,
         prior=prior,
         benchmark=benchmark,
+        deterministic=tuple(c.id for c in task.criteria if not c.judge),
     )
     return plan.check.run(plan.spec, context)

@@ -30,7 +30,7 @@ from typing import Any
 from .checks import default_registry
 from .engine import run_criterion
 from .errors import CriterionError, RunConfigError, SourceError, UsageError
-from .judge.models import same_model
+from .judge.models import run_self_grading
 from .judge.report import task_feedback, verification_summary
 from .judge.settings import DEFAULT_BUDGET
 from .loader import TaskPlan, load_benchmark
@@ -107,14 +107,9 @@ def verify_task(
             meta=TaskRunMeta(**meta) if meta else None,
         )
         box.path = path
-    judge_cfg = box.run.config.sources.get("judge", {}) or {}
-    judge = options.get("judge_model") or judge_cfg.get("model")
-    executor = options.get("executor_model") or box.run.config.executor_model
-    if same_model(judge, executor):
-        raise UsageError(
-            f"the judge model {judge!r} is the executor model {executor!r}; an "
-            "LLM must not grade its own output"
-        )
+    problem = run_self_grading(options, box.run)
+    if problem is not None:
+        raise UsageError(problem)
     prior: dict[str, dict[str, Any]] = {}
     runs: list[CriterionRun] = []
     try:

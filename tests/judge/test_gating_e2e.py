@@ -232,3 +232,50 @@ def test_judge_settings_from_ini_and_cache_on_rerun(pytester, stub_judge):
     again.stdout.fnmatch_lines(
         ["judge gpt-4o-mini: 0 call(s) made for 1 judge criteria (1 from cache)*"]
     )
+
+
+HOUSE_CHECKS = """
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_verial import CheckSpec
+from pytest_verial.checks.llm_rubric import LlmRubric, check as rubric
+
+
+class HouseRubric(LlmRubric):
+    kind: Literal["house-rubric"] = Field(alias="assert")
+
+
+def pytest_verial_checks():
+    return [
+        # a house judge reusing the rubric code: its judge flag lives on the check
+        CheckSpec(name="house-rubric", model=HouseRubric, run=rubric,
+                  sources=("output", "voice", "judge"), judge=True),
+    ]
+"""
+
+
+@pytest.mark.parametrize("n", ["0", "2"])
+def test_a_conftest_judge_check_is_gated_like_llm_rubric(pytester, stub_judge, n):
+    """The judge flag lives on the check: a conftest judge reusing the rubric code runs after
+    the task's deterministic criteria and is gated by them, never by itself."""
+    stub_judge.reply((200, completion(ratings(5, 5))))
+    stub_judge.reply((200, completion(ratings(5, 5))))
+    run = make_run(pytester)
+    pytester.makeconftest(HOUSE_CHECKS)
+    bench = pytester.path / "bench.verial.yaml"
+    bench.write_text(bench.read_text().replace("assert: llm-rubric", "assert: house-rubric"))
+    pytester.runpytest(*args(run, stub_judge, pytester.path, n, "-k", "verify-good or verify-bad"))
+    report = json.loads((pytester.path / "report.json").read_text())
+    runs = {
+        t["task_key"]: next(c for c in t["criterion_runs"] if c["assert"] == "house-rubric")
+        for r in report["benchmark_runs"]
+        for t in r["task_runs"]
+        if t["status"] == "completed"
+    }
+    assert runs["verify-good"]["judge"] is True
+    assert runs["verify-good"]["status"] == "passed", runs["verify-good"]["details"]
+    assert runs["verify-bad"]["status"] == "gated"
+    assert "sections (failed)" in runs["verify-bad"]["details"]
+    assert len(stub_judge.requests) == 1

@@ -171,7 +171,6 @@ def test_public_api_is_pinned():
     assert sorted(judge.__all__) == sorted(
         [
             "DEFAULT_PRICES",
-            "JUDGE_ASSERTS",
             "Decision",
             "JudgeClient",
             "JudgeError",
@@ -194,3 +193,28 @@ def test_public_api_is_pinned():
             "shared_client",
         ]
     )
+
+
+def test_judge_equal_to_executor_is_one_message_everywhere(stub_judge, tmp_path, pytester):
+    """Options, run.yaml and inline callers get the same words from one function."""
+    from pytest_verial.judge.models import self_grading
+
+    words = "an LLM must not grade its own output: choose a different --verial-judge-model"
+    assert words in str(self_grading("gpt-4o-mini", "openai/gpt-4o-mini"))
+    with pytest.raises(UsageError) as inline:
+        verify_task(
+            TASK,
+            sandbox(tmp_path, GOOD),
+            config(stub_judge, tmp_path, executor_model="openai/gpt-4o-mini-2024-07-18"),
+        )
+    assert words in str(inline.value)
+    pytester.makefile(".verial.yaml", b="tasks: [{id: t, criteria: []}]")
+    (pytester.path / "sandbox" / "t").mkdir(parents=True)
+    result = pytester.runpytest(
+        "--verial-judge-model", "gpt-4o", "--verial-executor-model", "openai/gpt-4o"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert words in result.stderr.str()
+    (pytester.path / "sandbox" / "run.yaml").write_text("executor_model: gpt-4o\n")
+    result = pytester.runpytest("--verial-judge-model", "gpt-4o")
+    assert words in result.stderr.str() and "of run sandbox" in result.stderr.str()

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..models import Benchmark, Criterion, Entity, Task
+from ..sources import SOURCE_NAMES
 
 
 class AssertionSpec(BaseModel):
@@ -56,6 +57,9 @@ class CheckContext:
     prior: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: the benchmark the task belongs to (benchmark-wide settings such as fhir_validation)
     benchmark: Benchmark | None = None
+    #: ids of this task run's deterministic criteria (its checks' ``judge`` flag is False):
+    #: a judge criterion is gated until all of them ran and passed
+    deterministic: tuple[str, ...] = ()
 
     def source(self, name: str) -> Any:
         """The source object the fixture ``verial_<name>`` gave."""
@@ -77,16 +81,8 @@ class CheckSpec:
     #: judge criteria run after all deterministic ones of their task and may be gated
     judge: bool = False
 
-    KNOWN_SOURCES: ClassVar[tuple[str, ...]] = (
-        "fhir",
-        "hl7",
-        "portal",
-        "files",
-        "voice",
-        "x12",
-        "output",
-        "judge",
-    )
+    #: the source names a check may read: the sandbox's, declared once (sources.SOURCE_NAMES)
+    KNOWN_SOURCES: ClassVar[tuple[str, ...]] = SOURCE_NAMES
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.sources if s not in self.KNOWN_SOURCES]

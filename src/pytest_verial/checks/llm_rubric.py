@@ -128,6 +128,7 @@ def judge_principles(
         meta=judge.meta,
         prior=ctx.prior,
         bypass_cost=settings.bypass_cost,
+        deterministic_ids=ctx.deterministic,
     )
     if decision is not None:
         evidence: dict[str, JsonValue] = {

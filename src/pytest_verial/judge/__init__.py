@@ -6,7 +6,7 @@ Nothing here is imported at collection time; httpx is imported when a client is 
 from __future__ import annotations
 
 from .client import JudgeClient, JudgeError, Judgement, close_clients, shared_client
-from .gating import JUDGE_ASSERTS, Decision, decide
+from .gating import Decision, decide
 from .models import normalise_model_id, same_model
 from .prompt import build_messages, prompt_hash
 from .reply import MalformedReply, Rating, Ratings, parse_reply
@@ -15,7 +15,6 @@ from .source import JudgeSource, from_sandbox, settings_for
 
 __all__ = [
     "DEFAULT_PRICES",
-    "JUDGE_ASSERTS",
     "Decision",
     "JudgeClient",
     "JudgeError",

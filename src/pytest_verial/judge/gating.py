@@ -20,9 +20,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: ``assert`` types that call the judge (run last in their task, may be gated).
-JUDGE_ASSERTS = frozenset({"llm-rubric", "output-consistency"})
-
 
 @dataclass(frozen=True)
 class Decision:
@@ -33,18 +30,6 @@ class Decision:
     rule: str
 
 
-def _expected_deterministic(task: Any, entity: Any) -> int:
-    """How many deterministic criteria this task run has."""
-    entity_id = getattr(entity, "id", None)
-    count = 0
-    for crit in getattr(task, "criteria", ()):
-        if crit.input_entity_id and entity_id and crit.input_entity_id != entity_id:
-            continue
-        if str(crit.assertion.get("assert")) not in JUDGE_ASSERTS:
-            count += 1
-    return count
-
-
 def decide(
     *,
     task: Any,
@@ -52,9 +37,13 @@ def decide(
     meta: Any,
     prior: Mapping[str, Mapping[str, Any]],
     bypass_cost: float,
-    judge_asserts: Iterable[str] = JUDGE_ASSERTS,
+    deterministic_ids: Iterable[str] = (),
 ) -> Decision | None:
-    """The reason not to call the judge for this criterion, or None to call it."""
+    """The reason not to call the judge for this criterion, or None to call it.
+
+    ``deterministic_ids`` are the task run's criteria whose check is not a judge (the
+    ``judge`` flag on the check, :class:`~pytest_verial.checks.CheckSpec`): all of them must
+    have run, and passed, before the judge is asked."""
     skip = getattr(meta, "skip_verification", None)
     if skip is None:
         skip = getattr(task, "skip_verification", None)
@@ -77,7 +66,8 @@ def decide(
             f"${bypass_cost:.2f} threshold (deterministic checks only)",
             "cost",
         )
-    deterministic = {cid: r for cid, r in prior.items() if not r.get("judge")}
+    wanted = set(deterministic_ids)
+    deterministic = {cid: r for cid, r in prior.items() if cid in wanted}
     failed = [
         f"{cid} ({r.get('status') or 'failed'})"
         for cid, r in deterministic.items()
@@ -89,7 +79,7 @@ def decide(
             "gated: deterministic criteria failed, judge not called: " + ", ".join(failed),
             "gate",
         )
-    expected = _expected_deterministic(task, entity)
+    expected = len(wanted)
     if len(deterministic) < expected:
         return Decision(
             "gated",

@@ -9,6 +9,8 @@ extension. ``gpt-4o`` and ``gpt-4o-mini`` stay different models; so do ``gpt-4o`
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 _PROVIDER_COLON = re.compile(r"^[a-z0-9_-]+:(?!\d)")
 _BEDROCK_VENDOR = re.compile(r"^(?:[a-z]{2}\.)?(anthropic|meta|mistral|amazon|cohere|ai21)\.")
@@ -45,3 +47,25 @@ def same_model(a: str | None, b: str | None) -> bool:
     if not a or not b:
         return False
     return normalise_model_id(a) == normalise_model_id(b)
+
+
+def self_grading(judge: str | None, executor: str | None, where: str = "") -> str | None:
+    """The one message for a judge that is the executor's own model (``where`` names the run),
+    or None when they differ. Every place that checks it (options, run.yaml, inline, the
+    judge source) says it in these words."""
+    if not same_model(judge, executor):
+        return None
+    return (
+        f"the judge model {judge!r} is the executor model {executor!r}{where} (both normalise "
+        f"to {normalise_model_id(str(judge))!r}); an LLM must not grade its own output: "
+        "choose a different --verial-judge-model"
+    )
+
+
+def run_self_grading(options: Mapping[str, Any], run: Any, where: str = "") -> str | None:
+    """:func:`self_grading` for one run folder: the judge and the executor as that run sees
+    them (``options`` from the command line or the caller win over its run.yaml)."""
+    judge_cfg = run.config.sources.get("judge", {}) or {}
+    judge = options.get("judge_model") or judge_cfg.get("model")
+    executor = options.get("executor_model") or run.config.executor_model
+    return self_grading(judge, executor, where)

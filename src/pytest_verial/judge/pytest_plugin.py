@@ -17,7 +17,7 @@ import pytest
 from ..errors import RunConfigError
 from ..runinfo import RunDir, load_run_config
 from ..secrets import register_setting, register_settings
-from .models import normalise_model_id, same_model
+from .models import run_self_grading, self_grading
 from .report import summary_lines, task_feedback, verification_summary
 from .settings import DEFAULT_API_KEY_ENV, DEFAULT_BUDGET, DEFAULT_CACHE_DIR
 
@@ -109,15 +109,9 @@ def read_options(config: pytest.Config) -> dict[str, Any]:
 def judge_conflict(options: dict[str, Any], runs: Iterable[RunDir]) -> str | None:
     """The usage error message when the judge would be the executor's model, else None."""
     for run in runs:
-        judge_cfg = run.config.sources.get("judge", {}) or {}
-        judge = options.get("judge_model") or judge_cfg.get("model")
-        executor = options.get("executor_model") or run.config.executor_model
-        if same_model(judge, executor):
-            return (
-                f"the judge model {judge!r} is the executor model {executor!r} of run "
-                f"{run.label} (both normalise to {normalise_model_id(str(judge))!r}); an LLM "
-                "must not grade its own output: pass a different --verial-judge-model"
-            )
+        problem = run_self_grading(options, run, f" of run {run.label}")
+        if problem is not None:
+            return problem
     return None
 
 
@@ -140,12 +134,9 @@ def configure(config: pytest.Config, settings: Any) -> None:
     """Fill ``ctx.options`` with the judge settings and refuse judge == executor."""
     options = read_options(config)
     settings.check_options.update(options)
-    judge, executor = options.get("judge_model"), options.get("executor_model")
-    if same_model(judge, executor):
-        raise pytest.UsageError(
-            f"--verial-judge-model {judge!r} is the executor model {executor!r} (both normalise "
-            f"to {normalise_model_id(str(judge))!r}); an LLM must not grade its own output"
-        )
+    problem = self_grading(options.get("judge_model"), options.get("executor_model"))
+    if problem is not None:
+        raise pytest.UsageError(problem)
     runs = []
     paths = settings.runs
     if not paths and not hasattr(config, "workerinput"):

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import CheckError
 from .client import JudgeClient, shared_client
-from .models import same_model
+from .models import self_grading
 from .settings import JudgeSettings, build_settings
 
 
@@ -33,11 +33,9 @@ class JudgeSource:
 
     def client(self) -> JudgeClient:
         """The client to call; refuses to judge with the executor's own model."""
-        if same_model(self.settings.model, self.settings.executor_model):
-            raise CheckError(
-                f"judge model {self.settings.model!r} is the executor model "
-                f"{self.settings.executor_model!r}; choose a different --verial-judge-model"
-            )
+        problem = self_grading(self.settings.model, self.settings.executor_model)
+        if problem is not None:
+            raise CheckError(problem)
         if self._client is None:
             self._client = shared_client(self.settings)
         return self._client
