@@ -164,9 +164,10 @@ def mllp_rows() -> list[tuple[str, str]]:
 
 
 def x12_rows(repeat: int) -> list[tuple[str, str]]:
-    from pytest_verial.x12.build import claims_835, interchange
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ helpers
     from pytest_verial.x12.envelope import Transaction, parse_interchanges
     from pytest_verial.x12.paths import get
+    from tests.x12.x12_build import claims_835, interchange
 
     text = interchange([("835", "005010X221A1", claims_835(1000))], control=9001)
     size = len(text)

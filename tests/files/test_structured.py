@@ -53,7 +53,7 @@ def test_hl7_paths_read_the_first_message(tmp_path: Path) -> None:
 
 def test_x12_paths_read_the_first_transaction(tmp_path: Path) -> None:
     _needs("x12")
-    from pytest_verial.x12.build import claims_835, interchange  # type: ignore[import-not-found]
+    from tests.x12.x12_build import claims_835, interchange
 
     (tmp_path / "era.x12").write_text(interchange([("835", "005010X221A1", claims_835(2))]))
     (tmp_path / "junk.x12").write_text("BPR*I*240.00~")

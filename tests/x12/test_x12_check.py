@@ -204,7 +204,7 @@ def test_malformed_records(tmp_path: Path, run_x12: Any, line: str, fragment: st
 
 
 def test_multiple_interchanges_and_transactions_in_one_file(tmp_path: Path) -> None:
-    from pytest_verial.x12.build import interchange
+    from tests.x12.x12_build import interchange
 
     text = interchange(
         [

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_verial.sources.x12 import X12Snapshot
-from pytest_verial.x12.build import claims_835, interchange
+from tests.x12.x12_build import claims_835, interchange
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 REMIT = (VALID / "835_remittance.x12").read_text(encoding="utf-8")

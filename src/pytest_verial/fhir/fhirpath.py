@@ -186,13 +186,6 @@ def evaluate(expression: str, resource: Any) -> list[Any]:
     return compiled(expression)(resource)
 
 
-def evaluate_uncompiled(expression: str, resource: Any) -> list[Any]:
-    """Evaluate by re-parsing every time (fhirpathpy's ``evaluate``); kept for the benchmark."""
-    from fhirpathpy import evaluate as fp_evaluate
-
-    return list(fp_evaluate(resource, expression, {}, _model()))
-
-
 def _reason(exc: Exception) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:300]

@@ -317,7 +317,7 @@ def _one(crit: dict[str, Any]) -> str:
 
 
 def _x12_with_paid(paid: str) -> str:
-    from pytest_verial.x12.build import claims_835, interchange
+    from tests.x12.x12_build import claims_835, interchange
 
     body = [s.replace("*120.00*25.00", f"*{paid}*25.00") for s in claims_835(1)]
     return interchange([("835", "005010X221A1", body)])

@@ -9,10 +9,13 @@ regenerate; the files are committed.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from pytest_verial.x12.build import HEADER_835, PAYER, PROVIDER, Party, interchange
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root
+
 from pytest_verial.x12.tokenizer import Delimiters
+from tests.x12.x12_build import HEADER_835, PAYER, PROVIDER, Party, interchange
 
 HERE = Path(__file__).parent / "valid"
 
