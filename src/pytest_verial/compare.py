@@ -49,8 +49,6 @@ Op = Literal[
     "lte",
     "approx",
 ]
-OPS: tuple[str, ...] = Op.__args__  # type: ignore[attr-defined]
-
 _MISSING = object()
 
 

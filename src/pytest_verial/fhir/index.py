@@ -10,7 +10,7 @@ as Synthea bulk exports write them) resolve to the one resource they identify, o
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -289,11 +289,3 @@ def _value_test(kind: str, value: str, modifier: str | None) -> Callable[[Any], 
     if kind == "quantity":
         return v.parse_quantity(value)
     return v.parse_uri(value, modifier)
-
-
-def build_index(resources: Iterable[tuple[dict[str, Any], str | None]]) -> FhirIndex:
-    """An index over ``(resource, fullUrl)`` pairs."""
-    index = FhirIndex()
-    for resource, full_url in resources:
-        index.add(resource, full_url)
-    return index

@@ -22,7 +22,6 @@ from .definitions import SEARCHABLE_TYPES, SearchParam, param_codes, resource_ty
 
 #: result parameters that do not select resources
 PASSTHROUGH = {"_include", "_revinclude", "_summary", "_elements", "_total", "_format", "_pretty"}
-RESULT_PARAMS = {"_sort", "_count", "_offset"}
 MODIFIERS = {
     "token": {"not", "text", "missing"},
     "string": {"exact", "contains", "missing"},

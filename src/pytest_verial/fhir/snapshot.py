@@ -122,7 +122,6 @@ class FhirSnapshot:
         self._baseline: dict[str, dict[str, Any]] | None = None
         self._error: SourceError | None = None
         self._lock = threading.Lock()
-        self.searches = 0
 
     def describe(self) -> str:
         """Where the data comes from, for messages."""
@@ -144,7 +143,6 @@ class FhirSnapshot:
 
     def search(self, query: Query) -> SearchResult:
         """Resources matching ``query``."""
-        self.searches += 1
         return self.index.search(query)
 
     def changed(self, resource: dict[str, Any]) -> bool:
@@ -152,10 +150,6 @@ class FhirSnapshot:
         baseline = self._baseline_map()
         old = baseline.get(f"{resource['resourceType']}/{resource.get('id')}")
         return old is None or _content(old) != _content(resource)
-
-    def has_baseline(self) -> bool:
-        """Whether ``fhir-baseline/`` exists."""
-        return self.baseline_directory is not None and self.baseline_directory.is_dir()
 
     def _baseline_map(self) -> dict[str, dict[str, Any]]:
         if self._baseline is None:

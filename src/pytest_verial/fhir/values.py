@@ -32,8 +32,6 @@ CONTACT_SYSTEMS = {"phone", "fax", "email", "pager", "url", "sms", "other"}
 MIN = datetime(1, 1, 1, tzinfo=UTC)
 MAX = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
-Matcher = Callable[[list[Any]], bool]
-
 
 def normalize(text: str) -> str:
     """Case- and accent-insensitive form of a string (NFKD without combining marks)."""
