@@ -126,12 +126,18 @@ def load_run_config(path: Path) -> RunConfig:
     if not isinstance(data, dict):
         raise RunConfigError(f"{file}: expected a mapping at the top level")
     try:
-        return RunConfig.model_validate(data)
+        config = RunConfig.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"field {'.'.join(str(p) for p in e['loc'])!r}: {e['msg']}" for e in exc.errors()
         )
         raise RunConfigError(f"{file}: {problems}") from None
+    from .sources import unknown_setting  # sources import this module
+
+    problem = unknown_setting(config.sources)
+    if problem is not None:
+        raise RunConfigError(f"{file}: {problem}")
+    return config
 
 
 def shared_folders(claims: list[tuple[str, RunDir, str]]) -> list[str]:

@@ -432,3 +432,18 @@ def test_an_entity_criterion_can_be_run_by_its_node_id(pytester: pytest.Pytester
     one = pytester.runpytest("-v", "pa.verial.yaml::submit-pa[john-smith]::names-patient")
     one.assert_outcomes(passed=1)
     one.stdout.fnmatch_lines(["pa.verial.yaml::submit-pa[[]john-smith[]]::names-patient PASSED*"])
+
+
+def test_a_source_name_that_is_not_built_in_is_a_warning(pytester: pytest.Pytester) -> None:
+    """A conftest check may read its own run.yaml settings; a typo of a built-in is named."""
+    project = Project(pytester.path)
+    project.benchmark("ordered", ORDERED)
+    turns = {"voice/turns.json": [{"speaker": "agent", "text": "a"}]}
+    project.sandbox("zeta-task", turns)
+    project.sandbox("alpha-task", turns)
+    project.run_yaml({"sources": {"fihr": {"base_url": "http://x"}}})
+    result = pytester.runpytest("--verial-report", "report.json")
+    result.assert_outcomes(passed=4)
+    (warning,) = project.read_report()["session"]["warnings"]
+    assert "sources.fihr: not a built-in source (did you mean 'fhir'?)" in warning
+    assert "did you mean 'fhir'" in result.stdout.str()

@@ -95,6 +95,8 @@ _KEYS = {  # setting -> (option key, run.yaml sources.judge key)
     "bypass_cost": ("bypass_cost", "bypass_cost"),
     "budget": ("verification_budget", "budget"),
 }
+#: run.yaml ``sources.judge`` keys
+RUN_YAML = frozenset({key for _, key in _KEYS.values()} | {"prices", "executor_model"})
 _NUMBERS = {
     "temperature": float,
     "timeout": float,
@@ -143,7 +145,7 @@ def build_settings(
 ) -> JudgeSettings:
     """Settings from options (first), run.yaml's ``sources.judge`` (second), defaults (last)."""
     judge_config = judge_config or {}
-    unknown = set(judge_config) - {k for _, k in _KEYS.values()} - {"prices", "executor_model"}
+    unknown = set(judge_config) - RUN_YAML
     if unknown:
         raise RunConfigError(
             f"run.yaml sources.judge: unknown key(s) {', '.join(sorted(unknown))}; known: "

@@ -35,6 +35,7 @@ from ..results import (
 )
 from ..runinfo import RunDir, shared_folders
 from ..scoring import DEFAULT_VERDICT_THRESHOLD, resolve_threshold
+from ..sources import unknown_sources
 
 
 @dataclass
@@ -62,6 +63,11 @@ class ReportInput:
     #: ``session.shard`` and ``session.resumed`` (``--verial-shard``, ``--verial-resume``)
     shard: dict[str, Any] | None = None
     resumed: dict[str, Any] | None = None
+
+
+def run_yaml_of(run: RunDir) -> str:
+    """The run folder's run.yaml as a warning names it."""
+    return str(run.path / "run.yaml")
 
 
 def run_groups(runs: Sequence[RunDir], trials: bool) -> list[list[RunDir]]:
@@ -187,19 +193,27 @@ def build_report(data: ReportInput) -> Report:
     """The report (``verial schema report`` prints its JSON Schema)."""
     benchmark_runs = _benchmark_runs(data)
     task_runs = [t for b in benchmark_runs for t in b.task_runs]
-    warnings = shared_folders(
-        [
-            (display, run, task.key)
-            for display, plan in data.files
-            for run in data.file_runs[display]
-            for task in plan.tasks
+    warnings = (
+        shared_folders(
+            [
+                (display, run, task.key)
+                for display, plan in data.files
+                for run in data.file_runs[display]
+                for task in plan.tasks
+            ]
+        )
+        + [
+            f"task run {t.id} is incomplete ({t.counts.deselected} criteria deselected): "
+            "left out of the run score"
+            for t in task_runs
+            if t.status is TaskStatus.INCOMPLETE
         ]
-    ) + [
-        f"task run {t.id} is incomplete ({t.counts.deselected} criteria deselected): "
-        "left out of the run score"
-        for t in task_runs
-        if t.status is TaskStatus.INCOMPLETE
-    ]
+        + [
+            f"{run_yaml_of(run)}: {warning}"
+            for run in data.runs
+            for warning in unknown_sources(run.config.sources)
+        ]
+    )
     status = (
         RunStatus.RUNNING
         if data.running

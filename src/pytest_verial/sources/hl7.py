@@ -129,11 +129,15 @@ def _snapshot_dir(sandbox_path: Path) -> Hl7Snapshot:
     return Hl7Snapshot(files, events)
 
 
+#: run.yaml ``sources.hl7`` keys
+SETTINGS = frozenset({"events"})
+
+
 def from_sandbox(sandbox: Any) -> Hl7Snapshot:
     """The hl7 source of a sandbox: the live events file from run.yaml, else ``hl7_outbound/``."""
     from . import fill_template, setting_text
 
-    events = setting_text(sandbox, "hl7", sandbox.settings("hl7", {"events"}), "events")
+    events = setting_text(sandbox, "hl7", sandbox.settings("hl7", SETTINGS), "events")
     if events:
         filled = fill_template(sandbox, "hl7", "events", events, {"task": sandbox.task_key})
         path = Path(filled)

@@ -144,11 +144,15 @@ def _maybe_json(value: Any) -> Any:
     return value
 
 
+#: run.yaml ``sources.portal`` keys
+SETTINGS = frozenset({"database_url", "database_url_env"})
+
+
 def from_sandbox(sandbox: Any) -> PortalSnapshot:
     """The portal source of a sandbox: a live SQLite database from run.yaml, else the snapshot."""
     from . import setting_text
 
-    settings = sandbox.settings("portal", {"database_url", "database_url_env"})
+    settings = sandbox.settings("portal", SETTINGS)
     url = setting_text(sandbox, "portal", settings, "database_url")
     env = setting_text(sandbox, "portal", settings, "database_url_env")
     if env:

@@ -101,11 +101,15 @@ def _snapshot_dir(directory: Path) -> X12Snapshot:
     return X12Snapshot(files, records)
 
 
+#: run.yaml ``sources.x12`` keys
+SETTINGS = frozenset({"records"})
+
+
 def from_sandbox(sandbox: Any) -> X12Snapshot:
     """The x12 source of a sandbox: a live records file from run.yaml, else ``x12/``."""
     from . import fill_template, setting_text
 
-    records = setting_text(sandbox, "x12", sandbox.settings("x12", {"records"}), "records")
+    records = setting_text(sandbox, "x12", sandbox.settings("x12", SETTINGS), "records")
     if records:
         filled = fill_template(sandbox, "x12", "records", records, {"task": sandbox.task_key})
         path = Path(filled)

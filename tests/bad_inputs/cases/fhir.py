@@ -250,10 +250,16 @@ CASES: list[Case] = [
         LIVE + "    deadline: 0\n",
         "run.yaml: sources.fhir.deadline: expected a positive number of seconds, got 0",
     ),
-    _live(
-        "fhir-live-unknown-key",
-        LIVE + "    max_page: 3\n",
-        "run.yaml: sources.fhir.max_page: unknown key (did you mean 'max_pages'?)",
+    Case(  # refused when run.yaml is read, before anything runs
+        id="fhir-live-unknown-key",
+        kind="fhir",
+        where="collect",
+        says="run.yaml: sources.fhir.max_page: unknown key (did you mean 'max_pages'?)",
+        files={
+            "b.verial.yaml": _benchmark(PATIENT),
+            "sandbox/run.yaml": "sources:\n  fhir:\n" + LIVE + "    max_page: 3\n",
+            "sandbox/t/.keep": "",
+        },
     ),
     _live(
         "fhir-live-unknown-auth",

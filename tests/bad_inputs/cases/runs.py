@@ -272,11 +272,9 @@ CASES: list[Case] = [
         "sources: {files: {max_read_bytes: true}}",
         "sources.files.max_read_bytes: expected a whole number > 0, got True",
     ),
-    _setting(
-        "files-unknown-key",
-        "files",
-        "sources: {files: {colour: red}}",
-        "sources.files.colour: unknown key",
+    # an unknown key of any source is refused when run.yaml is read, before anything runs
+    _top_level(
+        "files-unknown-key", "sources: {files: {colour: red}}", "sources.files.colour: unknown key"
     ),
     _setting(
         "files-prefix-attribute",
@@ -308,11 +306,9 @@ CASES: list[Case] = [
         "sources: {portal: {database_url: 5}}",
         "sources.portal.database_url: expected text, got 5",
     ),
-    _setting(
-        "portal-unknown-key",
-        "portal",
-        "sources: {portal: {dsn: x}}",
-        "sources.portal.dsn: unknown key",
+    # an unknown key of any source is refused when run.yaml is read, before anything runs
+    _top_level(
+        "portal-unknown-key", "sources: {portal: {dsn: x}}", "sources.portal.dsn: unknown key"
     ),
     _setting(
         "hl7-events-format-string",
@@ -329,5 +325,20 @@ CASES: list[Case] = [
     # -- run.yaml top-level fields --------------------------------------------------------------
     _top_level("run-yaml-negative-cost", "tasks: {t: {cost: -1}}", "field 'tasks.t.cost'"),
     _top_level("run-yaml-scored-maybe", "scored: maybe", "field 'scored'"),
+    _top_level(
+        "voice-takes-no-settings",
+        "sources: {voice: {events: x}}",
+        "sources.voice.events: unknown key; known: none: voice is read from the task folder",
+    ),
+    _top_level(
+        "judge-unknown-key",
+        "sources: {judge: {modle: gpt-4o}}",
+        "sources.judge.modle: unknown key (did you mean 'model'?)",
+    ),
+    _top_level(
+        "hl7-unknown-key",
+        "sources: {hl7: {event: a.jsonl}}",
+        "sources.hl7.event: unknown key (did you mean 'events'?); known: events",
+    ),
     _top_level("run-yaml-not-a-mapping", "- a\n- b\n", "expected a mapping at the top level"),
 ]

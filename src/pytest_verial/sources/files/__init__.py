@@ -27,7 +27,8 @@ from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, FilesSourc
 from .disk import DirectoryFiles
 from .gcs import GCSFiles
 
-_KEYS = {
+#: run.yaml ``sources.files`` keys
+SETTINGS = {
     "bucket",
     "prefix",
     "endpoint",
@@ -53,7 +54,7 @@ def _prefix(template: str, sandbox: Any) -> str:
 
 def from_sandbox(sandbox: Any) -> BaseFilesSource:
     """The files source of one task run (built once, shared by its criteria)."""
-    settings = sandbox.settings("files", _KEYS)
+    settings = sandbox.settings("files", SETTINGS)
     limit = setting_number(
         sandbox, "files", settings, "max_read_bytes", DEFAULT_MAX_READ_BYTES, int
     )
