@@ -26,6 +26,7 @@ from .masking import SecretMasking
 from .reporting import baseline
 from .reporting.recorder import Recorder
 from .selection import split
+from .settings import ini_type as settings_ini_type
 from .settings import resolve, select_by_node_id
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
 from .state import SANDBOXES, SELECTED, SETTINGS, SHARD_INFO
@@ -61,13 +62,13 @@ OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
     (
         "--verial-pass-threshold",
         {"metavar": "SCORE"},
-        "string",
+        "float",
         "score a task needs for verdict pass (default 0.9; a benchmark or task may set its own)",
     ),
     (
         "--verial-fail-under",
         {"metavar": "SCORE"},
-        "string",
+        "float",
         "exit 0 iff every benchmark run's score reaches SCORE and no criterion errored",
     ),
     (
@@ -107,7 +108,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for flag, kwargs, ini_type, help_text in OPTIONS:
         dest = flag.lstrip("-").replace("-", "_")
         group.addoption(flag, dest=dest, help=help_text, **kwargs)
-        parser.addini(dest, help=help_text, type=ini_type)  # type: ignore[arg-type]
+        parser.addini(dest, help=help_text, type=settings_ini_type(ini_type), default=None)
     parser.addini(
         "verial_patterns",
         type="args",

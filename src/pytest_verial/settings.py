@@ -180,6 +180,19 @@ def _distinct(config: pytest.Config, paths: dict[str, Path | None]) -> None:
         seen[key] = name
 
 
+def ini_type(kind: str) -> Any:
+    """The ``addini`` type of a number key: ``float | str`` (or ``int | str``) where pytest
+    takes type expressions (9.2+), so ``[tool.pytest]`` may hold a native TOML number and an
+    INI file's text that is not one still reaches our check, which names the key; plain
+    ``string`` on older pytest."""
+    if kind not in ("float", "int"):
+        return kind
+    version = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit())
+    if version >= (9, 2):
+        return (float if kind == "float" else int) | str
+    return "string"
+
+
 def _shard(config: pytest.Config) -> Shard | None:
     value = _ini_or_option(config, "verial_shard")
     if value is None:

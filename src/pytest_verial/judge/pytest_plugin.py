@@ -17,9 +17,16 @@ import pytest
 from ..errors import RunConfigError
 from ..runinfo import RunDir, load_run_config
 from ..secrets import register_setting, register_settings
+from ..settings import ini_type
 from .models import run_self_grading, self_grading
 from .report import summary_lines, task_feedback, verification_summary
-from .settings import DEFAULT_API_KEY_ENV, DEFAULT_BUDGET, DEFAULT_CACHE_DIR
+from .settings import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_BUDGET,
+    DEFAULT_CACHE_DIR,
+    SettingError,
+    build_settings,
+)
 
 #: (flag, key in ctx.options, help)
 OPTIONS: list[tuple[str, str, str]] = [
@@ -77,12 +84,22 @@ OPTIONS: list[tuple[str, str, str]] = [
 ]
 
 
+_INI_TYPES = {
+    "judge_timeout": "float",
+    "judge_retries": "int",
+    "bypass_cost": "float",
+    "verification_budget": "float",
+}
+
+
 def add_options(group: Any, parser: pytest.Parser) -> None:
     """Register the judge's ``--verial-*`` options and ini keys."""
-    for flag, _key, help_text in OPTIONS:
+    for flag, key, help_text in OPTIONS:
         dest = flag.lstrip("-").replace("-", "_")
         group.addoption(flag, dest=dest, metavar="VALUE", help=help_text)
-        parser.addini(dest, help=help_text, type="string")
+        # numbers as numbers, so pytest 9's [tool.pytest] table takes native TOML values
+        ini = ini_type(_INI_TYPES.get(key, "string"))
+        parser.addini(dest, help=help_text, type=ini, default=None)
 
 
 def read_options(config: pytest.Config) -> dict[str, Any]:
@@ -104,6 +121,16 @@ def read_options(config: pytest.Config) -> dict[str, Any]:
         values[key] = value
     values.setdefault("judge_cache_dir", str(config.rootpath / DEFAULT_CACHE_DIR))
     return values
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Every judge option and ini key checked before anything runs (numbers finite and in
+    range, the reply format, the price table): one usage error naming the option."""
+    try:
+        build_settings(options)
+    except SettingError as exc:
+        flag = next((f for f, key, _ in OPTIONS if key == exc.option), exc.option)
+        raise pytest.UsageError(f"{flag}: {exc}") from None
 
 
 def judge_conflict(options: dict[str, Any], runs: Iterable[RunDir]) -> str | None:
@@ -137,6 +164,7 @@ def configure(config: pytest.Config, settings: Any) -> None:
     problem = self_grading(options.get("judge_model"), options.get("executor_model"))
     if problem is not None:
         raise pytest.UsageError(problem)
+    check_options(options)
     runs = []
     paths = settings.runs
     if not paths and not hasattr(config, "workerinput"):

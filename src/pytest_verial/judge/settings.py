@@ -12,6 +12,7 @@ or override :data:`DEFAULT_PRICES`. A model without a price costs 0 with ``cost_
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +110,43 @@ _NUMBERS = {
 
 
 _FORMATS = ("json_object", "json_schema", "json_object_schema", "none")
+#: the smallest value each number may take, and whether it may equal it
+_LOWER = {
+    "temperature": (0.0, True),
+    "timeout": (0.0, False),
+    "retries": (0, True),
+    "backoff": (0.0, True),
+    "max_tokens": (1, True),
+    "bypass_cost": (0.0, True),
+    "budget": (0.0, True),
+}
+
+
+class SettingError(RunConfigError):
+    """A judge setting that cannot be used; ``option`` is its ``ctx.options`` key."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+def _number(name: str, option: str, key: str, value: Any) -> float | int:
+    """A judge number, finite and in range; SettingError naming the setting otherwise."""
+    kind = _NUMBERS[name]
+    try:
+        if isinstance(value, bool) or (kind is int and isinstance(value, float)):
+            raise ValueError
+        number: float | int = kind(value)
+    except (TypeError, ValueError, OverflowError):
+        what = "a whole number" if kind is int else "a number"
+        raise SettingError(
+            option, f"judge setting {key!r}: expected {what}, got {value!r}"
+        ) from None
+    low, inclusive = _LOWER[name]
+    if not math.isfinite(number) or number < low or (number == low and not inclusive):
+        bound = f">= {low}" if inclusive else f"> {low}"
+        raise SettingError(option, f"judge setting {key!r}: must be {bound}, got {value!r}")
+    return number
 
 
 def load_prices(value: Any) -> dict[str, tuple[float, float]]:
@@ -159,23 +197,26 @@ def build_settings(
         if value is None:
             continue
         if name in _NUMBERS:
-            try:
-                value = _NUMBERS[name](value)
-            except (TypeError, ValueError):
-                raise RunConfigError(
-                    f"judge setting {key!r}: expected a number, got {value!r}"
-                ) from None
+            value = _number(name, option, key, value)
         values[name] = value
     fmt = values.get("response_format", "json_object")
     if fmt not in _FORMATS:
-        raise RunConfigError(f"judge response_format {fmt!r}: use one of {', '.join(_FORMATS)}")
+        raise SettingError(
+            "judge_response_format",
+            f"judge response_format {fmt!r}: use one of {', '.join(_FORMATS)}",
+        )
     cache = values.get("cache_dir", DEFAULT_CACHE_DIR)
     off = str(cache).lower() in ("", "none", "off", "false")
     values["cache_dir"] = None if off else Path(cache)
     prices = dict(DEFAULT_PRICES)
     for extra in (judge_config.get("prices"), options.get("judge_prices")):
         if extra:
-            prices.update(load_prices(extra))
+            try:
+                prices.update(load_prices(extra))
+            except SettingError:
+                raise
+            except RunConfigError as exc:
+                raise SettingError("judge_prices", str(exc)) from None
     values["prices"] = prices
     executor = options.get("executor_model") or executor_model or judge_config.get("executor_model")
     values["executor_model"] = executor
