@@ -180,7 +180,7 @@ def _validate(resource: dict[str, Any], release: str) -> list[str]:
             from fhir.resources.R4B import get_fhir_model_class
     except ImportError:
         raise CheckError(
-            "validation needs fhir.resources (pip install 'pytest-verial[fhir]')"
+            "validation needs fhir.resources (a dependency): pip install fhir.resources"
         ) from None
     from pydantic import ValidationError
 

@@ -85,7 +85,7 @@ def _validator_class(schema: dict[str, Any]) -> Any:
         import jsonschema
     except ImportError:  # pragma: no cover - jsonschema is in the judge and test extras
         raise CheckError(
-            "output-json-schema needs the jsonschema package: pip install 'pytest-verial[judge]'"
+            "output-json-schema needs the jsonschema package (a dependency): pip install jsonschema"
         ) from None
     return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 

@@ -25,7 +25,7 @@ def _model() -> Any:
         from fhirpathpy.models import models
     except ImportError:
         raise CheckError(
-            "fhir-resource-state needs fhirpathpy (pip install 'pytest-verial[fhir]')"
+            "fhir-resource-state needs fhirpathpy (a dependency): pip install fhirpathpy"
         ) from None
     return models["r4"]
 

@@ -334,7 +334,7 @@ def _httpx() -> Any:
         import httpx
     except ImportError:
         raise SourceError(
-            "a live FHIR source needs httpx (pip install 'pytest-verial[fhir]')"
+            "a live FHIR source needs httpx: pip install 'pytest-verial[live]'"
         ) from None
     return httpx
 
@@ -394,7 +394,7 @@ def _google_token() -> tuple[str, float]:
     except ImportError:
         raise SourceError(
             "sources.fhir.auth google needs google-auth and requests "
-            "(pip install 'pytest-verial[fhir]')"
+            "(pip install 'pytest-verial[gcp]')"
         ) from None
     try:
         credentials, _ = google.auth.default(scopes=[GOOGLE_SCOPE])

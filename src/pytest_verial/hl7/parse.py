@@ -99,7 +99,7 @@ def _hl7_parse(text: str, origin: str) -> Any:
         import hl7  # type: ignore[import-untyped]
     except ImportError:
         raise SourceError(
-            "reading HL7 needs the 'hl7' package: pip install 'pytest-verial[interop]'"
+            "reading HL7 needs the 'hl7' package (a dependency of pytest-verial): pip install hl7"
         ) from None
     try:
         return hl7.parse(text)

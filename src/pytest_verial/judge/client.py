@@ -67,7 +67,12 @@ class JudgeClient:
     """Rates principles through an OpenAI-compatible endpoint."""
 
     def __init__(self, settings: JudgeSettings, transport: Any = None) -> None:
-        import httpx
+        try:
+            import httpx
+        except ImportError:
+            raise JudgeError(
+                "the LLM judge needs httpx: pip install 'pytest-verial[live]'"
+            ) from None
 
         self.settings = settings
         self._api_key()  # registered before any cache lookup or request

@@ -1,6 +1,6 @@
 """Optional implementation-guide validation of X12 with pyx12 (``validate: true``).
 
-pyx12 (BSD, ``pip install 'pytest-verial[interop]'``) carries 005010 maps for 835 (X221A1),
+pyx12 (BSD, a dependency of pytest-verial) carries 005010 maps for 835 (X221A1),
 999 (X231A1), 837, 834 and 820, but none for 271 (X279A1), 278 (X217) or the 277 claim
 status response (X212); asking to validate those is a :class:`~pytest_verial.errors.CheckError`
 naming the implementation guide. pyx12 reports some problems in its JSON error tree and others
@@ -64,7 +64,7 @@ def validate(text: str, origin: str) -> Validation:
         import pyx12.x12n_document  # type: ignore[import-untyped]
     except ImportError:
         raise CheckError(
-            "validate: true needs the 'pyx12' package: pip install 'pytest-verial[interop]'"
+            "validate: true needs the 'pyx12' package (a dependency): pip install pyx12"
         ) from None
     logger = logging.getLogger("pyx12")
     collect = _Collect()

@@ -4,7 +4,7 @@ One paged listing (``list_blobs`` with ``prefix="<prefix>/"``, so ``sandbox-1`` 
 ``sandbox-10``) per task run, shared by all its criteria; each object is downloaded only when a
 criterion reads its content, at most once. Credentials are Google's default credentials, or
 none against an emulator (``endpoint`` in the settings, or ``STORAGE_EMULATOR_HOST``).
-google-cloud-storage is imported here only, on first use (``pip install pytest-verial[files]``).
+google-cloud-storage is imported here only, on first use (``pip install 'pytest-verial[gcp]'``).
 
 All requests of one task run share ``deadline`` (default 60 s): each request's timeout is cut
 to what is left, and once it has passed every further listing or read is a one-line
@@ -38,8 +38,7 @@ def _make_client(emulator: str | None, project: str | None, where: str) -> tuple
         from google.cloud import storage  # type: ignore[import-untyped]
     except ImportError as exc:
         raise SourceError(
-            f"reading {where} needs google-cloud-storage "
-            f"(pip install 'pytest-verial[files]'): {exc}"
+            f"reading {where} needs google-cloud-storage (pip install 'pytest-verial[gcp]'): {exc}"
         ) from None
     if emulator:
         if "://" not in emulator:

@@ -1,0 +1,132 @@
+"""Honest set-up (issue 11): ``pip install .`` with no extras scores the README tutorial and
+every example benchmark exactly as the full install does.
+
+The test builds a fresh venv and installs the project into it from pip's configured index (a
+few dozen seconds from a warm cache). Where pip cannot reach an index it skips saying so,
+except in CI, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from core_support import REPO, child_env
+
+EXAMPLES = REPO / "example_benchmarks"
+
+
+@pytest.fixture(scope="module")
+def plain_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv with ``pip install <repo>`` and nothing else."""
+    venv = tmp_path_factory.mktemp("plain-venv")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    proc = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if proc.returncode != 0:
+        reason = f"pip install . failed: {proc.stderr.strip().splitlines()[-1:]}"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return python
+
+
+def _scores(python: Path, cwd: Path, out: Path, *args: str) -> dict[str, Any]:
+    """Every criterion's status and score, every task's and run's score and verdict."""
+    report = out / f"report-{python.parent.parent.name}.json"
+    proc = subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--tb=no",
+            *args,
+            "--verial-report",
+            str(report),
+        ],
+        cwd=cwd,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-2000:]
+    data = json.loads(report.read_text(encoding="utf-8"))
+    out: dict[str, Any] = {}
+    for run in data["benchmark_runs"]:
+        out[run["id"]] = (run["score"], run["verdict"])
+        for task in run["task_runs"]:
+            out[task["id"]] = (task["score"], task["verdict"], task["status"])
+            for c in task["criterion_runs"]:
+                out[c["nodeid"]] = (c["status"], c["score"])
+    return out
+
+
+@pytest.mark.parametrize("agent", ["good-agent", "flawed-agent"])
+def test_examples_score_the_same_without_extras(
+    plain_python: Path, agent: str, tmp_path: Path
+) -> None:
+    args = (str(EXAMPLES), "--verial-run", str(EXAMPLES / "runs" / agent))
+    plain = _scores(plain_python, REPO, tmp_path, *args)
+    full = _scores(Path(sys.executable), REPO, tmp_path, *args)
+    assert plain == full
+    assert not any(s == "error" for s, *_ in (v for k, v in plain.items() if k.count("::") == 2))
+
+
+def test_readme_tutorial_scores_the_same_without_extras(plain_python: Path, tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    tutorial = readme.split("## A five-minute tutorial", 1)[1]
+    benchmark = re.search(r"```yaml\n(.*?)```", tutorial, re.S)
+    assert benchmark is not None
+    base = tmp_path / "benchmarks"
+    (base / "sandbox").mkdir(parents=True)
+    (base / "pa.verial.yaml").write_text(benchmark.group(1), encoding="utf-8")
+    # step 2's sandbox: a path line, then its JSON content on the next line
+    block = tutorial.split("**2. Give it a sandbox.**", 1)[1].split("```", 2)[1]
+    lines = [line.strip() for line in block.strip().splitlines()]
+    for path, content in zip(lines[0::2], lines[1::2], strict=True):
+        target = tmp_path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    plain = _scores(plain_python, tmp_path, tmp_path, "benchmarks/")
+    assert plain == _scores(Path(sys.executable), tmp_path, tmp_path, "benchmarks/")
+    assert plain["benchmarks/pa.verial.yaml::lumbar-mri-pa"] == (1.0, "pass", "completed")
+
+
+def test_a_missing_live_client_names_the_extra(plain_python: Path, tmp_path: Path) -> None:
+    """httpx is not installed without [live]: a live FHIR source says which extra to add."""
+    (tmp_path / "sandbox" / "t").mkdir(parents=True)
+    (tmp_path / "sandbox" / "run.yaml").write_text(
+        "sources: {fhir: {base_url: 'http://127.0.0.1:9'}}\n"
+    )
+    (tmp_path / "b.verial.yaml").write_text(
+        "tasks:\n- id: t\n  criteria:\n  - id: c\n    assertion: {assert: fhir-resource-state, "
+        "resource_type: Patient, search: {family: x}, match: any}\n"
+    )
+    proc = subprocess.run(
+        [str(plain_python), "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=line"],
+        cwd=tmp_path,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert "pip install 'pytest-verial[live]'" in proc.stdout, proc.stdout[-2000:]
+    assert "Traceback" not in proc.stdout + proc.stderr
