@@ -1,6 +1,7 @@
 """The ``verial`` command: validate benchmark files, print schemas, read reports.
 
 ``verial validate FILE...``   every problem of every file, at once (exit 1 if any)
+``verial schema benchmark``   JSON Schema of a whole benchmark file (for editors)
 ``verial schema criteria``    JSON Schema of the criterion format (for editors)
 ``verial schema report``      JSON Schema of the JSON report
 ``verial report REPORT``      the summary table of a written JSON report
@@ -76,17 +77,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def criteria_schema() -> dict[str, Any]:
-    """JSON Schema of a benchmark file's assertions: one branch per registered check."""
-    branches = [spec.model.model_json_schema(by_alias=True) for spec in default_registry()]
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "pytest-verial assertion",
-        "description": "The `assertion` object of a criterion, tagged by its `assert` key.",
-        "oneOf": branches,
-    }
-
-
 def report_schema() -> dict[str, Any]:
     """The JSON report's schema, generated from the result types."""
     from .results import report_schema as generated
@@ -96,7 +86,15 @@ def report_schema() -> dict[str, Any]:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print a JSON Schema."""
-    schema = criteria_schema() if args.which == "criteria" else report_schema()
+    from .schema import benchmark_schema, conftest_registry, criteria_schema
+
+    registry = conftest_registry(Path(args.rootdir)) if args.rootdir else None
+    if args.which == "benchmark":
+        schema = benchmark_schema(registry)
+    elif args.which == "criteria":
+        schema = criteria_schema(registry)
+    else:
+        schema = report_schema()
     print(json.dumps(schema, indent=2))
     return 0
 
@@ -176,7 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", help="benchmark files or directories")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("schema", help="print a JSON Schema")
-    p.add_argument("which", choices=["criteria", "report"])
+    p.add_argument("which", choices=["benchmark", "criteria", "report"])
+    p.add_argument(
+        "--rootdir", metavar="DIR", help="add the checks registered by conftest.py files under DIR"
+    )
     p.set_defaults(func=cmd_schema)
     p = sub.add_parser("report", help="print the summary of a JSON report")
     p.add_argument("report", nargs="?")
