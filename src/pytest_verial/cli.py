@@ -19,9 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .checks import default_registry
-from .errors import BenchmarkFileError
-from .loader import is_benchmark_file, load_benchmark
 
 #: subcommands added by other modules: name -> (configure parser, run) ; see ``add_command``
 _EXTRA: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[Any], int]]] = {}
@@ -37,44 +34,6 @@ def add_command(
     """Register a subcommand (used by optional modules such as the HL7 capture)."""
     _EXTRA[name] = (configure, run)
     _HELP[name] = help
-
-
-def _files(paths: list[str]) -> list[Path]:
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*") if p.is_file() and is_benchmark_file(p)))
-        else:
-            out.append(path)
-    return out
-
-
-def cmd_validate(args: argparse.Namespace) -> int:
-    """Load each file with the built-in checks and print every problem."""
-    registry = default_registry()
-    bad = 0
-    files = _files(args.paths)
-    if not files:
-        print("no benchmark files found", file=sys.stderr)
-        return 1
-    for path in files:
-        try:
-            plan = load_benchmark(path, registry)
-        except BenchmarkFileError as exc:
-            bad += 1
-            for problem in exc.problems:
-                print(problem)
-            continue
-        criteria = sum(len(t.criteria) for t in plan.tasks)
-        unsupported = sorted(
-            {c.assert_name for t in plan.tasks for c in t.criteria if c.check is None}
-        )
-        note = (
-            f"; unsupported assert types (score 0): {', '.join(unsupported)}" if unsupported else ""
-        )
-        print(f"{path}: ok, {len(plan.tasks)} task runs, {criteria} criteria{note}")
-    return 1 if bad else 0
 
 
 def report_schema() -> dict[str, Any]:
@@ -170,9 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verial", description=__doc__.splitlines()[0])
     parser.add_argument("-V", "--version", action="version", version=f"pytest-verial {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    from . import validate
+
     p = sub.add_parser("validate", help="check benchmark files and list every problem")
-    p.add_argument("paths", nargs="+", help="benchmark files or directories")
-    p.set_defaults(func=cmd_validate)
+    validate.configure(p)
+    p.set_defaults(func=validate.run)
     p = sub.add_parser("schema", help="print a JSON Schema")
     p.add_argument("which", choices=["benchmark", "criteria", "report"])
     p.add_argument(
