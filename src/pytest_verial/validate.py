@@ -107,10 +107,19 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         print("no benchmark files found")
         return 1
+    for option in ("run", "oracle", "baseline"):
+        value = getattr(args, option)
+        if value and value != "empty" and not Path(value).is_dir():
+            print(f"--{option}: {value} is not a directory")
+            return 2
     bad = 0
     for path in files:
         root = Path(args.rootdir) if args.rootdir else path.parent
-        registry = conftest_registry(root)
+        try:
+            registry = conftest_registry(root)
+        except Exception as exc:  # noqa: BLE001 - a broken conftest is bad input, one line
+            print(f"{path}: a conftest.py under {root} failed to load: {exc!r}")
+            return 1
         try:
             plan = load_benchmark(path, registry)
         except BenchmarkFileError as exc:

@@ -87,3 +87,14 @@ def test_examples_baseline(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     assert "criterion no-new-orders: passes on the baseline sandbox" in out
     assert "Traceback" not in out
+
+
+def test_bad_guard_dir_and_conftest_are_one_line(
+    capsys: pytest.CaptureFixture[str], bench: Path, tmp_path: Path
+) -> None:
+    code, out = _run(capsys, str(bench), "--oracle", str(tmp_path / "missing"))
+    assert code == 2 and out.strip() == f"--oracle: {tmp_path / 'missing'} is not a directory"
+    (bench.parent / "conftest.py").write_text("raise RuntimeError('boom')\n")
+    code, out = _run(capsys, str(bench))
+    assert code == 1 and "conftest.py under" in out and "boom" in out
+    assert "Traceback" not in out
