@@ -1,6 +1,7 @@
 """The ``verial`` command: validate benchmark files, print schemas, read reports.
 
 ``verial validate FILE...``   every problem of every file, at once (exit 1 if any)
+``verial schema benchmark``   JSON Schema of a whole benchmark file (for editors)
 ``verial schema criteria``    JSON Schema of the criterion format (for editors)
 ``verial schema report``      JSON Schema of the JSON report
 ``verial report REPORT``      the summary table of a written JSON report
@@ -18,9 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .checks import default_registry
-from .errors import BenchmarkFileError
-from .loader import is_benchmark_file, load_benchmark
 
 #: subcommands added by other modules: name -> (configure parser, run) ; see ``add_command``
 _EXTRA: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[Any], int]]] = {}
@@ -38,55 +36,6 @@ def add_command(
     _HELP[name] = help
 
 
-def _files(paths: list[str]) -> list[Path]:
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*") if p.is_file() and is_benchmark_file(p)))
-        else:
-            out.append(path)
-    return out
-
-
-def cmd_validate(args: argparse.Namespace) -> int:
-    """Load each file with the built-in checks and print every problem."""
-    registry = default_registry()
-    bad = 0
-    files = _files(args.paths)
-    if not files:
-        print("no benchmark files found", file=sys.stderr)
-        return 1
-    for path in files:
-        try:
-            plan = load_benchmark(path, registry)
-        except BenchmarkFileError as exc:
-            bad += 1
-            for problem in exc.problems:
-                print(problem)
-            continue
-        criteria = sum(len(t.criteria) for t in plan.tasks)
-        unsupported = sorted(
-            {c.assert_name for t in plan.tasks for c in t.criteria if c.check is None}
-        )
-        note = (
-            f"; unsupported assert types (score 0): {', '.join(unsupported)}" if unsupported else ""
-        )
-        print(f"{path}: ok, {len(plan.tasks)} task runs, {criteria} criteria{note}")
-    return 1 if bad else 0
-
-
-def criteria_schema() -> dict[str, Any]:
-    """JSON Schema of a benchmark file's assertions: one branch per registered check."""
-    branches = [spec.model.model_json_schema(by_alias=True) for spec in default_registry()]
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "pytest-verial assertion",
-        "description": "The `assertion` object of a criterion, tagged by its `assert` key.",
-        "oneOf": branches,
-    }
-
-
 def report_schema() -> dict[str, Any]:
     """The JSON report's schema, generated from the result types."""
     from .results import report_schema as generated
@@ -96,7 +45,15 @@ def report_schema() -> dict[str, Any]:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print a JSON Schema."""
-    schema = criteria_schema() if args.which == "criteria" else report_schema()
+    from .schema import benchmark_schema, conftest_registry, criteria_schema
+
+    registry = conftest_registry(Path(args.rootdir)) if args.rootdir else None
+    if args.which == "benchmark":
+        schema = benchmark_schema(registry)
+    elif args.which == "criteria":
+        schema = criteria_schema(registry)
+    else:
+        schema = report_schema()
     print(json.dumps(schema, indent=2))
     return 0
 
@@ -172,11 +129,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verial", description=__doc__.splitlines()[0])
     parser.add_argument("-V", "--version", action="version", version=f"pytest-verial {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    from . import validate
+
     p = sub.add_parser("validate", help="check benchmark files and list every problem")
-    p.add_argument("paths", nargs="+", help="benchmark files or directories")
-    p.set_defaults(func=cmd_validate)
+    validate.configure(p)
+    p.set_defaults(func=validate.run)
     p = sub.add_parser("schema", help="print a JSON Schema")
-    p.add_argument("which", choices=["criteria", "report"])
+    p.add_argument("which", choices=["benchmark", "criteria", "report"])
+    p.add_argument(
+        "--rootdir", metavar="DIR", help="add the checks registered by conftest.py files under DIR"
+    )
     p.set_defaults(func=cmd_schema)
     p = sub.add_parser("report", help="print the summary of a JSON report")
     p.add_argument("report", nargs="?")

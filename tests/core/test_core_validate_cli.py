@@ -1,0 +1,100 @@
+"""``verial validate`` warnings and contract guards (issue 11 item 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_verial.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BENCH = """\
+benchmark: guards
+tasks:
+  - id: t1
+    criteria:
+      - id: says-hello
+        assertion: {assert: output-match, contains: [hello]}
+      - id: no-refusal
+        assertion: {assert: output-match, not_contains: [sorry]}
+  - id: t2
+    criteria:
+      - id: typo
+        assertion: {assert: output-lenght, min_words: 1}
+  - id: t3
+"""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(["validate", *argv])
+    return code, capsys.readouterr().out
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    path = tmp_path / "b" / "guards.verial.yaml"
+    path.parent.mkdir()
+    path.write_text(BENCH)
+    return path
+
+
+def test_warnings(capsys: pytest.CaptureFixture[str], bench: Path) -> None:
+    (bench.parent / "stray.yaml").write_text("- id: x\n  criteria: []\n")
+    code, out = _run(capsys, str(bench.parent))
+    assert code == 0, out
+    assert "unknown assert 'output-lenght'" in out and "did you mean 'output-length'" in out
+    assert "task t3: warning: no criteria" in out
+    assert "stray.yaml: warning: looks like a benchmark but is not named *.verial.*" in out
+
+
+def test_run_guard(capsys: pytest.CaptureFixture[str], bench: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    for key in ("t1", "t2"):
+        (run / key).mkdir(parents=True)
+    code, out = _run(capsys, str(bench), "--run", str(run))
+    assert code == 1
+    assert "task t3: no sandbox folder" in out and "task t1: no sandbox" not in out
+
+
+def test_baseline_dir_lists_do_nothing_criteria(
+    capsys: pytest.CaptureFixture[str], bench: Path, tmp_path: Path
+) -> None:
+    pristine = tmp_path / "pristine"
+    for key in ("t1", "t2", "t3"):
+        (pristine / key).mkdir(parents=True)
+    (pristine / "t1" / "output.md").write_text("\n")
+    code, out = _run(capsys, str(bench), "--baseline", str(pristine))
+    assert code == 1
+    assert "criterion no-refusal: passes on the baseline sandbox" in out
+    assert "says-hello" not in out
+
+
+def test_oracle_guard(capsys: pytest.CaptureFixture[str], bench: Path, tmp_path: Path) -> None:
+    oracle = tmp_path / "oracle"
+    for key in ("t1", "t2", "t3"):
+        (oracle / key).mkdir(parents=True)
+    (oracle / "t1" / "output.md").write_text("hello there\n")
+    code, out = _run(capsys, str(bench), "--oracle", str(oracle))
+    assert code == 1
+    assert "task t1: scores" not in out
+    assert "task t2: scores 0" in out
+
+
+def test_examples_baseline(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(capsys, str(ROOT / "example_benchmarks"), "--baseline", "empty")
+    assert code == 1
+    assert "criterion no-new-orders: passes on the baseline sandbox" in out
+    assert "Traceback" not in out
+
+
+def test_bad_guard_dir_and_conftest_are_one_line(
+    capsys: pytest.CaptureFixture[str], bench: Path, tmp_path: Path
+) -> None:
+    code, out = _run(capsys, str(bench), "--oracle", str(tmp_path / "missing"))
+    assert code == 2 and out.strip() == f"--oracle: {tmp_path / 'missing'} is not a directory"
+    (bench.parent / "conftest.py").write_text("raise RuntimeError('boom')\n")
+    code, out = _run(capsys, str(bench))
+    assert code == 1 and "conftest.py under" in out and "boom" in out
+    assert "Traceback" not in out
