@@ -87,6 +87,38 @@ def _warnings(path: Path, plan: BenchmarkPlan, registry: CheckRegistry) -> list[
     return out
 
 
+def _run_time_errors(path: Path, plan: BenchmarkPlan) -> list[str]:
+    """What every run of these criteria would error on, found now: an unknown FHIR resource
+    type or search parameter, a FHIRPath that does not compile. (HL7 and X12 path syntax is
+    already refused by the loader.)"""
+    from .checks.fhir import _PLAIN, fhirpath_indexes
+    from .errors import CheckError
+    from .fhir.fhirpath import compiled
+    from .fhir.query import build_query
+
+    out: list[str] = []
+    for task in plan.tasks:
+        for c in task.criteria:
+            if c.assert_name != "fhir-resource-state" or c.spec is None:
+                continue
+            spec: Any = c.spec
+            where = f"{path}: task {task.key}: criterion {c.id}"
+            try:
+                build_query(spec.resource_type, dict(spec.search))
+            except CheckError as exc:
+                out.append(f"{where}: field 'assertion.search': {exc}")
+            for n, field in enumerate(spec.fields):
+                if field.syntax == "dotted" or (
+                    field.syntax == "auto" and _PLAIN.fullmatch(field.path)
+                ):
+                    continue
+                try:
+                    compiled(fhirpath_indexes(field.path))
+                except CheckError as exc:
+                    out.append(f"{where}: field 'assertion.fields[{n}].path': {exc}")
+    return out
+
+
 def _score(plan: BenchmarkPlan, sandbox_root: Path) -> list[tuple[str, Any]]:
     from .inline import verify_task
 
@@ -129,6 +161,12 @@ def run(args: argparse.Namespace) -> int:
             continue
         for line in _warnings(path, plan, registry):
             print(line)
+        errors = _run_time_errors(path, plan)
+        for line in errors:
+            print(line)
+        if errors:
+            bad += 1
+            continue
         print(f"{path}: ok, {len(plan.tasks)} task runs")
         bad += _guards(args, path, plan)
     return 1 if bad else 0

@@ -98,3 +98,29 @@ def test_bad_guard_dir_and_conftest_are_one_line(
     code, out = _run(capsys, str(bench))
     assert code == 1 and "conftest.py under" in out and "boom" in out
     assert "Traceback" not in out
+
+
+def test_fhir_search_and_fhirpath_errors_are_found_before_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What every run would error on is an error of validate: an unknown search parameter
+    (with the nearest one), a FHIRPath that does not compile. HL7 and X12 paths are checked
+    by the loader itself."""
+    bench = tmp_path / "b.verial.yaml"
+    bench.write_text(
+        "tasks:\n- id: t\n  criteria:\n"
+        "  - id: bad-path\n    assertion: {assert: fhir-resource-state, resource_type: Patient,"
+        " search: {family: x}, match: any, fields: [{path: 'name.where(', expected: x}]}\n"
+        "  - id: bad-param\n    assertion: {assert: fhir-resource-state, resource_type: Patient,"
+        " search: {famly: x}, match: any}\n"
+        "  - id: bad-hl7\n    assertion: {assert: hl7-structural, fields: [{path: 'PID..3',"
+        " expected: x}]}\n"
+    )
+    assert main(["validate", str(bench)]) == 1
+    out = capsys.readouterr().out
+    assert "HL7 path 'PID..3'" in out  # the loader's error stops the file first
+    bench.write_text(bench.read_text().split("  - id: bad-hl7")[0])
+    assert main(["validate", str(bench)]) == 1
+    out = capsys.readouterr().out
+    assert "criterion bad-path: field 'assertion.fields[0].path': invalid FHIRPath" in out
+    assert "unknown search parameter 'famly' for Patient; did you mean family?" in out
