@@ -50,6 +50,8 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
                 f"{len(info['all_task_runs'])} task runs; {infos[0][0]} is of {count} shards "
                 f"and {len(order)} task runs)"
             )
+    for name, info in infos[1:]:
+        _same_setup(infos[0][0], infos[0][1].get("setup") or {}, name, info.get("setup") or {})
     seen: dict[int, str] = {}
     for name, info in infos:
         if info["index"] in seen:
@@ -82,6 +84,29 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
         benchmark_runs=merged,
         extensions={k: v for _, r in reversed(shards) for k, v in r.extensions.items()},
     )
+
+
+_SETUP = {"pass_threshold": "pass threshold", "scored": "scored flag"}
+
+
+def _same_setup(first: str, a: dict[str, Any], name: str, b: dict[str, Any]) -> None:
+    """Refuse shards scored with different options or benchmark versions, in one line."""
+    for key, what in _SETUP.items():
+        if a.get(key) != b.get(key):
+            raise MergeError(
+                f"{name}: its {what} ({b.get(key)}) differs from {first}'s ({a.get(key)}): "
+                "shards of different runs"
+            )
+    mine, theirs = a.get("benchmarks") or {}, b.get("benchmarks") or {}
+    for file in sorted(set(mine) | set(theirs)):
+        if file in mine and file in theirs and mine[file] != theirs[file]:
+            slug, version, threshold = theirs[file]
+            first_slug, first_version, first_threshold = mine[file]
+            raise MergeError(
+                f"{name}: benchmark file {file} is {slug}@{version} (pass threshold "
+                f"{threshold}) there and {first_slug}@{first_version} (pass threshold "
+                f"{first_threshold}) in {first}: shards of different runs"
+            )
 
 
 def _merge_run(

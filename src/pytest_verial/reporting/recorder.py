@@ -40,9 +40,9 @@ from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from ..nodeids import is_no_criteria, parse, split_task_name, task_name, task_nodeid, task_run_of
 from ..results import CriterionRun, Report
 from ..scoring import reaches
-from ..selection import changed_tasks
+from ..selection import changed_tasks, fingerprint
 from ..state import SETTINGS, SHARD_INFO
-from .build import ReportInput, build_report
+from .build import ReportInput, benchmark_info, build_report
 from .html import write_html
 from .journal import (
     Journal,
@@ -178,18 +178,22 @@ class Recorder:
             self.criterion_runs[nodeid] = run
             self.selected.append(nodeid)
         current = [
-            (task_nodeid(display, task_name(task.key, run.label, len(runs) > 1)), snapshot)
+            (
+                task_nodeid(display, task_name(task.key, run.label, len(runs) > 1)),
+                fingerprint(ref, task.task.model_dump(mode="json", exclude_none=True)),
+            )
             for display, plan in self.files.items()
+            for ref in [benchmark_info(display, plan).ref]
             for runs in [self.settings.run_dirs_for(plan.path)]
             for run in runs
             for task in plan.tasks
-            for snapshot in [task.task.model_dump(mode="json", exclude_none=True)]
         ]
         changed = changed_tasks(resume, current)
         if changed:
             raise pytest.UsageError(
                 f"--verial-resume: {resume.source}: {len(changed)} task(s) changed since that "
-                f"report was written, first {changed[0]}: score them afresh (no --verial-resume)"
+                f"report was written (benchmark version or task definition), first {changed[0]}: "
+                f"score them afresh (no --verial-resume)"
             )
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
