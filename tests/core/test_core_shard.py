@@ -122,6 +122,9 @@ def test_merge_refuses_mismatched_shards(
     file = sorted(benchmarks)[0]
     benchmarks[file][1] = 99
     assert f"benchmark file {file} is {benchmarks[file][0]}@99" in refused(bumped)
+    broken = json.loads(json.dumps(good))
+    broken["session"]["shard"]["count"] = "three"
+    assert "edited.json: session.shard.count: " in refused(broken)
     assert not (tmp_path / "m.json").exists()
 
 

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field, ValidationError
+
 from ..results import (
     BenchmarkRun,
     CollectionError,
@@ -25,6 +27,25 @@ from ..results import (
     TaskRun,
 )
 from .json_report import load_report, write_json_report
+
+
+class _Setup(BaseModel):
+    """What every shard of one run shares (``session.shard.setup``)."""
+
+    pass_threshold: float | None = None
+    scored: bool = False
+    #: benchmark file -> [slug, version, pass threshold]
+    benchmarks: dict[str, tuple[str, int | str | None, float | None]] = Field(default_factory=dict)
+
+
+class _ShardBlock(BaseModel):
+    """A shard's ``session.shard`` block as ``--verial-shard`` writes it (checked on read)."""
+
+    index: int = Field(ge=1)
+    count: int = Field(ge=1)
+    task_runs: list[str]
+    all_task_runs: list[str]
+    setup: _Setup = Field(default_factory=lambda: _Setup())
 
 
 class MergeError(ValueError):
@@ -40,7 +61,12 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
         info = report.session.shard
         if not info or "index" not in info or "all_task_runs" not in info:
             raise MergeError(f"{name}: not a shard (written without --verial-shard)")
-        infos.append((name, info))
+        try:
+            block = _ShardBlock.model_validate(info)
+        except ValidationError as exc:
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+            raise MergeError(f"{name}: session.shard.{where}: {exc.errors()[0]['msg']}") from None
+        infos.append((name, block.model_dump()))
     count = infos[0][1]["count"]
     order: list[str] = list(infos[0][1]["all_task_runs"])
     for name, info in infos:
