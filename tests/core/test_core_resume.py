@@ -111,3 +111,23 @@ def test_resume_refuses_a_new_benchmark_version(pytester: pytest.Pytester) -> No
     assert code == pytest.ExitCode.USAGE_ERROR, output[-2000:]
     assert "r.json: 3 task(s) changed since that report was written (benchmark version" in output
     assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_resuming_a_whole_report_in_a_shard_keeps_only_that_shard(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    project = _resume_project(pytester.path)
+    run_subprocess(pytester.path, "--verial-report", "whole.json")
+    args = ("-n", workers, "--verial-shard", "1/2")
+    run_subprocess(pytester.path, *args, "--verial-report", "shard.json")
+    run_subprocess(
+        pytester.path, *args, "--verial-resume", "whole.json", "--verial-report", "r.json"
+    )
+    resumed, shard = project.read_report("r.json"), project.read_report("shard.json")
+    assert _normalised(resumed) == _normalised(shard)
+    mine = shard["session"]["shard"]["task_runs"]
+    assert 0 < len(mine) < 3
+    assert resumed["session"]["resumed"]["kept_criterion_runs"] == sum(
+        len(t["criterion_runs"]) for r in shard["benchmark_runs"] for t in r["task_runs"]
+    )

@@ -334,11 +334,17 @@ class Recorder:
         runs: list[Any] = []
         for dirs in file_runs.values():
             runs.extend(r for r in dirs if r not in runs)
+        shard = self.shard_info or self.config.stash.get(SHARD_INFO, None)
+        resume = self.settings.resume
+        selected = set(self.selected)
+        if shard is not None and resume is not None:  # what another shard scored stays out
+            mine = set(shard["task_runs"])
+            selected -= {n for n in resume.kept if task_run_of(n) not in mine}
         return ReportInput(
             files=list(self.files.items()),
             file_runs=file_runs,
             runs=runs,
-            selected=set(self.selected),
+            selected=selected,
             criterion_runs=self.criterion_runs,
             pass_threshold=self.settings.pass_threshold,
             scored=self.settings.scored or any(r.config.scored for r in runs),
@@ -349,10 +355,10 @@ class Recorder:
             collection_errors=self.collection_errors,
             running=running,
             trials=self.settings.trials,
-            shard=self.shard_info or self.config.stash.get(SHARD_INFO, None),
+            shard=shard,
             resumed=(
-                {"from": resume.source, "kept_criterion_runs": len(resume.kept)}
-                if (resume := self.settings.resume) is not None
+                {"from": resume.source, "kept_criterion_runs": len(set(resume.kept) & selected)}
+                if resume is not None
                 else None
             ),
         )
