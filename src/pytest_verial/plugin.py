@@ -10,6 +10,7 @@ import pytest
 
 from . import hooks
 from .collect import (
+    BenchmarkFile,
     CriterionItem,
     NoCriteriaItem,
     TaskNode,
@@ -158,6 +159,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if settings.shard is not None:  # on the whole collection, before resume drops anything
         scored = [i.nodeid for i in items if isinstance(i, (CriterionItem, NoCriteriaItem))]
         keep, info = split(scored, settings.shard)
+        info.setup = shard_setup(settings, items)
         config.stash[SHARD_INFO] = info.to_json()
         if hasattr(config, "workeroutput"):  # the xdist controller reads it from the workers
             config.workeroutput["verial_shard"] = info.to_json()
@@ -166,6 +168,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if settings.resume is not None:
         kept = settings.resume.kept
         _deselect(config, items, lambda i: i.nodeid not in kept)
+
+
+def shard_setup(settings: Any, items: list[pytest.Item]) -> dict[str, Any]:
+    """What the shards of one run share: options and each benchmark file's version."""
+    files = {
+        f.nodeid: [f.plan.slug, f.plan.benchmark.version, f.plan.benchmark.pass_threshold]
+        for i in items
+        for f in [i.getparent(BenchmarkFile)]
+        if f is not None and hasattr(f, "plan")
+    }
+    return {
+        "pass_threshold": settings.pass_threshold,
+        "scored": settings.scored,
+        "benchmarks": dict(sorted(files.items())),
+    }
 
 
 def _deselect(

@@ -11,8 +11,8 @@ id in collection order, which ``verial merge`` uses to check and order the shard
 completed (or were skipped on purpose) keep their criterion runs; every other task run (missing,
 cancelled, or with a criterion that did not complete because its process died) is scored again.
 Kept criteria are deselected from running and their criterion runs put back into the report,
-so no criterion run is counted twice. A task whose definition changed since the report (its
-snapshot differs) is refused.
+so no criterion run is counted twice. A task whose definition or benchmark version changed
+since the report is refused.
 """
 
 from __future__ import annotations
@@ -71,6 +71,9 @@ class ShardInfo:
     task_runs: list[str] = field(default_factory=list)
     #: this shard's task runs
     mine: list[str] = field(default_factory=list)
+    #: what every shard must share: the pass threshold and scored options and each benchmark
+    #: file's ``slug@version`` and threshold (``verial merge`` refuses shards that differ)
+    setup: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The ``session.shard`` block."""
@@ -79,6 +82,7 @@ class ShardInfo:
             "count": self.count,
             "task_runs": list(self.mine),
             "all_task_runs": list(self.task_runs),
+            "setup": self.setup,
         }
 
 
@@ -103,7 +107,8 @@ class Resume:
 
     source: str
     kept: dict[str, CriterionRun]
-    #: task-run id -> the task's snapshot when it was scored (a changed task is refused)
+    #: task-run id -> its benchmark (``slug@version``) and task snapshot when it was scored:
+    #: a task run whose benchmark version or definition changed since is refused
     snapshots: dict[str, Any]
 
 
@@ -122,18 +127,23 @@ def load_resume(path: Path) -> Resume:
         report = load_report(path)
     kept: dict[str, CriterionRun] = {}
     snapshots: dict[str, Any] = {}
-    for task in report.task_runs():
+    for task, ref in ((t, r.benchmark.ref) for r in report.benchmark_runs for t in r.task_runs):
         if task.status not in (TaskStatus.COMPLETED, TaskStatus.SKIPPED):
             continue
         if any((c.details or "").startswith(CRASHED) for c in task.criterion_runs):
             continue
         if any(c.nodeid is None for c in task.criterion_runs):
             continue
-        snapshots[task.id] = task.snapshot
+        snapshots[task.id] = fingerprint(ref, task.snapshot)
         for c in task.criterion_runs:
             assert c.nodeid is not None
             kept[c.nodeid] = c
     return Resume(str(path), kept, snapshots)
+
+
+def fingerprint(benchmark_ref: str, snapshot: Any) -> dict[str, Any]:
+    """What must not change between a report and its resume: benchmark version and task."""
+    return {"benchmark": benchmark_ref, "task": snapshot}
 
 
 def changed_tasks(resume: Resume, current: Iterable[tuple[str, Any]]) -> list[str]:

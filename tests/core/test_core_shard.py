@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import REPO, Project, run_subprocess, strip_timing, voice_criterion
+from core_support import REPO, Project, run_subprocess, strip_timing
 
 from pytest_verial.cli import main
 from pytest_verial.selection import assign, parse_shard
@@ -91,6 +91,43 @@ def test_merge_refuses_a_missing_shard_and_an_overlap(
     assert not (tmp_path / "m.json").exists()
 
 
+def test_merge_refuses_mismatched_shards(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _score(tmp_path, "s1", "--verial-shard", "1/3")
+    _score(tmp_path, "s2", "--verial-shard", "2/3", "--verial-pass-threshold", "0.5")
+    s1, s2 = tmp_path / "s1.json", tmp_path / "s2.json"
+
+    def refused(shard: dict[str, Any]) -> str:
+        path = tmp_path / "edited.json"
+        path.write_text(json.dumps(shard))
+        assert main(["merge", "-o", str(tmp_path / "m.json"), str(s1), str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        return err
+
+    assert main(["merge", "-o", str(tmp_path / "m.json"), str(s1), str(s2)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "its pass threshold (0.5) differs from" in err
+    good = json.loads(s2.read_text())
+    good["session"]["shard"]["setup"]["pass_threshold"] = None
+    other_n = json.loads(json.dumps(good))
+    other_n["session"]["shard"]["count"] = 4
+    assert "a shard of another run" in refused(other_n)
+    scored = json.loads(json.dumps(good))
+    scored["session"]["shard"]["setup"]["scored"] = True
+    assert "its scored flag (True) differs" in refused(scored)
+    bumped = json.loads(json.dumps(good))
+    benchmarks = bumped["session"]["shard"]["setup"]["benchmarks"]
+    file = sorted(benchmarks)[0]
+    benchmarks[file][1] = 99
+    assert f"benchmark file {file} is {benchmarks[file][0]}@99" in refused(bumped)
+    broken = json.loads(json.dumps(good))
+    broken["session"]["shard"]["count"] = "three"
+    assert "edited.json: session.shard.count: " in refused(broken)
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_merge_refuses_a_report_that_is_not_a_shard(
     tmp_path: Path, unsharded: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -115,94 +152,3 @@ def test_assignment_is_stable_and_balanced() -> None:
     loads = [sum(n for t, n in counts.items() if first[t] == k) for k in range(1, 5)]
     assert max(loads) - min(loads) <= max(counts.values())
     assert parse_shard(" 2/3 ").index == 2
-
-
-# -- resume ------------------------------------------------------------------------------------
-
-CRASH_ONCE = """
-import os
-from pathlib import Path
-from typing import Literal
-
-from pydantic import Field
-
-from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
-
-
-class CrashOnce(AssertionSpec):
-    kind: Literal["crash-once"] = Field(alias="assert")
-
-
-def crash_once(spec, ctx):
-    flag = Path(__file__).with_name("crash.flag")
-    if flag.exists():
-        flag.unlink()
-        os._exit(1)
-    return CheckOutcome(1.0, "steady", {})
-
-
-def pytest_verial_checks():
-    return [CheckSpec(name="crash-once", model=CrashOnce, run=crash_once)]
-"""
-
-
-def _resume_project(path: Path) -> Project:
-    project = Project(path)
-    project.conftest(CRASH_ONCE)
-    greets = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning!"}]}
-    tasks = []
-    for name in ("first", "second", "third"):
-        criteria = [
-            voice_criterion("greets", contains=["good morning"]),
-            voice_criterion("asks-dob", contains=["date of birth"]),
-        ]
-        if name == "second":
-            criteria.insert(1, {"id": "boom", "assertion": {"assert": "crash-once"}})
-        tasks.append({"id": name, "criteria": criteria})
-        project.sandbox(name, greets)
-    project.benchmark("resumable", {"benchmark": "resumable", "tasks": tasks})
-    return project
-
-
-@pytest.mark.parametrize("workers", ["0", "2"])
-def test_resume_after_a_killed_run_gives_the_uninterrupted_report(
-    pytester: pytest.Pytester, workers: str
-) -> None:
-    project = _resume_project(pytester.path)
-    code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", "whole.json")
-    assert code == 1, output[-3000:]
-    (pytester.path / "crash.flag").write_text("")
-    code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", "first.json")
-    if workers == "0":  # the process died: its journal holds what completed
-        assert project.read_report("first.json")["session"]["phase"] == "started"  # checkpoint
-        source = "first.json.journal.jsonl"
-    else:  # a worker died: the report names the crashed criterion
-        source = "first.json"
-        crashed = project.read_report("first.json")
-        assert any(
-            "did not complete" in (c["details"] or "")
-            for r in crashed["benchmark_runs"]
-            for t in r["task_runs"]
-            for c in t["criterion_runs"]
-        )
-    code, output = run_subprocess(
-        pytester.path, "-n", workers, "--verial-resume", source, "--verial-report", "resumed.json"
-    )
-    assert code == 1, output[-3000:]
-    resumed = project.read_report("resumed.json")
-    assert _normalised(resumed) == _normalised(project.read_report("whole.json"))
-    kept = resumed["session"]["resumed"]["kept_criterion_runs"]
-    assert kept >= 2  # the first task was not scored again
-
-
-def test_resume_refuses_a_changed_task(pytester: pytest.Pytester) -> None:
-    _resume_project(pytester.path)
-    run_subprocess(pytester.path, "--verial-report", "r.json")
-    bench = (pytester.path / "resumable.verial.yaml").read_text()
-    (pytester.path / "resumable.verial.yaml").write_text(bench.replace("date of birth", "DOB"))
-    code, output = run_subprocess(pytester.path, "--verial-resume", "r.json")
-    assert code == pytest.ExitCode.USAGE_ERROR, output[-2000:]
-    assert "--verial-resume: " in output and "r.json: 3 task(s) changed since" in output
-    assert "Traceback" not in output
-    code, output = run_subprocess(pytester.path, "--verial-resume", "missing.json")
-    assert code == pytest.ExitCode.USAGE_ERROR and "--verial-resume: " in output

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field, ValidationError
+
 from ..results import (
     BenchmarkRun,
     CollectionError,
@@ -25,6 +27,25 @@ from ..results import (
     TaskRun,
 )
 from .json_report import load_report, write_json_report
+
+
+class _Setup(BaseModel):
+    """What every shard of one run shares (``session.shard.setup``)."""
+
+    pass_threshold: float | None = None
+    scored: bool = False
+    #: benchmark file -> [slug, version, pass threshold]
+    benchmarks: dict[str, tuple[str, int | str | None, float | None]] = Field(default_factory=dict)
+
+
+class _ShardBlock(BaseModel):
+    """A shard's ``session.shard`` block as ``--verial-shard`` writes it (checked on read)."""
+
+    index: int = Field(ge=1)
+    count: int = Field(ge=1)
+    task_runs: list[str]
+    all_task_runs: list[str]
+    setup: _Setup = Field(default_factory=lambda: _Setup())
 
 
 class MergeError(ValueError):
@@ -40,7 +61,12 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
         info = report.session.shard
         if not info or "index" not in info or "all_task_runs" not in info:
             raise MergeError(f"{name}: not a shard (written without --verial-shard)")
-        infos.append((name, info))
+        try:
+            block = _ShardBlock.model_validate(info)
+        except ValidationError as exc:
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+            raise MergeError(f"{name}: session.shard.{where}: {exc.errors()[0]['msg']}") from None
+        infos.append((name, block.model_dump()))
     count = infos[0][1]["count"]
     order: list[str] = list(infos[0][1]["all_task_runs"])
     for name, info in infos:
@@ -50,6 +76,8 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
                 f"{len(info['all_task_runs'])} task runs; {infos[0][0]} is of {count} shards "
                 f"and {len(order)} task runs)"
             )
+    for name, info in infos[1:]:
+        _same_setup(infos[0][0], infos[0][1].get("setup") or {}, name, info.get("setup") or {})
     seen: dict[int, str] = {}
     for name, info in infos:
         if info["index"] in seen:
@@ -82,6 +110,29 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
         benchmark_runs=merged,
         extensions={k: v for _, r in reversed(shards) for k, v in r.extensions.items()},
     )
+
+
+_SETUP = {"pass_threshold": "pass threshold", "scored": "scored flag"}
+
+
+def _same_setup(first: str, a: dict[str, Any], name: str, b: dict[str, Any]) -> None:
+    """Refuse shards scored with different options or benchmark versions, in one line."""
+    for key, what in _SETUP.items():
+        if a.get(key) != b.get(key):
+            raise MergeError(
+                f"{name}: its {what} ({b.get(key)}) differs from {first}'s ({a.get(key)}): "
+                "shards of different runs"
+            )
+    mine, theirs = a.get("benchmarks") or {}, b.get("benchmarks") or {}
+    for file in sorted(set(mine) | set(theirs)):
+        if file in mine and file in theirs and mine[file] != theirs[file]:
+            slug, version, threshold = theirs[file]
+            first_slug, first_version, first_threshold = mine[file]
+            raise MergeError(
+                f"{name}: benchmark file {file} is {slug}@{version} (pass threshold "
+                f"{threshold}) there and {first_slug}@{first_version} (pass threshold "
+                f"{first_threshold}) in {first}: shards of different runs"
+            )
 
 
 def _merge_run(

@@ -40,9 +40,9 @@ from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from ..nodeids import is_no_criteria, parse, split_task_name, task_name, task_nodeid, task_run_of
 from ..results import CriterionRun, Report
 from ..scoring import reaches
-from ..selection import changed_tasks
+from ..selection import changed_tasks, fingerprint
 from ..state import SETTINGS, SHARD_INFO
-from .build import ReportInput, build_report
+from .build import ReportInput, benchmark_info, build_report
 from .html import write_html
 from .journal import (
     Journal,
@@ -178,18 +178,22 @@ class Recorder:
             self.criterion_runs[nodeid] = run
             self.selected.append(nodeid)
         current = [
-            (task_nodeid(display, task_name(task.key, run.label, len(runs) > 1)), snapshot)
+            (
+                task_nodeid(display, task_name(task.key, run.label, len(runs) > 1)),
+                fingerprint(ref, task.task.model_dump(mode="json", exclude_none=True)),
+            )
             for display, plan in self.files.items()
+            for ref in [benchmark_info(display, plan).ref]
             for runs in [self.settings.run_dirs_for(plan.path)]
             for run in runs
             for task in plan.tasks
-            for snapshot in [task.task.model_dump(mode="json", exclude_none=True)]
         ]
         changed = changed_tasks(resume, current)
         if changed:
             raise pytest.UsageError(
                 f"--verial-resume: {resume.source}: {len(changed)} task(s) changed since that "
-                f"report was written, first {changed[0]}: score them afresh (no --verial-resume)"
+                f"report was written (benchmark version or task definition), first {changed[0]}: "
+                f"score them afresh (no --verial-resume)"
             )
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -330,11 +334,17 @@ class Recorder:
         runs: list[Any] = []
         for dirs in file_runs.values():
             runs.extend(r for r in dirs if r not in runs)
+        shard = self.shard_info or self.config.stash.get(SHARD_INFO, None)
+        resume = self.settings.resume
+        selected = set(self.selected)
+        if shard is not None and resume is not None:  # what another shard scored stays out
+            mine = set(shard["task_runs"])
+            selected -= {n for n in resume.kept if task_run_of(n) not in mine}
         return ReportInput(
             files=list(self.files.items()),
             file_runs=file_runs,
             runs=runs,
-            selected=set(self.selected),
+            selected=selected,
             criterion_runs=self.criterion_runs,
             pass_threshold=self.settings.pass_threshold,
             scored=self.settings.scored or any(r.config.scored for r in runs),
@@ -345,10 +355,10 @@ class Recorder:
             collection_errors=self.collection_errors,
             running=running,
             trials=self.settings.trials,
-            shard=self.shard_info or self.config.stash.get(SHARD_INFO, None),
+            shard=shard,
             resumed=(
-                {"from": resume.source, "kept_criterion_runs": len(resume.kept)}
-                if (resume := self.settings.resume) is not None
+                {"from": resume.source, "kept_criterion_runs": len(set(resume.kept) & selected)}
+                if resume is not None
                 else None
             ),
         )

@@ -1,0 +1,133 @@
+"""Resume (issue 10): ``--verial-resume REPORT`` or a crashed session's journal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from core_support import Project, run_subprocess, voice_criterion
+from test_core_shard import _normalised
+
+# -- a run that crashes once ------------------------------------------------------------
+
+CRASH_ONCE = """
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
+
+
+class CrashOnce(AssertionSpec):
+    kind: Literal["crash-once"] = Field(alias="assert")
+
+
+def crash_once(spec, ctx):
+    flag = Path(__file__).with_name("crash.flag")
+    if flag.exists():
+        flag.unlink()
+        os._exit(1)
+    return CheckOutcome(1.0, "steady", {})
+
+
+def pytest_verial_checks():
+    return [CheckSpec(name="crash-once", model=CrashOnce, run=crash_once)]
+"""
+
+
+def _resume_project(path: Path) -> Project:
+    project = Project(path)
+    project.conftest(CRASH_ONCE)
+    greets = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning!"}]}
+    tasks = []
+    for name in ("first", "second", "third"):
+        criteria = [
+            voice_criterion("greets", contains=["good morning"]),
+            voice_criterion("asks-dob", contains=["date of birth"]),
+        ]
+        if name == "second":
+            criteria.insert(1, {"id": "boom", "assertion": {"assert": "crash-once"}})
+        tasks.append({"id": name, "criteria": criteria})
+        project.sandbox(name, greets)
+    project.benchmark("resumable", {"benchmark": "resumable", "tasks": tasks})
+    return project
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_resume_after_a_killed_run_gives_the_uninterrupted_report(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    project = _resume_project(pytester.path)
+    code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", "whole.json")
+    assert code == 1, output[-3000:]
+    (pytester.path / "crash.flag").write_text("")
+    code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", "first.json")
+    if workers == "0":  # the process died: its journal holds what completed
+        assert project.read_report("first.json")["session"]["phase"] == "started"  # checkpoint
+        source = "first.json.journal.jsonl"
+    else:  # a worker died: the report names the crashed criterion
+        source = "first.json"
+        crashed = project.read_report("first.json")
+        assert any(
+            "did not complete" in (c["details"] or "")
+            for r in crashed["benchmark_runs"]
+            for t in r["task_runs"]
+            for c in t["criterion_runs"]
+        )
+    code, output = run_subprocess(
+        pytester.path, "-n", workers, "--verial-resume", source, "--verial-report", "resumed.json"
+    )
+    assert code == 1, output[-3000:]
+    resumed = project.read_report("resumed.json")
+    assert _normalised(resumed) == _normalised(project.read_report("whole.json"))
+    kept = resumed["session"]["resumed"]["kept_criterion_runs"]
+    assert kept >= 2  # the first task was not scored again
+
+
+def test_resume_refuses_a_changed_task(pytester: pytest.Pytester) -> None:
+    _resume_project(pytester.path)
+    run_subprocess(pytester.path, "--verial-report", "r.json")
+    bench = (pytester.path / "resumable.verial.yaml").read_text()
+    (pytester.path / "resumable.verial.yaml").write_text(bench.replace("date of birth", "DOB"))
+    code, output = run_subprocess(pytester.path, "--verial-resume", "r.json")
+    assert code == pytest.ExitCode.USAGE_ERROR, output[-2000:]
+    assert "--verial-resume: " in output and "r.json: 3 task(s) changed since" in output
+    assert "Traceback" not in output
+    code, output = run_subprocess(pytester.path, "--verial-resume", "missing.json")
+    assert code == pytest.ExitCode.USAGE_ERROR and "--verial-resume: " in output
+
+
+def test_resume_refuses_a_new_benchmark_version(pytester: pytest.Pytester) -> None:
+    _resume_project(pytester.path)
+    code, output = run_subprocess(pytester.path, "--verial-report", "r.json")
+    assert code == 1, output[-2000:]
+    bench = pytester.path / "resumable.verial.yaml"
+    text = bench.read_text()
+    assert "version" not in text
+    bench.write_text(text.replace("benchmark: resumable", "benchmark: resumable\nversion: 2"))
+    code, output = run_subprocess(pytester.path, "--verial-resume", "r.json")
+    assert code == pytest.ExitCode.USAGE_ERROR, output[-2000:]
+    assert "r.json: 3 task(s) changed since that report was written (benchmark version" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_resuming_a_whole_report_in_a_shard_keeps_only_that_shard(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    project = _resume_project(pytester.path)
+    run_subprocess(pytester.path, "--verial-report", "whole.json")
+    args = ("-n", workers, "--verial-shard", "1/2")
+    run_subprocess(pytester.path, *args, "--verial-report", "shard.json")
+    run_subprocess(
+        pytester.path, *args, "--verial-resume", "whole.json", "--verial-report", "r.json"
+    )
+    resumed, shard = project.read_report("r.json"), project.read_report("shard.json")
+    assert _normalised(resumed) == _normalised(shard)
+    mine = shard["session"]["shard"]["task_runs"]
+    assert 0 < len(mine) < 3
+    assert resumed["session"]["resumed"]["kept_criterion_runs"] == sum(
+        len(t["criterion_runs"]) for r in shard["benchmark_runs"] for t in r["task_runs"]
+    )
