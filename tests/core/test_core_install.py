@@ -29,7 +29,7 @@ def plain_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     proc = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", str(REPO)],
+        [str(python), "-m", "pip", "install", "-q", "--no-compile", str(REPO)],
         capture_output=True,
         text=True,
         timeout=900,
