@@ -63,7 +63,7 @@ def _ini_or_option(config: pytest.Config, name: str) -> Any:
     return value if value not in ("", []) else None
 
 
-def _path(config: pytest.Config, name: str) -> Path | None:
+def option_path(config: pytest.Config, name: str) -> Path | None:
     """A path option: relative to the working directory on the CLI, to rootdir in the ini."""
     value = config.getoption(name, default=None)
     base = Path.cwd()
@@ -204,7 +204,7 @@ def _shard(config: pytest.Config) -> Shard | None:
 
 
 def _resume(config: pytest.Config) -> Resume | None:
-    path = _path(config, "verial_resume")
+    path = option_path(config, "verial_resume")
     if path is None:
         return None
     try:
@@ -249,10 +249,10 @@ def resolve(config: pytest.Config) -> Settings:
         "yes",
     )
     patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
-    report = _path(config, "verial_report")
-    junit = _path(config, "verial_junit")
-    markdown = _path(config, "verial_markdown")
-    html = _path(config, "verial_html")
+    report = option_path(config, "verial_report")
+    junit = option_path(config, "verial_junit")
+    markdown = option_path(config, "verial_markdown")
+    html = option_path(config, "verial_html")
     _distinct(
         config,
         {

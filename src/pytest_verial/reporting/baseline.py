@@ -25,14 +25,9 @@ OPTION = "verial_baseline"
 
 def baseline_path(config: pytest.Config) -> Path | None:
     """The option, else the ini value (relative to the working directory, or to rootdir)."""
-    value = config.getoption(OPTION, default=None)
-    base = Path.cwd()
-    if not value:
-        value, base = config.getini(OPTION), config.rootpath
-    if not value:
-        return None
-    path = Path(str(value))
-    return path if path.is_absolute() else base / path
+    from ..settings import option_path
+
+    return option_path(config, OPTION)
 
 
 class BaselineDeltas:
