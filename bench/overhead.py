@@ -6,7 +6,11 @@ with N parametrized tests that read the same rows (cached per task, as the plugi
 and make the same comparison. Both are run by pytest in subprocesses, alternating, R times;
 the median wall times give the ratio (DESIGN §8: target <= 1.5 at 5,000 criteria).
 
-    python bench/overhead.py [--criteria 5000] [--tasks 100] [--repeat 3] [--report]
+    python bench/overhead.py [--shape small|large] [--criteria 5000] [--repeat 3] [--report]
+
+Shapes (issue 12): ``large`` is few large tasks (tasks of 50 one-field criteria, the default);
+``small`` is many small tasks (tasks of 10 criteria with 3 fields each). ``--tasks`` overrides
+the task count.
 
 ``--report`` makes the verial run write ``--verial-report`` (and so its journal, one line per
 criterion run, fsynced per task run): run it with the source before and after a change to
@@ -40,17 +44,20 @@ def rows(task):
     return json.loads((RUN / task / "portal" / "claims.json").read_text())
 
 
-@pytest.mark.parametrize("task,key,path,expected", CASES)
-def test_field(task, key, path, expected):
+@pytest.mark.parametrize("task,key,fields", CASES)
+def test_field(task, key, fields):
     row = next(r for r in rows(task) if r["claim_id"] == key)
-    value = row
-    for part in path.split("."):
-        value = value[int(part)] if isinstance(value, list) else value[part]
-    assert value == expected
+    for path, expected in fields:
+        value = row
+        for part in path.split("."):
+            value = value[int(part)] if isinstance(value, list) else value[part]
+        assert value == expected
 """
 
+FIELDS = [("lines.0.cpt", "99213"), ("status", "accepted"), ("payer.name", "Aetna")]
 
-def build(root: Path, criteria: int, tasks: int) -> None:
+
+def build(root: Path, criteria: int, tasks: int, fields: int = 1) -> None:
     per_task = criteria // tasks
     bench_tasks, cases = [], []
     for t in range(tasks):
@@ -81,11 +88,13 @@ def build(root: Path, criteria: int, tasks: int) -> None:
                             "key": "claim_id",
                             "value": f"CLM-{t}-{i}",
                         },
-                        "assertions": [{"path": "lines.0.cpt", "expected": "99213"}],
+                        "assertions": [
+                            {"path": path, "expected": value} for path, value in FIELDS[:fields]
+                        ],
                     },
                 }
             )
-            cases.append([task_id, f"CLM-{t}-{i}", "lines.0.cpt", "99213"])
+            cases.append([task_id, f"CLM-{t}-{i}", FIELDS[:fields]])
         bench_tasks.append({"id": task_id, "criteria": crits})
     (root / "load.verial.json").write_text(json.dumps({"benchmark": "load", "tasks": bench_tasks}))
     (root / "test_plain.py").write_text(PLAIN_TEST)
@@ -110,14 +119,17 @@ def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--criteria", type=int, default=5000)
-    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--shape", choices=["small", "large"], default="large")
+    parser.add_argument("--tasks", type=int, default=None, help="default: from the shape")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--report", action="store_true", help="write the JSON report too")
     args = parser.parse_args()
     extra = ["--verial-report", "report.json"] if args.report else []
+    per_task, fields = (10, 3) if args.shape == "small" else (50, 1)
+    args.tasks = args.tasks or max(args.criteria // per_task, 1)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        build(root, args.criteria, args.tasks)
+        build(root, args.criteria, args.tasks, fields)
         verial, plain, empty = [], [], []
         for _ in range(args.repeat):
             verial.append(timed(["load.verial.json", "--verial-run", "sandbox", *extra], root))
@@ -131,7 +143,10 @@ def main() -> None:
             )
         v, p, e = (statistics.median(x) for x in (verial, plain, empty))
     n = args.criteria
-    print(f"criteria: {n} in {args.tasks} tasks, repeats: {args.repeat} (medians)")
+    print(
+        f"shape {args.shape}: {n} criteria in {args.tasks} tasks, {fields} field(s) each, "
+        f"repeats: {args.repeat} (medians)"
+    )
     print(
         f"pytest-verial:      {v:7.2f} s  ({(v - e) / n * 1e3:.3f} ms per criterion above start-up)"
     )
