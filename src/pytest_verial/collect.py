@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .checks import CheckRegistry, builtin_checks
+from .checks import BUILTIN, CheckRegistry
 from .display import describe_char, escape, unsafe_char
 from .engine import identity, now_iso, run_criterion
 from .errors import BenchmarkFileError, Problem, RunConfigError
@@ -107,7 +107,7 @@ def registry_of(config: pytest.Config, hook: Any) -> CheckRegistry:
     cache = config.stash.setdefault(REGISTRIES, {})
     key = tuple(id(s) for s in extra)
     if key not in cache:
-        cache[key] = CheckRegistry([*builtin_checks(), *extra])
+        cache[key] = CheckRegistry(extra, builtins=BUILTIN)
     return cache[key]
 
 

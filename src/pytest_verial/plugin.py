@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from . import hooks
+from . import heap, hooks
 from .collect import (
     BenchmarkFile,
     CriterionItem,
@@ -122,6 +122,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    heap.release()  # a session before this one in the same process froze its objects
     config.pluginmanager.register(SecretMasking(), "verial-secret-masking")
     config.stash[SELECTED] = select_by_node_id(config)
     config.stash[SETTINGS] = resolve(config)
@@ -217,6 +218,8 @@ def _select_by_node_id(config: pytest.Config, items: list[pytest.Item]) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
+    if any(isinstance(item, CriterionItem) for item in session.items):
+        heap.settle()  # plans and items live as long as the session
     if not hasattr(config, "workerinput") and not config.option.collectonly:
         # (the xdist controller checks node ids; listing tests needs no sandbox)
         refuse_empty_runs(session.config, task_runs_of_items(session.config, session.items))

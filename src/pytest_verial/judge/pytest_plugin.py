@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ..errors import RunConfigError
+from ..results import Report
 from ..runinfo import RunDir, load_run_config
 from ..secrets import register_setting, register_settings
 from ..settings import ini_type
@@ -203,22 +204,25 @@ class JudgeReporting:
         if problem:
             raise pytest.UsageError(problem)
 
-    def pytest_verial_report(self, report: dict[str, Any]) -> None:
+    def annotate(self, report: Report) -> None:
+        """Feedback for each failed or partial task run, and the session's verification
+        summary (judge calls, cost and its share of task cost). The recorder calls it on the
+        typed report before any ``pytest_verial_report`` hook sees the report."""
         costs: dict[tuple[str, str], float | None] = {}
-        task_runs: list[dict[str, Any]] = []
-        for run in report["benchmark_runs"]:
-            configs = {r["label"]: _config(r.get("path")) for r in run.get("runs", [])}
-            for task in run["task_runs"]:
-                task_runs.append(task)
-                task["feedback"] = task_feedback(task)
-                cfg = configs.get(task["run"])
-                meta = None
-                if cfg is not None:
-                    meta = cfg.tasks.get(task["task_key"]) or cfg.tasks.get(task["task_id"])
-                costs[(task["run"], task["task_key"])] = meta.cost if meta else None
+        judged: list[dict[str, Any]] = []
+        for run in report.benchmark_runs:
+            configs = {r.label: _config(r.path) for r in run.runs}
+            for task in run.task_runs:
+                if task.verdict in ("fail", "partial"):
+                    task.feedback = task_feedback(task.model_dump(mode="json", by_alias=True))
+                runs = [c.to_json() for c in task.criterion_runs if c.judge]
+                judged.append({"run": task.run, "task_key": task.task_key, "criterion_runs": runs})
+                cfg = configs.get(task.run)
+                meta = cfg.tasks.get(task.task_key) or cfg.tasks.get(task.task_id) if cfg else None
+                costs[(task.run, task.task_key)] = meta.cost if meta else None
         budget = float(self.options.get("verification_budget") or DEFAULT_BUDGET)
-        self.summary = verification_summary(task_runs, costs, budget)
-        report["session"]["verification"] = self.summary
+        self.summary = verification_summary(judged, costs, budget)
+        report.session.verification = self.summary
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

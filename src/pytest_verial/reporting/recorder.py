@@ -391,14 +391,19 @@ class Recorder:
         report = build_report(data)
         self._gate(session, report)
         report.session.exit_status = int(session.exitstatus)
-        extended = report.to_json()
-        self.config.hook.pytest_verial_report(report=extended)
-        try:
-            report = Report.from_json(extended)
-        except ValueError as exc:  # an extension broke the report: say so, keep the original
-            self.write_errors.append(
-                f"a pytest_verial_report hook made the report invalid: {str(exc).splitlines()[0]}"
-            )
+        judge = self.config.pluginmanager.get_plugin("verial-judge")
+        if judge is not None:  # feedback and the verification summary
+            judge.annotate(report)
+        if self.config.hook.pytest_verial_report.get_hookimpls():  # extensions: a round trip
+            extended = report.to_json()
+            self.config.hook.pytest_verial_report(report=extended)
+            try:
+                report = Report.from_json(extended)
+            except ValueError as exc:  # an extension broke the report: say so, keep the original
+                self.write_errors.append(
+                    "a pytest_verial_report hook made the report invalid: "
+                    + str(exc).splitlines()[0]
+                )
         self.report = report
         self._write_outputs(report, data.scored)
         if self.write_errors and exitstatus != pytest.ExitCode.INTERRUPTED:
@@ -407,10 +412,9 @@ class Recorder:
 
     def _write_outputs(self, report: Report, scored: bool) -> None:
         """Each output on its own: one that cannot be written does not stop the others."""
-        as_json = report.to_json()
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
         outputs: list[tuple[str, Path | None, Callable[[Path], object]]] = [
-            ("JSON report", self.settings.report, lambda p: write_json_report(p, as_json)),
+            ("JSON report", self.settings.report, lambda p: write_json_report(p, report.to_json())),
             ("JUnit report", self.settings.junit, lambda p: write_junit(p, report, scored)),
             ("Markdown summary", self.settings.markdown, lambda p: write_markdown(p, report)),
             ("HTML report", self.settings.html, lambda p: write_html(p, report)),

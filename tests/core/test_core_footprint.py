@@ -1,0 +1,99 @@
+"""What a session loads and keeps: checks imported on first use, the heap frozen after
+collection and handed back to the next session (issue 12: per-criterion overhead)."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import pkgutil
+
+import pytest
+from core_support import Project, portal_criterion, run_subprocess
+
+import pytest_verial.checks
+from pytest_verial.checks import BUILTIN, builtin_check, default_registry
+
+# A conftest that writes, at the end of the session, the check modules the session imported.
+RECORD_MODULES = """
+import json, sys
+
+def pytest_sessionfinish(session):
+    loaded = sorted(m for m in sys.modules if m.startswith("pytest_verial.checks."))
+    with open("modules.json", "w") as out:
+        json.dump(loaded, out)
+"""
+
+
+def portal_project(project: Project) -> None:
+    project.benchmark(
+        "pa",
+        {
+            "tasks": [
+                {
+                    "id": "pa",
+                    "criteria": [
+                        portal_criterion(
+                            "submitted",
+                            "prior_auth_requests",
+                            None,
+                            None,
+                            [{"path": "status", "expected": "submitted"}],
+                        )
+                    ],
+                }
+            ]
+        },
+    )
+    project.sandbox("pa", {"portal/prior_auth_requests.json": [{"status": "submitted"}]})
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_portal_run_imports_no_other_check(project: Project, workers: int) -> None:
+    portal_project(project)
+    (project.path / "conftest.py").write_text(RECORD_MODULES, encoding="utf-8")
+    code, output = run_subprocess(project.path, "-n", str(workers), "--verial-report", "r.json")
+    assert code == 0, output[-2000:]
+    loaded = set(json.loads((project.path / "modules.json").read_text(encoding="utf-8")))
+    assert "pytest_verial.checks.portal" in loaded or workers  # the controller scores nothing
+    heavy = {"fhir", "hl7", "x12", "files", "llm_rubric", "output_consistency", "output_schema"}
+    assert not loaded & {f"pytest_verial.checks.{name}" for name in heavy}, loaded
+
+
+def test_every_check_module_is_in_the_builtin_table() -> None:
+    package = pytest_verial.checks
+    defined = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        check = getattr(module, "CHECK", None)
+        if check is not None:
+            defined[check.name] = info.name
+    assert defined == BUILTIN
+    assert [builtin_check(name).name for name in BUILTIN] == list(BUILTIN)
+
+
+def test_a_conftest_check_cannot_take_a_builtin_name() -> None:
+    registry = default_registry()
+    with pytest.raises(ValueError, match="'portal-state-match' is registered twice"):
+        registry.register(builtin_check("portal-state-match"))
+    assert registry.get("no-such-check") is None
+    assert "voice-transcript" in registry and len(list(registry)) == len(BUILTIN)
+
+
+def test_the_heap_is_frozen_after_collection_and_handed_back_to_the_next_session(
+    pytester: pytest.Pytester, project: Project
+) -> None:
+    portal_project(project)
+    gc.unfreeze()
+    try:
+        result = pytester.runpytest_inprocess()
+        assert result.ret == 0
+        frozen = gc.get_freeze_count()
+        assert frozen > 0  # the plan and items, out of the collector's sight
+        # The next session in this process (no criteria) first hands them back.
+        pytester.makepyfile(test_plain="def test_one():\n    assert True\n")
+        result = pytester.runpytest_inprocess("test_plain.py")
+        assert result.ret == 0
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
