@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from . import heap
 from .checks import BUILTIN, CheckRegistry
 from .display import describe_char, escape, unsafe_char
 from .engine import identity, now_iso, run_criterion
@@ -132,9 +133,10 @@ class BenchmarkFile(pytest.File):
         settings = self.config.stash[SETTINGS]
         scored = file_scored(settings, self.path)
         try:
-            self.plan = load_benchmark(
-                self.path, registry, display_path(self.config, self.path), scored=scored
-            )
+            with heap.building():
+                self.plan = load_benchmark(
+                    self.path, registry, display_path(self.config, self.path), scored=scored
+                )
         except BenchmarkFileError as exc:
             count = len(exc.problems)
             header = f"{count} problem{'s' if count > 1 else ''} in benchmark file:\n"

@@ -1,37 +1,80 @@
-"""Keep Python's cyclic garbage collector off what collection built.
+"""Keep Python's cyclic garbage collector off what a scoring session keeps.
 
-Collection builds objects that live as long as the session: each benchmark's plan, one item
-per criterion, and every module imported so far (pytest's, the plugins', ours). Python's full
-collections walk all of them again each time enough new objects accumulate, and again while
-the interpreter shuts down, so a session of thousands of criteria spent more time in the
-collector than in its checks (``bench/overhead.py``, BENCHMARKS.md).
+A session keeps most of what it builds until it ends: each benchmark's plan, one item per
+criterion, every criterion run and the report. Python's full collections walk all of it again
+each time enough new objects accumulate, and again while the interpreter shuts down, so at
+2,000 criteria the collector took more time than the checks, and at 20,000 three times what
+plain pytest spends in it (``bench/overhead.py``, BENCHMARKS.md).
 
-After collection :func:`settle` moves what is alive to the collector's permanent generation
-(:func:`gc.freeze`), which collections skip; reference counting still frees those objects.
-They are handed back (:func:`gc.unfreeze`) when a later session starts in the same process
-(``pytest.main()`` called again, pytester's in-process runs), so that session's collections
-free the reference cycles of the one before; a process that ends after its session never
-walks them again.
+So what the session keeps is moved to the collector's permanent generation
+(:func:`gc.freeze`), which collections skip; reference counting still frees those objects:
+
+- :func:`settle` after collection (the plan, the items, every module imported so far);
+- :func:`building` around a bulk build (a benchmark file's plan, the report): the collector
+  is off while it runs, then one pass over what it made frees its cycles and the rest is
+  frozen;
+- :func:`checkpoint` once per :data:`EVERY` criterion runs: a collection over what was made
+  since the last freeze (garbage included), then a freeze.
+
+Everything frozen is handed back (:func:`gc.unfreeze`) when a later session starts in the
+same process (``pytest.main()`` called again, pytester's in-process runs), so that session's
+collections free the reference cycles of this one; a process that ends after its session
+never walks them again.
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-#: whether a session of this process froze the heap and nobody has handed it back yet
+#: criterion runs between two checkpoints
+EVERY = 500
+
+#: whether a session of this process froze objects that nobody has handed back yet
 _frozen = False
+_runs = 0
 
 
-def settle() -> None:
-    """Freeze the objects alive after collection (a session with benchmark criteria)."""
+def _freeze() -> None:
     global _frozen
     _frozen = True
     gc.freeze()
 
 
+def settle() -> None:
+    """Freeze the objects alive after collection."""
+    _freeze()
+
+
+@contextmanager
+def building() -> Iterator[None]:
+    """No collections while the block builds; then collect what it made and freeze the rest."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        gc.collect(0)  # the collector was off: everything the block made is in generation 0
+        _freeze()
+
+
+def checkpoint() -> None:
+    """Called once per criterion run: every :data:`EVERY` runs, collect and freeze."""
+    global _runs
+    _runs += 1
+    if _runs >= EVERY:
+        _runs = 0
+        gc.collect()  # only what is not frozen: the runs since the last checkpoint
+        _freeze()
+
+
 def release() -> None:
     """A new session starts: give the previous session's frozen objects back."""
-    global _frozen
+    global _frozen, _runs
+    _runs = 0
     if _frozen:
         _frozen = False
         gc.unfreeze()

@@ -257,6 +257,8 @@ class CollectionGuard:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     if isinstance(item, CriterionItem):
+        if call.when == "teardown":
+            heap.checkpoint()  # what the worker keeps of its criterion runs
         record = item.verial_criterion_run
         if record is None and call.when == "setup" and report.failed:
             # A source fixture raised (overridden in a conftest, or unusable run settings).

@@ -7,11 +7,14 @@ import gc
 import importlib
 import json
 import pkgutil
+import weakref
+from collections.abc import Iterator
 
 import pytest
 from core_support import Project, portal_criterion, run_subprocess
 
 import pytest_verial.checks
+from pytest_verial import heap
 from pytest_verial.checks import BUILTIN, builtin_check, default_registry
 
 # A conftest that writes, at the end of the session, the check modules the session imported.
@@ -97,3 +100,57 @@ def test_the_heap_is_frozen_after_collection_and_handed_back_to_the_next_session
         assert gc.get_freeze_count() == 0
     finally:
         gc.unfreeze()
+
+
+class Node:
+    """An object in a reference cycle with itself."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture
+def collector_off() -> Iterator[None]:
+    """Only the code under test collects; the frozen set is handed back afterwards."""
+    gc.unfreeze()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        heap.release()
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
+
+
+def test_a_checkpoint_frees_cycles_before_freezing(
+    collector_off: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(heap, "EVERY", 2)
+    dead = weakref.ref(Node())
+    kept = Node()
+    heap.checkpoint()
+    assert dead() is not None and gc.get_freeze_count() == 0  # not yet: 1 run of 2
+    heap.checkpoint()
+    assert dead() is None  # collected, not frozen with the rest
+    assert gc.get_freeze_count() > 0 and kept.me is kept
+    heap.release()
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_bulk_build_runs_without_collections_then_frees_its_cycles(
+    collector_off: None,
+) -> None:
+    gc.enable()
+    with heap.building():
+        assert not gc.isenabled()
+        dead = weakref.ref(Node())
+        kept = Node()
+    assert gc.isenabled()
+    assert dead() is None and kept.me is kept
+    assert gc.get_freeze_count() > 0
+    gc.disable()
+    with heap.building():  # a caller that had the collector off keeps it off
+        pass
+    assert not gc.isenabled()

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from .. import heap
 from ..collect import (
     JUNIT_FIELDS,
     BenchmarkFile,
@@ -234,6 +235,7 @@ class Recorder:
             return
         self._journal(report.nodeid)
         self._checkpoint()
+        heap.checkpoint()
 
     def _journal(self, nodeid: str) -> None:
         """Append the criterion run to the journal; fsync when its task run is complete."""
@@ -387,8 +389,9 @@ class Recorder:
             if self.journal is not None:
                 self.journal.close(remove=True)
             return
-        data = self._input(running=False)
-        report = build_report(data)
+        with heap.building():
+            data = self._input(running=False)
+            report = build_report(data)
         self._gate(session, report)
         report.session.exit_status = int(session.exitstatus)
         judge = self.config.pluginmanager.get_plugin("verial-judge")
