@@ -12,6 +12,11 @@ Shapes (issue 12): ``large`` is few large tasks (tasks of 50 one-field criteria,
 ``small`` is many small tasks (tasks of 10 criteria with 3 fields each). ``--tasks`` overrides
 the task count.
 
+The plugin freezes what a session keeps out of the garbage collector's sight (``heap.py``);
+plain pytest does not, and pays for full collections over its items. So the script also
+runs the plain file with the same freeze after collection (``plain, heap frozen``): the
+ratio against it is the plugin's own per-criterion cost, with the collector out of both.
+
 ``--report`` makes the verial run write ``--verial-report`` (and so its journal, one line per
 criterion run, fsynced per task run): run it with the source before and after a change to
 the report path to see what that path costs.
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -52,6 +58,15 @@ def test_field(task, key, fields):
         for part in path.split("."):
             value = value[int(part)] if isinstance(value, list) else value[part]
         assert value == expected
+"""
+
+#: ``-p freeze_after_collection``: plain pytest with the freeze the plugin does after collection
+FREEZE_PLUGIN = """
+import gc
+
+
+def pytest_collection_finish(session):
+    gc.freeze()
 """
 
 FIELDS = [("lines.0.cpt", "99213"), ("status", "accepted"), ("payer.name", "Aetna")]
@@ -100,6 +115,7 @@ def build(root: Path, criteria: int, tasks: int, fields: int = 1) -> None:
     (root / "test_plain.py").write_text(PLAIN_TEST)
     (root / "cases.json").write_text(json.dumps(cases))
     (root / "pytest.ini").write_text("[pytest]\n")
+    (root / "freeze_after_collection.py").write_text(FREEZE_PLUGIN)
 
 
 def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
@@ -109,6 +125,10 @@ def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
         cwd=cwd,
         capture_output=True,
         text=True,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(cwd), os.environ.get("PYTHONPATH", "")]),
+        },
     )
     elapsed = time.perf_counter() - start
     if proc.returncode not in ok:
@@ -130,10 +150,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build(root, args.criteria, args.tasks, fields)
-        verial, plain, empty = [], [], []
+        verial, plain, frozen, empty = [], [], [], []
         for _ in range(args.repeat):
             verial.append(timed(["load.verial.json", "--verial-run", "sandbox", *extra], root))
             plain.append(timed(["test_plain.py"], root))
+            frozen.append(timed(["test_plain.py", "-p", "freeze_after_collection"], root))
             empty.append(
                 timed(
                     ["-c", "pytest.ini", "--co", "-k", "nothing-at-all", "cases.json"],
@@ -141,7 +162,7 @@ def main() -> None:
                     ok=(4, 5),
                 )
             )
-        v, p, e = (statistics.median(x) for x in (verial, plain, empty))
+        v, p, f, e = (statistics.median(x) for x in (verial, plain, frozen, empty))
     n = args.criteria
     print(
         f"shape {args.shape}: {n} criteria in {args.tasks} tasks, {fields} field(s) each, "
@@ -151,9 +172,11 @@ def main() -> None:
         f"pytest-verial:      {v:7.2f} s  ({(v - e) / n * 1e3:.3f} ms per criterion above start-up)"
     )
     print(f"plain pytest items: {p:7.2f} s  ({(p - e) / n * 1e3:.3f} ms per test above start-up)")
+    print(f"plain, heap frozen: {f:7.2f} s  ({(f - e) / n * 1e3:.3f} ms per test above start-up)")
     print(f"pytest start-up:    {e:7.2f} s")
     print(f"ratio (wall):       {v / p:.2f}")
     print(f"ratio (per item):   {(v - e) / (p - e):.2f}")
+    print(f"ratio against plain with the heap frozen (wall): {v / f:.2f}")
 
 
 if __name__ == "__main__":

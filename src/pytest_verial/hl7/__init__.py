@@ -8,8 +8,23 @@ Reusable from other checks (e.g. ``sftp-file-present`` with ``parse: hl7``)::
     get(messages[0], "PID.3[2].1")                       # value, None, list, or MISSING
 """
 
-from .parse import Hl7Message, Hl7ParseError, parse_message, parse_stream
-from .paths import Hl7PathError, get, get_all, parse_path
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import lazy
+
+if TYPE_CHECKING:
+    from .parse import Hl7Message, Hl7ParseError, parse_message, parse_stream
+    from .paths import Hl7PathError, get, get_all, parse_path
+
+__getattr__, __dir__ = lazy.exports(
+    __name__,
+    {
+        **dict.fromkeys(["Hl7Message", "Hl7ParseError", "parse_message", "parse_stream"], "parse"),
+        **dict.fromkeys(["Hl7PathError", "get", "get_all", "parse_path"], "paths"),
+    },
+)
 
 __all__ = [
     "Hl7Message",

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .capture import CaptureProcess
+if TYPE_CHECKING:
+    from .capture import CaptureProcess
 
 
 @pytest.fixture
 def verial_hl7_capture(tmp_path: Path) -> Iterator[CaptureProcess]:
     """A running MLLP capture server: ``.host``, ``.port``, ``.out_path``, ``.events()``."""
+    from .capture import CaptureProcess  # loaded by the tests that use it, not at start-up
+
     server = CaptureProcess(tmp_path / "hl7_outbound" / "events.jsonl").start()
     try:
         yield server

@@ -1,17 +1,37 @@
 """The LLM judge of PRD-103: rubric prompt, OpenAI-compatible client, gating and cost.
 
-Nothing here is imported at collection time; httpx is imported when a client is made.
+Each public name loads its module on first use; httpx is imported when a client is made.
 """
 
 from __future__ import annotations
 
-from .client import JudgeClient, JudgeError, Judgement, close_clients, shared_client
-from .gating import Decision, decide
-from .models import normalise_model_id, same_model
-from .prompt import build_messages, prompt_hash
-from .reply import MalformedReply, Rating, Ratings, parse_reply
-from .settings import DEFAULT_PRICES, JudgeSettings, build_settings
-from .source import JudgeSource, from_sandbox, settings_for
+from typing import TYPE_CHECKING
+
+from .. import lazy
+
+if TYPE_CHECKING:
+    from .client import JudgeClient, JudgeError, Judgement, close_clients, shared_client
+    from .gating import Decision, decide
+    from .models import normalise_model_id, same_model
+    from .prompt import build_messages, prompt_hash
+    from .reply import MalformedReply, Rating, Ratings, parse_reply
+    from .settings import DEFAULT_PRICES, JudgeSettings, build_settings
+    from .source import JudgeSource, from_sandbox, settings_for
+
+__getattr__, __dir__ = lazy.exports(
+    __name__,
+    {
+        **dict.fromkeys(
+            ["JudgeClient", "JudgeError", "Judgement", "close_clients", "shared_client"], "client"
+        ),
+        **dict.fromkeys(["Decision", "decide"], "gating"),
+        **dict.fromkeys(["normalise_model_id", "same_model"], "models"),
+        **dict.fromkeys(["build_messages", "prompt_hash"], "prompt"),
+        **dict.fromkeys(["MalformedReply", "Rating", "Ratings", "parse_reply"], "reply"),
+        **dict.fromkeys(["DEFAULT_PRICES", "JudgeSettings", "build_settings"], "settings"),
+        **dict.fromkeys(["JudgeSource", "from_sandbox", "settings_for"], "source"),
+    },
+)
 
 __all__ = [
     "DEFAULT_PRICES",

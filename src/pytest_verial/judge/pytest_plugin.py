@@ -8,6 +8,7 @@ the report extension (``feedback`` per task run, ``verification`` summary, termi
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -232,9 +233,9 @@ class JudgeReporting:
             terminalreporter.write_line(line)
 
     def pytest_unconfigure(self) -> None:
-        from .client import close_clients
-
-        close_clients()
+        client = sys.modules.get(f"{__package__}.client")
+        if client is not None:  # a session that judged nothing never loaded the client
+            client.close_clients()
 
 
 _PRUNE = {"node_modules", "__pycache__", "venv", "site-packages"}

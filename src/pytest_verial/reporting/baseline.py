@@ -17,8 +17,6 @@ import pytest
 
 from ..display import escape
 from ..results import Report
-from .compare_cli import comparison_lines, load
-from .diff import compare_reports
 
 OPTION = "verial_baseline"
 
@@ -44,6 +42,9 @@ class BaselineDeltas:
         report: Report | None = getattr(recorder, "report", None)
         if report is None:
             return
+        from .compare_cli import comparison_lines
+        from .diff import compare_reports
+
         comparison = compare_reports(self.baseline, report, names=(str(self.path), "session"))
         terminalreporter.write_sep("-", f"verial changes from baseline {self.path}")
         criteria = self.config.get_verbosity() > 0
@@ -59,6 +60,8 @@ def register(config: pytest.Config) -> None:
     path = baseline_path(config)
     if path is None or hasattr(config, "workerinput"):
         return
+    from .compare_cli import load  # only with --verial-baseline
+
     try:
         baseline = load(path)
     except (ValueError, RecursionError) as exc:

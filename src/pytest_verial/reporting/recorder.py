@@ -44,7 +44,6 @@ from ..scoring import reaches
 from ..selection import changed_tasks, fingerprint
 from ..state import SETTINGS, SHARD_INFO
 from .build import ReportInput, benchmark_info, build_report
-from .html import write_html
 from .journal import (
     Journal,
     JournalBusy,
@@ -54,8 +53,6 @@ from .journal import (
     recovered_path,
 )
 from .json_report import write_json_report
-from .junit import write_junit
-from .markdown import append_step_summary, write_markdown
 from .terminal import summary
 
 CHECKPOINT_SECONDS = 2.0
@@ -415,6 +412,10 @@ class Recorder:
 
     def _write_outputs(self, report: Report, scored: bool) -> None:
         """Each output on its own: one that cannot be written does not stop the others."""
+        from .html import write_html  # each writer loads when its output is asked for
+        from .junit import write_junit
+        from .markdown import append_step_summary, write_markdown
+
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
         outputs: list[tuple[str, Path | None, Callable[[Path], object]]] = [
             ("JSON report", self.settings.report, lambda p: write_json_report(p, report.to_json())),
