@@ -35,7 +35,7 @@ from .results import CriterionRun
 from .runinfo import RunDir, empty_run_problem, shared_folders
 from .scoring import DEFAULT_AXIS
 from .sources import Sandbox, SandboxCache
-from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS
+from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS, TASK_LEFT
 
 NO_CRITERIA = "no-criteria"
 #: criterion-run fields copied into pytest's own --junitxml as ``verial_<field>``
@@ -387,6 +387,18 @@ class CriterionItem(pytest.Function):
         )
         self.verial_criterion_run = record = run.to_json()
         return record
+
+    def done(self) -> None:
+        """After teardown: drop this item's criterion run (the recorder keeps its own), and the
+        task run's prior runs once its last criterion on this process is done."""
+        self.verial_criterion_run = None
+        left = self.config.stash.get(TASK_LEFT, {})
+        task = self.task_node.nodeid
+        if task in left:
+            left[task] -= 1
+            if left[task] <= 0:
+                del left[task]
+                self.config.stash.get(PRIOR, {}).pop(task, None)
 
     def repr_failure(self, excinfo: Any) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, CriterionFailed):

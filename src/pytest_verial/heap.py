@@ -9,17 +9,23 @@ plain pytest spends in it (``bench/overhead.py``, BENCHMARKS.md).
 So what the session keeps is moved to the collector's permanent generation
 (:func:`gc.freeze`), which collections skip; reference counting still frees those objects:
 
-- :func:`settle` after collection (the plan, the items, every module imported so far);
+- :func:`settle` after collection (the plan, the items, every module imported so far), and
+  again after the session's last hook;
 - :func:`building` around a bulk build (a benchmark file's plan, the report): the collector
   is off while it runs, then one pass over what it made frees its cycles and the rest is
   frozen;
 - :func:`checkpoint` once per :data:`EVERY` criterion runs: a collection over what was made
   since the last freeze (garbage included), then a freeze.
 
-Everything frozen is handed back (:func:`gc.unfreeze`) when a later session starts in the
-same process (``pytest.main()`` called again, pytester's in-process runs), so that session's
-collections free the reference cycles of this one; a process that ends after its session
-never walks them again.
+While frozen objects are out of the collector's sight, ``gc.get_referrers()`` and
+``gc.get_objects()`` do not see them either. So :func:`thaw` gives them back when the session
+ends, before the terminal summary and other plugins' end-of-session code run (hypothesis, for
+one, checks with ``gc.get_referrers()`` the random generators it registers on import); until
+the last hook (``pytest_unconfigure``) only explicit ``gc.collect()`` calls collect, and then
+:func:`settle` freezes everything once more and turns automatic collection back on, so the
+interpreter's collections at exit do not walk it. A later session in the same process
+(``pytest.main()`` called again, pytester's in-process runs) hands it back first
+(:func:`release`), so its collections free the reference cycles of this one.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ EVERY = 500
 
 #: whether a session of this process froze objects that nobody has handed back yet
 _frozen = False
+#: automatic collection was on when :func:`thaw` turned it off
+_paused = False
 _runs = 0
 
 
@@ -43,8 +51,12 @@ def _freeze() -> None:
 
 
 def settle() -> None:
-    """Freeze the objects alive after collection."""
+    """Freeze the objects alive now (after collection; after the session's last hook)."""
+    global _paused
     _freeze()
+    if _paused:
+        _paused = False
+        gc.enable()
 
 
 @contextmanager
@@ -71,9 +83,21 @@ def checkpoint() -> None:
         _freeze()
 
 
+def thaw() -> None:
+    """The session ends: every object back in sight, no automatic collection until
+    :func:`settle` (explicit ``gc.collect()`` calls still collect)."""
+    global _frozen, _paused
+    if _frozen:
+        _frozen = False
+        gc.unfreeze()
+        if gc.isenabled():
+            _paused = True
+            gc.disable()
+
+
 def release() -> None:
     """A new session starts: give the previous session's frozen objects back."""
-    global _frozen, _runs
+    global _runs, _frozen
     _runs = 0
     if _frozen:
         _frozen = False

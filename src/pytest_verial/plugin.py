@@ -30,7 +30,7 @@ from .selection import split
 from .settings import ini_type as settings_ini_type
 from .settings import resolve, select_by_node_id
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
-from .state import SANDBOXES, SELECTED, SETTINGS, SHARD_INFO
+from .state import FROZE, SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
 
 OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
     # (flag, argparse kwargs, ini type, help)
@@ -142,9 +142,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistScheduling(), "verial-xdist")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     if SANDBOXES in config.stash:
         config.stash[SANDBOXES].close()
+    if config.stash.get(FROZE, False):
+        heap.settle()  # nothing runs after this hook: the interpreter's exit skips the heap
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    heap.thaw()  # the terminal summary and other plugins see every object again
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
@@ -218,7 +226,12 @@ def _select_by_node_id(config: pytest.Config, items: list[pytest.Item]) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
-    if any(isinstance(item, CriterionItem) for item in session.items):
+    criteria = [item for item in session.items if isinstance(item, CriterionItem)]
+    for item in criteria:  # a task run's criterion runs are kept until its last one is done
+        left = config.stash.setdefault(TASK_LEFT, {})
+        left[item.task_node.nodeid] = left.get(item.task_node.nodeid, 0) + 1
+    if criteria:
+        config.stash[FROZE] = True
         heap.settle()  # plans and items live as long as the session
     if not hasattr(config, "workerinput") and not config.option.collectonly:
         # (the xdist controller checks node ids; listing tests needs no sandbox)
@@ -258,6 +271,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if isinstance(item, CriterionItem):
         if call.when == "teardown":
+            item.done()  # the item lets go of its criterion run
             heap.checkpoint()  # what the worker keeps of its criterion runs
         record = item.verial_criterion_run
         if record is None and call.when == "setup" and report.failed:
