@@ -17,13 +17,36 @@ distribution does.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
+from .loader import is_benchmark_file
+from .nodeids import SEP, task_run_of
+from .state import SETTINGS
+
 
 class TaskRunScheduling(LoadScopeScheduling):  # type: ignore[misc]
-    """``loadscope`` that never reschedules the criterion that crashed its worker."""
+    """``loadscope`` for task runs, that never reschedules the criterion that crashed its
+    worker. Python tests in the same session are scheduled as the ``--dist`` the user chose
+    would: one by one (``load``, ``worksteal``), by ``xdist_group`` (``loadgroup``) or by
+    module and class (``loadscope``); grouped by module, one slow test module kept a
+    worker busy long after the other had finished."""
+
+    def __init__(self, config: Any, log: Any = None) -> None:
+        super().__init__(config, log)
+        self._dist = config.getoption("dist")
+        self._patterns = config.stash[SETTINGS].patterns
+
+    def _split_scope(self, nodeid: str) -> str:
+        if is_benchmark_file(Path(nodeid.partition(SEP)[0]), self._patterns):
+            return task_run_of(nodeid)  # a task run goes whole to one worker
+        if self._dist == "loadscope":
+            return str(super()._split_scope(nodeid))
+        if self._dist == "loadgroup" and nodeid.rfind("@") > nodeid.rfind("]"):
+            return nodeid.rsplit("@", 1)[-1]  # xdist_group's name, as xdist's loadgroup
+        return nodeid
 
     def remove_node(self, node: Any) -> str | None:
         workload = self.assigned_work.get(node) or {}

@@ -167,3 +167,29 @@ def test_a_bulk_build_runs_without_collections_then_frees_its_cycles(
     with heap.building():  # a caller that had the collector off keeps it off
         pass
     assert not gc.isenabled()
+
+
+SPREAD = """
+import os
+import pytest
+
+
+@pytest.mark.parametrize("n", range(8))
+def test_where(n):
+    with open(f"ran-{n}.txt", "w") as out:
+        out.write(os.environ["PYTEST_XDIST_WORKER"])
+"""
+
+
+@pytest.mark.parametrize("dist", ["load", "worksteal"])
+def test_python_tests_of_one_module_are_spread_over_the_workers(
+    project: Project, dist: str
+) -> None:
+    # The plugin schedules a session's task runs whole; Python tests beside them used to be
+    # grouped by module too, so one slow module kept one worker busy while the other idled.
+    portal_project(project)
+    (project.path / "test_spread.py").write_text(SPREAD, encoding="utf-8")
+    code, output = run_subprocess(project.path, "-n", "2", "--dist", dist)
+    assert code == 0, output[-2000:]
+    workers = {(project.path / f"ran-{n}.txt").read_text(encoding="utf-8") for n in range(8)}
+    assert workers == {"gw0", "gw1"}
