@@ -12,7 +12,7 @@ import inspect
 import re
 import warnings
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,8 @@ _PYTEST_MARKERS = frozenset(
 )
 _OUR_DOCS = ("task tag from a benchmark file", "criterion axis from a benchmark file")
 _ACTING: pytest.StashKey[frozenset[str]] = pytest.StashKey()
+#: marker names declared so far (the ini's, plugins', and the tags and axes added here)
+_KNOWN: pytest.StashKey[set[str]] = pytest.StashKey()
 #: a quoted value in a message ('...' or "...", with backslash escapes)
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 WITHHELD = "details withheld: scored run; see the JSON report"
@@ -124,6 +126,11 @@ class BenchmarkFile(pytest.File):
     """A ``*.verial.yaml|yml|json`` file; a file with problems is one collection error."""
 
     plan: BenchmarkPlan
+
+    @cached_property
+    def display(self) -> str:
+        """The file's path as pytest shows it (each criterion run names it)."""
+        return display_path(self.config, self.path)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         try:
@@ -276,9 +283,14 @@ def _add_marker(node: pytest.Item | pytest.Collector, name: str, doc: str) -> No
             stacklevel=1,
         )
         return
-    known = {_marker_name(line) for line in node.config.getini("markers")}
+    known = node.config.stash.get(_KNOWN, None)
+    if known is None:
+        known = node.config.stash[_KNOWN] = {
+            _marker_name(line) for line in node.config.getini("markers")
+        }
     if name not in known:
         node.config.addinivalue_line("markers", f"{name}: {doc}")
+        known.add(name)
     node.add_marker(getattr(pytest.mark, name))
 
 
@@ -320,7 +332,7 @@ class CriterionItem(pytest.Function):
         return {
             "nodeid": self.nodeid,
             "task_run": task_node.nodeid,
-            "file": display_path(self.config, file_node.path),
+            "file": file_node.display,
             "benchmark": file_node.plan.slug,
             "run": task_node.run.label,
         }
