@@ -29,25 +29,10 @@ def pytest_sessionfinish(session):
 
 
 def portal_project(project: Project) -> None:
-    project.benchmark(
-        "pa",
-        {
-            "tasks": [
-                {
-                    "id": "pa",
-                    "criteria": [
-                        portal_criterion(
-                            "submitted",
-                            "prior_auth_requests",
-                            None,
-                            None,
-                            [{"path": "status", "expected": "submitted"}],
-                        )
-                    ],
-                }
-            ]
-        },
-    )
+    """One task, one portal criterion that passes."""
+    submitted = [{"path": "status", "expected": "submitted"}]
+    criterion = portal_criterion("submitted", "prior_auth_requests", None, None, submitted)
+    project.benchmark("pa", {"tasks": [{"id": "pa", "criteria": [criterion]}]})
     project.sandbox("pa", {"portal/prior_auth_requests.json": [{"status": "submitted"}]})
 
 
