@@ -9,8 +9,7 @@ plain pytest spends in it (``bench/overhead.py``, BENCHMARKS.md).
 So what the session keeps is moved to the collector's permanent generation
 (:func:`gc.freeze`), which collections skip; reference counting still frees those objects:
 
-- :func:`settle` after collection (the plan, the items, every module imported so far), and
-  again after the session's last hook;
+- :func:`settle` after collection (the plan, the items, every module imported so far);
 - :func:`building` around a bulk build (a benchmark file's plan, the report): the collector
   is off while it runs, then one pass over what it made frees its cycles and the rest is
   frozen;
@@ -22,7 +21,7 @@ While frozen objects are out of the collector's sight, ``gc.get_referrers()`` an
 ends, before the terminal summary and other plugins' end-of-session code run (hypothesis, for
 one, checks with ``gc.get_referrers()`` the random generators it registers on import); until
 the last hook (``pytest_unconfigure``) only explicit ``gc.collect()`` calls collect, and then
-:func:`settle` freezes everything once more and turns automatic collection back on, so the
+:func:`end` freezes everything once more and turns automatic collection back on, so the
 interpreter's collections at exit do not walk it. A later session in the same process
 (``pytest.main()`` called again, pytester's in-process runs) hands it back first
 (:func:`release`), so its collections free the reference cycles of this one.
@@ -37,26 +36,24 @@ from contextlib import contextmanager
 #: criterion runs between two checkpoints
 EVERY = 500
 
-#: whether a session of this process froze objects that nobody has handed back yet
+#: frozen objects that nobody has handed back yet
 _frozen = False
+#: this session froze something (so :func:`end` freezes again)
+_session = False
 #: automatic collection was on when :func:`thaw` turned it off
 _paused = False
 _runs = 0
 
 
 def _freeze() -> None:
-    global _frozen
-    _frozen = True
+    global _frozen, _session
+    _frozen = _session = True
     gc.freeze()
 
 
 def settle() -> None:
-    """Freeze the objects alive now (after collection; after the session's last hook)."""
-    global _paused
+    """Freeze the objects alive after collection."""
     _freeze()
-    if _paused:
-        _paused = False
-        gc.enable()
 
 
 @contextmanager
@@ -85,7 +82,7 @@ def checkpoint() -> None:
 
 def thaw() -> None:
     """The session ends: every object back in sight, no automatic collection until
-    :func:`settle` (explicit ``gc.collect()`` calls still collect)."""
+    :func:`end` (explicit ``gc.collect()`` calls still collect)."""
     global _frozen, _paused
     if _frozen:
         _frozen = False
@@ -95,10 +92,22 @@ def thaw() -> None:
             gc.disable()
 
 
+def end() -> None:
+    """After the session's last hook: freeze again if the session froze anything, and turn
+    automatic collection back on if :func:`thaw` turned it off."""
+    global _paused
+    if _session:
+        _freeze()
+    if _paused:
+        _paused = False
+        gc.enable()
+
+
 def release() -> None:
     """A new session starts: give the previous session's frozen objects back."""
-    global _runs, _frozen
+    global _runs, _frozen, _session
     _runs = 0
+    _session = False
     if _frozen:
         _frozen = False
         gc.unfreeze()

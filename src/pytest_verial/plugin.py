@@ -30,7 +30,7 @@ from .selection import split
 from .settings import ini_type as settings_ini_type
 from .settings import resolve, select_by_node_id
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
-from .state import FROZE, SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
+from .state import SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
 
 OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
     # (flag, argparse kwargs, ini type, help)
@@ -146,8 +146,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if SANDBOXES in config.stash:
         config.stash[SANDBOXES].close()
-    if config.stash.get(FROZE, False):
-        heap.settle()  # nothing runs after this hook: the interpreter's exit skips the heap
+    heap.end()  # nothing runs after this hook: the interpreter's exit skips the heap
 
 
 @pytest.hookimpl(trylast=True)
@@ -231,7 +230,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         left = config.stash.setdefault(TASK_LEFT, {})
         left[item.task_node.nodeid] = left.get(item.task_node.nodeid, 0) + 1
     if criteria:
-        config.stash[FROZE] = True
         heap.settle()  # plans and items live as long as the session
     if not hasattr(config, "workerinput") and not config.option.collectonly:
         # (the xdist controller checks node ids; listing tests needs no sandbox)

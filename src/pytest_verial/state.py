@@ -20,8 +20,6 @@ SELECTED = pytest.StashKey[dict[str, list[str]]]()
 REGISTRIES = pytest.StashKey[dict[tuple[int, ...], CheckRegistry]]()
 #: this process's ``session.shard`` block (``--verial-shard``), set at collection
 SHARD_INFO = pytest.StashKey[dict[str, Any]]()
-#: this session froze what it keeps out of the garbage collector's sight (heap.py)
-FROZE = pytest.StashKey[bool]()
 #: criteria of each task run (node id) this process has yet to finish; its PRIOR entry is
 #: dropped when the count reaches 0
 TASK_LEFT = pytest.StashKey[dict[str, int]]()

@@ -178,3 +178,22 @@ def test_python_tests_of_one_module_are_spread_over_the_workers(
     assert code == 0, output[-2000:]
     workers = {(project.path / f"ran-{n}.txt").read_text(encoding="utf-8") for n in range(8)}
     assert workers == {"gw0", "gw1"}
+
+
+@pytest.mark.parametrize("benchmark", ["good", "broken"])
+def test_automatic_collection_is_back_on_after_a_session(
+    pytester: pytest.Pytester, project: Project, benchmark: str
+) -> None:
+    # The heap is handed back with automatic collection paused for the end hooks; a session
+    # whose only benchmark file is broken (no criteria, a collection error) must resume it too.
+    portal_project(project)
+    if benchmark == "broken":
+        project.benchmark("pa", "tasks: [unclosed")
+    assert gc.isenabled()
+    try:
+        result = pytester.runpytest_inprocess()
+        assert result.ret == (0 if benchmark == "good" else 1)
+        assert gc.isenabled()
+    finally:
+        heap.release()
+        gc.enable()

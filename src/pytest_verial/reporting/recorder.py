@@ -42,7 +42,7 @@ from ..nodeids import is_no_criteria, parse, split_task_name, task_name, task_no
 from ..results import CriterionRun, Report
 from ..scoring import reaches
 from ..selection import changed_tasks, fingerprint
-from ..state import FROZE, SETTINGS, SHARD_INFO
+from ..state import SETTINGS, SHARD_INFO
 from .build import ReportInput, benchmark_info, build_report
 from .journal import (
     Journal,
@@ -391,7 +391,6 @@ class Recorder:
         with heap.building():
             data = self._input(running=False)
             report = build_report(data)
-        self.config.stash[FROZE] = True  # frozen again after the last hook (plugin.py)
         self._gate(session, report)
         report.session.exit_status = int(session.exitstatus)
         judge = self.config.pluginmanager.get_plugin("verial-judge")
