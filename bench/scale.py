@@ -300,7 +300,14 @@ def plot(points: list[Point], png: Path) -> str | None:
 
 
 def _sizes(text: str) -> list[int]:
-    return [int(part.replace("_", "")) for part in text.split(",") if part]
+    """``1000,3000,10_000`` as counts; an argparse error for anything else."""
+    try:
+        sizes = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected counts >= 1 like 1000,3000, got {text!r}")
+    return sizes
 
 
 def main() -> None:
@@ -314,6 +321,8 @@ def main() -> None:
     parser.add_argument("--xdist", action="store_true", help="the criteria axis at -n 2 too")
     parser.add_argument("--png", type=Path, default=ROOT / "docs" / "scale.png")
     args = parser.parse_args()
+    if max(args.tasks) > args.tasks_criteria:
+        parser.error(f"--tasks {max(args.tasks)} exceeds --tasks-criteria {args.tasks_criteria}")
     chosen = args.axis or ["criteria", "tasks", "fhir"]
     workers = [0, 2] if args.xdist else [0]
     points: list[Point] = []
@@ -326,7 +335,12 @@ def main() -> None:
         for axis in chosen:
             for point in runs[axis]():
                 points.append(point)
-                print(f"  {point}", file=sys.stderr, flush=True)
+                print(
+                    f"  {axis} {point.x:,}: {point.criteria:,} criteria, {point.tasks:,} tasks, "
+                    f"-n {point.workers}: {point.wall_s:.1f} s, {point.peak_mb:.0f} MB",
+                    file=sys.stderr,
+                    flush=True,
+                )
     print(table(points))
     problem = plot(points, args.png)
     if problem:
