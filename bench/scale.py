@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -267,6 +267,7 @@ def plot(points: list[Point], png: Path) -> str | None:
         return "matplotlib is not installed: pip install -e '.[bench]' (the table is above)"
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     axes = [a for a in ("criteria", "tasks", "fhir") if any(p.axis == a for p in points)]
     labels = {
@@ -286,6 +287,12 @@ def plot(points: list[Point], png: Path) -> str | None:
                     ax.plot(xs, [ys[-1] * x / xs[-1] for x in xs], ":", color="grey")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            values = [getattr(p, measure) for p in points if p.axis == axis]
+            ax.set_ylim(min(values) / 1.6, max(values) * 1.6)  # the dotted line shows a slope
+            for ticks in (ax.xaxis, ax.yaxis):
+                ticks.set_major_locator(LogLocator(subs=(1, 2, 5)))
+                ticks.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,g}"))
+                ticks.set_minor_formatter(NullFormatter())
             ax.set_xlabel(labels[axis])
             ax.set_ylabel(unit if row == 0 else "peak RSS (MB)")
             ax.grid(True, which="both", alpha=0.3)
@@ -320,12 +327,20 @@ def main() -> None:
     parser.add_argument("--resources", type=_sizes, default=RESOURCES)
     parser.add_argument("--xdist", action="store_true", help="the criteria axis at -n 2 too")
     parser.add_argument("--png", type=Path, default=ROOT / "docs" / "scale.png")
+    parser.add_argument("--json", type=Path, help="append each point to this file as measured")
+    parser.add_argument(
+        "--replot", type=Path, help="measure nothing: the table and plot of a --json file"
+    )
     args = parser.parse_args()
     if max(args.tasks) > args.tasks_criteria:
         parser.error(f"--tasks {max(args.tasks)} exceeds --tasks-criteria {args.tasks_criteria}")
     chosen = args.axis or ["criteria", "tasks", "fhir"]
     workers = [0, 2] if args.xdist else [0]
-    points: list[Point] = []
+    if args.replot:
+        points = [Point(**json.loads(line)) for line in args.replot.read_text().splitlines()]
+        report(points, args.png)
+        return
+    points = []
     with tempfile.TemporaryDirectory(prefix="verial-scale-") as tmp:
         runs: dict[str, Callable[[], Iterator[Point]]] = {
             "criteria": lambda: criteria_points(args.criteria, workers, Path(tmp)),
@@ -335,18 +350,26 @@ def main() -> None:
         for axis in chosen:
             for point in runs[axis]():
                 points.append(point)
+                if args.json:
+                    with args.json.open("a", encoding="utf-8") as handle:
+                        handle.write(json.dumps(asdict(point)) + "\n")
                 print(
                     f"  {axis} {point.x:,}: {point.criteria:,} criteria, {point.tasks:,} tasks, "
                     f"-n {point.workers}: {point.wall_s:.1f} s, {point.peak_mb:.0f} MB",
                     file=sys.stderr,
                     flush=True,
                 )
+    report(points, args.png)
+
+
+def report(points: list[Point], png: Path) -> None:
+    """Print the table, draw the plot (or say in one line why not)."""
     print(table(points))
-    problem = plot(points, args.png)
+    problem = plot(points, png)
     if problem:
         print(f"scale.py: no plot: {problem}", file=sys.stderr)
     else:
-        print(f"\nplot: {args.png}")
+        print(f"\nplot: {png}")
 
 
 if __name__ == "__main__":
