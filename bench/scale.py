@@ -132,6 +132,7 @@ class Point:
     tasks: int
     resources: int
     wall_s: float
+    cpu_s: float
     peak_mb: float
     input_mb: float
 
@@ -156,8 +157,9 @@ def _tree_rss(root: int) -> int:
     return total
 
 
-def run_pytest(args: list[str], cwd: Path, workers: int) -> tuple[float, float]:
-    """Run pytest on ``args`` in ``cwd``: (wall seconds, peak RSS in MB); exits on a failure."""
+def run_pytest(args: list[str], cwd: Path, workers: int) -> tuple[float, float, float]:
+    """Run pytest on ``args`` in ``cwd``: wall s, CPU s (user + system, workers included) and
+    peak RSS MB; exits on a failure."""
     cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q"]
     cmd += ["--verial-report", "report.json", "-n", str(workers), *args]
     peak, done = [0], threading.Event()
@@ -182,7 +184,7 @@ def run_pytest(args: list[str], cwd: Path, workers: int) -> tuple[float, float]:
         tail = (cwd / "pytest.out").read_text(errors="replace")[-1500:]
         raise SystemExit(f"pytest {' '.join(args)} exited {proc.returncode}:\n{tail}")
     largest = usage.ru_maxrss * 1024  # KiB on Linux
-    return wall, max(largest, peak[0]) / 2**20
+    return wall, usage.ru_utime + usage.ru_stime, max(largest, peak[0]) / 2**20
 
 
 def _suffixed(line: str, chunk: int) -> str:
@@ -211,8 +213,8 @@ def criteria_points(sizes: list[int], workers: list[int], tmp: Path) -> Iterator
         build_criteria(root, n, tasks)
         size = (root / "load.verial.json").stat().st_size / 1e6
         for w in workers:
-            wall, peak = run_pytest(["load.verial.json", "--verial-run", "sandbox"], root, w)
-            yield Point("criteria", n, w, n, tasks, 0, wall, peak, size)
+            wall, cpu, peak = run_pytest(["load.verial.json", "--verial-run", "sandbox"], root, w)
+            yield Point("criteria", n, w, n, tasks, 0, wall, cpu, peak, size)
 
 
 def task_points(sizes: list[int], criteria: int, tmp: Path) -> Iterator[Point]:
@@ -221,8 +223,8 @@ def task_points(sizes: list[int], criteria: int, tmp: Path) -> Iterator[Point]:
         root = tmp / f"tasks-{t}"
         build_criteria(root, criteria, t)
         size = (root / "load.verial.json").stat().st_size / 1e6
-        wall, peak = run_pytest(["load.verial.json", "--verial-run", "sandbox"], root, 0)
-        yield Point("tasks", t, 0, criteria // t * t, t, 0, wall, peak, size)
+        wall, cpu, peak = run_pytest(["load.verial.json", "--verial-run", "sandbox"], root, 0)
+        yield Point("tasks", t, 0, criteria // t * t, t, 0, wall, cpu, peak, size)
 
 
 def fhir_points(sizes: list[int], tmp: Path) -> Iterator[Point]:
@@ -235,9 +237,9 @@ def fhir_points(sizes: list[int], tmp: Path) -> Iterator[Point]:
         snapshot = root / "run" / "scan" / "fhir" / "export.ndjson"
         write_snapshot(snapshot, n)
         size = snapshot.stat().st_size / 1e6
-        wall, peak = run_pytest(["scale.verial.yaml", "--verial-run", "run"], root, 0)
+        wall, cpu, peak = run_pytest(["scale.verial.yaml", "--verial-run", "run"], root, 0)
         snapshot.unlink()
-        yield Point("fhir", n, 0, FHIR_CRITERIA, 1, n, wall, peak, size)
+        yield Point("fhir", n, 0, FHIR_CRITERIA, 1, n, wall, cpu, peak, size)
 
 
 def _per_criterion(point: Point) -> str:
@@ -248,12 +250,12 @@ def _per_criterion(point: Point) -> str:
 def table(points: list[Point]) -> str:
     """The Markdown table of the points."""
     head = (
-        "| axis | criteria | tasks | FHIR resources | input MB | `-n` | wall s | "
-        "ms / criterion | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|"
+        "| axis | criteria | tasks | FHIR resources | input MB | `-n` | wall s | CPU s | "
+        "ms / criterion | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|"
     )
     rows = [
         f"| {p.axis} | {p.criteria:,} | {p.tasks:,} | {p.resources:,} | {p.input_mb:.1f} | "
-        f"{p.workers} | {p.wall_s:.1f} | {_per_criterion(p)} | {p.peak_mb:.0f} |"
+        f"{p.workers} | {p.wall_s:.1f} | {p.cpu_s:.1f} | {_per_criterion(p)} | {p.peak_mb:.0f} |"
         for p in points
     ]
     return "\n".join([head, *rows])

@@ -50,13 +50,13 @@ def test_smallest_run_prints_the_table_and_draws_the_plot(tmp_path: Path) -> Non
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
     assert rows[0].startswith("| axis | criteria | tasks | FHIR resources |")
     cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows[1:]]
-    # axis, criteria, tasks, resources, input MB, -n, wall s, ms / criterion, peak RSS MB
+    # axis, criteria, tasks, resources, input MB, -n, wall s, CPU s, ms / criterion, peak RSS MB
     assert [c[:4] for c in cells] == [
         ["criteria", "20", "1", "0"],
         ["tasks", "20", "2", "0"],
         ["fhir", "10", "1", "200"],
     ]
-    assert all(float(c[6]) > 0 and float(c[8]) > 0 for c in cells)
+    assert all(float(c[6]) > 0 and float(c[7]) > 0 and float(c[9]) > 0 for c in cells)
     if _has_matplotlib():
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     else:
@@ -68,7 +68,7 @@ def test_without_matplotlib_one_line_says_so(
     scale: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
-    point = scale.Point("criteria", 20, 0, 20, 1, 0, 1.5, 60.0, 0.1)
+    point = scale.Point("criteria", 20, 0, 20, 1, 0, 1.5, 1.4, 60.0, 0.1)
     problem = scale.plot([point], tmp_path / "scale.png")
     assert problem is not None and "\n" not in problem
     assert problem.startswith("matplotlib is not installed: pip install")
@@ -78,10 +78,13 @@ def test_without_matplotlib_one_line_says_so(
 def test_plot_has_a_column_per_axis_measured(scale: ModuleType, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     points = [
-        scale.Point("criteria", n, w, n, n // 50, 0, n / 500, 60 + n / 100, n / 1e4)
+        scale.Point("criteria", n, w, n, n // 50, 0, n / 500, n / 400, 60 + n / 100, n / 1e4)
         for n in (1000, 3000)
         for w in (0, 2)
-    ] + [scale.Point("fhir", n, 0, 10, 1, n, 2 + n / 1e4, 60 + n / 1e3, n / 2e3) for n in (1000,)]
+    ] + [
+        scale.Point("fhir", n, 0, 10, 1, n, 2 + n / 1e4, 2 + n / 1e4, 60 + n / 1e3, n / 2e3)
+        for n in (1000,)
+    ]
     assert scale.plot(points, tmp_path / "out" / "scale.png") is None
     from PIL import Image
 
