@@ -4,9 +4,9 @@ Three axes, each point a real pytest run in a subprocess (``python -m pytest -p 
 --verial-report report.json -n 0``) on inputs built beforehand in a temporary directory:
 
 - ``criteria``: N ``portal-state-match`` criteria in tasks of 50 (``bench/overhead.py``'s
-  ``build()``, the issue's "few large tasks" shape), also at ``-n 2`` with ``--xdist``;
+  ``build()``, the issue's "few large tasks" shape), also at ``-n 2`` with ``--workers 0,2``;
 - ``tasks``: a fixed number of criteria (10,000) spread over T tasks;
-- ``fhir``: a task of 10 ``fhir-resource-state`` criteria (8 distinct searches) over a snapshot
+- ``fhir``: a task of 10 ``fhir-resource-state`` criteria (9 distinct searches) over a snapshot
   of N resources in one NDJSON file (``bench/fhir.py``'s Synthea-like corpus, written in chunks
   of 100,000 with the ids of each further chunk suffixed): load + index + search + score.
 
@@ -17,8 +17,9 @@ the largest sum of the RSS of the process and its descendants, sampled every 0.2
 Prints a Markdown table and writes a log-log plot (time and memory against each axis) to
 ``docs/scale.png`` (``--png``; needs matplotlib: ``pip install -e '.[bench]'``).
 
-    python bench/scale.py [--axis criteria tasks fhir] [--xdist] [--criteria 1000,3000,...]
-                          [--tasks 10,100,...] [--tasks-criteria 10000] [--resources 1000,...]
+    python bench/scale.py [--axis criteria tasks fhir] [--workers 0,2] [--criteria 1000,...]
+        [--tasks 10,100,...] [--tasks-criteria 10000] [--resources 1000,...] [--json points.jsonl]
+    python bench/scale.py --replot points.jsonl   # the table and plot of earlier runs
 """
 
 from __future__ import annotations
@@ -319,6 +320,17 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
+def _workers(text: str) -> list[int]:
+    """``0,2`` as ``-n`` values; an argparse error for anything else."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"expected -n values >= 0 like 0,2, got {text!r}")
+    return values
+
+
 def main() -> None:
     """Measure the chosen axes, print the table, write the plot."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -327,7 +339,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=_sizes, default=TASKS)
     parser.add_argument("--tasks-criteria", type=int, default=10_000)
     parser.add_argument("--resources", type=_sizes, default=RESOURCES)
-    parser.add_argument("--xdist", action="store_true", help="the criteria axis at -n 2 too")
+    parser.add_argument(
+        "--workers", type=_workers, default=[0], help="the criteria axis's -n values: 0,2"
+    )
     parser.add_argument("--png", type=Path, default=ROOT / "docs" / "scale.png")
     parser.add_argument("--json", type=Path, help="append each point to this file as measured")
     parser.add_argument(
@@ -337,7 +351,6 @@ def main() -> None:
     if max(args.tasks) > args.tasks_criteria:
         parser.error(f"--tasks {max(args.tasks)} exceeds --tasks-criteria {args.tasks_criteria}")
     chosen = args.axis or ["criteria", "tasks", "fhir"]
-    workers = [0, 2] if args.xdist else [0]
     if args.replot:
         points = [Point(**json.loads(line)) for line in args.replot.read_text().splitlines()]
         report(points, args.png)
@@ -345,7 +358,7 @@ def main() -> None:
     points = []
     with tempfile.TemporaryDirectory(prefix="verial-scale-") as tmp:
         runs: dict[str, Callable[[], Iterator[Point]]] = {
-            "criteria": lambda: criteria_points(args.criteria, workers, Path(tmp)),
+            "criteria": lambda: criteria_points(args.criteria, args.workers, Path(tmp)),
             "tasks": lambda: task_points(args.tasks, args.tasks_criteria, Path(tmp)),
             "fhir": lambda: fhir_points(args.resources, Path(tmp)),
         }

@@ -99,6 +99,7 @@ def test_plot_has_a_column_per_axis_measured(scale: ModuleType, tmp_path: Path) 
     [
         (["--criteria", "ten"], "argument --criteria: expected counts >= 1"),
         (["--resources", "0"], "argument --resources: expected counts >= 1"),
+        (["--workers", "two"], "argument --workers: expected -n values >= 0"),
         (["--tasks", "100", "--tasks-criteria", "10"], "--tasks 100 exceeds --tasks-criteria 10"),
     ],
 )
