@@ -292,9 +292,11 @@ def plot(points: list[Point], png: Path) -> str | None:
             ax.set_yscale("log")
             values = [getattr(p, measure) for p in points if p.axis == axis]
             ax.set_ylim(min(values) / 1.6, max(values) * 1.6)  # the dotted line shows a slope
-            for ticks in (ax.xaxis, ax.yaxis):
-                ticks.set_major_locator(LogLocator(subs=(1, 2, 5)))
-                ticks.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,g}"))
+            for ticks, subs in ((ax.xaxis, (1.0,)), (ax.yaxis, (1.0, 2.0, 5.0))):
+                ticks.set_major_locator(LogLocator(subs=subs))
+                ticks.set_major_formatter(
+                    FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+                )
                 ticks.set_minor_formatter(NullFormatter())
             ax.set_xlabel(labels[axis])
             ax.set_ylabel(unit if row == 0 else "peak RSS (MB)")
@@ -379,6 +381,8 @@ def main() -> None:
 
 def report(points: list[Point], png: Path) -> None:
     """Print the table, draw the plot (or say in one line why not)."""
+    order = ["criteria", "tasks", "fhir"]
+    points = sorted(points, key=lambda p: (order.index(p.axis), p.workers, p.x))
     print(table(points))
     problem = plot(points, png)
     if problem:
