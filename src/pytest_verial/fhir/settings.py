@@ -24,7 +24,11 @@ SECRET_VALUES = {"client_secret", "token"}
 POSITIVE_SECONDS = {"timeout", "deadline"}
 KNOWN = TEXT_KEYS | SECRET_VALUES | POSITIVE_SECONDS | {
     "auth", "retries", "backoff", "max_pages", "validate_params", "baseline_since", "validation",
+    "concurrency",
 }  # fmt: skip
+#: searches of one task run sent at once (``sources.fhir.concurrency``); 1 sends one at a time
+DEFAULT_CONCURRENCY = 8
+MAX_CONCURRENCY = 64
 
 
 def check_settings(settings: dict[str, Any], where: str = "run.yaml") -> dict[str, Any]:
@@ -62,6 +66,10 @@ def _problem(key: str, value: Any) -> str | None:
     if key == "retries":
         ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 100
         return None if ok else "expected a whole number from 0 to 100"
+    if key == "concurrency":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = ok and 1 <= value <= MAX_CONCURRENCY
+        return None if ok else f"expected a whole number from 1 to {MAX_CONCURRENCY}"
     if key == "max_pages":
         ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
         return None if ok else "expected a whole number >= 1"

@@ -16,6 +16,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,7 @@ class Sandbox:
         task_key: str,
         entity: Entity | None = None,
         options: dict[str, Any] | None = None,
+        planned: Callable[[], Sequence[Any]] | None = None,
     ) -> None:
         self.run = run
         self.task = task
@@ -106,6 +108,7 @@ class Sandbox:
         self.options = options or {}
         self._sources: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._planned = planned
 
     @property
     def meta(self) -> TaskRunMeta:
@@ -125,6 +128,11 @@ class Sandbox:
                 f"known: {', '.join(sorted(known or ()))}"
             )
         return settings
+
+    def planned_criteria(self) -> Sequence[Any]:
+        """The criterion plans of this task run the session will score, in run order (a live
+        source sends their requests ahead, concurrently); empty when not known."""
+        return self._planned() if self._planned is not None else ()
 
     def source(self, name: str) -> Any:
         """The source ``name``, built on first use and cached for this task run."""
