@@ -201,3 +201,34 @@ def test_a_planner_that_fails_only_costs_the_head_start(medplum_slow: MedplumSer
     medplum_slow.reset_log()
     assert outcomes(live, criteria()[:1])[0][0] == 1.0
     assert medplum_slow.log()["count"] == 1
+
+
+def test_the_next_task_run_settles_the_previous_ones_searches(
+    medplum_slow: MedplumServer,
+) -> None:
+    """Searches a task run never asked for (its criteria ended) are cancelled when the next
+    task run takes its sandbox, and the threads end; the source is still usable."""
+    from pytest_verial.sources import SandboxCache
+
+    class Ended:
+        """A sandbox whose FHIR source is ``live`` (the cache only settles and closes it)."""
+
+        def __init__(self, live: LiveFhir) -> None:
+            self.live = live
+
+        def settle(self) -> None:
+            self.live.settle()
+
+        def close(self) -> None:
+            self.live.close()
+
+    live = planned_live(medplum_slow, criteria(), concurrency=2)
+    cache = SandboxCache()
+    medplum_slow.reset_log()
+    cache.get(("run", "first"), lambda: Ended(live))
+    outcomes(live, criteria()[:1])  # the task run's only criterion that ran
+    assert workers()
+    cache.get(("run", "second"), lambda: Ended(LiveFhir(live_settings(medplum_slow))))
+    assert not workers()
+    assert medplum_slow.log()["count"] < len(SEARCHES)
+    cache.close()

@@ -1,7 +1,7 @@
 """GCS objects a task run will read, downloaded at once after its one listing (issue 12).
 
-Each download of READS is slowed by 200 ms in the client (the emulator answers at once), so downloads
-that run together overlap; how many were under way is counted, never timed.
+Each download of READS is slowed by 200 ms in the client (the emulator answers at once), so
+downloads that run together overlap; how many were under way is counted, never timed.
 """
 
 from __future__ import annotations

@@ -162,18 +162,22 @@ class LiveFhir:
         with self._lock:
             self.requests_sent += 1
 
-    def close(self) -> None:
-        """Cancel the searches not started, wait for those under way (no retry once closed),
-        and close the connection pool. The source stays usable (one request at a time)."""
-        self._stop.set()
+    def settle(self) -> None:
+        """The task run ended: cancel the searches not started and wait for those under way
+        (no retry once settling). The source stays usable, one request at a time."""
         prefetch, self._prefetch = self._prefetch, None
         if prefetch is not None:
+            self._stop.set()
             prefetch.close()
+            self._stop = threading.Event()
+
+    def close(self) -> None:
+        """:meth:`settle`, then close the connection pool."""
+        self.settle()
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
             client.close()
-        self._stop = threading.Event()
 
     def _bearer(self, refresh: bool = False, stale: str | None = None) -> str | None:
         """The bearer token; ``refresh`` replaces ``stale`` (once, whichever thread asks)."""

@@ -143,6 +143,15 @@ class Sandbox:
                 self._sources[name] = factory(self)
             return self._sources[name]
 
+    def settle(self) -> None:
+        """The task run ended: sources stop what they started ahead (live prefetches)."""
+        with self._lock:
+            sources = list(self._sources.values())
+        for source in sources:
+            settle = getattr(source, "settle", None)
+            if callable(settle):
+                settle()
+
     def close(self) -> None:
         """Close sources that hold connections or files."""
         for source in self._sources.values():
@@ -225,15 +234,23 @@ class SandboxCache:
     """Sandboxes by (run path, task key); a few kept, older ones closed.
 
     With xdist's per-task scheduling all criteria of a task run are consecutive on one
-    worker, so a small cache loads each sandbox once.
+    worker, so a small cache loads each sandbox once. For the same reason a task run has ended
+    when another one asks for its sandbox: the previous one is settled then (its live sources
+    cancel what they fetch ahead and stop their threads).
     """
 
     def __init__(self, size: int = 8) -> None:
         self.size = size
         self._items: OrderedDict[tuple[str, str], Sandbox] = OrderedDict()
+        self._last: tuple[str, str] | None = None
 
     def get(self, key: tuple[str, str], make: Any) -> Sandbox:
         """The cached sandbox for ``key``, or a new one from ``make()``."""
+        if key != self._last:
+            previous = self._items.get(self._last) if self._last is not None else None
+            if previous is not None:
+                previous.settle()
+            self._last = key
         sandbox = self._items.get(key)
         if sandbox is None:
             sandbox = make()

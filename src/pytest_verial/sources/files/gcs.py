@@ -282,11 +282,15 @@ class GCSFiles(BaseFilesSource):
             return SourceError(f"{action} {where}: cannot connect: {text}")
         return SourceError(f"{action} {where}: {name}: {text}")
 
-    def close(self) -> None:
-        """Cancel the downloads not started, wait for those under way, drop the cache."""
+    def settle(self) -> None:
+        """The task run ended: cancel the downloads not started, wait for those under way."""
         prefetch, self._prefetch = self._prefetch, None
         if prefetch is not None:
             prefetch.close()
+
+    def close(self) -> None:
+        """:meth:`settle`, then drop the cache."""
+        self.settle()
         super().close()
         self._client = None  # shared with other task runs of this process; kept open
 
