@@ -232,3 +232,18 @@ def test_the_next_task_run_settles_the_previous_ones_searches(
     assert not workers()
     assert medplum_slow.log()["count"] < len(SEARCHES)
     cache.close()
+
+
+def test_a_search_cut_short_by_settling_is_finished_by_its_criterion(
+    medplum_slow: MedplumServer,
+) -> None:
+    """Settling stops paging between pages; that is no error of the search: a criterion
+    asking for it later (the same task run's sandbox met again) reads the remaining pages."""
+    every = {"resource_type": "Observation", "search": {"status": "final"}, "match": "all"}
+    other = {"resource_type": "Patient", "search": {"family": "Smith"}}
+    expected = outcomes(planned_live(medplum_slow, [other, every], concurrency=1), [every])
+    live = planned_live(medplum_slow, [other, every], concurrency=2)
+    outcomes(live, [other])  # 300 ms: the Observation pages are under way
+    live.settle()
+    assert outcomes(live, [every]) == expected
+    live.close()

@@ -67,6 +67,10 @@ class _Search:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
+class _Closed(SourceError):
+    """A request refused because the task run's prefetch was being cancelled."""
+
+
 def _env(settings: dict[str, Any], key: str, required: bool = True) -> str | None:
     """``key`` itself (non-secret) or the variable named by ``key_env`` (masked in every
     artifact when it holds a secret: :func:`~pytest_verial.secrets.is_secret_setting`)."""
@@ -249,7 +253,7 @@ class LiveFhir:
         attempt = 0
         while True:
             if self._stop.is_set():
-                raise SourceError(f"FHIR server {self.base_url}: source closed; GET {url} not sent")
+                raise _Closed(f"FHIR server {self.base_url}: source closed; GET {url} not sent")
             token = self._bearer()
             if token:
                 headers["Authorization"] = f"Bearer {token}"
@@ -324,6 +328,8 @@ class LiveFhir:
                 and (query.count is None or len(state.resources) < query.count)
             ):
                 self._fetch(query, state.next_url, state)
+        except _Closed:
+            raise  # not the search's fault: a criterion asking later sends the rest itself
         except CriterionError as exc:
             state.error, state.error_after = exc, state.pages
             raise
