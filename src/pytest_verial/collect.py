@@ -34,7 +34,7 @@ from .results import CriterionRun
 from .runinfo import RunDir, empty_run_problem, shared_folders
 from .scoring import DEFAULT_AXIS
 from .sources import Sandbox, SandboxCache
-from .state import PLANNED, PRIOR, REGISTRIES, SANDBOXES, SETTINGS
+from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS
 
 NO_CRITERIA = "no-criteria"
 #: criterion-run fields copied into pytest's own --junitxml as ``verial_<field>``
@@ -244,6 +244,8 @@ class TaskNode(pytest.Collector):
     def planned_criteria(self) -> list[CriterionPlan]:
         """This task run's criteria that this session scores (after -k, --verial-resume, ...),
         in run order; none when verification is skipped. Live sources fetch ahead for them."""
+        from .state import PLANNED
+
         index = self.config.stash.get(PLANNED, None)
         if index is None:  # built once, when a live source first asks
             index = {}
