@@ -31,8 +31,6 @@ the cause; a search the server rejects (400) is a :class:`CheckError` with its d
 from __future__ import annotations
 
 import contextlib
-import math
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -41,13 +39,13 @@ from typing import Any
 from urllib.parse import urljoin
 
 from ..errors import CriterionError, SourceError
-from ..secrets import register, register_setting
+from ..secrets import register
 from ..sources.deadline import Deadline
 from ..sources.prefetch import Prefetch
 from .answers import fhir_json, google_token, retry_after
 from .index import SearchResult
 from .query import Query
-from .settings import AUTH_KINDS, DEFAULT_CONCURRENCY, check_settings
+from .settings import AUTH_KINDS, DEFAULT_CONCURRENCY, check_settings, env_value, number_setting
 
 #: the searches a task run's criteria will send: (query, whether every page is needed)
 Planner = Callable[[], list[tuple[Query, bool]]]
@@ -71,36 +69,6 @@ class _Closed(SourceError):
     """A request refused because the task run's prefetch was being cancelled."""
 
 
-def _env(settings: dict[str, Any], key: str, required: bool = True) -> str | None:
-    """``key`` itself (non-secret) or the variable named by ``key_env`` (masked in every
-    artifact when it holds a secret: :func:`~pytest_verial.secrets.is_secret_setting`)."""
-    name = settings.get(f"{key}_env")
-    if name:
-        value = register_setting(f"{key}_env", os.environ.get(str(name)))
-        if not value and required:
-            raise SourceError(f"sources.fhir.{key}_env: environment variable ${name} is not set")
-        return value
-    value = settings.get(key)
-    if value is None and required:
-        raise SourceError(f"sources.fhir: {key} or {key}_env is required")
-    return None if value is None else str(value)
-
-
-def _setting(
-    settings: dict[str, Any], key: str, default: Any, kind: type, positive: bool = False
-) -> Any:
-    """A number from ``sources.fhir``: finite, not negative (or > 0 when ``positive``)."""
-    value = settings.get(key, default)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if ok and kind is int:
-        ok = float(value).is_integer()
-    if not ok or value < 0 or (positive and value == 0):
-        wanted = "a positive" if positive else "a non-negative"
-        noun = "integer" if kind is int else "number"
-        raise SourceError(f"run.yaml sources.fhir.{key}: expected {wanted} {noun}, got {value!r}")
-    return kind(value)
-
-
 class LiveFhir:
     """Searches sent to a FHIR REST server, cached per task run."""
 
@@ -110,15 +78,15 @@ class LiveFhir:
         settings = check_settings(settings, where)
         base = settings.get("base_url") or settings.get("fhir_base_url")
         if settings.get("base_url_env"):
-            base = _env(settings, "base_url")
+            base = env_value(settings, "base_url")
         if not base:
             raise SourceError("sources.fhir: base_url (or base_url_env) is required")
         self.base_url = str(base).rstrip("/") + "/"
         self.settings = settings
-        self.timeout = _setting(settings, "timeout", 10.0, float, positive=True)
-        self.retries = _setting(settings, "retries", 3, int)
-        self.backoff = _setting(settings, "backoff", 0.5, float)
-        self.max_pages = _setting(settings, "max_pages", 50, int, positive=True)
+        self.timeout = number_setting(settings, "timeout", 10.0, float, positive=True)
+        self.retries = number_setting(settings, "retries", 3, int)
+        self.backoff = number_setting(settings, "backoff", 0.5, float)
+        self.max_pages = number_setting(settings, "max_pages", 50, int, positive=True)
         self.validate_params = bool(settings.get("validate_params", True))
         self.auth = str(settings.get("auth") or self._infer_auth())
         if self.auth not in AUTH_KINDS:
@@ -190,7 +158,7 @@ class LiveFhir:
         if self.auth == "bearer":
             if self.settings.get("token") is not None:
                 raise SourceError("sources.fhir: give the token as token_env, never as a value")
-            return _env(self.settings, "token")
+            return env_value(self.settings, "token")
         with self._token_lock:
             if refresh and self._token is not None and self._token != stale:
                 return self._token  # another thread refreshed it meanwhile
@@ -212,8 +180,8 @@ class LiveFhir:
             )
         form = {
             "grant_type": "client_credentials",
-            "client_id": _env(self.settings, "client_id") or "",
-            "client_secret": _env(self.settings, "client_secret") or "",
+            "client_id": env_value(self.settings, "client_id") or "",
+            "client_secret": env_value(self.settings, "client_secret") or "",
         }
         if self.settings.get("scope"):
             form["scope"] = str(self.settings["scope"])
