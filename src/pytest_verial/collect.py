@@ -21,7 +21,7 @@ import pytest
 from . import heap
 from .checks import BUILTIN, CheckRegistry
 from .display import describe_char, escape, unsafe_char
-from .engine import identity, now_iso, run_criterion
+from .engine import identity, now_iso, run_criterion, verification_skipped
 from .errors import BenchmarkFileError, Problem, RunConfigError
 from .loader import (
     BenchmarkPlan,
@@ -241,9 +241,30 @@ class TaskNode(pytest.Collector):
         return cache.get(
             key,
             lambda: Sandbox(
-                self.run, self.task.task, self.task.key, self.task.entity, settings.check_options
+                self.run,
+                self.task.task,
+                self.task.key,
+                self.task.entity,
+                settings.check_options,
+                planned=self.planned_criteria,
             ),
         )
+
+    def planned_criteria(self) -> list[CriterionPlan]:
+        """This task run's criteria that this session scores (after -k, --verial-resume, ...),
+        in run order; none when verification is skipped. Live sources fetch ahead for them."""
+        from .state import PLANNED
+
+        index = self.config.stash.get(PLANNED, None)
+        if index is None:  # built once, when a live source first asks
+            index = {}
+            for item in self.session.items:
+                if isinstance(item, CriterionItem):
+                    index.setdefault(item.task_node.nodeid, []).append(item.plan)
+            self.config.stash[PLANNED] = index
+        if verification_skipped(self.task, self.sandbox()):
+            return []
+        return index.get(self.nodeid, [])
 
 
 def _marker_name(line: str) -> str:

@@ -14,6 +14,8 @@ SETTINGS = pytest.StashKey[Settings]()
 SANDBOXES = pytest.StashKey[SandboxCache]()
 #: task-run nodeid -> criterion id -> criterion run, for gating within this process
 PRIOR = pytest.StashKey[dict[str, dict[str, dict[str, Any]]]]()
+#: task-run nodeid -> plans of its criteria this session runs, in order (live prefetch)
+PLANNED = pytest.StashKey[dict[str, list[Any]]]()
 #: file node id -> node-id prefixes asked for on the command line (see select_by_node_id)
 SELECTED = pytest.StashKey[dict[str, list[str]]]()
 #: conftest-extended registries, by the tuple of contributed checks

@@ -66,11 +66,21 @@ class MedplumServer:
         return result
 
     def reset_log(self) -> None:
-        """Forget the requests seen so far."""
+        """Forget the requests seen so far (and the injected faults)."""
         self._call("/__reset", {})
 
+    def log(self) -> dict[str, Any]:
+        """``/__requests`` whole: count, max_inflight and each request's start/end/inflight."""
+        result: dict[str, Any] = self._call("/__requests")
+        return result
 
-def _start() -> tuple[subprocess.Popen[str], int]:
+    def faults(self, rules: list[dict[str, Any]]) -> None:
+        """Make FHIR requests whose path+query contain ``match`` answer ``status`` and/or
+        wait ``delay`` ms more (server.mjs, ``/__faults``); ``[]`` clears them."""
+        self._call("/__faults", rules)
+
+
+def _start(*extra: str) -> tuple[subprocess.Popen[str], int]:
     args = [
         "node",
         "--experimental-websocket",
@@ -83,6 +93,7 @@ def _start() -> tuple[subprocess.Popen[str], int]:
         CLIENT_ID,
         "--client-secret",
         CLIENT_SECRET,
+        *extra,
     ]
     proc = subprocess.Popen(
         args, cwd=SERVER_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -98,8 +109,9 @@ def _start() -> tuple[subprocess.Popen[str], int]:
 
 
 @contextmanager
-def _running(resources: list[dict[str, Any]]) -> Iterator[MedplumServer]:
-    """A server seeded with ``resources``, stopped by its PID on exit."""
+def _running(resources: list[dict[str, Any]], *extra: str) -> Iterator[MedplumServer]:
+    """A server seeded with ``resources`` (``extra``: more server.mjs arguments), stopped by
+    its PID on exit."""
     if shutil.which("node") is None:
         pytest.skip(
             "node is not installed: the live FHIR tests need Node >= 20 "
@@ -109,7 +121,7 @@ def _running(resources: list[dict[str, Any]]) -> Iterator[MedplumServer]:
         pytest.skip(
             "tests/servers/medplum/node_modules is missing: run scripts/setup.d/30-medplum.sh"
         )
-    proc, port = _start()
+    proc, port = _start(*extra)
     server = MedplumServer(f"http://127.0.0.1:{port}", proc.pid)
     try:
         server.seed(resources)
@@ -130,6 +142,17 @@ def _running(resources: list[dict[str, Any]]) -> Iterator[MedplumServer]:
 def medplum() -> Iterator[MedplumServer]:
     """The running server, seeded with the corpus."""
     with _running(make_corpus()) as server:
+        yield server
+
+
+#: the answer delay of ``medplum_slow``: long enough that concurrent searches overlap
+SLOW_MS = 300
+
+
+@pytest.fixture(scope="module")
+def medplum_slow() -> Iterator[MedplumServer]:
+    """A server holding the corpus that answers every FHIR request after ``SLOW_MS`` ms."""
+    with _running(make_corpus(), "--latency", str(SLOW_MS)) as server:
         yield server
 
 

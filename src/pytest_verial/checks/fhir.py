@@ -29,15 +29,17 @@ is one item, ``count`` one more (docs/fhir.md, Score and evidence).
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
 from ..compare import MISSING, FieldSpec, describe_field, field_result, fields_score
-from ..errors import CheckError
+from ..errors import CheckError, CriterionError
 from ..fhir.fhirpath import evaluate
-from ..fhir.query import build_query
+from ..fhir.query import Query, build_query
 from ..models import Model
 from ..paths import resolve, split_path
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
@@ -195,9 +197,12 @@ def _validate(resource: dict[str, Any], release: str) -> list[str]:
     return []
 
 
-def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
-    """Search, pick the target(s), compare fields."""
-    source = ctx.source("fhir")
+def planned_search(spec: FhirResourceState, source: Any) -> tuple[Query, bool]:
+    """The search ``spec`` sends to ``source``, and whether it needs every page.
+
+    The check and a live source's prefetch (:func:`planned_searches`) both use it, so a task
+    run's searches are known, and sent, before its criteria run.
+    """
     search = dict(spec.search)
     live = getattr(source, "kind", "") == "live"
     if spec.changed_since_baseline and live:
@@ -214,6 +219,25 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
         or spec.count is not None
         or (spec.changed_since_baseline and not live)
     )
+    return query, need_all
+
+
+def planned_searches(specs: Iterable[Any], source: Any) -> list[tuple[Query, bool]]:
+    """The searches of the ``fhir-resource-state`` specs among ``specs``, in order; a spec whose
+    search cannot be built is left out (its criterion reports why when it runs)."""
+    planned = []
+    for spec in specs:
+        if isinstance(spec, FhirResourceState):
+            with contextlib.suppress(CriterionError):
+                planned.append(planned_search(spec, source))
+    return planned
+
+
+def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
+    """Search, pick the target(s), compare fields."""
+    source = ctx.source("fhir")
+    live = getattr(source, "kind", "") == "live"
+    query, need_all = planned_search(spec, source)
     result = source.search(query, need_all)
     candidates = result.resources
     total = result.total

@@ -174,6 +174,28 @@ def _snippet(text: str, spec: FieldSpec) -> str:
     return ("..." if lo else "") + text[lo : start + len(str(spec.expected)) + 40] + "..."
 
 
+#: paths answered from the listing, without reading the file
+_METADATA = frozenset({"$path", "$name", "$size", "$content_type"})
+
+
+def reads_content(spec: SftpFilePresent, entry: FileEntry) -> bool:
+    """Whether scoring ``entry`` reads its content (so a live source may download it ahead):
+    the checks in order until the first that needs content, as :func:`_score` meets them."""
+    for field, _ in spec.checks():
+        if field.path in _METADATA:
+            continue
+        if field.path == "$text":
+            return True
+        if field.path.startswith("$") and field.path != "$rows":
+            return False  # an unknown metadata path errs before anything is read
+        try:
+            _kind(spec, entry)
+        except CheckError:
+            return False  # cannot tell how to parse it: errs before reading
+        return True
+    return False
+
+
 def _score(
     file: _File, specs: list[tuple[FieldSpec, bool]]
 ) -> tuple[float, list[dict[str, JsonValue]]]:

@@ -15,72 +15,58 @@ variables::
         deadline: 60       # seconds for all requests of one task run (tokens, pages, retries)
         retries: 3         # on 429 and 5xx, with exponential backoff (Retry-After honoured)
         max_pages: 50      # pages read at most; a check needing every result errs beyond
+        concurrency: 8     # searches of one task run sent at once; 1: one after another
 
 Each distinct search is sent once per task run and its pages kept, so criteria that share a
 search share its requests; later pages are fetched only when a criterion needs more than the
-first (``match: any/all/none``, ``count``). Failures are :class:`SourceError` naming the URL and
+first (``match: any/all/none``, ``count``). When the source is first searched, the distinct
+searches of every criterion of the task run this session runs (``planner``) are sent at once,
+``concurrency`` at a time, in the order the criteria need them
+(:mod:`pytest_verial.sources.prefetch`); each criterion waits only for its own search, and an
+error stays with the search that met it. Tokens are fetched and refreshed once, whichever
+thread needs them. Failures are :class:`SourceError` naming the URL and
 the cause; a search the server rejects (400) is a :class:`CheckError` with its diagnostics.
 """
 
 from __future__ import annotations
 
-import math
-import os
+import contextlib
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-from ..errors import CheckError, CriterionError, SourceError
-from ..secrets import register, register_setting
+from ..errors import CriterionError, SourceError
+from ..secrets import register
 from ..sources.deadline import Deadline
+from ..sources.prefetch import Prefetch
+from .answers import fhir_json, google_token, retry_after
 from .index import SearchResult
 from .query import Query
-from .settings import AUTH_KINDS, check_settings
+from .settings import AUTH_KINDS, DEFAULT_CONCURRENCY, check_settings, env_value, number_setting
 
-GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+#: the searches a task run's criteria will send: (query, whether every page is needed)
+Planner = Callable[[], list[tuple[Query, bool]]]
 
 
 @dataclass
 class _Search:
-    """The pages of one search fetched so far."""
+    """The pages of one search fetched so far; ``lock`` is held while pages are fetched."""
 
     resources: list[dict[str, Any]] = field(default_factory=list)
     total: int | None = None
     next_url: str | None = None
     pages: int = 0
     error: CriterionError | None = None
+    #: pages read before ``error``: a criterion needing only the first page still scores
+    error_after: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
-def _env(settings: dict[str, Any], key: str, required: bool = True) -> str | None:
-    """``key`` itself (non-secret) or the variable named by ``key_env`` (masked in every
-    artifact when it holds a secret: :func:`~pytest_verial.secrets.is_secret_setting`)."""
-    name = settings.get(f"{key}_env")
-    if name:
-        value = register_setting(f"{key}_env", os.environ.get(str(name)))
-        if not value and required:
-            raise SourceError(f"sources.fhir.{key}_env: environment variable ${name} is not set")
-        return value
-    value = settings.get(key)
-    if value is None and required:
-        raise SourceError(f"sources.fhir: {key} or {key}_env is required")
-    return None if value is None else str(value)
-
-
-def _setting(
-    settings: dict[str, Any], key: str, default: Any, kind: type, positive: bool = False
-) -> Any:
-    """A number from ``sources.fhir``: finite, not negative (or > 0 when ``positive``)."""
-    value = settings.get(key, default)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if ok and kind is int:
-        ok = float(value).is_integer()
-    if not ok or value < 0 or (positive and value == 0):
-        wanted = "a positive" if positive else "a non-negative"
-        noun = "integer" if kind is int else "number"
-        raise SourceError(f"run.yaml sources.fhir.{key}: expected {wanted} {noun}, got {value!r}")
-    return kind(value)
+class _Closed(SourceError):
+    """A request refused because the task run's prefetch was being cancelled."""
 
 
 class LiveFhir:
@@ -92,15 +78,15 @@ class LiveFhir:
         settings = check_settings(settings, where)
         base = settings.get("base_url") or settings.get("fhir_base_url")
         if settings.get("base_url_env"):
-            base = _env(settings, "base_url")
+            base = env_value(settings, "base_url")
         if not base:
             raise SourceError("sources.fhir: base_url (or base_url_env) is required")
         self.base_url = str(base).rstrip("/") + "/"
         self.settings = settings
-        self.timeout = _setting(settings, "timeout", 10.0, float, positive=True)
-        self.retries = _setting(settings, "retries", 3, int)
-        self.backoff = _setting(settings, "backoff", 0.5, float)
-        self.max_pages = _setting(settings, "max_pages", 50, int, positive=True)
+        self.timeout = number_setting(settings, "timeout", 10.0, float, positive=True)
+        self.retries = number_setting(settings, "retries", 3, int)
+        self.backoff = number_setting(settings, "backoff", 0.5, float)
+        self.max_pages = number_setting(settings, "max_pages", 50, int, positive=True)
         self.validate_params = bool(settings.get("validate_params", True))
         self.auth = str(settings.get("auth") or self._infer_auth())
         if self.auth not in AUTH_KINDS:
@@ -110,12 +96,19 @@ class LiveFhir:
             f"FHIR server {self.base_url}",
             "sources.fhir.deadline",
         )
+        self.concurrency = int(settings.get("concurrency") or DEFAULT_CONCURRENCY)
+        #: the task run's searches, sent at once on the first search (set by the sandbox)
+        self.planner: Planner | None = None
         self.requests_sent = 0
         self._token: str | None = None
         self._token_expires = 0.0
         self._searches: dict[str, _Search] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the search table, the client, the counter
+        self._token_lock = threading.Lock()  # one token request at a time, not one per thread
         self._client: Any = None
+        self._planned = False
+        self._prefetch: Prefetch | None = None
+        self._stop = threading.Event()  # set by close: no new request, no retry sleep
 
     def _infer_auth(self) -> str:
         if self.settings.get("token_url"):
@@ -131,32 +124,52 @@ class LiveFhir:
     # --- HTTP ------------------------------------------------------------------------------
 
     def _http(self) -> Any:
-        if self._client is None:
-            httpx = _httpx()
-            self._client = httpx.Client(timeout=self.timeout, follow_redirects=True)
-        return self._client
+        with self._lock:
+            if self._client is None:
+                httpx = _httpx()
+                self._client = httpx.Client(timeout=self.timeout, follow_redirects=True)
+            return self._client
+
+    def _sent(self) -> None:
+        with self._lock:
+            self.requests_sent += 1
+
+    def settle(self) -> None:
+        """The task run ended: cancel the searches not started and wait for those under way
+        (no retry once settling). The source stays usable, one request at a time."""
+        prefetch, self._prefetch = self._prefetch, None
+        if prefetch is not None:
+            self._stop.set()
+            prefetch.close()
+            self._stop = threading.Event()
 
     def close(self) -> None:
-        """Close the connection pool."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """:meth:`settle`, then close the connection pool."""
+        self.settle()
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
-    def _bearer(self, refresh: bool = False) -> str | None:
+    def _bearer(self, refresh: bool = False, stale: str | None = None) -> str | None:
+        """The bearer token; ``refresh`` replaces ``stale`` (once, whichever thread asks)."""
         if self.auth == "none":
             return None
         if self.auth == "bearer":
             if self.settings.get("token") is not None:
                 raise SourceError("sources.fhir: give the token as token_env, never as a value")
-            return _env(self.settings, "token")
-        if not refresh and self._token and time.monotonic() < self._token_expires - 30:
+            return env_value(self.settings, "token")
+        with self._token_lock:
+            if refresh and self._token is not None and self._token != stale:
+                return self._token  # another thread refreshed it meanwhile
+            if not refresh and self._token and time.monotonic() < self._token_expires - 30:
+                return self._token
+            if self.auth == "google":
+                self._token, lifetime = google_token()
+            else:
+                self._token, lifetime = self._client_credentials()
+            self._token_expires = time.monotonic() + lifetime
             return self._token
-        if self.auth == "google":
-            self._token, lifetime = _google_token()
-        else:
-            self._token, lifetime = self._client_credentials()
-        self._token_expires = time.monotonic() + lifetime
-        return self._token
 
     def _client_credentials(self) -> tuple[str, float]:
         httpx = _httpx()
@@ -167,14 +180,14 @@ class LiveFhir:
             )
         form = {
             "grant_type": "client_credentials",
-            "client_id": _env(self.settings, "client_id") or "",
-            "client_secret": _env(self.settings, "client_secret") or "",
+            "client_id": env_value(self.settings, "client_id") or "",
+            "client_secret": env_value(self.settings, "client_secret") or "",
         }
         if self.settings.get("scope"):
             form["scope"] = str(self.settings["scope"])
         try:
             budget = self.deadline.budget(self.timeout)
-            self.requests_sent += 1
+            self._sent()
             response = self._http().post(
                 token_url, data=form, headers={"Accept": "application/json"}, timeout=budget
             )
@@ -207,12 +220,14 @@ class LiveFhir:
         refreshed = False
         attempt = 0
         while True:
+            if self._stop.is_set():
+                raise _Closed(f"FHIR server {self.base_url}: source closed; GET {url} not sent")
             token = self._bearer()
             if token:
                 headers["Authorization"] = f"Bearer {token}"
             budget = self.deadline.budget(self.timeout)
             try:
-                self.requests_sent += 1
+                self._sent()
                 response = self._http().get(url, headers=headers, timeout=budget)
             except httpx.TimeoutException:
                 if self.deadline.passed():
@@ -230,47 +245,99 @@ class LiveFhir:
             status = response.status_code
             if status == 401 and self.auth in ("client_credentials", "google") and not refreshed:
                 refreshed = True
-                self._bearer(refresh=True)
+                self._bearer(refresh=True, stale=token)
                 continue
             if (status == 429 or status >= 500) and attempt < self.retries:
                 attempt += 1
-                self._sleep(_retry_after(response) or self.backoff * 2 ** (attempt - 1))
+                self._sleep(retry_after(response) or self.backoff * 2 ** (attempt - 1))
                 continue
-            return _fhir_json(url, response)
+            return fhir_json(url, response)
 
     def _sleep(self, seconds: float) -> None:
         """Back off before a retry, never past the deadline (then the retry is refused)."""
-        time.sleep(self.deadline.cap(seconds))
+        self._stop.wait(self.deadline.cap(seconds))
 
     # --- searching -------------------------------------------------------------------------
 
     def search(self, query: Query, need_all: bool = True) -> SearchResult:
         """Matches of ``query``; only the first page unless ``need_all``."""
+        self._start_prefetch()
         key = query.url_path()
-        with self._lock:
-            state = self._searches.setdefault(key, _Search())
-            if state.error is not None:
-                raise state.error
-            try:
-                if state.pages == 0:
-                    self._fetch(query, urljoin(self.base_url, key), state)
-                while (
-                    need_all
-                    and state.next_url
-                    and state.pages < self.max_pages
-                    and (query.count is None or len(state.resources) < query.count)
-                ):
-                    self._fetch(query, state.next_url, state)
-            except CriterionError as exc:
-                state.error = exc
-                raise
+        if self._prefetch is not None:
+            self._prefetch.claim(key)  # not started: sent here; else wait for its lock below
+        state = self._state(key)
+        with state.lock:
+            self._load(query, state, need_all)
             if need_all:
                 self._complete_or_raise(query, state)
-        resources = list(state.resources)
-        total = state.total if state.total is not None else len(resources)
+            resources = list(state.resources)
+            total = state.total if state.total is not None else len(resources)
         if query.count is not None:
             resources = resources[: query.count]
         return SearchResult(resources, total)
+
+    def _state(self, key: str) -> _Search:
+        with self._lock:
+            return self._searches.setdefault(key, _Search())
+
+    def _load(self, query: Query, state: _Search, need_all: bool) -> None:
+        """Fetch what ``need_all`` asks and is not fetched yet (``state.lock`` held)."""
+        if state.error is not None:
+            if need_all or state.error_after == 0:
+                raise state.error
+            return  # a later page failed; the first is still good for match: first
+        try:
+            if state.pages == 0:
+                self._fetch(query, urljoin(self.base_url, query.url_path()), state)
+            while (
+                need_all
+                and state.next_url
+                and state.pages < self.max_pages
+                and (query.count is None or len(state.resources) < query.count)
+            ):
+                self._fetch(query, state.next_url, state)
+        except _Closed:
+            raise  # not the search's fault: a criterion asking later sends the rest itself
+        except CriterionError as exc:
+            state.error, state.error_after = exc, state.pages
+            raise
+        except Exception as exc:  # an answer the checks of _fetch let through, half read
+            state.error, state.error_after = _odd(self.base_url, query, exc), 0
+            raise state.error from None
+
+    def _start_prefetch(self) -> None:
+        """On the first search: send the task run's planned searches at once (once)."""
+        if self._planned:
+            return
+        with self._lock:
+            if self._planned:
+                return
+            self._planned = True
+        if self.planner is None or self.concurrency <= 1:
+            return
+        wanted: dict[str, tuple[Query, bool]] = {}
+        try:
+            planned = self.planner()
+        except Exception:  # only a head start: each criterion still sends its own search
+            return
+        for query, need_all in planned:
+            old = wanted.get(query.url_path())
+            wanted[query.url_path()] = (query, need_all or (old is not None and old[1]))
+        if len(wanted) < 2:
+            return  # nothing to overlap
+        prefetch = Prefetch(min(self.concurrency, len(wanted)), "verial-fhir")
+        self._prefetch = prefetch
+        prefetch.start(
+            (key, lambda q=query, a=need_all: self._prefetch_one(q, a))  # type: ignore[misc]
+            for key, (query, need_all) in wanted.items()
+        )
+
+    def _prefetch_one(self, query: Query, need_all: bool) -> None:
+        """One planned search, sent by a worker; its error is kept for its criteria."""
+        state = self._state(query.url_path())
+        # an error is raised again to each criterion that needs this search
+        with state.lock, contextlib.suppress(CriterionError):
+            self._load(query, state, need_all)
 
     def _complete_or_raise(self, query: Query, state: _Search) -> None:
         """Refuse to answer from a partial result when paging stopped at ``max_pages``.
@@ -339,68 +406,8 @@ def _httpx() -> Any:
     return httpx
 
 
-def _retry_after(response: Any) -> float | None:
-    value = response.headers.get("retry-after")
-    try:
-        return min(float(value), 30.0) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _fhir_json(url: str, response: Any) -> dict[str, Any]:
-    status = response.status_code
-    ctype = response.headers.get("content-type", "")
-    body: Any = None
-    if "json" in ctype:
-        try:
-            body = response.json()
-        except ValueError:
-            raise SourceError(f"GET {url}: HTTP {status} with invalid JSON") from None
-    if status >= 400 or body is None:
-        diagnostics = _diagnostics(body) if isinstance(body, dict) else ""
-        if body is None and status < 400:
-            snippet = " ".join(response.text[:80].split())
-            raise SourceError(
-                f"GET {url}: answered {ctype or 'no content type'}, not FHIR JSON "
-                f"(HTTP {status}: {snippet!r})"
-            )
-        message = f"GET {url}: HTTP {status}" + (f": {diagnostics}" if diagnostics else "")
-        if status == 400:
-            raise CheckError(f"the FHIR server rejected the search: {message}")
-        if status in (401, 403):
-            raise SourceError(f"authentication failed: {message}")
-        raise SourceError(message)
-    if not isinstance(body, dict):
-        raise SourceError(f"GET {url}: expected a JSON object")
-    return body
-
-
-def _diagnostics(body: dict[str, Any]) -> str:
-    if body.get("resourceType") != "OperationOutcome":
-        return ""
-    texts = [
-        str(i.get("diagnostics") or (i.get("details") or {}).get("text") or i.get("code"))
-        for i in body.get("issue") or []
-        if isinstance(i, dict)
-    ]
-    return "; ".join(texts)[:500]
-
-
-def _google_token() -> tuple[str, float]:
-    """An access token from Google application default credentials (Cloud Healthcare API)."""
-    try:
-        import google.auth
-        import google.auth.transport.requests
-    except ImportError:
-        raise SourceError(
-            "sources.fhir.auth google needs google-auth and requests "
-            "(pip install 'pytest-verial[gcp]')"
-        ) from None
-    try:
-        credentials, _ = google.auth.default(scopes=[GOOGLE_SCOPE])
-        credentials.refresh(google.auth.transport.requests.Request())  # type: ignore[no-untyped-call]
-    except Exception as exc:  # google-auth raises several unrelated types
-        raise SourceError(
-            f"Google default credentials unusable: {type(exc).__name__}: {exc}"
-        ) from None
-    return str(register(str(credentials.token))), 3000.0
+def _odd(base_url: str, query: Query, exc: Exception) -> SourceError:
+    """One line for an answer that broke reading it (never a traceback)."""
+    return SourceError(
+        f"FHIR search {query.text()} on {base_url}: unreadable answer ({type(exc).__name__}: {exc})"
+    )

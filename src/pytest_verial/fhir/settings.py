@@ -1,4 +1,5 @@
-"""``sources.fhir`` of run.yaml checked before use: one line naming the file and the key.
+"""``sources.fhir`` of run.yaml checked before use (one line naming the file and the key), and
+read: values from environment variables (:func:`env_value`), numbers (:func:`number_setting`).
 
 docs/fhir.md, Live server: a bad value (``timeout: -5``, ``max_pages: lots``, ``deadline: 0``)
 or an unknown key (a typo such as ``max_page``) is a :class:`RunConfigError` of every criterion
@@ -8,10 +9,13 @@ that needs the source, never a traceback and never a silently ignored setting.
 from __future__ import annotations
 
 import difflib
+import math
+import os
 from datetime import date, datetime
 from typing import Any
 
-from ..errors import RunConfigError
+from ..errors import RunConfigError, SourceError
+from ..secrets import register_setting
 
 AUTH_KINDS = ("none", "bearer", "client_credentials", "google")
 #: keys holding text (URLs, names of environment variables, ...)
@@ -24,7 +28,11 @@ SECRET_VALUES = {"client_secret", "token"}
 POSITIVE_SECONDS = {"timeout", "deadline"}
 KNOWN = TEXT_KEYS | SECRET_VALUES | POSITIVE_SECONDS | {
     "auth", "retries", "backoff", "max_pages", "validate_params", "baseline_since", "validation",
+    "concurrency",
 }  # fmt: skip
+#: searches of one task run sent at once (``sources.fhir.concurrency``); 1 sends one at a time
+DEFAULT_CONCURRENCY = 8
+MAX_CONCURRENCY = 64
 
 
 def check_settings(settings: dict[str, Any], where: str = "run.yaml") -> dict[str, Any]:
@@ -62,6 +70,10 @@ def _problem(key: str, value: Any) -> str | None:
     if key == "retries":
         ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 100
         return None if ok else "expected a whole number from 0 to 100"
+    if key == "concurrency":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = ok and 1 <= value <= MAX_CONCURRENCY
+        return None if ok else f"expected a whole number from 1 to {MAX_CONCURRENCY}"
     if key == "max_pages":
         ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
         return None if ok else "expected a whole number >= 1"
@@ -77,3 +89,33 @@ def _problem(key: str, value: Any) -> str | None:
     if key in TEXT_KEYS:
         return None if isinstance(value, str) and value.strip() else "expected text"
     return None
+
+
+def env_value(settings: dict[str, Any], key: str, required: bool = True) -> str | None:
+    """``key`` itself (non-secret) or the variable named by ``key_env`` (masked in every
+    artifact when it holds a secret: :func:`~pytest_verial.secrets.is_secret_setting`)."""
+    name = settings.get(f"{key}_env")
+    if name:
+        value = register_setting(f"{key}_env", os.environ.get(str(name)))
+        if not value and required:
+            raise SourceError(f"sources.fhir.{key}_env: environment variable ${name} is not set")
+        return value
+    value = settings.get(key)
+    if value is None and required:
+        raise SourceError(f"sources.fhir: {key} or {key}_env is required")
+    return None if value is None else str(value)
+
+
+def number_setting(
+    settings: dict[str, Any], key: str, default: Any, kind: type, positive: bool = False
+) -> Any:
+    """A number from ``sources.fhir``: finite, not negative (or > 0 when ``positive``)."""
+    value = settings.get(key, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if ok and kind is int:
+        ok = float(value).is_integer()
+    if not ok or value < 0 or (positive and value == 0):
+        wanted = "a positive" if positive else "a non-negative"
+        noun = "integer" if kind is int else "number"
+        raise SourceError(f"run.yaml sources.fhir.{key}: expected {wanted} {noun}, got {value!r}")
+    return kind(value)

@@ -16,6 +16,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,7 @@ class Sandbox:
         task_key: str,
         entity: Entity | None = None,
         options: dict[str, Any] | None = None,
+        planned: Callable[[], Sequence[Any]] | None = None,
     ) -> None:
         self.run = run
         self.task = task
@@ -106,6 +108,7 @@ class Sandbox:
         self.options = options or {}
         self._sources: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._planned = planned
 
     @property
     def meta(self) -> TaskRunMeta:
@@ -126,6 +129,11 @@ class Sandbox:
             )
         return settings
 
+    def planned_criteria(self) -> Sequence[Any]:
+        """The criterion plans of this task run the session will score, in run order (a live
+        source sends their requests ahead, concurrently); empty when not known."""
+        return self._planned() if self._planned is not None else ()
+
     def source(self, name: str) -> Any:
         """The source ``name``, built on first use and cached for this task run."""
         with self._lock:
@@ -134,6 +142,15 @@ class Sandbox:
                 factory = getattr(importlib.import_module(module), attr)
                 self._sources[name] = factory(self)
             return self._sources[name]
+
+    def settle(self) -> None:
+        """The task run ended: sources stop what they started ahead (live prefetches)."""
+        with self._lock:
+            sources = list(self._sources.values())
+        for source in sources:
+            settle = getattr(source, "settle", None)
+            if callable(settle):
+                settle()
 
     def close(self) -> None:
         """Close sources that hold connections or files."""
@@ -217,15 +234,23 @@ class SandboxCache:
     """Sandboxes by (run path, task key); a few kept, older ones closed.
 
     With xdist's per-task scheduling all criteria of a task run are consecutive on one
-    worker, so a small cache loads each sandbox once.
+    worker, so a small cache loads each sandbox once. For the same reason a task run has ended
+    when another one asks for its sandbox: the previous one is settled then (its live sources
+    cancel what they fetch ahead and stop their threads).
     """
 
     def __init__(self, size: int = 8) -> None:
         self.size = size
         self._items: OrderedDict[tuple[str, str], Sandbox] = OrderedDict()
+        self._last: tuple[str, str] | None = None
 
     def get(self, key: tuple[str, str], make: Any) -> Sandbox:
         """The cached sandbox for ``key``, or a new one from ``make()``."""
+        if key != self._last:
+            previous = self._items.get(self._last) if self._last is not None else None
+            if previous is not None:
+                previous.settle()
+            self._last = key
         sandbox = self._items.get(key)
         if sandbox is None:
             sandbox = make()

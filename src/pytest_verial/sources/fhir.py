@@ -59,8 +59,18 @@ def from_sandbox(sandbox: Any) -> SnapshotSource | LiveFhir:
             started = getattr(getattr(sandbox.run, "config", None), "started_at", None)
             if started:
                 settings["baseline_since"] = started
-        return LiveFhir(settings, where)
+        live = LiveFhir(settings, where)
+        live.planner = lambda: _planned(sandbox, live)
+        return live
     return SnapshotSource(sandbox.path / "fhir", sandbox.path / "fhir-baseline", settings)
+
+
+def _planned(sandbox: Any, live: LiveFhir) -> list[tuple[Query, bool]]:
+    """The searches the task run's criteria in this session will send, in their order."""
+    from ..checks.fhir import planned_searches
+
+    criteria = sandbox.planned_criteria() if hasattr(sandbox, "planned_criteria") else []
+    return planned_searches((c.spec for c in criteria), live)
 
 
 def _run_file(sandbox: Any) -> str:

@@ -2,7 +2,10 @@
 // repository, behind a small HTTP wrapper.
 //
 //   node --experimental-websocket server.mjs --port 0 [--token SECRET]
-//        [--client-id ID --client-secret SECRET]
+//        [--client-id ID --client-secret SECRET] [--latency MS]
+//
+// --latency MS delays every FHIR answer by MS milliseconds (a WAN round trip), without
+// blocking other requests, so concurrent clients overlap as they would on a real network.
 //
 // Prints one line `READY <port>` on stdout once it listens on 127.0.0.1.
 //
@@ -11,8 +14,14 @@
 //   /fhir/R4/metadata       a static CapabilityStatement (the router has none)
 //   POST /oauth2/token      OAuth2 client credentials -> the bearer token (when --client-id set)
 //   POST /__seed            load a Bundle or an array of resources keeping ids and meta
-//   GET  /__requests        the FHIR requests seen so far: {count, requests: [{method, url, auth}]}
-//   POST /__reset           clear the request log
+//   GET  /__requests        the FHIR requests seen so far: {count, max_inflight, requests:
+//                           [{method, url, auth, start, end, inflight}]}: start/end are
+//                           milliseconds since the server started, inflight how many FHIR
+//                           requests were under way when this one arrived (itself included)
+//   POST /__reset           clear the request log (and the faults below)
+//   POST /__faults          [{match, status?, delay?}]: a FHIR request whose path+query contains
+//                           `match` waits `delay` ms more and/or answers `status` with an
+//                           OperationOutcome (the first rule that matches); [] clears them
 //
 // With --token (or after a client-credentials exchange), FHIR routes need
 // `Authorization: Bearer <token>` and answer 401 otherwise.
@@ -31,6 +40,7 @@ const port = Number(args.port ?? 0);
 const token = args.token ?? null;
 const clientId = args['client-id'] ?? null;
 const clientSecret = args['client-secret'] ?? null;
+const latency = Number(args.latency ?? 0);
 const BASE = '/fhir/R4';
 
 for (const file of ['fhir/r4/profiles-types.json', 'fhir/r4/profiles-resources.json']) {
@@ -43,6 +53,9 @@ for (const file of ['fhir/r4/search-parameters.json']) {
 const router = new FhirRouter();
 const repo = new MemoryRepository();
 const requests = [];
+let inflight = 0;
+let faults = [];
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const capability = {
   resourceType: 'CapabilityStatement',
@@ -99,7 +112,32 @@ async function seed(body) {
 
 async function handleFhir(req, res, url, body) {
   const pathname = url.pathname.slice(BASE.length) || '/';
-  requests.push({ method: req.method, url: pathname + url.search, auth: req.headers.authorization ?? null });
+  inflight += 1;
+  const entry = {
+    method: req.method,
+    url: pathname + url.search,
+    auth: req.headers.authorization ?? null,
+    start: performance.now(),
+    end: null,
+    inflight,
+  };
+  requests.push(entry);
+  try {
+    const fault = faults.find((f) => entry.url.includes(f.match));
+    const delay = latency + Number(fault?.delay ?? 0);
+    if (delay > 0) await sleep(delay);
+    if (fault?.status) {
+      send(res, Number(fault.status), outcome('exception', `injected fault ${fault.status} for ${fault.match}`));
+      return;
+    }
+    await answerFhir(req, res, url, body, pathname);
+  } finally {
+    entry.end = performance.now();
+    inflight -= 1;
+  }
+}
+
+async function answerFhir(req, res, url, body, pathname) {
   if (token && req.headers.authorization !== `Bearer ${token}`) {
     send(res, 401, outcome('login', 'missing or wrong bearer token'));
     return;
@@ -160,9 +198,14 @@ const server = http.createServer(async (req, res) => {
     if (url.pathname === '/__seed' && req.method === 'POST') {
       send(res, 200, { loaded: await seed(body) }, 'application/json');
     } else if (url.pathname === '/__requests') {
-      send(res, 200, { count: requests.length, requests }, 'application/json');
+      const max_inflight = requests.reduce((most, r) => Math.max(most, r.inflight), 0);
+      send(res, 200, { count: requests.length, max_inflight, requests }, 'application/json');
+    } else if (url.pathname === '/__faults' && req.method === 'POST') {
+      faults = JSON.parse(body || '[]');
+      send(res, 200, { faults: faults.length }, 'application/json');
     } else if (url.pathname === '/__reset' && req.method === 'POST') {
       requests.length = 0;
+      faults = [];
       send(res, 200, { count: 0 }, 'application/json');
     } else if (url.pathname === '/oauth2/token' && req.method === 'POST') {
       const form = new URLSearchParams(body);

@@ -12,6 +12,7 @@
         deadline: 60                        # seconds for all requests of one task run
         page_size: 1000                     # objects per listing page
         max_read_bytes: 16777216            # larger files are never read (disk and GCS)
+        concurrency: 8                      # objects of one task run downloaded at once (1-64)
 
 Credentials are Google's default credentials (``GOOGLE_APPLICATION_CREDENTIALS``, metadata
 server, gcloud); none are ever written to settings, evidence or reports.
@@ -25,7 +26,7 @@ from ...errors import RunConfigError
 from .. import fill_template, run_yaml, setting_number, setting_text
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, FilesSource, unsafe_reason
 from .disk import DirectoryFiles
-from .gcs import GCSFiles
+from .gcs import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, GCSFiles
 
 #: run.yaml ``sources.files`` keys
 SETTINGS = {
@@ -37,6 +38,7 @@ SETTINGS = {
     "deadline",
     "page_size",
     "max_read_bytes",
+    "concurrency",
 }
 
 
@@ -68,7 +70,15 @@ def from_sandbox(sandbox: Any) -> BaseFilesSource:
         return DirectoryFiles(sandbox.path / "sftp", max_read_bytes=limit, task=sandbox.path)
     bucket = setting_text(sandbox, "files", settings, "bucket")
     assert bucket is not None
-    return GCSFiles(
+    concurrency = setting_number(
+        sandbox, "files", settings, "concurrency", DEFAULT_CONCURRENCY, int
+    )
+    if concurrency > MAX_CONCURRENCY:
+        raise RunConfigError(
+            f"{run_yaml(sandbox)}: sources.files.concurrency: expected a whole number from 1 "
+            f"to {MAX_CONCURRENCY}, got {concurrency!r}"
+        )
+    source = GCSFiles(
         bucket,
         _prefix(template, sandbox),
         endpoint=endpoint,
@@ -77,7 +87,10 @@ def from_sandbox(sandbox: Any) -> BaseFilesSource:
         deadline=setting_number(sandbox, "files", settings, "deadline", 60.0, float),
         page_size=page_size,
         max_read_bytes=limit,
+        concurrency=concurrency,
     )
+    source.planner = lambda: [c.spec for c in sandbox.planned_criteria()]
+    return source
 
 
 __all__ = [

@@ -209,6 +209,12 @@ class BaseFilesSource:
         self._content: dict[str, bytes] = {}
         self._memo: dict[tuple[Any, ...], Any] = {}
         self._lock = threading.RLock()
+        # reads: ``_state`` guards the tables briefly; each object has its own lock, held while
+        # it downloads, so a criterion waits only for the objects it reads (a live source may
+        # download several at once, see GCSFiles). Never taken while holding another's.
+        self._state = threading.Lock()
+        self._reading: dict[str, threading.Lock] = {}
+        self._read_errors: dict[str, CriterionError] = {}
 
     def describe(self) -> str:
         raise NotImplementedError
@@ -260,7 +266,9 @@ class BaseFilesSource:
         return found
 
     def read(self, entry: FileEntry) -> bytes:
-        with self._lock:
+        """The object's bytes, downloaded at most once (a failed download is tried again by
+        the next criterion that reads it, after the one that met the failure)."""
+        with self._state:
             cached = self._content.get(entry.path)
             if cached is not None:
                 return cached
@@ -269,10 +277,40 @@ class BaseFilesSource:
                     f"{self.describe()}{entry.path}: {entry.size} bytes, above the size limit of "
                     f"{self.max_read_bytes} bytes (sources.files.max_read_bytes); not read"
                 )
+            lock = self._reading.setdefault(entry.path, threading.Lock())
+        with lock:
+            with self._state:
+                cached = self._content.get(entry.path)
+                failed = self._read_errors.pop(entry.path, None)
+            if cached is not None:
+                return cached
+            if failed is not None:  # met ahead of time by a download this criterion needed
+                raise failed
+            return self._download(entry)
+
+    def read_ahead(self, entry: FileEntry) -> None:
+        """Download ``entry`` now for a criterion that will read it; a failure is kept for that
+        criterion's :meth:`read` (a worker of a live source's pool calls this)."""
+        with self._state:
+            lock = self._reading.setdefault(entry.path, threading.Lock())
+        with lock:
+            with self._state:
+                if entry.path in self._content or entry.path in self._read_errors:
+                    return
+            try:
+                self._download(entry)
+            except CriterionError as exc:
+                with self._state:
+                    self._read_errors[entry.path] = exc
+
+    def _download(self, entry: FileEntry) -> bytes:
+        """Fetch and keep (the object's own lock held)."""
+        with self._state:
             self.downloads += 1
-            data = self._fetch(entry)
+        data = self._fetch(entry)
+        with self._state:
             self._content[entry.path] = data
-            return data
+        return data
 
     def memo(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
         with self._lock:
@@ -288,7 +326,9 @@ class BaseFilesSource:
 
     def close(self) -> None:
         """Drop cached content."""
-        self._content.clear()
+        with self._state:
+            self._content.clear()
+            self._read_errors.clear()
         self._memo.clear()
 
 

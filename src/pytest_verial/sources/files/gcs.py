@@ -10,27 +10,45 @@ All requests of one task run share ``deadline`` (default 60 s): each request's t
 to what is left, and once it has passed every further listing or read is a one-line
 :class:`SourceError` naming the bucket, with nothing sent.
 
-Every HTTP request is counted in :attr:`requests` (a transport adapter on the session), which the
-tests and ``bench/files.py`` use to prove the one-listing rule.
+Every HTTP request is counted in :attr:`requests` (a transport adapter on the session, per
+thread), which the tests and ``bench/files.py`` use to prove the one-listing rule.
+
+Once listed, the objects the task run's criteria will certainly read (``planner``: for each
+``sftp-file-present`` criterion that checks content and whose count is within its bounds, the
+first matching object, which the check always reads) are downloaded at once, ``concurrency``
+at a time (:mod:`pytest_verial.sources.prefetch`); a criterion waits only for the objects it
+reads, and a failed download is that criterion's error.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...errors import SourceError
+from ...errors import CriterionError, SourceError
 from ..deadline import Deadline
+from ..prefetch import Prefetch
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry
 
+#: objects of one task run downloaded at once (``sources.files.concurrency``); 1: one at a time
+DEFAULT_CONCURRENCY = 8
+MAX_CONCURRENCY = 64
+
 _READ_ONLY = "https://www.googleapis.com/auth/devstorage.read_only"
-_CLIENTS: dict[tuple[str | None, str | None], tuple[Any, list[int]]] = {}
+_CLIENTS: dict[tuple[str | None, str | None], tuple[Any, _Counter]] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
-def _make_client(emulator: str | None, project: str | None, where: str) -> tuple[Any, list[int]]:
-    """A storage client and its request counter (one-item list, bumped by the transport)."""
+class _Counter(threading.local):
+    """Requests sent by the current thread (a source measures its own by difference)."""
+
+    sent = 0
+
+
+def _make_client(emulator: str | None, project: str | None, where: str) -> tuple[Any, _Counter]:
+    """A storage client and its request counter (bumped by the transport, per thread)."""
     try:
         import requests
         import requests.adapters
@@ -59,17 +77,17 @@ def _make_client(emulator: str | None, project: str | None, where: str) -> tuple
             ) from None
         project = project or default_project
         session = AuthorizedSession(credentials)  # type: ignore[no-untyped-call]
-    counter = [0]
+    counter = _Counter()
 
     class CountingAdapter(requests.adapters.HTTPAdapter):
         """Counts every HTTP request actually sent (retries included)."""
 
         def send(self, *args: Any, **kwargs: Any) -> Any:
-            counter[0] += 1
+            counter.sent += 1
             return super().send(*args, **kwargs)
 
-    for scheme in ("http://", "https://"):
-        session.mount(scheme, CountingAdapter())
+    for scheme in ("http://", "https://"):  # connections for every thread of a full pool
+        session.mount(scheme, CountingAdapter(pool_maxsize=MAX_CONCURRENCY))
     client = storage.Client(
         project=project or "<none>",
         credentials=credentials,
@@ -98,6 +116,7 @@ class GCSFiles(BaseFilesSource):
         page_size: int = 1000,
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
         deadline: float = 60.0,
+        concurrency: int = DEFAULT_CONCURRENCY,
     ) -> None:
         super().__init__(max_read_bytes)
         self.bucket = bucket
@@ -110,8 +129,13 @@ class GCSFiles(BaseFilesSource):
         self.deadline = Deadline(deadline, self.describe(), "sources.files.deadline")
         self.requests = 0
         self.list_pages = 0
+        self.concurrency = concurrency
+        #: the assertions of the task run's criteria, for reading ahead (set by the sandbox)
+        self.planner: Callable[[], Sequence[Any]] | None = None
         self._client: Any = None
-        self._counter: list[int] | None = None
+        self._counter: _Counter | None = None
+        self._planned = False
+        self._prefetch: Prefetch | None = None
 
     @property
     def list_prefix(self) -> str:
@@ -133,7 +157,47 @@ class GCSFiles(BaseFilesSource):
         return self._client
 
     def _sent(self) -> int:
-        return self._counter[0] if self._counter else 0
+        return self._counter.sent if self._counter else 0
+
+    def _count(self, before: int) -> None:
+        sent = self._sent() - before
+        with self._state:
+            self.requests += sent
+
+    def entries(self) -> list[FileEntry]:
+        """Listed once; then the objects the criteria will read start downloading."""
+        found = super().entries()
+        if not self._planned:
+            self._read_ahead()
+        return found
+
+    def _read_ahead(self) -> None:
+        with self._state:
+            if self._planned:
+                return
+            self._planned = True
+        if self.planner is None or self.concurrency <= 1:
+            return
+        wanted: dict[str, FileEntry] = {}
+        try:
+            for spec in self.planner():
+                entry = first_read(self, spec)
+                if entry is not None:
+                    wanted.setdefault(entry.path, entry)
+        except Exception:  # noqa: BLE001 - only a head start: each criterion reads for itself
+            return
+        if len(wanted) < 2:
+            return
+        self._prefetch = Prefetch(min(self.concurrency, len(wanted)), "verial-files")
+        self._prefetch.start(
+            (path, lambda e=entry: self.read_ahead(e))  # type: ignore[misc]
+            for path, entry in wanted.items()
+        )
+
+    def read(self, entry: FileEntry) -> bytes:
+        if self._prefetch is not None:
+            self._prefetch.claim(entry.path)  # not started: read here; else wait for it
+        return super().read(entry)
 
     def _retry(self, budget: float) -> Any:
         from google.cloud.storage.retry import DEFAULT_RETRY  # type: ignore[import-untyped]
@@ -146,7 +210,7 @@ class GCSFiles(BaseFilesSource):
         try:
             return self._list_pages(client)
         finally:
-            self.requests += self._sent() - before
+            self._count(before)
 
     def _list_pages(self, client: Any) -> list[FileEntry]:
         start = self.list_prefix
@@ -188,7 +252,7 @@ class GCSFiles(BaseFilesSource):
         except Exception as exc:  # noqa: BLE001 - mapped to a clear SourceError below
             raise self._error(f"reading {entry.path!r} from", exc) from None
         finally:
-            self.requests += self._sent() - before
+            self._count(before)
         if len(data) > self.max_read_bytes:
             raise SourceError(
                 f"{self.describe()}{entry.path}: larger than the size limit of "
@@ -218,6 +282,32 @@ class GCSFiles(BaseFilesSource):
             return SourceError(f"{action} {where}: cannot connect: {text}")
         return SourceError(f"{action} {where}: {name}: {text}")
 
+    def settle(self) -> None:
+        """The task run ended: cancel the downloads not started, wait for those under way."""
+        prefetch, self._prefetch = self._prefetch, None
+        if prefetch is not None:
+            prefetch.close()
+
     def close(self) -> None:
+        """:meth:`settle`, then drop the cache."""
+        self.settle()
         super().close()
         self._client = None  # shared with other task runs of this process; kept open
+
+
+def first_read(source: BaseFilesSource, spec: Any) -> FileEntry | None:
+    """The object an ``sftp-file-present`` criterion certainly reads: the first match when it
+    checks content and the count is within bounds (the check reads matches in path order)."""
+    from ...checks.files import SftpFilePresent, reads_content
+
+    if not isinstance(spec, SftpFilePresent) or not spec.checks():
+        return None
+    try:
+        matched = source.match(spec.pattern)
+    except CriterionError:
+        return None
+    count, high = len(matched), spec.max_count
+    if not matched or count < spec.min_count or (high is not None and count > high):
+        return None
+    first = matched[0]
+    return first if first.size <= source.max_read_bytes and reads_content(spec, first) else None

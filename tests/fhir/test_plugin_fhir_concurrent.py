@@ -1,0 +1,213 @@
+"""A task run's searches sent at once, end to end: child pytest runs at -n 0 and -n 2.
+
+The same benchmark is scored with ``sources.fhir.concurrency: 1`` and ``8`` against the slow
+server (``medplum_slow``: 300 ms per answer, each request's overlap in its log): the criterion
+runs must be identical, the requests the same (one per page of each distinct search, per task
+run), and only the concurrent run may have several requests under way in one task run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_live_concurrent import SEARCHES, criteria
+
+from conftest import TOKEN, MedplumServer
+
+WORKERS = pytest.mark.parametrize("workers", [0, 2])
+TASKS = ("first", "second", "third")
+#: what may differ between two runs of the same criteria
+TIMING = ("started_at", "completed_at", "duration")
+
+
+def project(root: Path, server: MedplumServer, concurrency: int, tasks: tuple[str, ...]) -> Path:
+    """A benchmark of ``tasks`` x 24 FHIR criteria and a run directory reading ``server``."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    crits = [
+        {"id": f"c{i:02d}", "assertion": {"assert": "fhir-resource-state", **c}}
+        for i, c in enumerate(criteria())
+    ]
+    bench = {
+        "benchmark": "live",
+        "version": 1,
+        "tasks": [{"id": t, "criteria": crits} for t in tasks],
+    }
+    (root / "live.verial.yaml").write_text(yaml.safe_dump(bench), encoding="utf-8")
+    for task in tasks:
+        (root / "run" / task).mkdir(parents=True, exist_ok=True)
+    fhir = {
+        "base_url": server.base_url,
+        "token_env": "E2E_FHIR_TOKEN",
+        "retries": 1,
+        "backoff": 0.01,
+        "timeout": 1,
+        "concurrency": concurrency,
+    }
+    run_yaml = {"sources": {"fhir": fhir}}
+    (root / "run" / "run.yaml").write_text(yaml.safe_dump(run_yaml), encoding="utf-8")
+    return root
+
+
+def command(workers: int) -> list[str]:
+    """The child pytest scoring the project."""
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "-n",
+        str(workers),
+        "--verial-run",
+        "run",
+        "--verial-report",
+        "report.json",
+    ]
+
+
+def child_env() -> dict[str, str]:
+    """The outer session's environment without its pytest variables, plus the token."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    return {**env, "E2E_FHIR_TOKEN": TOKEN, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def score(root: Path, workers: int) -> tuple[dict[str, Any], str]:
+    """Run the child pytest; criterion runs by node id (timings dropped), and its output."""
+    proc = subprocess.run(
+        command(workers),
+        cwd=root,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode in (0, 1), output[-3000:]
+    report = json.loads((root / "report.json").read_text(encoding="utf-8"))
+    runs = {
+        c["nodeid"]: {k: v for k, v in c.items() if k not in TIMING}
+        for r in report["benchmark_runs"]
+        for t in r["task_runs"]
+        for c in t["criterion_runs"]
+    }
+    return runs, output
+
+
+@WORKERS
+def test_concurrent_scores_equal_sequential_with_the_same_requests(
+    tmp_path: Path, medplum_slow: MedplumServer, workers: int
+) -> None:
+    medplum_slow.reset_log()
+    alone, _ = score(project(tmp_path / "one", medplum_slow, 1, TASKS), workers)
+    sequential = medplum_slow.log()
+    medplum_slow.reset_log()
+    together, _ = score(project(tmp_path / "eight", medplum_slow, 8, TASKS), workers)
+    concurrent = medplum_slow.log()
+    assert len(together) == len(TASKS) * 3 * len(SEARCHES)
+    assert together == alone
+    assert Counter(r["url"] for r in concurrent["requests"]) == Counter(
+        r["url"] for r in sequential["requests"]
+    )
+    # one request per page of each distinct search, per task run
+    assert set(Counter(r["url"] for r in concurrent["requests"]).values()) == {len(TASKS)}
+    # a pool of one: never more requests under way than workers scoring task runs
+    assert sequential["max_inflight"] <= max(workers, 1)
+    assert concurrent["max_inflight"] > max(workers, 1)
+
+
+@WORKERS
+def test_a_failing_search_errs_only_its_own_criteria(
+    tmp_path: Path, medplum_slow: MedplumServer, workers: int
+) -> None:
+    medplum_slow.reset_log()
+    expected, _ = score(project(tmp_path / "ok", medplum_slow, 1, TASKS[:2]), workers)
+    medplum_slow.reset_log()
+    medplum_slow.faults(
+        [
+            {"match": "status=proposed", "status": 500},
+            {"match": "family=Smith", "status": 404},
+            {"match": "/Encounter", "delay": 2500},
+        ]
+    )
+    got, output = score(project(tmp_path / "faults", medplum_slow, 8, TASKS[:2]), workers)
+    medplum_slow.reset_log()
+    broken = {
+        "status=proposed": "HTTP 500",
+        "family=Smith": "HTTP 404",
+        "Encounter?status=finished": "did not answer GET",
+    }
+    assert len(got) == len(expected) == 2 * 3 * len(SEARCHES)
+    for nodeid, run in got.items():
+        query = run["evidence"].get("query") or ""
+        want = expected[nodeid]
+        cause = next((m for k, m in broken.items() if k in want["evidence"]["query"]), None)
+        if cause is None:
+            assert run == want, nodeid
+        else:
+            assert run["status"] == "error" and run["score"] == 0, nodeid
+            assert cause in run["details"] and "\n" not in run["details"], run["details"]
+            assert not query
+    failed = {line.split()[1] for line in output.splitlines() if line.startswith("FAILED ")}
+    errored = {nodeid for nodeid, run in got.items() if run["status"] == "error"}
+    assert len(errored) == 2 * 3 * 3 and errored <= failed  # 3 searches of 3 criteria, 2 tasks
+    assert "Traceback" not in output
+
+
+@WORKERS
+def test_an_interrupt_cancels_the_searches_not_started(
+    tmp_path: Path, medplum_slow: MedplumServer, workers: int
+) -> None:
+    root = project(tmp_path, medplum_slow, 2, TASKS[:1])
+    medplum_slow.reset_log()
+    medplum_slow.faults([{"match": "/", "delay": 1500}])  # every answer takes 1.8 s
+    env = child_env()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SIGNALS_AT_DEFAULT, *command(workers)[3:]],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while medplum_slow.log()["count"] == 0:
+            assert proc.poll() is None, proc.communicate()[0][-3000:]
+            assert time.monotonic() < deadline, "no search was sent"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)  # a guard against a hang, not a timing
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    sent = medplum_slow.log()["count"]
+    medplum_slow.reset_log()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output[-3000:]
+    assert sent < len(SEARCHES), output[-3000:]  # the queued searches were never sent
+    assert "Exception in thread" not in output
+
+
+#: a child pytest with SIGINT as an interactive shell leaves it (tests/core/core_support.py)
+SIGNALS_AT_DEFAULT = (
+    "import runpy, signal, sys; "
+    "signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+    "sys.argv[0] = 'pytest'; "
+    "runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
+)
