@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from medplum_support import MedplumServer, live_settings
 
-from conftest import MedplumServer, live_settings
 from pytest_verial.fhir.live import LiveFhir
 from pytest_verial.fhir.query import build_query
 from pytest_verial.fhir.snapshot import FhirSnapshot

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from helpers import VERIAL_EXAMPLE, run
+from medplum_support import CLIENT_ID, CLIENT_SECRET, TOKEN, MedplumServer, live_settings
 from stub_server import stub_server
 
-from conftest import CLIENT_ID, CLIENT_SECRET, TOKEN, MedplumServer, live_settings
 from pytest_verial.errors import CheckError, SourceError
 from pytest_verial.fhir.live import LiveFhir
 from pytest_verial.fhir.query import build_query

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from helpers import run
+from medplum_support import CLIENT_ID, CLIENT_SECRET, MedplumServer, live_settings
 
-from conftest import CLIENT_ID, CLIENT_SECRET, MedplumServer, live_settings
 from pytest_verial.checks.base import CheckOutcome
 from pytest_verial.checks.fhir import FhirResourceState, planned_searches
 from pytest_verial.errors import CriterionError, SourceError

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from helpers import run
+from medplum_support import MedplumServer, live_settings
 from stub_server import stub_server
 
-from conftest import MedplumServer, live_settings
 from pytest_verial.errors import SourceError
 from pytest_verial.fhir.live import LiveFhir
 

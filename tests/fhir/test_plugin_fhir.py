@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conftest import TOKEN, MedplumServer
+from medplum_support import TOKEN, MedplumServer
 
 BENCHMARK = """
 benchmark: fhir-e2e

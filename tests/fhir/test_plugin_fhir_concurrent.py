@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
+from medplum_support import TOKEN, MedplumServer
 from test_live_concurrent import SEARCHES, criteria
-
-from conftest import TOKEN, MedplumServer
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2])
 TASKS = ("first", "second", "third")
