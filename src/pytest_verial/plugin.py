@@ -151,6 +151,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    # The sandboxes (a snapshot of a million resources, say) go before the heap is handed
+    # back, or the end-of-session collections of other plugins would walk them.
+    if SANDBOXES in session.config.stash:
+        session.config.stash[SANDBOXES].close()
     heap.thaw()  # the terminal summary and other plugins see every object again
 
 
