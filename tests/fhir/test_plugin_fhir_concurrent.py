@@ -21,6 +21,10 @@ from typing import Any
 import pytest
 import yaml
 from medplum_support import TOKEN, MedplumServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+from core_support import child_env as core_child_env  # noqa: E402
+from core_support import interruptible_pytest, pytest_command  # noqa: E402
 from test_live_concurrent import SEARCHES, criteria
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2])
@@ -58,14 +62,9 @@ def project(root: Path, server: MedplumServer, concurrency: int, tasks: tuple[st
     return root
 
 
-def command(workers: int) -> list[str]:
-    """The child pytest scoring the project."""
+def arguments(workers: int) -> list[str]:
+    """The child pytest's arguments scoring the project."""
     return [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
         "-p",
         "no:randomly",
         "-n",
@@ -78,15 +77,14 @@ def command(workers: int) -> list[str]:
 
 
 def child_env() -> dict[str, str]:
-    """The outer session's environment without its pytest variables, plus the token."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
-    return {**env, "E2E_FHIR_TOKEN": TOKEN, "PYTHONDONTWRITEBYTECODE": "1"}
+    """A child pytest's clean environment (core_support's), plus the server's token."""
+    return {**core_child_env(), "E2E_FHIR_TOKEN": TOKEN}
 
 
 def score(root: Path, workers: int) -> tuple[dict[str, Any], str]:
     """Run the child pytest; criterion runs by node id (timings dropped), and its output."""
     proc = subprocess.run(
-        command(workers),
+        pytest_command(*arguments(workers)),
         cwd=root,
         env=child_env(),
         capture_output=True,
@@ -175,7 +173,7 @@ def test_an_interrupt_cancels_the_searches_not_started(
     medplum_slow.faults([{"match": "/", "delay": 1500}])  # every answer takes 1.8 s
     env = child_env()
     proc = subprocess.Popen(
-        [sys.executable, "-c", SIGNALS_AT_DEFAULT, *command(workers)[3:]],
+        interruptible_pytest(*arguments(workers)),
         cwd=root,
         env=env,
         stdout=subprocess.PIPE,
@@ -200,13 +198,3 @@ def test_an_interrupt_cancels_the_searches_not_started(
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output[-3000:]
     assert sent < len(SEARCHES), output[-3000:]  # the queued searches were never sent
     assert "Exception in thread" not in output
-
-
-#: a child pytest with SIGINT as an interactive shell leaves it (tests/core/core_support.py)
-SIGNALS_AT_DEFAULT = (
-    "import runpy, signal, sys; "
-    "signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "signal.signal(signal.SIGTERM, signal.SIG_DFL); "
-    "sys.argv[0] = 'pytest'; "
-    "runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
-)
