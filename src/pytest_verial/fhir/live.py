@@ -35,13 +35,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin
 
 from ..errors import CriterionError, SourceError
 from ..secrets import register
 from ..sources.deadline import Deadline
-from ..sources.prefetch import Prefetch
+from ..sources.prefetch import Prefetch, ahead
 from .answers import fhir_json, google_token, retry_after
 from .index import SearchResult
 from .query import Query
@@ -323,14 +324,11 @@ class LiveFhir:
         for query, need_all in planned:
             old = wanted.get(query.url_path())
             wanted[query.url_path()] = (query, need_all or (old is not None and old[1]))
-        if len(wanted) < 2:
-            return  # nothing to overlap
-        prefetch = Prefetch(min(self.concurrency, len(wanted)), "verial-fhir")
-        self._prefetch = prefetch
-        prefetch.start(
-            (key, lambda q=query, a=need_all: self._prefetch_one(q, a))  # type: ignore[misc]
+        jobs = {
+            key: partial(self._prefetch_one, query, need_all)
             for key, (query, need_all) in wanted.items()
-        )
+        }
+        self._prefetch = ahead(jobs, self.concurrency, "verial-fhir")
 
     def _prefetch_one(self, query: Query, need_all: bool) -> None:
         """One planned search, sent by a worker; its error is kept for its criteria."""

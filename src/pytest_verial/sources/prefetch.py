@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
 
@@ -34,7 +34,7 @@ class Prefetch:
         self._lock = threading.RLock()
         self._closed = False
 
-    def start(self, jobs: Iterable[tuple[str, Callable[[], None]]]) -> None:
+    def start(self, jobs: Iterable[tuple[str, Callable[[], object]]]) -> None:
         """Submit ``jobs`` (key, function) in order; a key seen before is skipped."""
         with self._lock:
             self._left += 1  # held while submitting: the pool cannot shut down half-way
@@ -71,10 +71,20 @@ class Prefetch:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _quiet(job: Callable[[], None]) -> None:
+def ahead(jobs: Mapping[str, Callable[[], object]], concurrency: int, name: str) -> Prefetch | None:
+    """A started :class:`Prefetch` of ``jobs`` (key -> job, in the order needed), or None when
+    there is nothing to overlap: a pool of one, or fewer than two jobs."""
+    if concurrency <= 1 or len(jobs) < 2:
+        return None
+    prefetch = Prefetch(min(concurrency, len(jobs)), name)
+    prefetch.start(jobs.items())
+    return prefetch
+
+
+def _quiet(job: Callable[[], object]) -> None:
     """Run a job whose outcome the source keeps; an exception is the job's to record."""
     with contextlib.suppress(Exception):  # the criterion needing it sends the request itself
         job()
 
 
-__all__ = ["Prefetch"]
+__all__ = ["Prefetch", "ahead"]

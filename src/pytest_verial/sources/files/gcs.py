@@ -25,11 +25,12 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from ...errors import CriterionError, SourceError
 from ..deadline import Deadline
-from ..prefetch import Prefetch
+from ..prefetch import Prefetch, ahead
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry
 
 #: objects of one task run downloaded at once (``sources.files.concurrency``); 1: one at a time
@@ -186,13 +187,8 @@ class GCSFiles(BaseFilesSource):
                     wanted.setdefault(entry.path, entry)
         except Exception:  # noqa: BLE001 - only a head start: each criterion reads for itself
             return
-        if len(wanted) < 2:
-            return
-        self._prefetch = Prefetch(min(self.concurrency, len(wanted)), "verial-files")
-        self._prefetch.start(
-            (path, lambda e=entry: self.read_ahead(e))  # type: ignore[misc]
-            for path, entry in wanted.items()
-        )
+        jobs = {path: partial(self.read_ahead, entry) for path, entry in wanted.items()}
+        self._prefetch = ahead(jobs, self.concurrency, "verial-files")
 
     def read(self, entry: FileEntry) -> bytes:
         if self._prefetch is not None:
