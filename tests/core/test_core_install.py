@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,12 +25,20 @@ EXAMPLES = REPO / "example_benchmarks"
 
 @pytest.fixture(scope="module")
 def plain_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv with ``pip install <repo>`` and nothing else."""
+    """A venv with ``pip install <repo>`` and nothing else.
+
+    Built from a copy of what the package is made of: each xdist worker running a test of
+    this module sets the fixture up, and two builds in one source tree (its ``build/``) fail.
+    """
+    source = tmp_path_factory.mktemp("plain-source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, source / name)
+    shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("*.egg-info"))
     venv = tmp_path_factory.mktemp("plain-venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     proc = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-compile", str(REPO)],
+        [str(python), "-m", "pip", "install", "-q", "--no-compile", str(source)],
         capture_output=True,
         text=True,
         timeout=900,
