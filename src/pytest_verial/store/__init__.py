@@ -1,0 +1,45 @@
+"""The results store (issue 19): every session's benchmark runs, kept in SQLite (default,
+``<rootdir>/.verial/results.db``) or PostgreSQL, listed, compared and trended.
+
+See ``core.py`` for opening and reading, ``rows.py`` for the typed results <-> rows mapping,
+``tables.py`` for the tables and ``migrations/`` for their alembic history.
+"""
+
+from __future__ import annotations
+
+from .core import (
+    ENV,
+    ImportResult,
+    RunRow,
+    SessionWriter,
+    Store,
+    StoreError,
+    TrendPoint,
+    default_store_url,
+    mark_interrupted,
+    mask_url,
+    open_store,
+    opened,
+    sqlite_path,
+    store_url_from,
+)
+from .rows import SessionMeta, digest_of
+
+__all__ = [
+    "ENV",
+    "ImportResult",
+    "RunRow",
+    "SessionMeta",
+    "SessionWriter",
+    "Store",
+    "StoreError",
+    "TrendPoint",
+    "default_store_url",
+    "digest_of",
+    "mark_interrupted",
+    "mask_url",
+    "open_store",
+    "opened",
+    "sqlite_path",
+    "store_url_from",
+]

@@ -1,0 +1,324 @@
+"""The store's Python API on SQLite and on a real PostgreSQL: import/export round trip,
+idempotent import, listing, refs, trend, delete, prune, migrations and refusals."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from pytest_verial.reporting.json_report import load_report
+from pytest_verial.results import Report
+from pytest_verial.store import StoreError, open_store
+from pytest_verial.store.ids import new_id
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def example_reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The example benchmarks scored on both runs (as ``./scripts/demo`` does)."""
+    out = tmp_path_factory.mktemp("examples")
+    paths = []
+    for run in sorted((REPO / "example_benchmarks" / "runs").iterdir()):
+        path = out / f"{run.name}.json"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "example_benchmarks",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                "-q",
+                "-n",
+                "0",
+                "--verial-run",
+                str(run),
+                "--verial-report",
+                str(path),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            check=False,
+            timeout=300,
+        )
+        assert path.exists(), f"no report for {run.name}"
+        paths.append(path)
+    return paths
+
+
+def _shifted(report: Report, days: float, tag: str) -> Report:
+    """The same report as if run ``days`` earlier (a distinct report: another digest)."""
+    data = report.to_json()
+    started = datetime.now(UTC) - timedelta(days=days)
+    data["session"]["started_at"] = started.isoformat().replace("+00:00", "Z")
+    data["extensions"] = {"tag": tag}
+    return Report.from_json(data)
+
+
+def test_import_then_export_gives_back_every_example_report(
+    store_url: str, example_reports: list[Path]
+) -> None:
+    with open_store(store_url) as store:
+        for path in example_reports:
+            report = load_report(path)
+            result = store.import_report(report, origin=str(path))
+            assert result.created and len(result.run_ids) == len(report.benchmark_runs)
+            assert store.report_of_session(result.session_id).to_json() == report.to_json()
+            for run_id, run in zip(result.run_ids, report.benchmark_runs, strict=True):
+                one = store.report_of_run(run_id)
+                assert [r.model_dump() for r in one.benchmark_runs] == [run.model_dump()]
+                assert one.session == report.session
+
+
+def test_importing_a_report_twice_stores_it_once(
+    store_url: str, example_reports: list[Path]
+) -> None:
+    report = load_report(example_reports[0])
+    with open_store(store_url) as store:
+        first = store.import_report(report)
+        again = store.import_report(load_report(example_reports[0]))
+        assert not again.created and again.session_id == first.session_id
+        assert again.run_ids == first.run_ids
+        assert len(store.list_runs()) == len(report.benchmark_runs)
+
+
+def test_list_runs_newest_first_with_filters(store_url: str, example_reports: list[Path]) -> None:
+    flawed, good = (load_report(p) for p in example_reports)
+    with open_store(store_url) as store:
+        store.import_report(_shifted(flawed, 3, "old"))
+        store.import_report(_shifted(good, 1, "new"))
+        rows = store.list_runs()
+        assert len(rows) == len(flawed.benchmark_runs) + len(good.benchmark_runs)
+        assert [r.created_at for r in rows] == sorted((r.created_at for r in rows), reverse=True)
+        assert {r.run_labels for r in rows[: len(good.benchmark_runs)]} == {"good-agent"}
+        one = store.list_runs(benchmark="front-office@3")
+        assert [r.run_labels for r in one] == ["good-agent", "flawed-agent"]
+        assert [r.verdict for r in one] == ["pass", "partial"]
+        assert store.list_runs(benchmark="front-office") == one  # by slug too
+        assert {r.agent for r in store.list_runs(agent="front-office-v7")} == {"front-office-v7"}
+        recent = store.list_runs(since=datetime.now(UTC) - timedelta(days=2))
+        assert {r.run_labels for r in recent} == {"good-agent"}
+        assert len(store.list_runs(limit=2)) == 2
+
+
+def test_refs_latest_prefix_missing_and_ambiguous(
+    store_url: str, example_reports: list[Path]
+) -> None:
+    flawed, good = (load_report(p) for p in example_reports)
+    with open_store(store_url) as store:
+        with pytest.raises(StoreError, match="holds no runs"):
+            store.resolve("latest")
+        store.import_report(_shifted(flawed, 2, "a"))
+        store.import_report(_shifted(good, 1, "b"))
+        latest = store.resolve("latest")
+        assert latest == store.list_runs()[0].id
+        ref = store.list_runs()[0].benchmark_ref
+        before = store.resolve("latest~1")
+        assert before == store.list_runs(benchmark=ref)[1].id
+        with pytest.raises(StoreError, match="holds 2 run"):
+            store.resolve("latest~2")
+        assert store.resolve(latest) == latest
+        ids = [r.id for r in store.list_runs()]
+        unique = next(
+            latest[:n] for n in range(9, 30) if sum(i.startswith(latest[:n]) for i in ids) == 1
+        )
+        assert store.resolve(unique) == latest
+        assert store.resolve(unique.lower()) == latest
+        with pytest.raises(StoreError, match="no benchmark run"):
+            store.resolve("br_ZZZZZZZZZZZZ")
+        with pytest.raises(StoreError, match="at least 6"):
+            store.resolve("br_01")
+        # every run of one import shares its first characters: ambiguous, candidates listed
+        prefix = latest[:9]
+        shared = [r.id for r in store.list_runs() if r.id.startswith(prefix)]
+        if len(shared) > 1:
+            with pytest.raises(StoreError, match="ambiguous") as info:
+                store.resolve(prefix)
+            assert all(i in str(info.value) for i in shared[:10])
+            assert "\n" not in str(info.value)
+
+
+def test_trend_per_run_task_and_axis(store_url: str, example_reports: list[Path]) -> None:
+    flawed, good = (load_report(p) for p in example_reports)
+    with open_store(store_url) as store:
+        store.import_report(_shifted(flawed, 2, "a"))
+        store.import_report(_shifted(good, 1, "b"))
+        points = store.trend("front-office@3")
+        assert [p.verdict for p in points] == ["partial", "pass"]  # oldest first
+        assert points[1].score == 1.0 and points[0].score is not None and points[0].score < 1
+        assert set(points[0].axes) >= {"correctness", "safety"}
+        assert points[0].tasks["referral-cardiology"] == 0.0
+        only = store.trend("front-office@3", task="referral-cardiology", last=1)
+        assert len(only) == 1 and only[0].tasks == {"referral-cardiology": 1.0}
+
+
+def test_delete_and_prune(store_url: str, example_reports: list[Path]) -> None:
+    report = load_report(example_reports[0])
+    with open_store(store_url) as store:
+        for days in (30, 20, 10, 0.1):
+            store.import_report(_shifted(report, days, str(days)))
+        per_import = len(report.benchmark_runs)
+        assert len(store.list_runs()) == 4 * per_import
+        doomed = store.list_runs(benchmark="front-office@3")[0].id
+        assert store.delete_runs([doomed, doomed]) == 1
+        assert doomed not in {r.id for r in store.list_runs()}
+        assert store.prune(older_than_days=25) == per_import
+        assert store.prune(keep=1) == 2 * per_import - 1
+        assert len(store.list_runs()) == per_import
+        # a run deleted from a report: importing the report stores it again
+        again = store.import_report(_shifted(report, 0.1, "0.1"))
+        assert again.created
+
+
+def test_task_runs_written_as_they_complete_then_finished(
+    store_url: str, example_reports: list[Path]
+) -> None:
+    from pytest_verial.results import RunStatus, TaskStatus
+    from pytest_verial.store import SessionMeta
+
+    report = load_report(example_reports[0])
+    run = report.benchmark_runs[0]
+    with open_store(store_url) as store:
+        writer = store.begin_session(
+            SessionMeta(started_at=report.session.started_at, host="ci-1", git_commit="abc123")
+        )
+        partial = run.model_copy(update={"status": RunStatus.RUNNING})
+        writer.task_run_completed(partial, run.task_runs[0])
+        writer.task_run_completed(partial, run.task_runs[1])
+        # a killed session: what completed is there, the run is running
+        rows = store.list_runs()
+        assert len(rows) == 1 and rows[0].status == "running" and rows[0].git_commit == "abc123"
+        stored = store.report_of_run(rows[0].id).benchmark_runs[0]
+        assert [t.model_dump() for t in stored.task_runs] == [
+            t.model_dump() for t in run.task_runs[:2]
+        ]
+        writer.interrupted()
+        assert store.list_runs()[0].status == "cancelled"
+        writer.finish(report)
+        assert store.report_of_session(writer.session_id).to_json() == report.to_json()
+        assert store.list_runs(benchmark=run.benchmark.ref)[0].id == rows[0].id  # id kept
+        assert all(t.status is not TaskStatus.RUNNING for t in report.task_runs())
+        # the JSON report of that session, imported, is the same session
+        assert store.import_report(report).session_id == writer.session_id
+
+
+def test_ids_sort_by_creation() -> None:
+    ids = [new_id("br") for _ in range(2000)]
+    assert ids == sorted(ids) and len(set(ids)) == 2000
+    assert all(len(i) == 29 and i.startswith("br_") for i in ids)
+
+
+# -- opening: migrations and refusals ---------------------------------------------------------
+def test_an_older_store_is_migrated_on_open(tmp_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    from pytest_verial.store.core import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    engine = create_engine(f"sqlite:///{path}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001")
+    engine.dispose()
+    before = sqlite3.connect(path).execute("select version_num from alembic_version").fetchall()
+    assert before == [("0001",)]
+    with open_store(f"sqlite:///{path}") as store:
+        assert store.list_runs() == []
+    db = sqlite3.connect(path)
+    assert db.execute("select version_num from alembic_version").fetchall() == [("0002",)]
+    names = {r[0] for r in db.execute("select name from sqlite_master where type='index'")}
+    assert "ix_task_runs_key" in names
+
+
+def test_a_newer_store_is_refused_and_untouched(store_url: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    from pytest_verial.store.core import _engine_url
+
+    open_store(store_url).close()
+    engine = create_engine(_engine_url(store_url))
+    with engine.begin() as conn:
+        conn.execute(text("update alembic_version set version_num = '9999'"))
+    engine.dispose()
+    with pytest.raises(StoreError) as info:
+        open_store(store_url)
+    message = str(info.value)
+    assert "newer pytest-verial" in message and "9999" in message and "\n" not in message
+    engine = create_engine(_engine_url(store_url))
+    with engine.connect() as conn:
+        assert conn.execute(text("select version_num from alembic_version")).scalar() == "9999"
+    engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"not a database at all\n" * 100, b"SQLite format 3\x00" + b"\xff" * 4000],
+    ids=["text", "corrupt"],
+)
+def test_a_file_that_is_not_a_store_is_refused_and_never_overwritten(
+    tmp_path: Path, content: bytes
+) -> None:
+    path = tmp_path / "results.db"
+    path.write_bytes(content)
+    with pytest.raises(StoreError) as info, open_store(f"sqlite:///{path}") as store:
+        store.list_runs()
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+    assert path.read_bytes() == content
+
+
+def test_a_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    db = sqlite3.connect(path)
+    db.execute("create table sessions (x int)")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError, match="not a pytest-verial store"):
+        open_store(f"sqlite:///{path}")
+
+
+def test_the_default_folder_ignores_itself(tmp_path: Path) -> None:
+    from pytest_verial.store import default_store_url
+
+    url = default_store_url(tmp_path)
+    assert url == f"sqlite:///{tmp_path.resolve()}/.verial/results.db"
+    open_store(url).close()
+    assert (tmp_path / ".verial" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_store_url_from_option_env_and_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_verial.store import store_url_from
+
+    monkeypatch.delenv("VERIAL_STORE", raising=False)
+    assert store_url_from(None, tmp_path).endswith("/.verial/results.db")  # type: ignore[union-attr]
+    assert store_url_from("none", tmp_path) is None
+    assert store_url_from("NONE", tmp_path) is None
+    monkeypatch.setenv("VERIAL_STORE", "postgresql://u@h/db")
+    assert store_url_from(None, tmp_path) == "postgresql://u@h/db"
+    assert store_url_from("sqlite:///x.db", tmp_path) == "sqlite:///x.db"
+
+
+def test_an_unreachable_postgresql_is_one_line_without_the_password() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(StoreError) as info:
+        open_store(f"postgresql://verial:s3cr3t-pw@127.0.0.1:{port}/results")
+    message = str(info.value)
+    assert "s3cr3t-pw" not in message and "\n" not in message
+    assert f"127.0.0.1:{port}" in message
