@@ -58,7 +58,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_recover(journal: str, output: str | None) -> tuple[dict[str, Any] | None, int]:
+def cmd_recover(
+    journal: str, output: str | None, args_store: Any = None
+) -> tuple[dict[str, Any] | None, int]:
     """Rebuild a report from a journal and write it (and the JUnit file the session named).
 
     The report goes to ``output``, else to the path the session was writing; the journal is
@@ -92,6 +94,19 @@ def cmd_recover(journal: str, output: str | None) -> tuple[dict[str, Any] | None
         print(f"{label} recovered: {target}", file=sys.stderr)
     if status == 0:
         path.unlink(missing_ok=True)
+    # the session in the results store gets the recovered report and is marked interrupted
+    from .store.cli import cli_rootdir
+    from .store.session import recovered_into_store
+
+    problem = recovered_into_store(
+        getattr(args_store, "store", None),
+        cli_rootdir(Path(str(header.get("report") or ".")).parent),
+        header.get("store_session"),
+        report,
+    )
+    if problem is not None:
+        print(f"verial report: {problem}", file=sys.stderr)
+        status = status or 1
     return report, status
 
 
@@ -105,7 +120,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.report is not None:
             print("verial report: give a REPORT or --recover JOURNAL, not both", file=sys.stderr)
             return 2
-        recovered, status = cmd_recover(args.recover, args.output)
+        recovered, status = cmd_recover(args.recover, args.output, args)
         if recovered is None:
             return status
         for line in summary_lines(Report.from_json(recovered), scored=args.scored):
@@ -149,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", metavar="PATH", help="with --recover: write the report here")
     p.add_argument("--scored", action="store_true", help="omit details and evidence")
+    from .store.cli import add_store_argument  # --recover marks the session in the store
+
+    add_store_argument(p)
     p.set_defaults(func=cmd_report)
     # -- LLM judge (PRD-103): retry-with-feedback text of a task from a JSON report --------
     from .judge import feedback_cli
@@ -284,6 +302,30 @@ add_command(
     help="merge the JSON reports of --verial-shard K/N runs into one (refuses gaps and overlaps)",
 )
 # --- end merge ---
+
+
+# --- results store (issue 19): import and export; see pytest_verial.store.cli ---------------
+def _store_command(name: str) -> tuple[Callable[[Any], None], Callable[[Any], int]]:
+    def configure(parser: argparse.ArgumentParser) -> None:
+        from .store import cli as store_cli
+
+        getattr(store_cli, f"{name}_configure")(parser)
+
+    def run(args: argparse.Namespace) -> int:
+        from .store import cli as store_cli
+
+        return int(getattr(store_cli, f"{name}_run")(args))
+
+    return configure, run
+
+
+add_command(
+    "import",
+    *_store_command("import"),
+    help="store JSON reports in the results store (CI artifacts, shards, merged, recovered)",
+)
+add_command("export", *_store_command("export"), help="write a stored run's JSON report")
+# --- end results store ---
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -91,6 +91,13 @@ OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
         "keep the completed task runs of REPORT (or a *.journal.jsonl) and score the rest",
     ),
     (
+        "--verial-store",
+        {"metavar": "URL"},
+        "string",
+        "results store the session is written into: sqlite:///PATH, postgresql://... or none "
+        "(default sqlite:///<rootdir>/.verial/results.db; env VERIAL_STORE)",
+    ),
+    (
         "--verial-trials",
         {"action": "store_true", "default": None},
         "bool",
@@ -121,6 +128,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     judge_plugin.add_options(group, parser)
 
 
+def _load_store_driver(config: pytest.Config) -> None:
+    """Import SQLAlchemy now when the results store is on (workers too). Its compiled
+    modules cannot be imported twice in one process, and pytester's in-process runs drop
+    every module first imported inside them: imported here, by the outer session, it stays."""
+    import os
+
+    value = config.getoption("verial_store", None) or os.environ.get("VERIAL_STORE")
+    if (value or config.getini("verial_store") or "").strip().lower() != "none":
+        import alembic.command  # noqa: F401 - alembic registers its dialects' operations
+        import sqlalchemy.dialects.postgresql  # noqa: F401
+        import sqlalchemy.dialects.sqlite  # noqa: F401
+
+
 def pytest_configure(config: pytest.Config) -> None:
     heap.release()  # a session before this one in the same process froze its objects
     config.pluginmanager.register(SecretMasking(), "verial-secret-masking")
@@ -135,6 +155,7 @@ def pytest_configure(config: pytest.Config) -> None:
     term = TermAsInterrupt()  # controller and workers alike: SIGTERM winds down as Ctrl-C does
     if term.install():
         config.pluginmanager.register(term, "verial-sigterm")
+    _load_store_driver(config)
     if not hasattr(config, "workerinput"):  # the controller, or a run without xdist
         config.pluginmanager.register(Recorder(config), "verial-recorder")
         baseline.register(config)  # --verial-baseline: deltas after the verial summary

@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -55,6 +55,9 @@ from .journal import (
 from .json_report import write_json_report
 from .terminal import summary
 
+if TYPE_CHECKING:
+    from ..store.session import SessionStore
+
 CHECKPOINT_SECONDS = 2.0
 
 
@@ -85,6 +88,9 @@ class Recorder:
         report = self.settings.report
         self.journal: Journal | None = None
         self._task_left: dict[str, int] = {}
+        #: the results store this session is written into (``--verial-store``)
+        self.store: SessionStore | None = None
+        self._store_input: ReportInput | None = None
         if report is not None and not config.option.collectonly:
             self._recover_previous(report)
             self.journal = Journal(journal_path(report))
@@ -196,6 +202,16 @@ class Recorder:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
+        if self.config.option.collectonly:
+            return
+        from ..store import StoreError
+        from ..store.session import SessionStore
+
+        args = [Path(a.split("::")[0]) for a in self.config.args]
+        try:  # a store that cannot be opened stops the session before any criterion runs
+            self.store = SessionStore.open(self.config, self.started_at, self.settings.runs, args)
+        except StoreError as exc:
+            raise pytest.UsageError(f"--verial-store: {exc}") from None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -233,6 +249,10 @@ class Recorder:
         else:
             return
         self._journal(report.nodeid)
+        if self.store is not None:  # a task run whose last criterion arrived is stored now
+            if self._store_input is None:
+                self._store_input = self._input(running=True)
+            self.store.criterion_done(report.nodeid, self.selected, self._store_input)
         self._checkpoint()
         heap.checkpoint()
 
@@ -260,6 +280,8 @@ class Recorder:
                             "pass_threshold": data.pass_threshold,
                             "trials": data.trials,
                             "collection_errors": list(data.collection_errors),
+                            # verial report --recover marks this session interrupted there
+                            "store_session": self.store.writer.session_id if self.store else None,
                         },
                     )
                 )
@@ -387,6 +409,9 @@ class Recorder:
         if not self.files and not self.collection_errors:
             if self.journal is not None:
                 self.journal.close(remove=True)
+            if self.store is not None:  # nothing was scored: nothing stays in the store
+                self.store.discard()
+                self.store = None
             return
         with heap.building():
             data = self._input(running=False)
@@ -408,6 +433,11 @@ class Recorder:
                 )
         self.report = report
         self._write_outputs(report, data.scored)
+        if self.store is not None:  # after the JSON report: a store failure never loses it
+            problem = self.store.finish(report)
+            self.store = None
+            if problem is not None:
+                self.write_errors.append(problem)
         if self.write_errors and exitstatus != pytest.ExitCode.INTERRUPTED:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self.exit_status = int(session.exitstatus)
@@ -499,5 +529,7 @@ class Recorder:
             terminalreporter.write_line(escape(f"{label}: {path}"))
 
     def pytest_unconfigure(self) -> None:
+        if self.store is not None:  # ended before sessionfinish: what was stored stays
+            self.store.close()
         if self.journal is not None:  # the session ended before sessionfinish: keep it
             self.journal.close(remove=False)

@@ -402,6 +402,12 @@ class Store:
         """The whole report of a session (``verial export``)."""
         return self.read("read a session", lambda conn: _report(conn, session_id=session_id))
 
+    def recover_session(self, session_id: str, report: Report) -> None:
+        """A session that died: its report recovered from the journal replaces what the
+        store holds of it, and it is marked interrupted."""
+        SessionWriter.attach(self, session_id).finish(report)
+        mark_interrupted(self, session_id)
+
     def session_of_run(self, run_id: str) -> str:
         """The session a benchmark run belongs to."""
 
@@ -491,6 +497,17 @@ class Store:
             return _delete(conn, wanted)
 
         return self.write("delete runs", work)
+
+    def delete_sessions(self, ids: Sequence[str]) -> int:
+        """Delete whole sessions (and their runs)."""
+
+        def work(conn: Connection) -> int:
+            count = 0
+            for chunk in _chunks(list(ids), 500):
+                count += conn.execute(delete(sessions).where(sessions.c.id.in_(chunk))).rowcount
+            return count
+
+        return self.write("delete sessions", work)
 
     def prune(self, *, keep: int | None = None, older_than_days: float | None = None) -> int:
         """Delete old runs: beyond the ``keep`` newest of each benchmark and/or created more
@@ -645,6 +662,10 @@ def _report(
     )
 
 
+#: the session columns the final report sets (the rest were set when the session began)
+_FINISHED = ("completed_at", "status", "exit_status", "scored", "data", "report_digest")
+
+
 class SessionWriter:
     """Writes one pytest session into the store as it runs (the controller only).
 
@@ -675,6 +696,42 @@ class SessionWriter:
         }
         row = session_row(self.session_id, session, meta, extra)
         store.write("start the session", lambda conn: conn.execute(sessions.insert(), [row]))
+
+    @classmethod
+    def attach(cls, store: Store, session_id: str) -> SessionWriter:
+        """A writer for a session already in the store (``verial report --recover``)."""
+
+        def work(conn: Connection) -> SessionWriter:
+            row = conn.execute(select(sessions).where(sessions.c.id == session_id)).first()
+            if row is None:
+                raise StoreError(f"{session_id}: no session in the store {store.url_masked}")
+            writer = cls.__new__(cls)
+            writer.store = store
+            writer.session_id = session_id
+            writer.created_at = as_utc(row.started_at) or datetime.now(UTC)
+            writer.meta = SessionMeta(
+                started_at=writer.created_at.isoformat(),
+                origin=(row.data or {}).get("origin"),
+            )
+            writer._lock = threading.Lock()
+            writer.runs = {}
+            for r in conn.execute(
+                select(benchmark_runs.c.id, benchmark_runs.c.report_id).where(
+                    benchmark_runs.c.session_id == session_id
+                )
+            ):
+                tasks = {
+                    t.report_id: t.id
+                    for t in conn.execute(
+                        select(task_runs.c.id, task_runs.c.report_id).where(
+                            task_runs.c.benchmark_run_id == r.id
+                        )
+                    )
+                }
+                writer.runs[r.report_id] = (r.id, tasks)
+            return writer
+
+        return store.read("read the session", work)
 
     def _run_id(self, conn: Connection, run: BenchmarkRun) -> str:
         known = self.runs.get(run.id)
@@ -721,7 +778,7 @@ class SessionWriter:
                 select(sessions.c.id).where(sessions.c.report_digest == digest)
             ).scalar()
             row["report_digest"] = digest if taken in (None, self.session_id) else None
-            row.pop("id")
+            row = {k: row[k] for k in _FINISHED}
             conn.execute(update(sessions).where(sessions.c.id == self.session_id).values(row))
             conn.execute(
                 delete(benchmark_runs).where(benchmark_runs.c.session_id == self.session_id)

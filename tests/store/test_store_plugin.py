@@ -1,0 +1,230 @@
+"""The plugin writes every session into the store: default SQLite under rootdir, --verial-store
+none, PostgreSQL, session metadata, kill -9 mid-session, store failures, import/export."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from store_support import greeting_project, run_pytest, run_verial
+
+from pytest_verial.reporting.json_report import load_report
+from pytest_verial.store import open_store
+
+
+def _default(path: Path) -> str:
+    return f"sqlite:///{path / '.verial' / 'results.db'}"
+
+
+def test_every_session_is_stored_by_default_and_exports_its_report(tmp_path: Path) -> None:
+    greeting_project(tmp_path, tasks=3)
+    done = run_pytest(tmp_path, "-n", "0", "--verial-report", "report.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (tmp_path / ".verial" / ".gitignore").read_text().strip().endswith("*")
+    with open_store(_default(tmp_path), create=False) as store:
+        rows = store.list_runs()
+        assert [
+            (r.benchmark_ref, r.status, r.criteria_passed, r.criteria_failed) for r in rows
+        ] == [("greet@1", "completed", 3, 3)]
+        session_id = rows[0].session_id
+        assert (
+            store.report_of_session(session_id).to_json()
+            == load_report(tmp_path / "report.json").to_json()
+        )
+    db = sqlite3.connect(tmp_path / ".verial" / "results.db")
+    host, version, line, exit_status, ci = db.execute(
+        "select host, plugin_version, command_line, exit_status, ci_url from sessions"
+    ).fetchone()
+    assert host and version and "--verial-report report.json" in line and exit_status == 1
+    assert ci is None
+    # export writes the report back, byte for byte the same content as the session wrote
+    out = run_verial(tmp_path, "export", "latest", "-o", "exported.json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "exported.json").read_text()) == json.loads(
+        (tmp_path / "report.json").read_text()
+    )
+    # importing the session's own report is a no-op: it is that session
+    again = run_verial(tmp_path, "import", "report.json")
+    assert again.returncode == 0 and "already stored as " + session_id in again.stdout
+
+
+def test_stored_without_a_json_report_and_under_xdist(tmp_path: Path) -> None:
+    greeting_project(tmp_path, tasks=4)
+    done = run_pytest(tmp_path, "-n", "2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    with open_store(_default(tmp_path), create=False) as store:
+        (row,) = store.list_runs()
+        report = store.report_of_run(row.id)
+        assert report.session.counts.criteria == 8 and row.criteria_passed == 4
+        assert [t.task_key for t in report.benchmark_runs[0].task_runs] == [
+            "t001",
+            "t002",
+            "t003",
+            "t004",
+        ]
+
+
+def test_none_turns_the_store_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    greeting_project(tmp_path, tasks=1)
+    done = run_pytest(tmp_path, "-n", "0", "--verial-store", "none")
+    assert done.returncode == 1 and not (tmp_path / ".verial").exists()
+    done = run_pytest(tmp_path, "-n", "0", env={"VERIAL_STORE": "none"})
+    assert done.returncode == 1 and not (tmp_path / ".verial").exists()
+    (tmp_path / "pytest.ini").write_text("[pytest]\nverial_store = none\n")
+    done = run_pytest(tmp_path, "-n", "0")
+    assert done.returncode == 1 and not (tmp_path / ".verial").exists()
+
+
+def test_git_and_ci_metadata(tmp_path: Path) -> None:
+    import subprocess
+
+    greeting_project(tmp_path, tasks=1)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=tmp_path, check=True)
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True
+    ).stdout.strip()
+    env = {
+        "GITHUB_RUN_ID": "77",
+        "GITHUB_REPOSITORY": "acme/agents",
+        "GITHUB_SERVER_URL": "https://github.example",
+    }
+    run_pytest(tmp_path, "-n", "0", env=env)
+    (tmp_path / "greet.verial.yaml").write_text((tmp_path / "greet.verial.yaml").read_text() + "\n")
+    run_pytest(tmp_path, "-n", "0", "--verial-store", _default(tmp_path))
+    db = sqlite3.connect(tmp_path / ".verial" / "results.db")
+    rows = db.execute(
+        "select git_commit, git_branch, git_dirty, ci_url from sessions order by id"
+    ).fetchall()
+    assert rows == [
+        (commit, "main", 0, "https://github.example/acme/agents/actions/runs/77"),
+        (commit, "main", 1, None),
+    ]
+
+
+def test_a_store_that_cannot_be_opened_stops_the_session_in_one_line(tmp_path: Path) -> None:
+    greeting_project(tmp_path, tasks=1)
+    bad = tmp_path / "bad.db"
+    bad.write_text("definitely not sqlite\n")
+    done = run_pytest(
+        tmp_path, "-n", "0", "--verial-store", f"sqlite:///{bad}", "--verial-report", "report.json"
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and "not a SQLite database" in errors[0], done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert bad.read_text() == "definitely not sqlite\n"
+    assert not (tmp_path / "report.json").exists()  # nothing ran
+
+
+def test_an_unreachable_postgresql_is_one_line_without_its_password(tmp_path: Path) -> None:
+    import socket
+
+    greeting_project(tmp_path, tasks=1)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://verial:hunter2-pw@127.0.0.1:{port}/results"
+    done = run_pytest(tmp_path, "-n", "0", "--verial-store", url)
+    assert done.returncode == 4
+    assert "hunter2-pw" not in done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and f"127.0.0.1:{port}" in errors[0], done.stderr
+
+
+def test_a_store_inside_a_run_folder_is_refused(tmp_path: Path) -> None:
+    greeting_project(tmp_path, tasks=1)
+    done = run_pytest(
+        tmp_path,
+        "-n",
+        "0",
+        "--verial-run",
+        "sandbox",
+        "--verial-store",
+        f"sqlite:///{tmp_path / 'sandbox' / 'results.db'}",
+    )
+    assert done.returncode == 4 and "is an input of this session" in done.stderr
+    assert not (tmp_path / "sandbox" / "results.db").exists()
+
+
+def test_kill_9_mid_session_keeps_completed_tasks_and_recover_marks_it(tmp_path: Path) -> None:
+    greeting_project(tmp_path, tasks=5, kill_at=4)
+    done = run_pytest(tmp_path, "-n", "0", "--verial-report", "report.json")
+    assert done.returncode == -9
+    with open_store(_default(tmp_path), create=False) as store:
+        (row,) = store.list_runs()
+        assert row.status == "running"
+        stored = store.report_of_run(row.id).benchmark_runs[0]
+        # the three completed task runs, whole; the killed one and the one after: absent
+        assert [t.task_key for t in stored.task_runs] == ["t001", "t002", "t003"]
+        assert all(len(t.criterion_runs) == 2 for t in stored.task_runs)
+    journal = next(tmp_path.glob("*.journal.jsonl"))
+    recovered = run_verial(tmp_path, "report", "--recover", str(journal))
+    assert recovered.returncode == 0, recovered.stderr
+    with open_store(_default(tmp_path), create=False) as store:
+        (row,) = store.list_runs()
+        assert row.status == "cancelled"
+        report = store.report_of_session(row.session_id)
+        assert report.session.status == "cancelled"
+        assert report.to_json() == load_report(tmp_path / "report.json").to_json()
+
+
+def test_a_store_failure_at_the_end_keeps_the_json_report_and_fails_the_session(
+    tmp_path: Path,
+) -> None:
+    greeting_project(tmp_path, tasks=30)
+    # the disk fills once collection is over: every connection the store opens from then on
+    # may not grow the database (SQLite's max_page_count: a real SQLITE_FULL)
+    (tmp_path / "conftest.py").write_text(
+        "from sqlalchemy import event\n"
+        "from sqlalchemy.engine import Engine\n"
+        "FULL = []\n"
+        "@event.listens_for(Engine, 'connect')\n"
+        "def _full(dbapi_conn, record):\n"
+        "    if FULL:\n"
+        "        cursor = dbapi_conn.cursor()\n"
+        "        cursor.execute('PRAGMA page_count')\n"
+        "        cursor.execute(f'PRAGMA max_page_count = {cursor.fetchone()[0]}')\n"
+        "def pytest_collection_finish(session):\n"
+        "    FULL.append(True)\n",
+    )
+    done = run_pytest(tmp_path, "-n", "0", "--verial-report", "report.json")
+    assert (tmp_path / "report.json").exists()
+    assert done.returncode != 0
+    errors = [line for line in done.stdout.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1 and "results store" in errors[0], done.stdout
+    assert "full" in errors[0] and "Traceback" not in done.stdout + done.stderr
+    assert done.returncode == 3
+    assert load_report(tmp_path / "report.json").session.counts.criteria == 60
+
+
+@pytest.mark.invalid_report
+def test_import_refuses_an_invalid_report_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text('{"schema": "pytest-verial/report/v2", "benchmark_runs": 1}')
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    done = run_verial(tmp_path, "import", "bad.json")
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "bad.json" in done.stderr
+
+
+def test_sessions_into_postgresql(tmp_path: Path, postgres: object) -> None:
+    url = postgres.new_database()  # type: ignore[attr-defined]
+    greeting_project(tmp_path, tasks=3)
+    done = run_pytest(tmp_path, "-n", "2", "--verial-store", url, "--verial-report", "r.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert not (tmp_path / ".verial").exists()
+    with open_store(url, create=False) as store:
+        (row,) = store.list_runs()
+        assert (
+            store.report_of_session(row.session_id).to_json()
+            == load_report(tmp_path / "r.json").to_json()
+        )
+    out = run_verial(tmp_path, "export", row.id[:12], "-o", "x.json", "--store", url)
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "x.json").read_text()) == json.loads(
+        (tmp_path / "r.json").read_text()
+    )
