@@ -61,6 +61,8 @@ def _every_report_valid(request: pytest.FixtureRequest) -> Iterator[None]:
             problems.append(
                 f"{path}: {len(errors)} schema errors; first at {where}: {errors[0].message[:300]}"
             )
+        else:
+            problems.extend(_round_trip(path, data))
     if problems:
         pytest.fail("report not valid against its schema:\n" + "\n".join(problems))
 
@@ -81,3 +83,41 @@ def _validator() -> Any:
 
     schema = report_schema()
     return jsonschema.Draft202012Validator(schema)
+
+
+#: reports larger than this are left to the store's own tests (bench/store.py imports 60,000 tasks)
+_ROUND_TRIP_LIMIT = 20_000_000
+
+
+def _round_trip(path: Path, data: dict[str, Any]) -> list[str]:
+    """The results store gives back every report the suite writes: imported into a store
+    (one per test process), then exported, it is the same report (issue 19)."""
+    from pytest_verial.results import Report
+
+    try:
+        if path.stat().st_size > _ROUND_TRIP_LIMIT:
+            return []
+        report = Report.from_json(data)
+    except (OSError, ValueError):
+        return []  # not a report the store takes: verial import refuses it (tested there)
+    store = _round_trip_store()
+    result = store.import_report(report)
+    back = store.report_of_session(result.session_id).to_json()
+    if back != report.to_json():
+        return [f"{path}: the results store did not give this report back as it was imported"]
+    return []
+
+
+@functools.cache
+def _round_trip_store() -> Any:
+    import atexit
+    import shutil
+    import tempfile
+
+    from pytest_verial.store import open_store
+
+    folder = tempfile.mkdtemp(prefix="verial-round-trip-")
+    atexit.register(shutil.rmtree, folder, True)
+    store = open_store(f"sqlite:///{folder}/results.db")
+    atexit.register(store.close)
+    return store
