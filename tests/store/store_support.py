@@ -89,4 +89,12 @@ def run_verial(
     )
 
 
-__all__ = ["Project", "interruptible_pytest", "run_pytest", "run_verial", "greeting_project"]
+__all__ = [
+    "Project",
+    "child_env",
+    "greeting_project",
+    "interruptible_pytest",
+    "pytest_command",
+    "run_pytest",
+    "run_verial",
+]

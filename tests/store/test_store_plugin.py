@@ -228,3 +228,37 @@ def test_sessions_into_postgresql(tmp_path: Path, postgres: object) -> None:
     assert json.loads((tmp_path / "x.json").read_text()) == json.loads(
         (tmp_path / "r.json").read_text()
     )
+
+
+def test_a_read_only_store_is_one_line_at_session_start_and_still_readable(
+    tmp_path: Path, store_url: str
+) -> None:
+    import os
+
+    from sqlalchemy import create_engine, text
+
+    from pytest_verial.store.core import _engine_url
+
+    greeting_project(tmp_path, tasks=2)
+    first = run_pytest(tmp_path, "-n", "0", "--verial-store", store_url)
+    assert first.returncode == 1, first.stdout + first.stderr
+    if store_url.startswith("sqlite"):
+        if os.geteuid() == 0:
+            pytest.skip("root writes whatever the file modes say; the PostgreSQL case runs")
+        path = Path(store_url.removeprefix("sqlite:///"))
+        for p in path.parent.iterdir():
+            p.chmod(0o444)
+        path.parent.chmod(0o555)
+    else:  # a database that refuses every write, as a replica or a revoked grant does
+        engine = create_engine(_engine_url(store_url), isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            name = conn.execute(text("select current_database()")).scalar()
+            conn.execute(text(f'alter database "{name}" set default_transaction_read_only = on'))
+        engine.dispose()
+    done = run_pytest(tmp_path, "-n", "0", "--verial-store", store_url)
+    assert done.returncode == 4, done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and "results store" in errors[0], done.stderr
+    out = run_verial(tmp_path, "export", "latest", "-o", "back.json", "--store", store_url)
+    assert out.returncode == 0, out.stderr
+    assert load_report(tmp_path / "back.json").session.counts.criteria == 4
