@@ -10,6 +10,7 @@ password.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import threading
@@ -49,6 +50,19 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 #: how long a writer waits for another process's lock before it gives up (seconds)
 LOCK_WAIT = 120.0
 REF_MIN = 6
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """No automatic collection while a whole report becomes rows or rows a report: they
+    allocate millions of objects that all stay alive, and each full collection walks them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class StoreError(Exception):
@@ -257,6 +271,10 @@ class Store:
 
     def import_report(self, report: Report, *, origin: str | None = None) -> ImportResult:
         """Store a whole report; the same report (same digest) twice is stored once."""
+        with no_gc():
+            return self._import(report, origin)
+
+    def _import(self, report: Report, origin: str | None) -> ImportResult:
         data, extra = report_split(report)
         digest = digest_of(data)
         meta = SessionMeta(started_at=report.session.started_at, source="import", origin=origin)
@@ -396,11 +414,13 @@ class Store:
 
     def report_of_run(self, run_id: str) -> Report:
         """One benchmark run with its session block, as a report."""
-        return self.read("read a run", lambda conn: _report(conn, run_id=run_id))
+        with no_gc():
+            return self.read("read a run", lambda conn: _report(conn, run_id=run_id))
 
     def report_of_session(self, session_id: str) -> Report:
         """The whole report of a session (``verial export``)."""
-        return self.read("read a session", lambda conn: _report(conn, session_id=session_id))
+        with no_gc():
+            return self.read("read a session", lambda conn: _report(conn, session_id=session_id))
 
     def recover_session(self, session_id: str, report: Report) -> None:
         """A session that died: its report recovered from the journal replaces what the
@@ -819,7 +839,7 @@ class SessionWriter:
                     if batch:
                         conn.execute(table.insert(), batch)
 
-        with self._lock:
+        with self._lock, no_gc():
             self.store.write("store the session's report", work)
 
     def interrupted(self) -> None:
