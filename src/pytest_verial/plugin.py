@@ -136,7 +136,6 @@ def _load_store_driver(config: pytest.Config) -> None:
 
     value = config.getoption("verial_store", None) or os.environ.get("VERIAL_STORE")
     if (value or config.getini("verial_store") or "").strip().lower() != "none":
-        import alembic.command  # noqa: F401 - alembic registers its dialects' operations
         import sqlalchemy.dialects.postgresql  # noqa: F401
         import sqlalchemy.dialects.sqlite  # noqa: F401
 

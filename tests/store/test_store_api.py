@@ -242,6 +242,56 @@ def test_an_older_store_is_migrated_on_open(tmp_path: Path) -> None:
     assert "ix_task_runs_key" in names
 
 
+def test_a_new_store_has_the_schema_the_migrations_build(tmp_path: Path) -> None:
+    """New stores are created from tables.py and stamped; older ones are migrated by alembic:
+    both must give the same tables, columns and indexes, at the same revision."""
+    from alembic import command
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import create_engine, inspect
+
+    from pytest_verial.store.core import MIGRATIONS, revisions
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert revisions()[-1] == ScriptDirectory.from_config(config).get_current_head()
+    migrated = tmp_path / "migrated.db"
+    engine = create_engine(f"sqlite:///{migrated}")
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "head")
+    engine.dispose()
+    fresh = tmp_path / "fresh.db"
+    open_store(f"sqlite:///{fresh}").close()
+
+    def shape(path: Path) -> dict[str, object]:
+        engine = create_engine(f"sqlite:///{path}")
+        insp = inspect(engine)
+        out: dict[str, object] = {}
+        for table in sorted(insp.get_table_names()):
+            out[table] = (
+                [(c["name"], str(c["type"]), c["nullable"]) for c in insp.get_columns(table)],
+                sorted((i["name"], tuple(i["column_names"])) for i in insp.get_indexes(table)),
+                sorted(
+                    (
+                        tuple(f["constrained_columns"]),
+                        f["referred_table"],
+                        f.get("options", {}).get("ondelete"),
+                    )
+                    for f in insp.get_foreign_keys(table)
+                ),
+            )
+        engine.dispose()
+        return out
+
+    assert shape(fresh) == shape(migrated)
+    versions = [
+        sqlite3.connect(p).execute("select * from alembic_version").fetchall()
+        for p in (fresh, migrated)
+    ]
+    assert versions[0] == versions[1] == [(revisions()[-1],)]
+
+
 def test_a_newer_store_is_refused_and_untouched(store_url: str) -> None:
     from sqlalchemy import create_engine, text
 

@@ -177,14 +177,14 @@ def test_a_store_failure_at_the_end_keeps_the_json_report_and_fails_the_session(
     tmp_path: Path,
 ) -> None:
     greeting_project(tmp_path, tasks=30)
-    # the disk fills once collection is over: every connection the store opens from then on
+    # the disk fills once collection is over: every connection the store uses from then on
     # may not grow the database (SQLite's max_page_count: a real SQLITE_FULL)
     (tmp_path / "conftest.py").write_text(
         "from sqlalchemy import event\n"
-        "from sqlalchemy.engine import Engine\n"
+        "from sqlalchemy.pool import Pool\n"
         "FULL = []\n"
-        "@event.listens_for(Engine, 'connect')\n"
-        "def _full(dbapi_conn, record):\n"
+        "@event.listens_for(Pool, 'checkout')\n"
+        "def _full(dbapi_conn, record, proxy):\n"
         "    if FULL:\n"
         "        cursor = dbapi_conn.cursor()\n"
         "        cursor.execute('PRAGMA page_count')\n"

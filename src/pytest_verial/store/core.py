@@ -22,7 +22,21 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select, update
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    delete,
+    event,
+    func,
+    inspect,
+    select,
+    update,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
@@ -41,7 +55,7 @@ from .rows import (
     session_row,
     task_run_rows,
 )
-from .tables import benchmark_runs, criterion_runs, judge_calls, sessions, task_runs
+from .tables import benchmark_runs, criterion_runs, judge_calls, metadata, sessions, task_runs
 
 T = TypeVar("T")
 ENV = "VERIAL_STORE"
@@ -704,6 +718,7 @@ class SessionWriter:
         #: report id of a benchmark run -> (store id, its task runs' report ids -> store ids)
         self.runs: dict[str, tuple[str, dict[str, str]]] = {}
         self._lock = threading.Lock()
+        self._last_run: BenchmarkRun | None = None
         session = Session(
             status=RunStatus.RUNNING, phase="started", started_at=meta.started_at, duration=0.0
         )
@@ -734,6 +749,7 @@ class SessionWriter:
                 origin=(row.data or {}).get("origin"),
             )
             writer._lock = threading.Lock()
+            writer._last_run = None
             writer.runs = {}
             for r in conn.execute(
                 select(benchmark_runs.c.id, benchmark_runs.c.report_id).where(
@@ -766,8 +782,9 @@ class SessionWriter:
             conn.execute(benchmark_runs.insert(), [row])
             self.runs[run.id] = (row["id"], {})
             return str(row["id"])
-        row.pop("position")
-        conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == known[0]).values(row))
+        if run is not self._last_run:  # the same aggregates as last time: nothing to update
+            row.pop("position")
+            conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == known[0]).values(row))
         return known[0]
 
     def task_run_completed(self, benchmark_run: BenchmarkRun, task_run: TaskRun) -> None:
@@ -777,6 +794,7 @@ class SessionWriter:
 
             def work(conn: Connection) -> None:
                 run_id = self._run_id(conn, benchmark_run)
+                self._last_run = benchmark_run
                 known = self.runs[benchmark_run.id][1]
                 _replace_task(conn, self.session_id, run_id, known, len(known), task_run)
 
@@ -784,6 +802,7 @@ class SessionWriter:
                 self.store.write("store a task run", work)
             except BaseException:
                 self.runs = before
+                self._last_run = None
                 raise
 
     def finish(self, report: Report) -> None:
@@ -951,25 +970,39 @@ def _check_sqlite_file(path: Path, masked: str, create: bool) -> None:
         ) from None
 
 
+def revisions() -> list[str]:
+    """The schema revisions this version knows, oldest first (``migrations/versions``)."""
+    names = os.listdir(MIGRATIONS / "versions")
+    return sorted(n.split("_", 1)[0] for n in names if n.endswith(".py") and n[:1].isdigit())
+
+
+_VERSION = Table(
+    "alembic_version",
+    MetaData(),
+    Column("version_num", String(32), primary_key=True),
+)
+
+
+def _serialize(conn: Connection) -> None:
+    """PostgreSQL: one process at a time creates or migrates (SQLite: BEGIN IMMEDIATE)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(7219193)")
+
+
+def _version(conn: Connection) -> tuple[str | None, bool]:
+    tables = set(inspect(conn).get_table_names())
+    rev = None
+    if "alembic_version" in tables:
+        rev = conn.execute(select(_VERSION.c.version_num)).scalar()
+    return rev, "sessions" in tables
+
+
 def _migrate(store: Store) -> None:
-    from alembic import command
-    from alembic.config import Config
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
-
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    script = ScriptDirectory.from_config(config)
-    head = script.get_current_head()
-    known = {rev.revision for rev in script.walk_revisions()}
-
-    def current(conn: Connection) -> tuple[str | None, bool]:
-        context = MigrationContext.configure(conn)
-        rev = context.get_current_revision()
-        tables = conn.dialect.has_table(conn, "sessions")
-        return rev, tables
-
-    rev, has_tables = store.read("read the store's version", current)
+    """Create a new store at the newest schema, migrate an older one (alembic), refuse a newer
+    one or a database that is not a store, untouched."""
+    known = revisions()
+    head = known[-1]
+    rev, has_tables = store.read("read the store's version", _version)
     if rev == head:
         return
     if rev is not None and rev not in known:
@@ -984,9 +1017,20 @@ def _migrate(store: Store) -> None:
         )
 
     def upgrade(conn: Connection) -> None:
-        again = MigrationContext.configure(conn).get_current_revision()
+        _serialize(conn)
+        again, tables = _version(conn)
         if again == head:
             return
+        if again is None and not tables:  # a new store: the tables as they are now, stamped
+            metadata.create_all(conn)
+            _VERSION.create(conn)
+            conn.execute(_VERSION.insert().values(version_num=head))
+            return
+        from alembic import command
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
         config.attributes["connection"] = conn
         command.upgrade(config, "head")
 
@@ -1012,7 +1056,7 @@ def open_store(url: str, *, create: bool = True) -> Store:
         _check_sqlite_file(path, masked, create)
     try:
         if backend == "sqlite":
-            engine = create_engine(parsed, poolclass=NullPool)
+            engine = create_engine(parsed, pool_size=1, max_overflow=4)
             _sqlite_events(engine)
         else:
             engine = create_engine(parsed, poolclass=NullPool, connect_args={"connect_timeout": 10})
