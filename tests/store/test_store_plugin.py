@@ -262,3 +262,27 @@ def test_a_read_only_store_is_one_line_at_session_start_and_still_readable(
     out = run_verial(tmp_path, "export", "latest", "-o", "back.json", "--store", store_url)
     assert out.returncode == 0, out.stderr
     assert load_report(tmp_path / "back.json").session.counts.criteria == 4
+
+
+def test_export_of_an_unknown_or_ambiguous_id_and_without_a_store(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    missing = run_verial(tmp_path, "export", "latest", "-o", "x.json")
+    assert missing.returncode == 2 and "no results store at" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    greeting_project(tmp_path, tasks=1)
+    (tmp_path / "more.verial.yaml").write_text(
+        (tmp_path / "greet.verial.yaml").read_text().replace("benchmark: greet", "benchmark: more")
+    )
+    assert run_pytest(tmp_path, "-n", "0").returncode == 1
+    unknown = run_verial(tmp_path, "export", "br_ZZZZZZZZZZ", "-o", "x.json")
+    assert unknown.returncode == 2 and "no benchmark run" in unknown.stderr
+    with open_store(_default(tmp_path), create=False) as store:
+        ids = [r.id for r in store.list_runs()]
+    assert len(ids) == 2
+    common = next(n for n in range(29, 3, -1) if ids[0][:n] == ids[1][:n])
+    if common >= 9:  # made in one millisecond: a shared prefix names both
+        both = run_verial(tmp_path, "export", ids[0][:common], "-o", "x.json")
+        assert both.returncode == 2 and "ambiguous" in both.stderr
+        assert ids[0] in both.stderr and ids[1] in both.stderr
+        assert len(both.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()

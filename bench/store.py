@@ -1,0 +1,227 @@
+"""Results store figures for BENCHMARKS.md (issue 19), measured in one run.
+
+1. Write overhead: a 200-task x 10-criterion session (voice-transcript criteria over a small
+   sandbox) run by pytest in a subprocess with a SQLite store (existing: a warm-up session
+   created it) and with ``--verial-store none``, alternating, R times; the median wall times
+   side by side.
+   Target: the store adds <= 5 %.
+2. Import: a 60,000-task report (3 criterion runs each, cloned from a real session's task
+   run) imported into a fresh SQLite store (and PostgreSQL with --postgres). Target <= 20 s.
+3. ``list_runs`` on a store of 10,000 benchmark runs: all of them, and the newest 50.
+   Target <= 0.5 s.
+4. Bytes per 1,000 criterion runs: the SQLite file (after import and checkpoint) and, with
+   --postgres, the tables' total relation size, divided by the criterion runs stored.
+
+    python bench/store.py [--repeat 5] [--tasks 60000] [--runs 10000] [--postgres]
+
+--postgres starts a throwaway PostgreSQL with tests/store/pg_server.py (initdb + pg_ctl).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "store"))
+
+from store_support import child_env, greeting_project, pytest_command  # noqa: E402
+
+from pytest_verial.results import Report  # noqa: E402
+from pytest_verial.store import open_store  # noqa: E402
+
+
+def overhead(repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        greeting_project(base, tasks=200, criteria=10)
+        times: dict[str, list[float]] = {"none": [], "sqlite": []}
+        # the store exists, as it does from a project's second session on (a warm-up run)
+        subprocess.run(
+            pytest_command(
+                "-p",
+                "no:randomly",
+                "-q",
+                "-n",
+                "0",
+                "--tb=no",
+                "--verial-store",
+                f"sqlite:///{base}/s/results.db",
+            ),
+            cwd=base,
+            env=child_env(),
+            capture_output=True,
+            check=False,
+        )
+        for n in range(repeat):
+            for mode in ("none", "sqlite") if n % 2 == 0 else ("sqlite", "none"):
+                store = "none" if mode == "none" else f"sqlite:///{base}/s/results.db"
+                start = time.perf_counter()
+                done = subprocess.run(
+                    pytest_command(
+                        "-p", "no:randomly", "-q", "-n", "0", "--tb=no", "--verial-store", store
+                    ),
+                    cwd=base,
+                    env=child_env(),
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                times[mode].append(time.perf_counter() - start)
+                assert done.returncode == 1, done.stdout[-2000:]
+        none, sqlite = statistics.median(times["none"]), statistics.median(times["sqlite"])
+        print(
+            f"write overhead, 200 tasks x 10 criteria, median of {repeat}: "
+            f"--verial-store none {none:.2f} s, SQLite store {sqlite:.2f} s "
+            f"(+{(sqlite / none - 1) * 100:.1f} %)"
+        )
+
+
+def big_report(tasks: int, runs: int = 1) -> Report:
+    """A report of ``runs`` benchmark runs sharing ``tasks`` task runs, cloned from a real one."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        greeting_project(base, tasks=1, criteria=3)
+        subprocess.run(
+            pytest_command(
+                "-p",
+                "no:randomly",
+                "-q",
+                "-n",
+                "0",
+                "--verial-store",
+                "none",
+                "--verial-report",
+                "r.json",
+            ),
+            cwd=base,
+            env=child_env(),
+            capture_output=True,
+            check=False,
+        )
+        data: dict[str, Any] = json.loads((base / "r.json").read_text())
+    run = data["benchmark_runs"][0]
+    template = run["task_runs"][0]
+    per_run = max(1, tasks // runs)
+    out_runs = []
+    for r in range(runs):
+        task_runs = []
+        for t in range(per_run):
+            key = f"t{r:05d}-{t:06d}"
+            clone = json.loads(json.dumps(template))
+            clone.update(id=f"greet.verial.yaml::{key}", task_id=key, task_key=key)
+            for c in clone["criterion_runs"]:
+                c["nodeid"] = f"greet.verial.yaml::{key}::{c['criterion_id']}"
+                c["task_run"] = clone["id"]
+                c["task_key"] = c["task_id"] = key
+            task_runs.append(clone)
+        out_runs.append({**run, "id": f"{run['id']}#{r}", "task_runs": task_runs})
+    data["benchmark_runs"] = out_runs
+    return Report.from_json(data)
+
+
+def importing(tasks: int, url: str, label: str) -> tuple[Report, float]:
+    report = big_report(tasks)
+    with open_store(url) as store:
+        start = time.perf_counter()
+        store.import_report(report)
+        took = time.perf_counter() - start
+    print(
+        f"import of a {tasks:,}-task report ({3 * tasks:,} criterion runs) into {label}: "
+        f"{took:.1f} s"
+    )
+    return report, took
+
+
+def listing(runs: int, url: str) -> None:
+    report = big_report(runs, runs=runs)
+    with open_store(url) as store:
+        store.import_report(report)
+        for limit in (None, 50):
+            best = min(_timed(lambda n=limit: store.list_runs(limit=n)) for _ in range(3))
+            print(
+                f"list_runs on {runs:,} runs, {'all' if limit is None else f'newest {limit}'}: "
+                f"{best * 1000:.0f} ms"
+            )
+
+
+def _timed(work: Any) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def sqlite_bytes(tasks: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "results.db"
+        importing(tasks, f"sqlite:///{path}", "SQLite")
+        import sqlite3
+
+        db = sqlite3.connect(path)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
+        size = path.stat().st_size
+        report_bytes = len(json.dumps(big_report(tasks).to_json()).encode())
+        print(f"the same report as a JSON file: {report_bytes / 1e6:.1f} MB")
+        print(
+            f"SQLite: {size / 1e6:.1f} MB for {3 * tasks:,} criterion runs = "
+            f"{size / (3 * tasks) * 1000 / 1e3:.0f} kB per 1,000 criterion runs"
+        )
+
+
+def postgres(tasks: int) -> None:
+    from pg_server import pg_server
+    from sqlalchemy import create_engine, text
+
+    with pg_server() as server:
+        url = server.new_database()
+        importing(tasks, url, "PostgreSQL")
+        engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+        with engine.connect() as conn:
+            size = int(
+                conn.execute(
+                    text(
+                        "select sum(pg_total_relation_size(c.oid)) from pg_class c "
+                        "join pg_namespace n on n.oid = c.relnamespace "
+                        "where n.nspname = 'public' and c.relkind = 'r'"
+                    )
+                ).scalar_one()
+            )
+        engine.dispose()
+        print(
+            f"PostgreSQL: {size / 1e6:.1f} MB for {3 * tasks:,} criterion runs = "
+            f"{size / (3 * tasks) * 1000 / 1e3:.0f} kB per 1,000 criterion runs"
+        )
+        listing(10_000, server.new_database())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--tasks", type=int, default=60_000)
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--only", choices=["overhead", "import", "list", "postgres"])
+    args = parser.parse_args()
+    os.environ.pop("VERIAL_STORE", None)
+    if args.only in (None, "overhead"):
+        overhead(args.repeat)
+    if args.only in (None, "import"):
+        sqlite_bytes(args.tasks)
+    if args.only in (None, "list"):
+        with tempfile.TemporaryDirectory() as tmp:
+            listing(args.runs, f"sqlite:///{tmp}/results.db")
+    if args.postgres or args.only == "postgres":
+        postgres(args.tasks)
+
+
+if __name__ == "__main__":
+    main()
