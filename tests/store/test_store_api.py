@@ -372,3 +372,48 @@ def test_an_unreachable_postgresql_is_one_line_without_the_password() -> None:
     message = str(info.value)
     assert "s3cr3t-pw" not in message and "\n" not in message
     assert f"127.0.0.1:{port}" in message
+
+
+def test_a_write_that_meets_a_lock_is_retried_whole(
+    store_url: str, example_reports: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transaction refused with "database is locked" (here at its end, after its inserts)
+    is rolled back and run again: the user never sees the lock, the rows are there once."""
+    import sqlite3 as sqlite
+
+    from sqlalchemy.exc import OperationalError
+
+    from pytest_verial.results import RunStatus
+    from pytest_verial.store import SessionMeta
+
+    report = load_report(example_reports[0])
+    run = report.benchmark_runs[0]
+    with open_store(store_url) as store:
+        writer = store.begin_session(SessionMeta(started_at=report.session.started_at))
+        original = store.write
+        refused: list[str] = []
+
+        def locked_once(doing: str, work: object) -> object:
+            def attempt(conn: object) -> object:
+                result = work(conn)  # type: ignore[operator]
+                if len(refused) < 2:
+                    refused.append(doing)
+                    raise OperationalError(
+                        "COMMIT", {}, sqlite.OperationalError("database is locked")
+                    )
+                return result
+
+            return original(doing, attempt)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store, "write", locked_once)
+        partial = run.model_copy(update={"status": RunStatus.RUNNING})
+        writer.task_run_completed(partial, run.task_runs[0])
+        writer.task_run_completed(partial, run.task_runs[1])
+        assert refused == ["store a task run"] * 2
+        (row,) = store.list_runs()
+        stored = store.report_of_run(row.id).benchmark_runs[0]
+        assert [t.model_dump() for t in stored.task_runs] == [
+            t.model_dump() for t in run.task_runs[:2]
+        ]
+        writer.finish(report)
+        assert store.report_of_session(writer.session_id).to_json() == report.to_json()

@@ -770,6 +770,8 @@ class SessionWriter:
         return store.read("read the session", work)
 
     def _run_id(self, conn: Connection, run: BenchmarkRun) -> str:
+        """The benchmark run's row: inserted the first time, updated when its aggregates
+        changed. Nothing in memory changes here: a transaction retried starts afresh."""
         known = self.runs.get(run.id)
         row = benchmark_run_row(
             known[0] if known else new_id("br"),
@@ -780,7 +782,6 @@ class SessionWriter:
         )
         if known is None:
             conn.execute(benchmark_runs.insert(), [row])
-            self.runs[run.id] = (row["id"], {})
             return str(row["id"])
         if run is not self._last_run:  # the same aggregates as last time: nothing to update
             row.pop("position")
@@ -790,20 +791,22 @@ class SessionWriter:
     def task_run_completed(self, benchmark_run: BenchmarkRun, task_run: TaskRun) -> None:
         """Store one completed task run (and its benchmark run so far), committed at once."""
         with self._lock:
-            before = dict(self.runs)
 
-            def work(conn: Connection) -> None:
+            def work(conn: Connection) -> tuple[str, str]:
                 run_id = self._run_id(conn, benchmark_run)
-                self._last_run = benchmark_run
-                known = self.runs[benchmark_run.id][1]
-                _replace_task(conn, self.session_id, run_id, known, len(known), task_run)
+                known = self.runs.get(benchmark_run.id, (run_id, {}))[1]
+                task_id = _replace_task(
+                    conn, self.session_id, run_id, known.get(task_run.id), len(known), task_run
+                )
+                return run_id, task_id
 
             try:
-                self.store.write("store a task run", work)
+                run_id, task_id = self.store.write("store a task run", work)
             except BaseException:
-                self.runs = before
                 self._last_run = None
                 raise
+            self.runs.setdefault(benchmark_run.id, (run_id, {}))[1][task_run.id] = task_id
+            self._last_run = benchmark_run
 
     def finish(self, report: Report) -> None:
         """The final report: every benchmark run's aggregates and task runs, the session's
@@ -870,11 +873,11 @@ def _replace_task(
     conn: Connection,
     session_id: str,
     run_id: str,
-    known: dict[str, str],
+    task_id: str | None,
     position: int,
     task: TaskRun,
-) -> None:
-    task_id = known.get(task.id)
+) -> str:
+    """Insert a task run's rows (replacing the ones of ``task_id``); its store id."""
     if task_id is not None:
         position = conn.execute(
             select(task_runs.c.position).where(task_runs.c.id == task_id)
@@ -888,7 +891,7 @@ def _replace_task(
         conn.execute(criterion_runs.insert(), rows.criteria)
     if rows.judge:
         conn.execute(judge_calls.insert(), rows.judge)
-    known[task.id] = task_id
+    return task_id
 
 
 def mark_interrupted(store: Store, session_id: str) -> None:
