@@ -39,6 +39,8 @@ def example_reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
                 "-q",
                 "-n",
                 "0",
+                "--verial-store",
+                "none",
                 "--verial-run",
                 str(run),
                 "--verial-report",
