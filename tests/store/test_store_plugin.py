@@ -286,3 +286,17 @@ def test_export_of_an_unknown_or_ambiguous_id_and_without_a_store(tmp_path: Path
         assert ids[0] in both.stderr and ids[1] in both.stderr
         assert len(both.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_session_that_scores_nothing_leaves_no_store(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
+    done = run_pytest(tmp_path, "-n", "0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / ".verial").exists()
+    # an existing store is opened (and checked) but gets no empty session
+    greeting_project(tmp_path, tasks=1)
+    assert run_pytest(tmp_path, "-n", "0").returncode == 1
+    assert run_pytest(tmp_path, "-n", "0", "test_plain.py").returncode == 0
+    db = sqlite3.connect(tmp_path / ".verial" / "results.db")
+    assert db.execute("select count(*) from sessions").fetchone() == (1,)

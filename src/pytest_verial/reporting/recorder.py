@@ -281,7 +281,7 @@ class Recorder:
                             "trials": data.trials,
                             "collection_errors": list(data.collection_errors),
                             # verial report --recover marks this session interrupted there
-                            "store_session": self.store.writer.session_id if self.store else None,
+                            "store_session": self.store.session_id if self.store else None,
                         },
                     )
                 )

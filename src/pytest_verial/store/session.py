@@ -131,9 +131,11 @@ def refuse_inputs(url: str, folders: Sequence[Path], files: Sequence[Path]) -> N
 class SessionStore:
     """The recorder's link to the store (see the module's docstring)."""
 
-    def __init__(self, store: Store, writer: SessionWriter) -> None:
+    def __init__(self, url: str, meta: SessionMeta, store: Store | None = None) -> None:
+        self.url = url
+        self.meta = meta
         self.store = store
-        self.writer = writer
+        self.writer: SessionWriter | None = None
         self.failed: str | None = None
         self._left: dict[str, int] | None = None
         self._index: dict[str, tuple[str, BenchmarkPlan, TaskPlan, RunDir, list[RunDir]]] = {}
@@ -146,18 +148,44 @@ class SessionStore:
         cls, config: pytest.Config, started_at: str, folders: Sequence[Path], files: Sequence[Path]
     ) -> SessionStore | None:
         """The store of this session, or None when turned off; StoreError when it cannot be
-        opened."""
+        opened. An existing store (and any PostgreSQL one) is opened and the session's row
+        written now; a SQLite store that does not exist yet is only checked now and created
+        with the session's first task run, so a session that scores nothing (a plain test
+        suite) leaves no ``.verial/`` behind."""
         url = store_url_of(config)
         if url is None:
             return None
         refuse_inputs(url, [f.resolve() for f in folders], files)
-        store = open_store(url)
-        try:
-            writer = store.begin_session(session_meta(config, started_at))
+        meta = session_meta(config, started_at)
+        path = sqlite_path(url)
+        if path is not None and not path.exists():
+            _creatable(url, path)
+            return cls(url, meta)
+        opened = cls(url, meta, open_store(url))
+        try:  # the session's row now: a store that refuses writes stops the session here
+            opened._writer()
         except BaseException:
-            store.close()
+            opened.close()
             raise
-        return cls(store, writer)
+        return opened
+
+    def _writer(self) -> SessionWriter:
+        if self.writer is None:
+            if self.store is None:
+                self.store = open_store(self.url)
+            self.writer = self.store.begin_session(self.meta)
+        return self.writer
+
+    @property
+    def session_id(self) -> str | None:
+        """The session's store id (the session row is written now if it was not yet)."""
+        if self.failed is not None:
+            return None
+        try:
+            return self._writer().session_id
+        except StoreError as exc:
+            self.failed = str(exc)
+            return None
 
     def criterion_done(self, nodeid: str, selected: Sequence[str], data: ReportInput) -> None:
         """A criterion run arrived: store its task run when it was the task's last one."""
@@ -195,7 +223,7 @@ class SessionStore:
             self._runs[run_id] = benchmark_run
             self._refreshed[run_id] = now
         try:
-            self.writer.task_run_completed(benchmark_run, task_run)
+            self._writer().task_run_completed(benchmark_run, task_run)
         except StoreError as exc:
             self.failed = str(exc)
 
@@ -214,24 +242,39 @@ class SessionStore:
     def finish(self, report: Report) -> str | None:
         """Store the final report; the one-line problem when the store failed at any point."""
         try:
-            self.writer.finish(report)
+            self._writer().finish(report)
         except StoreError as exc:
             self.failed = self.failed or str(exc)
         finally:
-            self.store.close()
+            self.close()
         return self.failed
 
     def discard(self) -> None:
         """Nothing was collected: the session's row goes (a session with no runs is noise)."""
         try:
-            self.store.delete_sessions([self.writer.session_id])
+            if self.store is not None and self.writer is not None:
+                self.store.delete_sessions([self.writer.session_id])
         except StoreError:
             pass
         finally:
-            self.store.close()
+            self.close()
 
     def close(self) -> None:
-        self.store.close()
+        if self.store is not None:
+            self.store.close()
+
+
+def _creatable(url: str, path: Path) -> None:
+    """The SQLite store can be created at ``path`` (its nearest existing folder is writable)."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise StoreError(f"results store {mask_url(url)}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise StoreError(
+            f"results store {mask_url(url)}: cannot create {path.parent}: permission denied"
+        )
 
 
 def _running_run(
