@@ -151,11 +151,15 @@ def test_a_store_inside_a_run_folder_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "sandbox" / "results.db").exists()
 
 
-def test_kill_9_mid_session_keeps_completed_tasks_and_recover_marks_it(tmp_path: Path) -> None:
+def test_kill_9_mid_session_keeps_completed_tasks_and_recover_marks_it(
+    tmp_path: Path, store_url: str
+) -> None:
     greeting_project(tmp_path, tasks=5, kill_at=4)
-    done = run_pytest(tmp_path, "-n", "0", "--verial-report", "report.json")
+    done = run_pytest(
+        tmp_path, "-n", "0", "--verial-report", "report.json", "--verial-store", store_url
+    )
     assert done.returncode == -9
-    with open_store(_default(tmp_path), create=False) as store:
+    with open_store(store_url, create=False) as store:
         (row,) = store.list_runs()
         assert row.status == "running"
         stored = store.report_of_run(row.id).benchmark_runs[0]
@@ -163,9 +167,9 @@ def test_kill_9_mid_session_keeps_completed_tasks_and_recover_marks_it(tmp_path:
         assert [t.task_key for t in stored.task_runs] == ["t001", "t002", "t003"]
         assert all(len(t.criterion_runs) == 2 for t in stored.task_runs)
     journal = next(tmp_path.glob("*.journal.jsonl"))
-    recovered = run_verial(tmp_path, "report", "--recover", str(journal))
+    recovered = run_verial(tmp_path, "report", "--recover", str(journal), "--store", store_url)
     assert recovered.returncode == 0, recovered.stderr
-    with open_store(_default(tmp_path), create=False) as store:
+    with open_store(store_url, create=False) as store:
         (row,) = store.list_runs()
         assert row.status == "cancelled"
         report = store.report_of_session(row.session_id)
@@ -300,3 +304,36 @@ def test_a_session_that_scores_nothing_leaves_no_store(tmp_path: Path) -> None:
     assert run_pytest(tmp_path, "-n", "0", "test_plain.py").returncode == 0
     db = sqlite3.connect(tmp_path / ".verial" / "results.db")
     assert db.execute("select count(*) from sessions").fetchone() == (1,)
+
+
+def test_a_postgresql_store_that_refuses_writes_mid_session_keeps_the_json_report(
+    tmp_path: Path, postgres: object
+) -> None:
+    url = postgres.new_database()  # type: ignore[attr-defined]
+    greeting_project(tmp_path, tasks=3)
+    # once collection is over the database turns read-only (a failover to a replica)
+    (tmp_path / "conftest.py").write_text(
+        "import os, psycopg\n"
+        "def pytest_collection_finish(session):\n"
+        "    url = os.environ['STORE_URL']\n"
+        "    with psycopg.connect(url, autocommit=True) as conn:\n"
+        "        name = conn.execute('select current_database()').fetchone()[0]\n"
+        "        conn.execute(\n"
+        "            f'alter database \"{name}\" set default_transaction_read_only = on'\n"
+        "        )\n"
+    )
+    done = run_pytest(
+        tmp_path,
+        "-n",
+        "0",
+        "--verial-store",
+        url,
+        "--verial-report",
+        "report.json",
+        env={"STORE_URL": url},
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    errors = [line for line in done.stdout.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1 and "read-only" in errors[0], done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+    assert load_report(tmp_path / "report.json").session.counts.criteria == 6
