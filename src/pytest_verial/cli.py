@@ -286,6 +286,28 @@ add_command(
 # --- end merge ---
 
 
+# --- convert (issue 22): HealthBench-style examples into a benchmark scored by points ---
+def _convert_configure(parser: argparse.ArgumentParser) -> None:
+    from .convert import configure
+
+    configure(parser)
+
+
+def _convert_run(args: argparse.Namespace) -> int:
+    from .convert import run
+
+    return run(args)
+
+
+add_command(
+    "convert",
+    _convert_configure,
+    _convert_run,
+    help="convert HealthBench-style examples (JSONL) into a benchmark file scored by points",
+)
+# --- end convert ---
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``verial`` console script."""
     args = build_parser().parse_args(argv)
