@@ -286,6 +286,28 @@ add_command(
 # --- end merge ---
 
 
+# --- judge (issue 22): calibrate the judge on human labels ---
+def _judge_configure(parser: argparse.ArgumentParser) -> None:
+    from .judge.calibrate import configure
+
+    configure(parser)
+
+
+def _judge_run(args: argparse.Namespace) -> int:
+    from .judge.calibrate import run
+
+    return run(args)
+
+
+add_command(
+    "judge",
+    _judge_configure,
+    _judge_run,
+    help="judge calibrate LABELS: the judge's agreement, kappa and macro F1 on human labels",
+)
+# --- end judge ---
+
+
 # --- convert (issue 22): HealthBench-style examples into a benchmark scored by points ---
 def _convert_configure(parser: argparse.ArgumentParser) -> None:
     from .convert import configure
