@@ -274,3 +274,72 @@ def test_local_model_unparseable_replies_are_counted_and_excluded(
     )
     assert result["items"] == 9
     assert result["unparseable"] + result["n"] == 9  # type: ignore[operator]
+
+
+# -- --perturb: the prompts each perturbation produces, and flip rates on scripted replies ----
+
+
+def test_each_perturbation_produces_the_stated_prompt() -> None:
+    from pytest_verial.judge.calibrate import PADDING, Item, perturbed
+    from pytest_verial.judge.prompt import build_messages
+
+    output = "# Summary\nLow back pain.\n\n# Plan\nMRI, CPT 72148.\n"
+    item = Item("x", ["First principle.", "Second principle.", "Third."], output, True)
+    rubric = perturbed(item, "rubric_order", seed=0)
+    assert rubric is not None and sorted(rubric.principles) == sorted(item.principles)
+    assert rubric.principles != item.principles and rubric.output == output
+    text = build_messages(rubric.principles, rubric.output)[1]["content"]
+    assert "\n".join(f"{i}. {p}" for i, p in enumerate(rubric.principles, 1)) in text
+    padding = perturbed(item, "padding")
+    assert padding is not None and padding.output == output.rstrip("\n") + PADDING
+    assert PADDING.strip() in build_messages(padding.principles, padding.output)[1]["content"]
+    sections = perturbed(item, "section_order")
+    assert sections is not None
+    assert sections.output == "# Plan\nMRI, CPT 72148.\n\n# Summary\nLow back pain.\n"
+    # paragraphs are sections when there are no headings; one paragraph: not applicable
+    plain = Item("y", ["Only one."], "First.\n\nSecond.", True)
+    assert perturbed(plain, "section_order").output == "Second.\n\nFirst.\n"  # type: ignore[union-attr]
+    assert perturbed(plain, "rubric_order") is None
+    assert perturbed(Item("z", ["p"], "one paragraph", True), "section_order") is None
+
+
+def test_flip_rates_on_scripted_replies(
+    tmp_path: Path, stub_judge, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows: list[dict[str, object] | str] = [
+        {"id": "a", "principles": ["P1.", "P2."], "output": "One.\n\nTwo.", "label": "met"},
+        {"id": "b", "principles": ["Q."], "output": "Three.\n\nFour.", "label": "not met"},
+    ]
+    labels = _labels(tmp_path / "labels.jsonl", rows)
+    # base: a met (5, 5), b not met (1)
+    # rubric_order: a only (b has one principle) -> still met: 0 flips of 1
+    # padding: a flips to not met (1, 1), b flips to met (5) -> 2 of 2
+    # section_order: a met, b unparseable -> 0 of 1, 1 unusable
+    stub_judge.reply(
+        (200, completion(ratings(5, 5))),
+        (200, completion(ratings(1))),
+        (200, completion(ratings(5, 5))),
+        (200, completion(ratings(1, 1))),
+        (200, completion(ratings(5))),
+        (200, completion(ratings(5, 5))),
+        (200, completion("no ratings here")),
+    )
+    out = tmp_path / "f.json"
+    assert _cli(stub_judge.url, labels, "--perturb", "--json", str(out)) == 0
+    result = json.loads(out.read_text())
+    assert result["perturbations"] == {
+        "rubric_order": {
+            "compared": 1, "flips": 0, "flip_rate": 0.0, "not_applicable": 1, "unusable": 0
+        },
+        "padding": {
+            "compared": 2, "flips": 2, "flip_rate": 1.0, "not_applicable": 0, "unusable": 0
+        },
+        "section_order": {
+            "compared": 1, "flips": 0, "flip_rate": 0.0, "not_applicable": 0, "unusable": 1
+        },
+    }  # fmt: skip
+    assert result["calls"] == 7 and len(stub_judge.requests) == 7
+    assert result["n"] == 2 and result["agreement"] == 1.0  # the base figures only
+    assert "perturbation padding: flip rate 1.000 (2 of 2 verdicts changed" in (
+        capsys.readouterr().out
+    )

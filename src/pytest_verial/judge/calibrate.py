@@ -309,6 +309,12 @@ def summary(result: dict[str, Any]) -> list[str]:
                 f"{kind[:-1] if kind == 'tags' else 'axis'} {name}: n {f['n']}, agreement "
                 f"{_fmt(f['agreement'])}, kappa {_fmt(f['kappa'])}, macro F1 {_fmt(f['macro_f1'])}"
             )
+    for kind, p in (result.get("perturbations") or {}).items():
+        lines.append(
+            f"perturbation {kind}: flip rate {_fmt(p['flip_rate'])} ({p['flips']} of "
+            f"{p['compared']} verdicts changed; {p['not_applicable']} not applicable, "
+            f"{p['unusable']} unusable replies)"
+        )
     tokens = result["tokens"]
     lines.append(
         f"{result['calls']} call(s), {tokens['prompt']} prompt + {tokens['completion']} "
@@ -320,6 +326,106 @@ def summary(result: dict[str, Any]) -> list[str]:
 def calibrate(items: Iterable[Item], client: Any, limit: int) -> list[Asked]:
     """Ask the judge about every item, in order."""
     return [ask(client, item, limit) for item in items]
+
+
+# -- perturbations (--perturb): is the judge stable? ------------------------------------------
+
+#: irrelevant text appended to the output: a verbose answer should not rate higher
+PADDING = (
+    "\n\nAdditional context: this response was prepared carefully and thoroughly. It is "
+    "important to always consult appropriate resources, to keep records up to date, and to "
+    "communicate clearly with everyone involved. Thank you for your attention to this matter; "
+    "please do not hesitate to reach out with any further questions or concerns.\n"
+)
+PERTURBATIONS = ("rubric_order", "padding", "section_order")
+
+
+def shuffled_rubric(principles: Sequence[str], seed: int) -> list[str] | None:
+    """The principles in another order (a rotation when shuffling gives the same one); None
+    for a single principle (nothing to reorder)."""
+    import random
+
+    if len(principles) < 2:
+        return None
+    order = list(principles)
+    random.Random(seed).shuffle(order)
+    if order == list(principles):
+        order = order[1:] + order[:1]
+    return order
+
+
+def padded(output: str) -> str:
+    """The output with :data:`PADDING` appended."""
+    return output.rstrip("\n") + PADDING
+
+
+def sections(output: str) -> list[str]:
+    """The output's sections: markdown headings start one; without headings, paragraphs
+    (blank-line separated); a single paragraph is one section."""
+    lines = output.strip("\n").split("\n")
+    if any(line.startswith("#") for line in lines[1:]):
+        parts: list[list[str]] = []
+        for line in lines:
+            if line.startswith("#") or not parts:
+                parts.append([])
+            parts[-1].append(line)
+        return ["\n".join(p).strip("\n") for p in parts if "\n".join(p).strip()]
+    return [p.strip("\n") for p in output.strip("\n").split("\n\n") if p.strip()]
+
+
+def reordered(output: str) -> str | None:
+    """The output's sections in reverse order; None when it has one section."""
+    parts = sections(output)
+    if len(parts) < 2:
+        return None
+    return "\n\n".join(reversed(parts)) + "\n"
+
+
+def perturbed(item: Item, kind: str, seed: int = 0) -> Item | None:
+    """``item`` under one perturbation, or None when it does not apply to the item."""
+    from dataclasses import replace
+
+    if kind == "rubric_order":
+        order = shuffled_rubric(item.principles, seed)
+        return None if order is None else replace(item, principles=order)
+    if kind == "padding":
+        return replace(item, output=padded(item.output))
+    if kind == "section_order":
+        text = reordered(item.output)
+        return None if text is None else replace(item, output=text)
+    raise ValueError(kind)
+
+
+def flip_rates(
+    base: Sequence[Asked], client: Any, limit: int, seed: int = 0
+) -> tuple[dict[str, Any], list[Asked]]:
+    """Re-ask each item under each perturbation; a flip is a met verdict that changed. Items
+    whose base or perturbed reply is unusable, and items a perturbation does not apply to, are
+    left out (and counted)."""
+    result: dict[str, Any] = {}
+    asked_all: list[Asked] = []
+    for kind in PERTURBATIONS:
+        compared = flips = not_applicable = unusable = 0
+        for a in base:
+            item = perturbed(a.item, kind, seed)
+            if item is None:
+                not_applicable += 1
+                continue
+            again = ask(client, item, limit)
+            asked_all.append(again)
+            if a.judge_met is None or again.judge_met is None:
+                unusable += 1
+                continue
+            compared += 1
+            flips += again.judge_met != a.judge_met
+        result[kind] = {
+            "compared": compared,
+            "flips": flips,
+            "flip_rate": flips / compared if compared else None,
+            "not_applicable": not_applicable,
+            "unusable": unusable,
+        }
+    return result, asked_all
 
 
 # -- the command ----------------------------------------------------------------------------
@@ -341,6 +447,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--min-kappa", type=float, help="exit 1 when kappa is below (or undefined)")
     p.add_argument("--min-f1", type=float, help="exit 1 when macro F1 is below (or undefined)")
+    p.add_argument(
+        "--perturb",
+        action="store_true",
+        help="re-ask each item with the rubric shuffled, padding added and sections reordered, "
+        "and report each perturbation's flip rate",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the rubric shuffle (default 0)")
     for flag, key, help_text in OPTIONS:
         if key.startswith("judge_"):
             p.add_argument(flag, dest=key, metavar="VALUE", help=help_text)
@@ -384,13 +497,22 @@ def run(args: argparse.Namespace) -> int:
     if not items:
         print(f"verial judge calibrate: no usable item in {args.labels}", file=sys.stderr)
         return 1 if problems else 2
+    stability: dict[str, Any] | None = None
     try:
         asked = calibrate(items, client, settings.max_target_chars)
+        if args.perturb:
+            stability, again = flip_rates(asked, client, settings.max_target_chars, args.seed)
     finally:
         client.close()
+    totals = figures(asked if stability is None else [*asked, *again])
     result = {
         "judge": {"model": settings.model, "base_url": settings.base_url},
         **figures(asked),
+        # every call counts, the perturbed re-asks included
+        "calls": totals["calls"],
+        "tokens": totals["tokens"],
+        "cost": totals["cost"],
+        "perturbations": stability,
         "refused_lines": len(problems),
         "per_item": [
             {
