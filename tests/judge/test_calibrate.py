@@ -300,7 +300,9 @@ def test_each_perturbation_produces_the_stated_prompt() -> None:
     plain = Item("y", ["Only one."], "First.\n\nSecond.", True)
     assert perturbed(plain, "section_order").output == "Second.\n\nFirst.\n"  # type: ignore[union-attr]
     assert perturbed(plain, "rubric_order") is None
-    assert perturbed(Item("z", ["p"], "one paragraph", True), "section_order") is None
+    assert perturbed(Item("z", ["p"], "one line", True), "section_order") is None
+    lines = perturbed(Item("w", ["p"], "Call 911.\nChew aspirin.\n", True), "section_order")
+    assert lines is not None and lines.output == "Chew aspirin.\nCall 911.\n"
 
 
 def test_flip_rates_on_scripted_replies(

@@ -361,7 +361,7 @@ def padded(output: str) -> str:
 
 def sections(output: str) -> list[str]:
     """The output's sections: markdown headings start one; without headings, paragraphs
-    (blank-line separated); a single paragraph is one section."""
+    (blank-line separated); a single paragraph's lines; a single line is one section."""
     lines = output.strip("\n").split("\n")
     if any(line.startswith("#") for line in lines[1:]):
         parts: list[list[str]] = []
@@ -370,7 +370,10 @@ def sections(output: str) -> list[str]:
                 parts.append([])
             parts[-1].append(line)
         return ["\n".join(p).strip("\n") for p in parts if "\n".join(p).strip()]
-    return [p.strip("\n") for p in output.strip("\n").split("\n\n") if p.strip()]
+    paragraphs = [p.strip("\n") for p in output.strip("\n").split("\n\n") if p.strip()]
+    if len(paragraphs) > 1:
+        return paragraphs
+    return [line for line in lines if line.strip()]
 
 
 def reordered(output: str) -> str | None:
@@ -378,7 +381,8 @@ def reordered(output: str) -> str | None:
     parts = sections(output)
     if len(parts) < 2:
         return None
-    return "\n\n".join(reversed(parts)) + "\n"
+    joiner = "\n\n" if "\n\n" in output.strip("\n") or output.lstrip().startswith("#") else "\n"
+    return joiner.join(reversed(parts)) + "\n"
 
 
 def perturbed(item: Item, kind: str, seed: int = 0) -> Item | None:
