@@ -249,11 +249,11 @@ def test_local_model_on_the_example_labels(llama_server: str, tmp_path: Path) ->
         "--verial-judge-retries",
         "0",
     )
-    assert result["items"] == 9
-    assert result["n"] + result["unparseable"] + result["errors"] == 9  # type: ignore[operator]
+    assert result["items"] == 12
+    assert result["n"] + result["unparseable"] + result["errors"] == 12  # type: ignore[operator]
     assert result["errors"] == 0 and result["n"] > 0  # type: ignore[operator]
     tokens = result["tokens"]
-    assert tokens["prompt"] > 9 * 100 and tokens["completion"] > 0  # type: ignore[index]
+    assert tokens["prompt"] > 12 * 100 and tokens["completion"] > 0  # type: ignore[index]
     per = result["per_item"]
     judged = [p for p in per if p["judge_met"] is not None]  # type: ignore[union-attr]
     agree = sum(p["judge_met"] == p["human_met"] for p in judged) / len(judged)
@@ -263,7 +263,7 @@ def test_local_model_on_the_example_labels(llama_server: str, tmp_path: Path) ->
 def test_local_model_unparseable_replies_are_counted_and_excluded(
     llama_server: str, tmp_path: Path
 ) -> None:
-    """A 6-token cap cuts every reply short of a rating: all unparseable, no figures."""
+    """A 3-token cap cuts every reply short of a rating: all 12 unparseable, no figures."""
     result = _local(
         llama_server,
         tmp_path,
@@ -271,9 +271,13 @@ def test_local_model_unparseable_replies_are_counted_and_excluded(
         "none",
         "--verial-judge-retries",
         "0",
+        "--verial-judge-max-tokens",
+        "3",
     )
-    assert result["items"] == 9
-    assert result["unparseable"] + result["n"] == 9  # type: ignore[operator]
+    assert (result["items"], result["unparseable"], result["n"]) == (12, 12, 0)
+    assert (result["agreement"], result["kappa"], result["macro_f1"]) == (None, None, None)
+    assert result["calls"] == 12  # the unparseable replies were asked for, and cost tokens
+    assert result["tokens"]["completion"] > 0  # type: ignore[index]
 
 
 # -- --perturb: the prompts each perturbation produces, and flip rates on scripted replies ----
@@ -345,3 +349,49 @@ def test_flip_rates_on_scripted_replies(
     assert "perturbation padding: flip rate 1.000 (2 of 2 verdicts changed" in (
         capsys.readouterr().out
     )
+
+
+def test_readme_flow_on_the_local_model(
+    llama_server: str, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README "HealthBench rubrics" then "Calibrating the judge", end to end on the local model:
+    convert the example file, score its captured run by points, calibrate with --perturb."""
+    import shutil
+
+    examples = EXAMPLE_LABELS.parent
+    bench = pytester.path / "hb.verial.yaml"
+    assert main(["convert", "healthbench", str(examples / "examples.jsonl"), "-o", str(bench)]) == 0
+    shutil.copytree(examples / "run", pytester.path / "run")
+    judge = [
+        "--verial-judge-model",
+        MODEL_ALIAS,
+        "--verial-judge-base-url",
+        llama_server,
+        "--verial-judge-cache-dir",
+        "off",
+        "--verial-judge-response-format",
+        "json_object_schema",
+    ]
+    pytester.runpytest(
+        "hb.verial.yaml", "--verial-run", "run", "--verial-report", "r.json", "-n", "0", *judge
+    )
+    report = json.loads((pytester.path / "r.json").read_text())
+    tasks = report["benchmark_runs"][0]["task_runs"]
+    assert len(tasks) == 3
+    for t in tasks:  # whatever the tiny model rated, the points arithmetic holds
+        runs = t["criterion_runs"]
+        assert t["points_possible"] == sum(c["points"] for c in runs if c["points"] > 0)
+        counted = [c for c in runs if c["status"] in ("passed", "failed", "error", "gated")]
+        assert t["points_earned"] == sum(c["points"] for c in counted if c["met"])
+        assert t["score"] == pytest.approx(
+            min(1.0, max(0.0, t["points_earned"] / t["points_possible"]))
+        )
+    out = pytester.path / "figures.json"
+    code = main(
+        ["judge", "calibrate", str(EXAMPLE_LABELS), "--perturb", "--json", str(out), *judge]
+    )
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert set(result["perturbations"]) == {"rubric_order", "padding", "section_order"}
+    assert result["perturbations"]["padding"]["not_applicable"] == 0
+    assert "perturbation padding: flip rate" in capsys.readouterr().out

@@ -461,6 +461,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for flag, key, help_text in OPTIONS:
         if key.startswith("judge_"):
             p.add_argument(flag, dest=key, metavar="VALUE", help=help_text)
+    p.add_argument(
+        "--verial-judge-max-tokens",
+        dest="judge_max_tokens",
+        metavar="N",
+        help="cap on each reply's tokens (run.yaml sources.judge.max_tokens; default 200 + 160 "
+        "per principle)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
