@@ -201,3 +201,44 @@ def test_converted_benchmark_scores_by_points_with_the_judge(
     # the judge saw the conversation and the model's reply
     asked = json.dumps(stub_judge.requests[4])
     assert "My 2 year old has a fever" in asked and "children's aspirin" in asked
+
+
+def test_calibrate_from_a_report_and_a_labels_file(
+    pytester: pytest.Pytester, stub_judge, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The second LABELS form: criterion runs named by task_key and criterion_id in a report,
+    their principles from the report, their outputs from the run folder."""
+    stub_judge.reply((200, completion(ratings(5))))
+    bench = pytester.path / "hb.verial.yaml"
+    assert main(["convert", "healthbench", str(EXAMPLES / "examples.jsonl"), "-o", str(bench)]) == 0
+    shutil.copytree(EXAMPLES / "run", pytester.path / "run")
+    judge = [
+        "--verial-judge-model",
+        "gpt-4o-mini",
+        "--verial-judge-base-url",
+        stub_judge.url,
+        "--verial-judge-cache-dir",
+        "off",
+    ]
+    pytester.runpytest("--verial-run", "run", "--verial-report", "r.json", "-n", "0", *judge)
+    labels = pytester.path / "labels.jsonl"
+    rows = [
+        {"task_key": "hb-chest-pain", "criterion_id": "rubric-1", "label": "met"},
+        {"task_key": "hb-toddler-fever", "criterion_id": "rubric-2", "label": "not met"},
+        {"task_key": "hb-refill", "criterion_id": "rubric-9", "label": "met"},
+    ]
+    labels.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    stub_judge.reply((200, completion(ratings(5))))
+    out = pytester.path / "f.json"
+    code = main(
+        ["judge", "calibrate", str(labels), "--report", str(pytester.path / "r.json"),
+         "--run", str(pytester.path / "run"), "--json", str(out), *judge]
+    )  # fmt: skip
+    assert code == 1  # the third line names no criterion run: refused
+    err = capsys.readouterr().err
+    assert f"{labels}:3: no criterion run hb-refill::rubric-9 in the report" in err
+    result = json.loads(out.read_text())
+    assert (result["n"], result["agreement"], result["refused_lines"]) == (2, 0.5, 1)
+    assert result["axes"]["accuracy"]["n"] == 1 and result["axes"]["completeness"]["n"] == 1
+    asked = json.dumps(stub_judge.requests[1])
+    assert "Lists warning signs that need urgent care" in asked and "children's aspirin" in asked

@@ -205,6 +205,78 @@ def read_labels(path: Path, threshold: float) -> tuple[list[Item], list[str]]:
     return items, problems
 
 
+def _from_report(report: Any, run: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The judge criterion runs of a report by (task_key, criterion_id): principles, axis,
+    tags, task text and the output read from the run folder."""
+    from ..sources.output import OUTPUT_NAMES
+
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for bench in report.benchmark_runs:
+        for task in bench.task_runs:
+            snapshot = task.snapshot or {}
+            item = snapshot.get("task_item") or {}
+            output = None
+            for name in OUTPUT_NAMES:
+                candidate = run / task.task_key / name
+                if candidate.is_file():
+                    output = candidate.read_text(encoding="utf-8", errors="replace")
+                    break
+            for c in task.criterion_runs:
+                evidence = c.evidence.model_dump() if c.evidence is not None else {}
+                principles = evidence.get("principles") or [
+                    r.get("principle") for r in evidence.get("rubric_results") or []
+                ]
+                found[(task.task_key, c.criterion_id)] = {
+                    "principles": principles,
+                    "output": output,
+                    "task": item.get("instruction") if isinstance(item, dict) else None,
+                    "axis": c.axis,
+                    "tags": snapshot.get("tags") or [],
+                }
+    return found
+
+
+def read_report_labels(
+    path: Path, report: Any, run: Path, threshold: float
+) -> tuple[list[Item], list[str]]:
+    """Items from a labels file of ``{"task_key", "criterion_id", "label" | "rating"}`` lines,
+    the rest read from the report and the run folder; one message per refused line."""
+    runs = _from_report(report, run)
+    items: list[Item] = []
+    problems: list[str] = []
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            text = raw.decode("utf-8", errors="replace")
+            if not text.strip():
+                continue
+            try:
+                data = json.loads(text)
+                if not isinstance(data, dict):
+                    raise LabelError(f"expected a JSON object, found {type(data).__name__}")
+                key = (data.get("task_key"), data.get("criterion_id"))
+                if not all(isinstance(k, str) for k in key):
+                    raise LabelError("needs 'task_key' and 'criterion_id', strings")
+                known = runs.get((str(key[0]), str(key[1])))
+                if known is None:
+                    raise LabelError(f"no criterion run {key[0]}::{key[1]} in the report")
+                if not known["principles"]:
+                    raise LabelError(f"{key[0]}::{key[1]} is not a judge criterion")
+                if known["output"] is None:
+                    raise LabelError(
+                        f"no output.md, output.txt or output.json in {run / str(key[0])}"
+                    )
+                merged = {**known, **{k: v for k, v in data.items() if k in ("label", "rating")}}
+                merged["id"] = f"{key[0]}::{key[1]}"
+                if "pass_threshold" in data:
+                    merged["pass_threshold"] = data["pass_threshold"]
+                items.append(parse_item(merged, number, threshold))
+            except json.JSONDecodeError as exc:
+                problems.append(f"{path}:{number}: not a JSON object ({exc.msg})")
+            except LabelError as exc:
+                problems.append(escape(f"{path}:{number}: {exc}"))
+    return items, problems
+
+
 # -- asking the judge -----------------------------------------------------------------------
 
 
@@ -442,6 +514,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")
     p = sub.add_parser("calibrate", help="agreement, kappa and macro F1 of the judge on labels")
     p.add_argument("labels", help="JSONL of labelled criterion runs (README)")
+    p.add_argument(
+        "--report",
+        metavar="REPORT",
+        help="LABELS names criterion runs of this JSON report (task_key, criterion_id, label)",
+    )
+    p.add_argument(
+        "--run", metavar="DIR", help="with --report: the run folder the outputs are read from"
+    )
     p.add_argument("--json", metavar="OUT", help="also write the figures as JSON to OUT")
     p.add_argument(
         "--threshold",
@@ -502,7 +582,20 @@ def run(args: argparse.Namespace) -> int:
     if not settings.model:
         print("verial judge calibrate: no judge model: give --verial-judge-model", file=sys.stderr)
         return 2
-    items, problems = read_labels(path, args.threshold)
+    if bool(args.report) != bool(args.run):
+        print("verial judge calibrate: --report and --run go together", file=sys.stderr)
+        return 2
+    if args.report:
+        from ..reporting.json_report import load_report
+
+        try:
+            report = load_report(args.report)
+        except ValueError as exc:
+            print(f"verial judge calibrate: {exc}", file=sys.stderr)
+            return 2
+        items, problems = read_report_labels(path, report, Path(args.run), args.threshold)
+    else:
+        items, problems = read_labels(path, args.threshold)
     for problem in problems:
         print(f"verial judge calibrate: {problem}", file=sys.stderr)
     if not items:
