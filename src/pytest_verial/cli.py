@@ -328,6 +328,50 @@ add_command("export", *_store_command("export"), help="write a stored run's JSON
 # --- end results store ---
 
 
+# --- judge (issue 22): calibrate the judge on human labels ---
+def _judge_configure(parser: argparse.ArgumentParser) -> None:
+    from .judge.calibrate import configure
+
+    configure(parser)
+
+
+def _judge_run(args: argparse.Namespace) -> int:
+    from .judge.calibrate import run
+
+    return run(args)
+
+
+add_command(
+    "judge",
+    _judge_configure,
+    _judge_run,
+    help="judge calibrate LABELS: the judge's agreement, kappa and macro F1 on human labels",
+)
+# --- end judge ---
+
+
+# --- convert (issue 22): HealthBench-style examples into a benchmark scored by points ---
+def _convert_configure(parser: argparse.ArgumentParser) -> None:
+    from .convert import configure
+
+    configure(parser)
+
+
+def _convert_run(args: argparse.Namespace) -> int:
+    from .convert import run
+
+    return run(args)
+
+
+add_command(
+    "convert",
+    _convert_configure,
+    _convert_run,
+    help="convert HealthBench-style examples (JSONL) into a benchmark file scored by points",
+)
+# --- end convert ---
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``verial`` console script."""
     args = build_parser().parse_args(argv)

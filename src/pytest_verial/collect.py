@@ -394,7 +394,9 @@ class CriterionItem(pytest.Function):
             reason = record["details"] or "criterion skipped"
             reason = f"criterion skipped ({WITHHELD})" if self.scored() else reason
             raise pytest.skip.Exception(reason, _use_item_location=True)
-        if not record["passed"]:
+        points = record.get("points")
+        if record["met"] if points is not None and points < 0 else not record["passed"]:
+            # a penalty (negative points) fails its item when met, and passes when not
             raise CriterionFailed(record)
 
     def scored(self) -> bool:

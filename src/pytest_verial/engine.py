@@ -57,6 +57,7 @@ def identity(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
         "assert": plan.assert_name,
         "axis": plan.criterion.axis,
         "weight": plan.criterion.weight,
+        "points": plan.criterion.points,
         "critical": plan.criterion.critical,
         "judge": plan.judge,
         "line": plan.line,

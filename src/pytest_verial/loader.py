@@ -495,6 +495,7 @@ def _check_ids(root: Any, reporter: _Reporter) -> None:
                 reporter.add(f"an entity id {why}", ("tasks", ti, "entities", ei, "id"))
         explicit: dict[str, int] = {}
         criteria = _get(task, "criteria")
+        _check_points(ti, _list(criteria), reporter)
         for ci, crit in enumerate(criteria if isinstance(criteria, list) else []):
             axis = _get(crit, "axis")
             if isinstance(axis, str) and (char := unsafe_char(axis)) is not None:
@@ -515,6 +516,30 @@ def _check_ids(root: Any, reporter: _Reporter) -> None:
                     f"duplicate criterion id (also criterion #{explicit[crit_id] + 1})", where
                 )
             explicit.setdefault(crit_id, ci)
+
+
+def _check_points(ti: int, criteria: list[Any], reporter: _Reporter) -> None:
+    """A task scores by points or by weights, never both (README "Points and penalties"):
+    once one criterion has ``points``, each one needs them and none may have ``weight``."""
+    with_points = [ci for ci, crit in enumerate(criteria) if _get(crit, "points") is not None]
+    if not with_points:
+        return
+    first = _name_of(criteria[with_points[0]], with_points[0])
+    for ci, crit in enumerate(criteria):
+        if not isinstance(crit, dict):
+            continue
+        if "weight" in crit:
+            reporter.add(
+                "a task scores by points or by weights, not both: this criterion has 'weight' "
+                f"and criterion {first} has 'points' (give every criterion points instead)",
+                ("tasks", ti, "criteria", ci, "weight"),
+            )
+        if crit.get("points") is None:
+            reporter.add(
+                f"this task scores by points (criterion {first} has 'points'): every criterion "
+                "needs 'points', a non-zero integer",
+                ("tasks", ti, "criteria", ci, "points"),
+            )
 
 
 def _criterion_ids(task: Task, scored: bool = False) -> list[str]:

@@ -47,12 +47,29 @@ class Criterion(Model):
     axis: str | None = None
     #: our extension, not Verial's: the task's verdict is ``fail`` when this does not pass
     critical: bool = False
+    #: our extension, not Verial's: the task scores by points (README "Points and penalties"),
+    #: a non-zero integer; negative for behaviour that must not happen
+    points: int | None = None
     input_entity_id: str | None = None
     pass_threshold: float | None = Field(default=None, ge=0, le=1)
     # Verial API fields, accepted as they come back from GET /tasks/{id}.
     task_id: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
+
+    @field_validator("points", mode="before")
+    @classmethod
+    def _points(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(
+                f"points must be a non-zero integer (negative for a penalty), "
+                f"found {type(value).__name__}"
+            )
+        if value == 0:
+            raise ValueError("points must be a non-zero integer (negative for a penalty), found 0")
+        return value
 
     @field_validator("assertion")
     @classmethod

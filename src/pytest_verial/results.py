@@ -24,13 +24,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .scoring import (
     DEFAULT_AXIS,
     DEFAULT_VERDICT_THRESHOLD,
+    Pointed,
     Scored,
     clamp,
+    points_axes,
+    points_score,
     run_score,
     trial_stats,
     verdict,
@@ -130,6 +133,11 @@ class CriterionRun(Result):
     assertion: str | None = Field(default=None, alias="assert")
     axis: str | None = None
     weight: float = 1.0
+    #: our extension: the task scores by points (non-zero; negative for a penalty)
+    points: int | None = None
+    #: a points criterion that counted: whether it was met (its check passed). For a penalty
+    #: (negative points) met means the undesirable behaviour was found and the penalty applied.
+    met: bool | None = None
     #: our extension: the task fails when this criterion does not pass
     critical: bool = False
     judge: bool = False
@@ -155,6 +163,28 @@ class CriterionRun(Result):
     run: str | None = None
     #: pytest's outcome of the item (passed, failed, skipped)
     outcome: str | None = None
+
+    @model_validator(mode="after")
+    def _met(self) -> CriterionRun:
+        """``met`` follows from the status: a counted points criterion is met when it passed
+        (error and gated: not met); skipped, deselected and not run: None (not counted)."""
+        counted = self.points is not None and self.status in COUNTED
+        self.met = self.passed if counted else None
+        return self
+
+    @property
+    def penalty_applied(self) -> bool:
+        """A penalty criterion (negative points) that was met."""
+        return bool(self.met) and (self.points or 0) < 0
+
+    @property
+    def against(self) -> bool:
+        """Whether this run counts against its task (listed as failing): failed, error or
+        gated, or a penalty applied. A penalty whose behaviour was absent (its check failed)
+        is the good outcome and is not listed."""
+        if self.points is not None and self.points < 0 and self.status is Status.FAILED:
+            return False
+        return self.status in (Status.FAILED, Status.ERROR, Status.GATED) or self.penalty_applied
 
     # -- constructors, one per case ---------------------------------------------------------
     @classmethod
@@ -223,10 +253,13 @@ class CriterionRun(Result):
 
 
 class AxisScore(Result):
-    """One axis of a task run or a benchmark run."""
+    """One axis of a task run or a benchmark run. On a task scored by points, ``weight`` is the
+    axis's Σ positive points and the two point sums are given."""
 
     score: float
     weight: float
+    points_earned: int | None = Field(default=None, exclude_if=_absent)
+    points_possible: int | None = Field(default=None, exclude_if=_absent)
 
 
 class TaskCounts(Result):
@@ -261,6 +294,11 @@ class TaskRun(Result):
     all_passed: bool | None = None
     #: critical criteria that did not pass: the verdict is ``fail`` whatever the score
     critical_failed: list[str] = Field(default_factory=list)
+    #: a task scored by points: Σ points of the met criteria, Σ positive points, and the
+    #: penalty criteria (negative points) that were met; None / empty for a weighted task
+    points_earned: int | None = None
+    points_possible: int | None = None
+    penalties_applied: list[str] = Field(default_factory=list)
     counts: TaskCounts = Field(default_factory=TaskCounts)
     snapshot: dict[str, Json] | None = None
     feedback: str | None = None
@@ -296,6 +334,34 @@ class TaskRun(Result):
         items = [Scored(float(c.score or 0.0), c.weight, c.axis) for c in counted]
         has_scores = status in (TaskStatus.COMPLETED, TaskStatus.INCOMPLETE)
         score = task_mean(items) if has_scores else None
+        axes = (
+            {
+                k: AxisScore(score=v["score"], weight=v["weight"])
+                for k, v in axis_scores(items).items()
+            }
+            if has_scores
+            else {}
+        )
+        by_points: dict[str, Any] = {}
+        if any(c.points is not None for c in criterion_runs):
+            pointed = [Pointed(c.points or 0, bool(c.met), c.axis) for c in counted]
+            tally = points_score(pointed)
+            by_points = {
+                "points_earned": tally.earned,
+                "points_possible": tally.possible,
+                "penalties_applied": [c.criterion_id for c in counted if c.penalty_applied],
+            }
+            if has_scores:
+                score = tally.score
+                axes = {
+                    name: AxisScore(
+                        score=t.score,
+                        weight=float(t.possible),
+                        points_earned=t.earned,
+                        points_possible=t.possible,
+                    )
+                    for name, t in points_axes(pointed).items()
+                }
         critical = [c.criterion_id for c in criterion_runs if c.critical_failure]
         task_verdict: Verdict | None = None
         if score is not None:
@@ -311,10 +377,14 @@ class TaskRun(Result):
             verdict=task_verdict,
             score=score,
             pass_threshold=pass_threshold,
-            axes={k: AxisScore(**v) for k, v in axis_scores(items).items()} if has_scores else {},
-            # every criterion that counts passed (a bypassed judge criterion does not count)
-            all_passed=bool(counted) and all(c.passed for c in counted) if has_scores else None,
+            axes=axes,
+            # every criterion that counts passed (a bypassed judge criterion does not count);
+            # by points: every positive criterion met and no penalty applied
+            all_passed=bool(counted) and not any(c.against for c in counted)
+            if has_scores
+            else None,
             critical_failed=critical,
+            **by_points,
             counts=counts,
             criterion_runs=list(criterion_runs),
         )

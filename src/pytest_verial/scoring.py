@@ -56,6 +56,48 @@ def axes(items: Sequence[Scored]) -> dict[str, dict[str, float]]:
     }
 
 
+@dataclass(frozen=True)
+class Pointed:
+    """One counted criterion of a task scored by points: its points (non-zero, negative for a
+    penalty), whether it was met (its check passed) and its axis."""
+
+    points: int
+    met: bool
+    axis: str | None = None
+
+
+@dataclass(frozen=True)
+class PointsTally:
+    """Σ points of the met criteria, Σ positive points, the score and the penalties applied."""
+
+    earned: int
+    possible: int
+    score: float
+    penalties: int
+
+
+def points_score(items: Sequence[Pointed]) -> PointsTally:
+    """HealthBench's rule: clip(Σ points of met criteria / Σ positive points, 0, 1).
+
+    With no positive points (only penalties, or nothing counted) there is nothing to earn:
+    the score is 1.0 when no penalty was met and 0.0 when any was (and 0.0 for no items).
+    """
+    earned = sum(i.points for i in items if i.met)
+    possible = sum(i.points for i in items if i.points > 0)
+    penalties = sum(1 for i in items if i.met and i.points < 0)
+    nothing_to_earn = 0.0 if penalties or not items else 1.0
+    score = clamp(earned / possible) if possible > 0 else nothing_to_earn
+    return PointsTally(earned, possible, score, penalties)
+
+
+def points_axes(items: Sequence[Pointed]) -> dict[str, PointsTally]:
+    """Per-axis tallies by the same rule; criteria without an axis go to ``__default__``."""
+    groups: dict[str, list[Pointed]] = {}
+    for item in items:
+        groups.setdefault(item.axis or DEFAULT_AXIS, []).append(item)
+    return {name: points_score(group) for name, group in groups.items()}
+
+
 def verdict(
     score: float, threshold: float = DEFAULT_VERDICT_THRESHOLD, has_criteria: bool = True
 ) -> str:

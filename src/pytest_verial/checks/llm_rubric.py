@@ -152,15 +152,20 @@ def judge_principles(
     messages = build_messages(
         principles, text, task=_task_text(ctx), target=described, limit=settings.max_target_chars
     )
+    draws = []
     try:
-        result = client.rate(principles, messages)
+        for sample in range(max(1, settings.samples)):
+            draws.append(client.rate(principles, messages, sample=sample))
     except JudgeError as exc:  # an error criterion that still reports what the calls cost
         spent: dict[str, JsonValue] = {
             **models,
             "called": True,
-            "calls": exc.calls,
-            "cost": round(exc.cost, 8),
-            "tokens": {"prompt": exc.tokens[0], "completion": exc.tokens[1]},
+            "calls": exc.calls + sum(d.calls for d in draws),
+            "cost": round(exc.cost + sum(d.cost for d in draws), 8),
+            "tokens": {
+                "prompt": exc.tokens[0] + sum(d.prompt_tokens for d in draws),
+                "completion": exc.tokens[1] + sum(d.completion_tokens for d in draws),
+            },
         }
         return CheckOutcome(
             0.0,
@@ -174,6 +179,7 @@ def judge_principles(
             passed=False,
             status="error",
         )
+    result = draws[0]
     rows: list[JsonValue] = [
         {
             "principle": principles[r.principle - 1],
@@ -183,28 +189,47 @@ def judge_principles(
         }
         for r in result.ratings.ratings
     ]
-    score = clamp(sum((r.rating - 1) / 4 for r in result.ratings.ratings) / len(rows))
+    scores = [
+        clamp(sum((r.rating - 1) / 4 for r in d.ratings.ratings) / len(d.ratings.ratings))
+        for d in draws
+    ]
+    score = clamp(sum(scores) / len(scores))
     passed = score >= threshold - 1e-9
     low = [f"{r.principle} ({r.rating}/5)" for r in result.ratings.ratings if r.rating < 4]
     details = (
         f"judge {result.model} rated {len(rows)} principle(s): mean score {score:.2f} "
-        f"(threshold {threshold:.2f})" + ("; cached" if result.cached else "")
+        f"(threshold {threshold:.2f})" + ("; cached" if all(d.cached for d in draws) else "")
     )
+    if len(draws) > 1:
+        details += f"; {len(draws)} samples, spread {_spread(scores):.2f}"
     if low:
         details += "; weakest: principle " + ", ".join(low)
     judge_evidence: dict[str, Any] = {
         **models,
-        "called": not result.cached,
+        "called": not all(d.cached for d in draws),
         "temperature": settings.temperature,
         "seed": settings.seed,
         "prompt_hash": result.prompt_hash,
-        "tokens": {"prompt": result.prompt_tokens, "completion": result.completion_tokens},
-        "cost": round(result.cost, 8),
-        "cost_known": result.cost_known,
-        "cached": result.cached,
-        "calls": result.calls,
-        "retried": result.problems,
+        # every sample counts
+        "tokens": {
+            "prompt": sum(d.prompt_tokens for d in draws),
+            "completion": sum(d.completion_tokens for d in draws),
+        },
+        "cost": round(sum(d.cost for d in draws), 8),
+        "cost_known": all(d.cost_known for d in draws),
+        "cached": all(d.cached for d in draws),
+        "calls": sum(d.calls for d in draws),
+        "retried": [p for d in draws for p in d.problems],
     }
+    if len(draws) > 1:
+        judge_evidence["samples"] = {
+            "n": len(draws),
+            "scores": scores,
+            "mean": score,
+            # the criterion's confidence: the population standard deviation of the scores
+            "spread": _spread(scores),
+            "cache_keys": [d.prompt_hash for d in draws],
+        }
     evidence = {
         "rubric_results": rows,
         "confidence": result.ratings.confidence,
@@ -213,6 +238,12 @@ def judge_principles(
         "judge": judge_evidence,
     }
     return CheckOutcome(score, details, evidence, passed=passed)
+
+
+def _spread(scores: list[float]) -> float:
+    """The population standard deviation of the sample scores (0 for one sample)."""
+    mean = sum(scores) / len(scores)
+    return float((sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5)
 
 
 def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:

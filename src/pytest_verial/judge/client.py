@@ -99,8 +99,13 @@ class JudgeClient:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def rate(self, principles: list[str], messages: list[dict[str, str]]) -> Judgement:
-        """Rate ``principles`` given prepared ``messages``; raise JudgeError when impossible."""
+    def rate(
+        self, principles: list[str], messages: list[dict[str, str]], sample: int = 0
+    ) -> Judgement:
+        """Rate ``principles`` given prepared ``messages``; raise JudgeError when impossible.
+
+        ``sample`` > 0 (``--verial-judge-samples``): another draw of the same evaluation, with
+        the seed moved by ``sample`` and its own cache key."""
         settings = self.settings
         if not settings.model:
             raise JudgeError(
@@ -112,11 +117,12 @@ class JudgeClient:
             settings.model,
             messages,
             temperature=settings.temperature,
-            seed=settings.seed,
+            seed=settings.seed + sample if settings.seed is not None else None,
             fmt=response_format(settings.response_format, count),
             limit=settings.max_tokens or max_tokens(count),
         )
-        key = prompt_hash(payload)
+        # the sample index is in the key (never sent): samples differ even without a seed
+        key = prompt_hash(payload) if not sample else prompt_hash({**payload, "sample": sample})
         cached = self.cache.get(key)
         if cached is not None:
             try:

@@ -59,6 +59,12 @@ OPTIONS: list[tuple[str, str, str]] = [
     ),
     ("--verial-judge-timeout", "judge_timeout", "seconds per judge request (default 60)"),
     (
+        "--verial-judge-samples",
+        "judge_samples",
+        "ask the judge N times per criterion: the score is the mean, the spread its confidence "
+        "(default 1)",
+    ),
+    (
         "--verial-judge-retries",
         "judge_retries",
         "extra attempts after a failed or malformed reply (default 2)",
@@ -89,6 +95,7 @@ OPTIONS: list[tuple[str, str, str]] = [
 _INI_TYPES = {
     "judge_timeout": "float",
     "judge_retries": "int",
+    "judge_samples": "int",
     "bypass_cost": "float",
     "verification_budget": "float",
 }

@@ -59,6 +59,8 @@ class JudgeSettings:
     response_format: str = "json_object"
     #: reply token cap; None: 200 + 160 per principle
     max_tokens: int | None = None
+    #: times each rubric is asked (its score the mean, its spread the confidence)
+    samples: int = 1
     cache_dir: Path | None = Path(DEFAULT_CACHE_DIR)
     bypass_cost: float = DEFAULT_BYPASS_COST
     budget: float = DEFAULT_BUDGET
@@ -92,6 +94,7 @@ _KEYS = {  # setting -> (option key, run.yaml sources.judge key)
     "backoff": ("judge_backoff", "backoff"),
     "response_format": ("judge_response_format", "response_format"),
     "max_tokens": ("judge_max_tokens", "max_tokens"),
+    "samples": ("judge_samples", "samples"),
     "cache_dir": ("judge_cache_dir", "cache_dir"),
     "bypass_cost": ("bypass_cost", "bypass_cost"),
     "budget": ("verification_budget", "budget"),
@@ -104,6 +107,7 @@ _NUMBERS = {
     "retries": int,
     "backoff": float,
     "max_tokens": int,
+    "samples": int,
     "bypass_cost": float,
     "budget": float,
 }
@@ -117,6 +121,7 @@ _LOWER = {
     "retries": (0, True),
     "backoff": (0.0, True),
     "max_tokens": (1, True),
+    "samples": (1, True),
     "bypass_cost": (0.0, True),
     "budget": (0.0, True),
 }

@@ -32,6 +32,17 @@ def _props(parent: ET.Element, values: dict[str, Any]) -> None:
             ET.SubElement(props, "property", name=name, value=str(value))
 
 
+def _against(c: dict[str, Any]) -> bool:
+    """A case that counts against its task: failed, gated or error, or a penalty (negative
+    points) applied; an unmet penalty (its check failed: the behaviour was absent) passes."""
+    points = c.get("points")
+    if points is not None and points < 0 and c["status"] == "failed":
+        return False
+    return c["status"] in ("failed", "gated", "error") or bool(
+        points is not None and points < 0 and c.get("met")
+    )
+
+
 def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
     """The ``<testsuites>`` element for a report (its JSON form)."""
     root = ET.Element("testsuites", name="pytest-verial", time=_t(report["session"]["duration"]))
@@ -39,7 +50,7 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
     task_runs = [t for run in report["benchmark_runs"] for t in run["task_runs"]]
     for task in task_runs:
         cases = task["criterion_runs"]
-        fails = sum(1 for c in cases if c["status"] in ("failed", "gated", "error"))
+        fails = sum(1 for c in cases if _against(c))
         errors = sum(1 for c in cases if c["status"] == "error")
         suite = ET.SubElement(
             root,
@@ -61,13 +72,19 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
             "errors": errors,
             "benchmark": task["benchmark"],
             "run": task["run"],
+            # a task scored by points (None, so left out, for a weighted task)
+            "points_earned": task.get("points_earned"),
+            "points_possible": task.get("points_possible"),
+            "penalties_applied": ",".join(task.get("penalties_applied") or []) or None,
         }
         for axis, value in task["axes"].items():
             props[f"axis.{axis}.score"] = value["score"]
             props[f"axis.{axis}.weight"] = value["weight"]
+            props[f"axis.{axis}.points_earned"] = value.get("points_earned")
+            props[f"axis.{axis}.points_possible"] = value.get("points_possible")
         for c in cases:
-            for field in ("score", "weight", "axis", "status", "assert"):
-                props[f"criterion.{c['criterion_id']}.{field}"] = c[field]
+            for field in ("score", "weight", "axis", "status", "assert", "points", "met"):
+                props[f"criterion.{c['criterion_id']}.{field}"] = c.get(field)
         _props(suite, props)
         for c in cases:
             case = ET.SubElement(
@@ -78,12 +95,14 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
                 time=_t(c["duration"]),
             )
             status = c["status"]
-            if status in ("failed", "gated", "error"):
+            if _against(c):
                 score = c["score"] if c["score"] is not None else 0.0
+                penalty = f"penalty applied ({c.get('points')} points)" if c.get("met") else ""
                 message = (
-                    f"criterion {status} (score {score:.2f})"
+                    f"criterion {penalty or status} (score {score:.2f})"
                     if scored
-                    else (c["details"] or f"criterion {status}")
+                    else "; ".join(x for x in (penalty, c["details"] or "") if x)
+                    or f"criterion {status}"
                 )
                 failure = ET.SubElement(
                     case, "failure", message=message, type="error" if status == "error" else status

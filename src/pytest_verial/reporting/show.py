@@ -107,13 +107,18 @@ def _task_lines(bench: BenchmarkRun, task: TaskRun, hide: bool) -> list[str]:
         )
     if task.critical_failed:
         lines.append("  critical criteria not passed: " + ", ".join(task.critical_failed))
+    if task.points_earned is not None:
+        lines.append(
+            f"  points {task.points_earned} of {task.points_possible}; penalties applied: "
+            + (", ".join(task.penalties_applied) or "none")
+        )
     width = max([len("criterion"), *(len(c.criterion_id) for c in task.criterion_runs)])
     lines.append(f"  {'criterion':<{width}}  {'status':<10}  {'score':>5}  weight  details")
     for c in task.criterion_runs:
         details = "" if hide else (c.details or "")
         lines.append(
             f"  {c.criterion_id:<{width}}  {c.status:<10}  {_score(c.score):>5}  "
-            f"{c.weight:>6g}  {details}".rstrip()
+            f"{f'{c.weight:g}' if c.points is None else f'{c.points:+d}':>6}  {details}".rstrip()
         )
     if task.feedback and not hide:
         lines.append("  feedback:")
@@ -126,7 +131,10 @@ def _criterion_lines(task: TaskRun, c: CriterionRun, hide: bool) -> list[str]:
         f"criterion run {c.nodeid or task.id + SEP + c.criterion_id}",
         f"  assert {c.assertion}, status {c.status}, score {_score(c.score)}, "
         f"threshold {c.pass_threshold if c.pass_threshold is not None else '-'}, "
-        f"weight {c.weight:g}, axis {c.axis or '__default__'}"
+        + (f"weight {c.weight:g}" if c.points is None else f"points {c.points:+d}")
+        + ("" if c.met is None else ", met" if c.met else ", not met")
+        + (" (penalty applied)" if c.penalty_applied else "")
+        + f", axis {c.axis or '__default__'}"
         + (", critical" if c.critical else "")
         + (", judge" if c.judge else ""),
     ]

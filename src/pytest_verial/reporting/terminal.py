@@ -14,7 +14,6 @@ from ..results import (
     BenchmarkRun,
     CriterionRun,
     Report,
-    Status,
     TaskRun,
     TaskStatus,
 )
@@ -69,9 +68,16 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
 def describe_failure(record: dict[str, Any], scored: bool) -> str:
     """A failing criterion as a sentence, plus expected/actual rows unless the run is scored."""
     status = record.get("status", "failed")
+    points = record.get("points")
+    if points is None:
+        worth = f"weight {record.get('weight')}"
+    else:
+        worth = f"points {points:+d}" + (
+            " (penalty applied)" if points < 0 and record.get("met") else ""
+        )
     what = (
         f"criterion {record.get('criterion_id')!r} ({record.get('assert')}) {status}: "
-        f"score {float(record.get('score') or 0.0):.2f}, weight {record.get('weight')}, "
+        f"score {float(record.get('score') or 0.0):.2f}, {worth}, "
         f"axis {record.get('axis') or '__default__'}"
     )
     if scored:
@@ -89,7 +95,13 @@ _KEEP = "\u00a0"  # joins the words of one axis entry: a wrapped line never spli
 
 def _axes(axes: Mapping[str, AxisScore]) -> str:
     return "  ".join(
-        f"{name}{_KEEP}{v.score:.2f}{_KEEP}(w{v.weight:g})" for name, v in axes.items()
+        f"{name}{_KEEP}{v.score:.2f}{_KEEP}"
+        + (
+            f"(w{v.weight:g})"
+            if v.points_possible is None
+            else f"({v.points_earned}/{v.points_possible}{_KEEP}pts)"
+        )
+        for name, v in axes.items()
     )
 
 
@@ -142,7 +154,7 @@ def summary(
         for run in report.benchmark_runs
         for t in run.task_runs
         for c in t.criterion_runs
-        if c.status in (Status.FAILED, Status.ERROR, Status.GATED)
+        if c.against
     ]
     if failing and verbosity > -2:
         lines.extend(_failing(failing, scored, verbosity, width, failures))
@@ -215,6 +227,11 @@ def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None,
             note = f"  [{t.status}]" if t.status is not TaskStatus.COMPLETED else ""
             if t.critical_failed:
                 note += f"  [critical failed: {', '.join(t.critical_failed)}]"
+            if t.points_earned is not None:
+                note += f"  [points {t.points_earned}/{t.points_possible}"
+                if t.penalties_applied:
+                    note += f"; penalties applied: {', '.join(t.penalties_applied)}"
+                note += "]"
             lines.append(
                 (
                     f"{_name(t):<{width}}  {_score(t.score):>6}  {t.verdict or '-':<8}  "
