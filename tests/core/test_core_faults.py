@@ -528,7 +528,7 @@ def test_disk_full_on_the_report_keeps_junit_and_the_journal(
     """ENOSPC cannot be produced on this machine's disk: the rename of the report raises it."""
     import errno
 
-    from pytest_verial.reporting import json_report
+    from pytest_verial.reporting import outputs
 
     _project(pytester.path, [_first()])
     real = os.replace
@@ -538,7 +538,7 @@ def test_disk_full_on_the_report_keeps_junit_and_the_journal(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real(src, dst)
 
-    monkeypatch.setattr(json_report.os, "replace", replace)
+    monkeypatch.setattr(outputs.os, "replace", replace)
     result = pytester.runpytest(
         "--verial-report", "report.json", "--verial-junit", "junit.xml", "--verial-fail-under", "0"
     )

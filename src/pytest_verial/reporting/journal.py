@@ -36,6 +36,7 @@ from ..results import CriterionRun
 from ..runinfo import RunDir
 from ..secrets import redact_json
 from .build import ReportInput, build_report
+from .outputs import open_append
 
 JOURNAL_SCHEMA = "pytest-verial/journal/v1"
 
@@ -78,8 +79,7 @@ class Journal:
 
     def start(self, header: dict[str, Any]) -> None:
         """Create the journal (replacing a stale one) and write its header line."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        fd = open_append(self.path)  # a regular file only (:mod:`.outputs`)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
