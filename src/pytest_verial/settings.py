@@ -256,7 +256,7 @@ def resolve(config: pytest.Config) -> Settings:
     try:  # before anything is read or written (README, "An output that cannot be written")
         check_outputs(outputs, inputs)
     except OutputRefused as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(escape(str(exc))) from None
     return Settings(
         runs=run_paths,
         report=report,

@@ -30,6 +30,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+#: the exit status of a ``verial`` command that refuses an output (pytest's usage error is 4 too)
+EXIT_REFUSED = 4
+
 #: the first bytes of a pytest-verial journal (``journal.py`` writes the schema key first)
 _JOURNAL_HEAD = b'{"journal": "pytest-verial/journal/'
 
@@ -189,6 +192,26 @@ def check_outputs(
         probe.append((label, key.real))
     for label, real in probe:
         _probe(label, real)
+
+
+def refused(
+    command: str,
+    outputs: Iterable[Output | tuple[str, Path | str | None]],
+    inputs: Iterable[tuple[str, Path | str | None]] = (),
+) -> bool:
+    """:func:`check_outputs` for a ``verial`` command: False when every output may be written;
+    else True, with the one line printed on stderr (``verial COMMAND: ...``); the command then
+    exits with :data:`EXIT_REFUSED`."""
+    import sys
+
+    from ..display import escape
+
+    try:
+        check_outputs(outputs, inputs)
+    except OutputRefused as exc:
+        print(f"verial {command}: {escape(str(exc))}", file=sys.stderr)
+        return True
+    return False
 
 
 def _probe(label: str, real: Path) -> None:

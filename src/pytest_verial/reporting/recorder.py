@@ -81,6 +81,8 @@ class Recorder:
         self.write_errors: list[str] = []
         self.written: list[tuple[str, Path]] = []
         self.notes: list[str] = []
+        #: an output was refused after collection: the session writes nothing
+        self.refused = False
         self._logxml: Any = False  # pytest's LogXML plugin, looked up on first use
         report = self.settings.report
         self.journal: Journal | None = None
@@ -163,7 +165,8 @@ class Recorder:
         try:
             check_outputs(self.settings.outputs, inputs)
         except OutputRefused as exc:
-            raise pytest.UsageError(str(exc)) from None
+            self.refused = True  # the session ends here: it writes nothing at all
+            raise pytest.UsageError(escape(str(exc))) from None
 
     def _load_file(self, display: str) -> bool:
         """Load a benchmark file the workers collected (its ids, weights and axes)."""
@@ -397,7 +400,7 @@ class Recorder:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.config.option.collectonly:
+        if self.config.option.collectonly or self.refused:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = True
