@@ -59,39 +59,69 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_recover(
-    journal: str, output: str | None, args_store: Any = None
+    journal: str, output: str | None, junit: str | None = None, args_store: Any = None
 ) -> tuple[dict[str, Any] | None, int]:
-    """Rebuild a report from a journal and write it (and the JUnit file the session named).
+    """Rebuild a report from a journal and write it (and ``--junit``, when given).
 
-    The report goes to ``output``, else to the path the session was writing; the journal is
-    removed once the report is written (README, "Interrupted and crashed runs").
+    The report goes to ``output``, else beside the journal under the name the journal's own
+    name gives (``<report>.journal.jsonl`` -> ``<report>``), never where the journal's content
+    says; the journal is removed once the report is written (README, "Interrupted and crashed
+    runs"). An output that must not be written is refused (exit 4) before anything is rebuilt.
     """
-    from .reporting.journal import JournalBusy, recover
+    from .display import escape
+    from .reporting.journal import JournalBusy, journal_inputs, recover, report_of_journal
     from .reporting.json_report import write_json_report
     from .reporting.junit import write_junit
+    from .reporting.outputs import EXIT_REFUSED, OutputRefused, check_outputs, refused
 
     path = Path(journal)
+    default = report_of_journal(path)
+    if output is None and default is None:
+        print(
+            f"verial report: {escape(journal)}: not named <report>.journal.jsonl: "
+            "give -o PATH for the recovered report",
+            file=sys.stderr,
+        )
+        return None, EXIT_REFUSED
+    outputs = [("-o" if output else "the recovered report", Path(output) if output else default)]
+    outputs.append(("--junit", Path(junit) if junit else None))
+    read = [("the journal", path)]
+    if refused("report", outputs, read):
+        return None, EXIT_REFUSED
     try:
-        report, header = recover(path)
+        report, header = recover(
+            path, lambda head: check_outputs(outputs, [*read, *journal_inputs(head)])
+        )
+    except OutputRefused as exc:
+        print(f"verial report: {escape(str(exc))}", file=sys.stderr)
+        return None, EXIT_REFUSED
     except (ValueError, JournalBusy) as exc:
         print(f"verial report: {exc}", file=sys.stderr)
         return None, 2
-    targets: list[tuple[str, Path]] = [("JSON report", Path(output or header["report"]))]
-    if output is None and isinstance(header.get("junit"), str):
-        targets.append(("JUnit report", Path(header["junit"])))
+    named = header.get("junit")
+    if junit is None and isinstance(named, str):
+        print(
+            f"verial report: the session also wrote the JUnit file {escape(named)}: "
+            "give --junit PATH to rebuild it",
+            file=sys.stderr,
+        )
     status = 0
-    for label, target in targets:
+    for label, target in outputs:
+        if target is None:
+            continue
         try:
-            if label == "JSON report":
-                write_json_report(target, report)
-            else:
+            if label == "--junit":
                 write_junit(target, report, bool(report["session"]["scored"]))
+            else:
+                write_json_report(target, report)
         except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            print(f"verial report: cannot write the {label} {target}: {reason}", file=sys.stderr)
+            kind = "JUnit report" if label == "--junit" else "JSON report"
+            print(f"verial report: cannot write the {kind} {target}: {reason}", file=sys.stderr)
             status = 1
             continue
-        print(f"{label} recovered: {target}", file=sys.stderr)
+        kind = "JUnit report" if label == "--junit" else "JSON report"
+        print(f"{kind} recovered: {target}", file=sys.stderr)
     if status == 0:
         path.unlink(missing_ok=True)
     # the session in the results store gets the recovered report and is marked interrupted
@@ -100,7 +130,7 @@ def cmd_recover(
 
     problem = recovered_into_store(
         getattr(args_store, "store", None),
-        cli_rootdir(Path(str(header.get("report") or ".")).parent),
+        cli_rootdir(path.resolve().parent),
         header.get("store_session"),
         report,
     )
@@ -120,7 +150,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.report is not None:
             print("verial report: give a REPORT or --recover JOURNAL, not both", file=sys.stderr)
             return 2
-        recovered, status = cmd_recover(args.recover, args.output, args)
+        recovered, status = cmd_recover(args.recover, args.output, args.junit, args)
         if recovered is None:
             return status
         for line in summary_lines(Report.from_json(recovered), scored=args.scored):
@@ -162,7 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="JOURNAL",
         help="rebuild the report of a session that died from its <report>.journal.jsonl",
     )
-    p.add_argument("-o", "--output", metavar="PATH", help="with --recover: write the report here")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="with --recover: write the report here (default: the journal's name without "
+        ".journal.jsonl)",
+    )
+    p.add_argument("--junit", metavar="PATH", help="with --recover: also write JUnit XML here")
     p.add_argument("--scored", action="store_true", help="omit details and evidence")
     from .store.cli import add_store_argument  # --recover marks the session in the store
 
@@ -229,13 +266,29 @@ add_command(
 def _html_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("report", help="a JSON report (--verial-report)")
     parser.add_argument("base", nargs="?", help="a base report: adds the compare view")
-    parser.add_argument("-o", "--output", required=True, metavar="PATH", help="the HTML file")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="the HTML file (default: REPORT's name with .html, beside it)",
+    )
+    parser.add_argument(
+        "--open",
+        action="store_true",
+        help="then open it in the web browser ($BROWSER when set, else the system's)",
+    )
 
 
 def _html_run(args: argparse.Namespace) -> int:
-    from .reporting.html import write_html
+    from .reporting.html import default_html_path, open_in_browser, write_html
     from .reporting.json_report import load_report
+    from .reporting.outputs import EXIT_REFUSED, OutputRefused, refused
 
+    output = Path(args.output) if args.output else default_html_path(Path(args.report))
+    label = "-o" if args.output else "the HTML file"
+    inputs = [("the report", args.report), ("the base report", args.base)]
+    if refused("html", [(label, output)], inputs):
+        return EXIT_REFUSED
     try:
         report = load_report(args.report)
         base = load_report(args.base) if args.base else None
@@ -243,11 +296,16 @@ def _html_run(args: argparse.Namespace) -> int:
         print(f"verial html: {exc}", file=sys.stderr)
         return 2
     try:
-        write_html(Path(args.output), report, base)
+        write_html(output, report, base)
     except OSError as exc:
-        print(f"verial html: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"verial html: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    print(f"HTML report: {args.output}", file=sys.stderr)
+    except OutputRefused as exc:  # made a device or a folder since the check
+        print(f"verial html: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    print(f"HTML report: {output}", file=sys.stderr)
+    if args.open and not open_in_browser(output):
+        print(f"verial html: no web browser could be started: open {output}", file=sys.stderr)
     return 0
 
 

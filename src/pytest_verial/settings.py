@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 
 from .display import describe_char, escape, unsafe_char, unsafe_id_char
+from .reporting.outputs import Output, OutputRefused, check_outputs
 from .runinfo import RunDir
 from .selection import Resume, Shard, load_resume, parse_shard
 
@@ -38,6 +38,9 @@ class Settings:
     patterns: tuple[str, ...] = ()
     #: extra options handed to checks as ``ctx.options`` (judge settings and the like)
     check_options: dict[str, Any] = field(default_factory=dict)
+    #: every file the session writes, and what it reads (checked again after collection)
+    outputs: list[Output] = field(default_factory=list)
+    inputs: list[tuple[str, Path | None]] = field(default_factory=list)
     _run_dirs: dict[Path, RunDir] = field(default_factory=dict)
 
     def run_dirs_for(self, benchmark_file: Path) -> list[RunDir]:
@@ -127,57 +130,46 @@ def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
     return wanted
 
 
-def _writable(option: str, path: Path | None) -> Path | None:
-    """Refuse, before anything runs, a report path that can never be written.
+def session_outputs(config: pytest.Config, paths: dict[str, Path | None]) -> list[Output]:
+    """Every file the session writes (:mod:`.reporting.outputs`), in the order refusals name
+    them: the ``--verial-*`` outputs, pytest's ``--junitxml``, the report's journal and the
+    report recovered from a journal left beside it, ``$GITHUB_STEP_SUMMARY``."""
+    from .reporting.journal import journal_path, recovered_path
 
-    A directory, a device, pipe or socket (writing "into" ``/dev/null`` as root would replace
-    it with a file), a parent that is a file, and a folder nothing can be created in (read-only
-    or virtual file systems such as ``/proc``, where root's permission check says yes) are
-    usage errors. Missing folders are created now, as the first checkpoint would.
-    """
-    if path is None:
-        return None
-    if path.is_dir():
-        raise pytest.UsageError(f"--{option}: {path} is a directory, not a file")
-    if path.exists() and not path.is_file():
-        raise pytest.UsageError(
-            f"--{option}: {path} is not a regular file (a device, pipe or socket); "
-            "refusing to replace it"
-        )
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise pytest.UsageError(f"--{option}: {parent} is a file, not a directory")
-            break
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=path.parent)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise pytest.UsageError(
-            f"--{option}: cannot write in {path.parent}: {exc.strerror or exc}"
-        ) from None
-    return path
-
-
-def _distinct(config: pytest.Config, paths: dict[str, Path | None]) -> None:
-    """Two outputs naming one file would silently overwrite each other: a usage error."""
+    outputs = [Output(f"--{option}", path) for option, path in paths.items()]
     xml = config.getoption("xmlpath", default=None)
-    named = {f"--{option}": path for option, path in paths.items()}
     if xml:
-        named["--junitxml"] = Path(os.path.abspath(os.path.expanduser(str(xml))))
+        outputs.append(Output("--junitxml", Path(str(xml)), "foreign"))
     report = paths.get("verial-report")
     if report is not None:
-        named["the journal of --verial-report"] = report.with_name(report.name + ".journal.jsonl")
-    seen: dict[Path, str] = {}
-    for name, path in named.items():
-        if path is None:
-            continue
-        key = path.resolve()
-        if key in seen:
-            raise pytest.UsageError(f"{seen[key]} and {name} name the same file {path}")
-        seen[key] = name
+        outputs.append(Output("the journal of --verial-report", journal_path(report), "journal"))
+        if journal_path(report).exists():
+            outputs.append(
+                Output("the recovered report of --verial-report", recovered_path(report))
+            )
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        outputs.append(Output("$GITHUB_STEP_SUMMARY", Path(summary), "append"))
+    return outputs
+
+
+def session_inputs(config: pytest.Config, runs: list[Path]) -> list[tuple[str, Path | None]]:
+    """What the session reads that is known before collection: run folders, the resumed report,
+    the baseline, files named on the command line and the ini file."""
+    from .loader import is_benchmark_file
+
+    patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
+    inputs: list[tuple[str, Path | None]] = [("the run folder", p) for p in runs]
+    inputs.append(("the report resumed by --verial-resume", option_path(config, "verial_resume")))
+    inputs.append(("the baseline", option_path(config, "verial_baseline")))
+    base = config.invocation_params.dir
+    for arg in config.args:
+        path = base / arg.partition("::")[0]
+        if path.is_file():
+            what = "the benchmark file" if is_benchmark_file(path, patterns) else "the test file"
+            inputs.append((what, path))
+    inputs.append(("the ini file", config.inipath))
+    return inputs
 
 
 def ini_type(kind: str) -> Any:
@@ -253,21 +245,26 @@ def resolve(config: pytest.Config) -> Settings:
     junit = option_path(config, "verial_junit")
     markdown = option_path(config, "verial_markdown")
     html = option_path(config, "verial_html")
-    _distinct(
-        config,
-        {
-            "verial-report": report,
-            "verial-junit": junit,
-            "verial-markdown": markdown,
-            "verial-html": html,
-        },
-    )
+    named = {
+        "verial-report": report,
+        "verial-junit": junit,
+        "verial-markdown": markdown,
+        "verial-html": html,
+    }
+    outputs = session_outputs(config, named)
+    inputs = session_inputs(config, run_paths)
+    try:  # before anything is read or written (README, "An output that cannot be written")
+        check_outputs(outputs, inputs)
+    except OutputRefused as exc:
+        raise pytest.UsageError(escape(str(exc))) from None
     return Settings(
         runs=run_paths,
-        report=_writable("verial-report", report),
-        junit=_writable("verial-junit", junit),
-        markdown=_writable("verial-markdown", markdown),
-        html=_writable("verial-html", html),
+        report=report,
+        junit=junit,
+        markdown=markdown,
+        html=html,
+        outputs=outputs,
+        inputs=inputs,
         scored=scored,
         pass_threshold=_float(config, "verial_pass_threshold"),
         fail_under=_float(config, "verial_fail_under"),

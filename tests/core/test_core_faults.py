@@ -308,14 +308,16 @@ def test_os_exit_in_a_check_loses_only_the_task_run_in_flight(tmp_path: Path) ->
     assert proc.returncode == 1, proc.stdout[-3000:]
     journal = tmp_path / "out" / JOURNAL
     assert journal.exists(), proc.stdout[-3000:]
-    result = _verial(tmp_path, "report", "--recover", str(journal))
+    # the report goes where the journal's name says (out/report.json); the JUnit file the
+    # session named is written only when asked for on the command line
+    result = _verial(tmp_path, "report", "--recover", str(journal), "--junit", "j.xml")
     assert result.returncode == 0, result.stderr
     assert "JSON report recovered: " in result.stderr
     assert "status cancelled" in result.stdout
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     _assert_crash_recovered(report, journal)
     suites = {s.get("name") for s in ET.parse(tmp_path / "j.xml").getroot()}
-    assert "faults.verial.yaml::first" in suites  # the JUnit file the session named, too
+    assert "faults.verial.yaml::first" in suites
     assert not journal.exists()
 
 
@@ -528,7 +530,7 @@ def test_disk_full_on_the_report_keeps_junit_and_the_journal(
     """ENOSPC cannot be produced on this machine's disk: the rename of the report raises it."""
     import errno
 
-    from pytest_verial.reporting import json_report
+    from pytest_verial.reporting import outputs
 
     _project(pytester.path, [_first()])
     real = os.replace
@@ -538,7 +540,7 @@ def test_disk_full_on_the_report_keeps_junit_and_the_journal(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real(src, dst)
 
-    monkeypatch.setattr(json_report.os, "replace", replace)
+    monkeypatch.setattr(outputs.os, "replace", replace)
     result = pytester.runpytest(
         "--verial-report", "report.json", "--verial-junit", "junit.xml", "--verial-fail-under", "0"
     )

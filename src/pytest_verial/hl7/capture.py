@@ -101,9 +101,11 @@ class Recorder:
     """Appends event rows to the events file, one flushed line each."""
 
     def __init__(self, out_path: Path) -> None:
+        from ..reporting.outputs import open_append
+
         self.out_path = out_path
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle: IO[str] = out_path.open("a", encoding="utf-8")
+        # a regular file only: never a device or a pipe (pytest_verial.reporting.outputs)
+        self._handle: IO[str] = os.fdopen(open_append(out_path), "a", encoding="utf-8")
         self.count = 0
 
     def record(self, row: dict[str, Any]) -> None:
@@ -368,10 +370,18 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    """Run the capture with parsed ``verial hl7-capture`` arguments; exit 2 on a usage error."""
+    """Run the capture with parsed ``verial hl7-capture`` arguments; exit 2 on a usage error,
+    4 when ``--out`` is not a regular file (a folder, a device, a pipe)."""
+    from ..reporting.outputs import EXIT_REFUSED, Output, OutputRefused, check_outputs
+
     if not 0 <= args.port <= 65535:
         print(f"hl7-capture: --port {args.port} is not a TCP port (0-65535)", file=sys.stderr)
         return 2
+    try:
+        check_outputs([Output("--out", Path(args.out), "append")])
+    except OutputRefused as exc:
+        print(f"hl7-capture: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     try:
         return run_capture(args.host, args.port, args.out)
     except OSError as exc:

@@ -16,7 +16,8 @@ from pathlib import Path
 from ..display import escape
 from ..results import Report
 from .diff import BenchmarkRunDelta, Comparison, TaskDelta, compare_reports
-from .json_report import load_report, write_atomic
+from .json_report import load_report
+from .outputs import EXIT_REFUSED, OutputRefused, refused, write_text_atomic
 
 #: a line and its colour on a tty (None: the terminal's default)
 Line = tuple[str, str | None]
@@ -176,7 +177,11 @@ def _tolerance(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Compare, print, write ``--json``; 0, 1 on a regression, 2 with one line on bad input."""
+    """Compare, print, write ``--json``; 0, 1 on a regression, 2 with one line on bad input,
+    4 when ``--json`` names a file that must not be written (:mod:`.outputs`)."""
+    inputs = [("the base report", args.base), ("the head report", args.head)]
+    if args.json and refused("compare", [("--json", args.json)], inputs):
+        return EXIT_REFUSED
     try:
         tolerance = _tolerance(args.tolerance)
         base, head = load(args.base), load(args.head)
@@ -187,11 +192,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         text = json.dumps(comparison.to_json(), indent=2, ensure_ascii=False)
         try:
-            write_atomic(Path(args.json), text + "\n")
+            write_text_atomic(Path(args.json), text + "\n")
         except OSError as exc:
             reason = exc.strerror or str(exc)
             print(f"verial compare: --json: cannot write {args.json}: {reason}", file=sys.stderr)
             return 2
+        except OutputRefused as exc:  # made a device or a folder since the check
+            print(f"verial compare: --json: {exc}", file=sys.stderr)
+            return EXIT_REFUSED
     print(f"verial compare: {args.base} -> {args.head}")
     for text, _ in comparison_lines(comparison):
         print(escape(text))

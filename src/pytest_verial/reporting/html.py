@@ -1,4 +1,4 @@
-"""A self-contained HTML report: ``--verial-html PATH`` and ``verial html REPORT [BASE] -o PATH``.
+"""A self-contained HTML report: ``--verial-html PATH`` and ``verial html REPORT [BASE] [-o PATH]``.
 
 One file, no network request and no external asset (a Content-Security-Policy allows inline
 script and style only), so it opens from disk and from a CI artifact. Per benchmark run: an
@@ -15,13 +15,15 @@ embedded without details, evidence, labels or feedback, as the terminal shows it
 from __future__ import annotations
 
 import json
+import webbrowser
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..results import Report
 from ..secrets import redact_json
-from .json_report import write_atomic
+from .outputs import write_text_atomic
 
 _WITHHELD = ("details", "evidence", "label")
 
@@ -54,5 +56,28 @@ def render_html(report: Report, base: Report | None = None) -> str:
 
 
 def write_html(path: Path, report: Report, base: Report | None = None) -> None:
-    """Write the page atomically."""
-    write_atomic(path, render_html(report, base))
+    """Write the page atomically (a regular file only: :mod:`.outputs`)."""
+    write_text_atomic(path, render_html(report, base))
+
+
+def default_html_path(report: Path) -> Path:
+    """Where ``verial html REPORT`` writes without ``-o``: REPORT's name with ``.html``,
+    beside it (``runs/head.json`` -> ``runs/head.html``)."""
+    return (
+        report.with_name(report.stem + ".html")
+        if report.suffix
+        else report.with_name(report.name + ".html")
+    )
+
+
+#: how ``verial html --open`` opens a file URL (Python's :mod:`webbrowser`: ``$BROWSER`` when
+#: set, else the desktop's browser); tests replace it, or set ``$BROWSER`` in a child process
+OPENER: Callable[[str], bool] = webbrowser.open
+
+
+def open_in_browser(path: Path) -> bool:
+    """Open the written page in the user's browser; False when no browser could be started."""
+    try:
+        return bool(OPENER(path.resolve().as_uri()))
+    except (OSError, webbrowser.Error):
+        return False

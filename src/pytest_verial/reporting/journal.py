@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from ..results import CriterionRun
 from ..runinfo import RunDir
 from ..secrets import redact_json
 from .build import ReportInput, build_report
+from .outputs import open_append
 
 JOURNAL_SCHEMA = "pytest-verial/journal/v1"
 
@@ -43,6 +44,29 @@ JOURNAL_SCHEMA = "pytest-verial/journal/v1"
 def journal_path(report: Path) -> Path:
     """Where the journal of a report lives: ``<report>.journal.jsonl`` beside it."""
     return report.with_name(report.name + ".journal.jsonl")
+
+
+def report_of_journal(journal: Path) -> Path | None:
+    """The report a journal belongs to, by the journal's own name (never by its content):
+    ``<report>.journal.jsonl``, also moved aside as ``….kept``; None for any other name."""
+    cut = journal.name.rfind(".journal.jsonl")
+    return journal.with_name(journal.name[:cut]) if cut > 0 else None
+
+
+def journal_inputs(header: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """What rebuilding from a journal reads: its benchmark files and run folders."""
+    inputs: list[tuple[str, str | None]] = []
+    for entry in header.get("files") or []:
+        if isinstance(entry, dict):
+            inputs.append(("the benchmark file", _text(entry.get("path"))))
+            for run in entry.get("runs") or []:
+                if isinstance(run, dict):
+                    inputs.append(("the run folder", _text(run.get("path"))))
+    return inputs
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def recovered_path(report: Path) -> Path:
@@ -78,8 +102,7 @@ class Journal:
 
     def start(self, header: dict[str, Any]) -> None:
         """Create the journal (replacing a stale one) and write its header line."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        fd = open_append(self.path)  # a regular file only (:mod:`.outputs`)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -228,10 +251,16 @@ def _seconds(start: str, end: str | None) -> float:
     return max(0.0, (b - a).total_seconds())
 
 
-def recover(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def recover(
+    path: Path, before: Callable[[dict[str, Any]], None] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The report a crashed session would have written, rebuilt from its journal, and the
-    journal's header (it names the report and JUnit paths that session was writing)."""
+    journal's header (it names the report and JUnit paths that session was writing).
+    ``before`` sees the header before anything else is read (``verial report --recover``
+    checks its outputs against the benchmark files and run folders named there)."""
     header, records = read_journal(path)
+    if before is not None:
+        before(header)
     files, file_runs = _plans(path, header)
     try:
         runs_by_id = {nodeid: CriterionRun.from_json(r) for nodeid, r in records.items()}

@@ -1,16 +1,15 @@
-"""Write the JSON report atomically: a temporary file in the same directory, then rename."""
+"""Write the JSON report atomically (:mod:`.outputs`) and read it back."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..safeparse import strict_json_value
 from ..secrets import redact_json
+from .outputs import write_text_atomic
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -19,21 +18,9 @@ if TYPE_CHECKING:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so readers never see a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # as open() would; mkstemp makes it owner-only
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace ``path`` with ``text`` so readers never see a half-written file
+    (:func:`.outputs.write_text_atomic`: a regular file only)."""
+    write_text_atomic(path, text)
 
 
 def write_json_report(path: Path, report: dict[str, Any]) -> None:

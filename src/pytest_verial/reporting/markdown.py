@@ -130,17 +130,23 @@ def _field_rows(c: CriterionRun) -> list[str]:
 
 def write_markdown(path: Path, report: Report, scored: bool = False) -> None:
     """Write the summary to ``path`` (atomically)."""
-    from .json_report import write_atomic
+    from .outputs import write_text_atomic
 
-    write_atomic(path, markdown(report, scored))
+    write_text_atomic(path, markdown(report, scored))
 
 
-def append_step_summary(report: Report, scored: bool = False) -> Path | None:
-    """Append the summary to ``$GITHUB_STEP_SUMMARY`` when set; the file it wrote, or None."""
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
+def append_step_summary(
+    report: Report, scored: bool = False, path: Path | str | None = None
+) -> Path | None:
+    """Append the summary to ``path`` (default ``$GITHUB_STEP_SUMMARY``); the file, or None.
+
+    Appended, not replaced: the step's other writers keep their lines. One ``O_APPEND`` write to
+    a regular file only (:func:`.outputs.append_text`), checked with the session's other outputs
+    and inputs before the session starts.
+    """
+    from .outputs import append_text
+
+    target = path or os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return None
-    path = Path(target)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(markdown(report, scored) + "\n")
-    return path
+    return append_text(target, markdown(report, scored) + "\n")

@@ -27,6 +27,7 @@ from ..results import (
     TaskRun,
 )
 from .json_report import load_report, write_json_report
+from .outputs import EXIT_REFUSED, OutputRefused, refused
 
 
 class _Setup(BaseModel):
@@ -261,7 +262,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Merge; 0 written, 2 refused (one line on stderr)."""
+    """Merge; 0 written, 2 refused input, 4 refused output (one line on stderr)."""
+    if refused("merge", [("-o", args.output)], [("the shard", s) for s in args.shards]):
+        return EXIT_REFUSED
     try:
         shards = [(str(path), load_report(path)) for path in args.shards]
         report = merge(shards)
@@ -273,6 +276,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"verial merge: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    except OutputRefused as exc:  # made a device or a folder since the check
+        print(f"verial merge: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     c = report.session.counts
     print(
         f"merged {len(shards)} shards: {len(report.benchmark_runs)} benchmark runs, "

@@ -15,7 +15,6 @@ and the terminal names only the files that were written.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -53,6 +52,7 @@ from .journal import (
     recovered_path,
 )
 from .json_report import write_json_report
+from .outputs import OutputRefused, check_outputs
 from .terminal import summary
 
 if TYPE_CHECKING:
@@ -84,6 +84,8 @@ class Recorder:
         self.write_errors: list[str] = []
         self.written: list[tuple[str, Path]] = []
         self.notes: list[str] = []
+        #: an output was refused after collection: the session writes nothing
+        self.refused = False
         self._logxml: Any = False  # pytest's LogXML plugin, looked up on first use
         report = self.settings.report
         self.journal: Journal | None = None
@@ -143,6 +145,7 @@ class Recorder:
                 assert file_node is not None
                 self.files.setdefault(display_path(self.config, file_node.path), file_node.plan)
                 self.selected.append(item.nodeid)
+        self._refuse_outputs({item.path for item in session.items})
         self._keep_resumed()
 
     @pytest.hookimpl(optionalhook=True)
@@ -152,7 +155,24 @@ class Recorder:
         for nodeid in ids:
             if "::" in nodeid and self._load_file(nodeid.split("::", 1)[0]):
                 self.selected.append(nodeid)
+        self._refuse_outputs({self.config.rootpath / n.split("::", 1)[0] for n in ids})
         self._keep_resumed()
+
+    def _refuse_outputs(self, collected: set[Path]) -> None:
+        """No output may be a file the session collected (a benchmark file, a test module) or
+        lie in a run folder: checked once they are known, before any criterion runs."""
+        if self.config.option.collectonly:
+            return
+        inputs: list[tuple[str, Path | None]] = list(self.settings.inputs)
+        for plan in self.files.values():
+            inputs.append(("the benchmark file", plan.path))
+            inputs.extend(("the run folder", r.path) for r in self.settings.run_dirs_for(plan.path))
+        inputs.extend(("the collected file", p) for p in sorted(collected))
+        try:
+            check_outputs(self.settings.outputs, inputs)
+        except OutputRefused as exc:
+            self.refused = True  # the session ends here: it writes nothing at all
+            raise pytest.UsageError(escape(str(exc))) from None
 
     def _load_file(self, display: str) -> bool:
         """Load a benchmark file the workers collected (its ids, weights and axes)."""
@@ -402,7 +422,7 @@ class Recorder:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.config.option.collectonly:
+        if self.config.option.collectonly or self.refused:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = True
@@ -448,7 +468,9 @@ class Recorder:
         from .junit import write_junit
         from .markdown import append_step_summary, write_markdown
 
-        step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
+        step_summary = next(
+            (o.path for o in self.settings.outputs if o.label == "$GITHUB_STEP_SUMMARY"), None
+        )
         outputs: list[tuple[str, Path | None, Callable[[Path], object]]] = [
             ("JSON report", self.settings.report, lambda p: write_json_report(p, report.to_json())),
             ("JUnit report", self.settings.junit, lambda p: write_junit(p, report, scored)),
@@ -457,7 +479,7 @@ class Recorder:
             (
                 "GitHub step summary",
                 Path(step_summary) if step_summary else None,
-                lambda p: append_step_summary(report),
+                lambda p: append_step_summary(report, path=p),
             ),
         ]
         for label, path, write in outputs:
