@@ -16,9 +16,12 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .results import Report
 
 #: subcommands added by other modules: name -> (configure parser, run) ; see ``add_command``
 _EXTRA: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[Any], int]]] = {}
@@ -60,7 +63,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_recover(
     journal: str, output: str | None, junit: str | None = None, args_store: Any = None
-) -> tuple[dict[str, Any] | None, int]:
+) -> tuple[Report | None, int]:
     """Rebuild a report from a journal and write it (and ``--junit``, when given).
 
     The report goes to ``output``, else beside the journal under the name the journal's own
@@ -111,7 +114,7 @@ def cmd_recover(
             continue
         try:
             if label == "--junit":
-                write_junit(target, report, bool(report["session"]["scored"]))
+                write_junit(target, report, report.session.scored)
             else:
                 write_json_report(target, report)
         except (OSError, ValueError) as exc:
@@ -144,7 +147,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Print the summary table of a JSON report (rebuilt from a journal with ``--recover``)."""
     from .reporting.json_report import load_report
     from .reporting.terminal import summary_lines
-    from .results import Report
 
     if args.recover is not None:
         if args.report is not None:
@@ -153,7 +155,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         recovered, status = cmd_recover(args.recover, args.output, args.junit, args)
         if recovered is None:
             return status
-        for line in summary_lines(Report.from_json(recovered), scored=args.scored):
+        for line in summary_lines(recovered, scored=args.scored):
             print(line)
         return status
     if args.report is None:

@@ -31,7 +31,7 @@ from .loader import (
     load_benchmark,
 )
 from .nodeids import parse, split_task_name, task_name
-from .results import CriterionRun
+from .results import CriterionRun, Status
 from .runinfo import RunDir, empty_run_problem, shared_folders
 from .scoring import DEFAULT_AXIS
 from .sources import Sandbox, SandboxCache
@@ -84,18 +84,19 @@ class VerialWarning(pytest.PytestWarning):
     """A pytest-verial warning (shown in pytest's warnings summary and the JSON report)."""
 
 
-def junit_value(record: dict[str, Any], key: str) -> Any:
+def junit_value(run: CriterionRun, key: str) -> Any:
     """A criterion-run field as a JUnit property value (no axis reads ``__default__``)."""
-    value = record[key]
+    value = getattr(run, key)
     return DEFAULT_AXIS if key == "axis" and value is None else value
 
 
 class CriterionFailed(Exception):
-    """Raised by an item whose criterion did not pass; carries the criterion run."""
+    """Raised by an item whose criterion did not pass; carries the criterion run (None for a
+    task without criteria, which has no run of its own)."""
 
-    def __init__(self, record: dict[str, Any]) -> None:
-        super().__init__(record.get("details") or "criterion failed")
-        self.record = record
+    def __init__(self, run: CriterionRun | None, message: str | None = None) -> None:
+        super().__init__(message or (run.details if run else None) or "criterion failed")
+        self.run = run
 
 
 def registry_for(node: pytest.Collector) -> CheckRegistry:
@@ -334,7 +335,7 @@ class CriterionItem(pytest.Function):
     def __init__(self, *, plan: CriterionPlan, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plan = plan
-        self.verial_criterion_run: dict[str, Any] | None = None
+        self.verial_criterion_run: CriterionRun | None = None
         axis = plan.criterion.axis
         if axis:
             _add_marker(self, axis, "criterion axis from a benchmark file")
@@ -369,7 +370,7 @@ class CriterionItem(pytest.Function):
         }
         prior = self.config.stash.setdefault(PRIOR, {}).setdefault(task_node.nodeid, {})
         benchmark = task_node.benchmark_file.plan.benchmark
-        record = run_criterion(
+        run = run_criterion(
             self.plan,
             task_node.task,
             sources,
@@ -382,22 +383,21 @@ class CriterionItem(pytest.Function):
             ),
             benchmark=benchmark,
             placement=self.identity(),
-        ).to_json()
-        self.verial_criterion_run = record
-        prior[self.plan.id] = record
+        )
+        self.verial_criterion_run = run
+        prior[self.plan.id] = run
         if self.config.getini("junit_family") in ("xunit1", "legacy"):
             # Testcase properties are valid in xunit1 only; for xunit2 the recorder adds
             # them as suite properties named after the node id.
             for key in JUNIT_FIELDS:
-                self.user_properties.append((f"verial_{key}", junit_value(record, key)))
-        if record["status"] == "skipped":
-            reason = record["details"] or "criterion skipped"
+                self.user_properties.append((f"verial_{key}", junit_value(run, key)))
+        if run.status is Status.SKIPPED:
+            reason = run.details or "criterion skipped"
             reason = f"criterion skipped ({WITHHELD})" if self.scored() else reason
             raise pytest.skip.Exception(reason, _use_item_location=True)
-        points = record.get("points")
-        if record["met"] if points is not None and points < 0 else not record["passed"]:
+        if run.met if run.points is not None and run.points < 0 else not run.passed:
             # a penalty (negative points) fails its item when met, and passes when not
-            raise CriterionFailed(record)
+            raise CriterionFailed(run)
 
     def scored(self) -> bool:
         """Whether this criterion runs in a scored run (nothing it expects may be shown)."""
@@ -406,10 +406,10 @@ class CriterionItem(pytest.Function):
     def _missing_sandbox(self) -> None:
         """A task run without its folder is an error, never "the agent wrote nothing"."""
         task_node = self.task_node
-        record = self.errored(task_node.run.missing_message(task_node.task.key), "MissingSandbox")
-        raise CriterionFailed(record)
+        run = self.errored(task_node.run.missing_message(task_node.task.key), "MissingSandbox")
+        raise CriterionFailed(run)
 
-    def errored(self, details: str, error: str) -> dict[str, Any]:
+    def errored(self, details: str, error: str) -> CriterionRun:
         """Record this criterion as an error run (it could not be scored) and return it."""
         now = now_iso()
         run = CriterionRun.errored(
@@ -420,8 +420,8 @@ class CriterionItem(pytest.Function):
             completed_at=now,
             duration=0.0,
         )
-        self.verial_criterion_run = record = run.to_json()
-        return record
+        self.verial_criterion_run = run
+        return run
 
     def done(self) -> None:
         """After teardown: drop this item's criterion run (the recorder keeps its own), and the
@@ -439,7 +439,9 @@ class CriterionItem(pytest.Function):
         if isinstance(excinfo.value, CriterionFailed):
             from .reporting.terminal import describe_failure
 
-            return describe_failure(excinfo.value.record, self.scored())
+            run = excinfo.value.run
+            assert run is not None  # a criterion item fails with its run
+            return describe_failure(run, self.scored())
         return super().repr_failure(excinfo)
 
     def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:
@@ -474,7 +476,8 @@ class NoCriteriaItem(pytest.Item):
 
     def runtest(self) -> None:
         raise CriterionFailed(
-            {"details": f"task {self.parent.name!r} has no criteria: scored 0, verdict fail"}  # type: ignore[union-attr]
+            None,
+            f"task {self.parent.name!r} has no criteria: scored 0, verdict fail",  # type: ignore[union-attr]
         )
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:

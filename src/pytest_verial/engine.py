@@ -80,7 +80,7 @@ def run_criterion(
     task: TaskPlan,
     sources: Mapping[str, Any],
     options: Mapping[str, Any] | None = None,
-    prior: Mapping[str, Mapping[str, Any]] | None = None,
+    prior: Mapping[str, CriterionRun] | None = None,
     inherited: tuple[float | None, ...] = (),
     benchmark: Benchmark | None = None,
     placement: Mapping[str, Any] | None = None,
@@ -129,7 +129,7 @@ def _outcome(
     task: TaskPlan,
     sources: Mapping[str, Any],
     options: Mapping[str, Any],
-    prior: Mapping[str, Mapping[str, Any]],
+    prior: Mapping[str, CriterionRun],
     threshold: float,
     benchmark: Benchmark | None,
 ) -> CheckOutcome:

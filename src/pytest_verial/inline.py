@@ -110,7 +110,7 @@ def verify_task(
     problem = run_self_grading(options, box.run)
     if problem is not None:
         raise UsageError(problem)
-    prior: dict[str, dict[str, Any]] = {}
+    prior: dict[str, CriterionRun] = {}
     runs: list[CriterionRun] = []
     try:
         for crit in plan.criteria:  # deterministic first, judge last (the loader's order)
@@ -128,7 +128,7 @@ def verify_task(
                 prior=prior,
                 inherited=(plan.task.pass_threshold, options.get("pass_threshold")),
             )
-            prior[crit.id] = run.to_json()
+            prior[crit.id] = run
             runs.append(run)
     finally:
         box.close()
@@ -150,10 +150,10 @@ def verify_task(
         name=plan.task.name,
         run="inline",
     )
-    as_report = task_run.model_dump(mode="json", by_alias=True)
-    result = InlineTaskRun.model_validate({**as_report, "feedback": task_feedback(as_report)})
+    result = InlineTaskRun.model_validate(dict(task_run))
+    result.feedback = task_feedback(result)
     result.verification = verification_summary(
-        [as_report],
+        [result],
         {("inline", plan.key): box.meta.cost},
         float(options.get("verification_budget") or DEFAULT_BUDGET),
     )

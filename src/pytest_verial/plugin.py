@@ -30,7 +30,7 @@ from .selection import split
 from .settings import ini_type as settings_ini_type
 from .settings import resolve, select_by_node_id
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
-from .state import SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
+from .state import FINISHED, SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
 
 OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
     # (flag, argparse kwargs, ini type, help)
@@ -295,20 +295,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if call.when == "teardown":
             item.done()  # the item lets go of its criterion run
             heap.checkpoint()  # what the worker keeps of its criterion runs
-        record = item.verial_criterion_run
-        if record is None and call.when == "setup" and report.failed:
+        run = item.verial_criterion_run
+        if run is None and call.when == "setup" and report.failed:
             # A source fixture raised (overridden in a conftest, or unusable run settings).
             error = call.excinfo.value if call.excinfo else None
             message = str(error) if error is not None else "setup failed"
-            record = item.errored(
+            run = item.errored(
                 f"source setup failed: {message}", type(error).__name__ if error else "SetupError"
             )
         if (
-            record is not None
+            run is not None
             and call.when in ("setup", "call")
             and not (call.when == "setup" and report.passed)
         ):
-            report.verial = record  # plain JSON types: travels from xdist workers
+            if hasattr(item.config, "workerinput"):  # travels to the controller as JSON
+                report.verial = run.to_json()
+            else:  # the recorder of this process takes the typed run
+                item.config.stash.setdefault(FINISHED, {})[item.nodeid] = run
     return report
 
 

@@ -124,6 +124,10 @@ class Evidence(BaseModel):
     assertion_results: list[FieldResult] | None = Field(default=None, exclude_if=_absent)
     error: str | None = Field(default=None, exclude_if=_absent)
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON types: the rows and every key the check added."""
+        return self.model_dump(mode="json", by_alias=True)
+
 
 class CriterionRun(Result):
     """One criterion scored against one task run's sandbox (Verial's Criterion Run, plus ours)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .nodeids import task_run_of
-from .results import CriterionRun, Report, TaskStatus
+from .results import CriterionRun, TaskStatus
 
 _SHARD = re.compile(r"(\d{1,6})/(\d{1,6})")
 #: the details a crashed worker's criterion runs carry (recorder._error_record)
@@ -119,10 +119,9 @@ def load_resume(path: Path) -> Resume:
 
     if path.name.endswith(".jsonl"):
         try:
-            data, _ = recover(path)
+            report, _ = recover(path)
         except JournalBusy as exc:
             raise ValueError(str(exc)) from None
-        report = Report.from_json(data)
     else:
         report = load_report(path)
     kept: dict[str, CriterionRun] = {}

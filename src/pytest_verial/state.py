@@ -7,13 +7,14 @@ from typing import Any
 import pytest
 
 from .checks import CheckRegistry
+from .results import CriterionRun
 from .settings import Settings
 from .sources import SandboxCache
 
 SETTINGS = pytest.StashKey[Settings]()
 SANDBOXES = pytest.StashKey[SandboxCache]()
 #: task-run nodeid -> criterion id -> criterion run, for gating within this process
-PRIOR = pytest.StashKey[dict[str, dict[str, dict[str, Any]]]]()
+PRIOR = pytest.StashKey[dict[str, dict[str, CriterionRun]]]()
 #: task-run nodeid -> plans of its criteria this session runs, in order (live prefetch)
 PLANNED = pytest.StashKey[dict[str, list[Any]]]()
 #: file node id -> node-id prefixes asked for on the command line (see select_by_node_id)
@@ -25,3 +26,7 @@ SHARD_INFO = pytest.StashKey[dict[str, Any]]()
 #: criteria of each task run (node id) this process has yet to finish; its PRIOR entry is
 #: dropped when the count reaches 0
 TASK_LEFT = pytest.StashKey[dict[str, int]]()
+#: item node id -> its typed criterion run, handed from ``pytest_runtest_makereport`` to the
+#: recorder in the same process (a report attribute would reach plugins that serialize
+#: reports, such as pytest-reportlog; an xdist worker sends the JSON form on the report)
+FINISHED = pytest.StashKey[dict[str, CriterionRun]]()

@@ -10,6 +10,7 @@ from judge_support import completion, ratings
 
 from pytest_verial import TaskRun, UsageError, verify_task, verify_task_async
 from pytest_verial.cli import main
+from pytest_verial.results import BenchmarkRun, CriterionRun, Report
 
 TASK = {
     "id": "verify-inline-pa",
@@ -104,52 +105,59 @@ def test_async_twin(stub_judge, tmp_path):
 
 @pytest.mark.invalid_report  # only the fields `verial feedback` reads
 def test_feedback_command(tmp_path, capsys):
-    report = {
-        "schema": "pytest-verial/report/v2",
-        "benchmark_runs": [
-            {
-                "task_runs": [
-                    {
-                        "id": "b.verial.yaml::t1",
-                        "task_key": "t1",
-                        "task_id": "t1",
-                        "run": "r",
-                        "verdict": "pass",
-                        "score": 1.0,
-                        "feedback": None,
-                        "criterion_runs": [],
-                    },
-                    {
-                        "id": "b.verial.yaml::t2",
-                        "task_key": "t2",
-                        "task_id": "t2",
-                        "run": "r",
-                        "verdict": "partial",
-                        "score": 0.5,
-                        "criterion_runs": [
-                            {
-                                "criterion_id": "cpt",
-                                "label": "CPT code",
-                                "assert": "output-match",
-                                "status": "failed",
-                                "details": "0 of 1 output checks passed",
-                                "evidence": {
-                                    "field_results": [
-                                        {
-                                            "path": "contains[CPT 72148]",
-                                            "expected": "present",
-                                            "actual": "not found",
-                                            "passed": False,
-                                        }
-                                    ]
-                                },
-                            }
-                        ],
-                    },
-                ]
-            }
-        ],
+    def task(key, criterion_runs):
+        runs = [CriterionRun.model_validate(c) for c in criterion_runs]
+        return TaskRun.aggregate(
+            runs, 0.9, id=f"b.verial.yaml::{key}", task_id=key, task_key=key, run="r"
+        )
+
+    passing = {
+        "criterion_id": "ok",
+        "assert": "output-match",
+        "status": "passed",
+        "passed": True,
+        "score": 1.0,
     }
+    failing = {
+        "criterion_id": "cpt",
+        "label": "CPT code",
+        "assert": "output-match",
+        "status": "failed",
+        "score": 0.0,
+        "details": "0 of 1 output checks passed",
+        "evidence": {
+            "field_results": [
+                {
+                    "path": "contains[CPT 72148]",
+                    "expected": "present",
+                    "actual": "not found",
+                    "passed": False,
+                }
+            ]
+        },
+    }
+    tasks = [task("t1", [passing]), task("t2", [passing, failing])]
+    run = BenchmarkRun.aggregate(
+        tasks,
+        0.9,
+        running=False,
+        interrupted=False,
+        id="b.verial.yaml::r",
+        benchmark={"slug": "b", "version": "1", "ref": "b@1", "file": "b.verial.yaml"},
+        runs=[{"label": "r", "path": "runs/r"}],
+    )
+    report = Report.model_validate(
+        {
+            "generator": {"name": "pytest-verial", "version": "0"},
+            "session": {
+                "status": "completed",
+                "phase": "completed",
+                "started_at": "2026-01-01T00:00:00Z",
+                "duration": 1.0,
+            },
+            "benchmark_runs": [run],
+        }
+    ).to_json()
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
     assert main(["feedback", str(path), "t2"]) == 0

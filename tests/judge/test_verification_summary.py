@@ -1,10 +1,18 @@
-"""The verification summary and its terminal lines, from plain report data."""
+"""The verification summary and its terminal lines, from typed task runs."""
 
 from __future__ import annotations
 
 import pytest
 
 from pytest_verial.judge.report import summary_lines, task_feedback, verification_summary
+from pytest_verial.results import TaskRun
+
+
+def task(**fields):
+    """A task run as a report holds it, from the fields a test cares about."""
+    runs = [{"criterion_id": f"c{i}", **c} for i, c in enumerate(fields.pop("criterion_runs"))]
+    base = {"id": "t", "task_id": "t", "task_key": "t", "run": "r", "status": "completed"}
+    return TaskRun.model_validate({**base, "pass_threshold": 0.9, **fields, "criterion_runs": runs})
 
 
 def judged(status, calls=1, cost=0.0, cached=False):
@@ -27,15 +35,14 @@ def judged(status, calls=1, cost=0.0, cached=False):
 
 def test_over_budget_warns():
     tasks = [
-        {
-            "run": "r",
-            "task_key": "t1",
-            "criterion_runs": [
+        task(
+            task_key="t1",
+            criterion_runs=[
                 judged("passed", calls=2, cost=0.004),
                 judged("gated", calls=0),
                 {"judge": False, "status": "passed"},
             ],
-        }
+        )
     ]
     summary = verification_summary(tasks, {("r", "t1"): 0.02}, budget=0.15)
     assert summary["judge_calls"] == 2 and summary["saved_by_gating"] == 1
@@ -47,11 +54,10 @@ def test_over_budget_warns():
 
 def test_unknown_task_cost_and_cache_hits():
     tasks = [
-        {
-            "run": "r",
-            "task_key": "t1",
-            "criterion_runs": [judged("passed", calls=0, cached=True), judged("skipped", calls=0)],
-        }
+        task(
+            task_key="t1",
+            criterion_runs=[judged("passed", calls=0, cached=True), judged("skipped", calls=0)],
+        )
     ]
     summary = verification_summary(tasks, {("r", "t1"): None})
     assert summary["cached"] == 1 and summary["saved_by_bypass"] == 1
@@ -60,16 +66,15 @@ def test_unknown_task_cost_and_cache_hits():
 
 
 def test_no_judge_criteria_no_lines():
-    summary = verification_summary([{"run": "r", "task_key": "t", "criterion_runs": []}], {})
+    summary = verification_summary([task(criterion_runs=[])], {})
     assert summary_lines(summary) == []
 
 
 def test_feedback_includes_low_rated_principles_of_a_passing_criterion():
-    task = {
-        "task_key": "t",
-        "verdict": "partial",
-        "score": 0.8,
-        "criterion_runs": [
+    partial = task(
+        verdict="partial",
+        score=0.8,
+        criterion_runs=[
             {
                 "criterion_id": "judged",
                 "assert": "llm-rubric",
@@ -88,8 +93,8 @@ def test_feedback_includes_low_rated_principles_of_a_passing_criterion():
                 },
             }
         ],
-    }
-    text = task_feedback(task)
+    )
+    text = task_feedback(partial)
     assert "principle No invented findings: rated 2/5 - mentions an MRI" in text
     assert "Cites therapy" not in text
-    assert task_feedback({**task, "verdict": "pass"}) is None
+    assert task_feedback(partial.model_copy(update={"verdict": "pass"})) is None

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..models import Benchmark, Criterion, Entity, Task
 from ..sources import SOURCE_NAMES
+
+if TYPE_CHECKING:
+    from ..results import CriterionRun
 
 
 class AssertionSpec(BaseModel):
@@ -54,7 +57,7 @@ class CheckContext:
     pass_threshold: float
     options: Mapping[str, Any] = field(default_factory=dict)
     #: results of criteria of the same task run already scored in this process, by criterion id
-    prior: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    prior: Mapping[str, CriterionRun] = field(default_factory=dict)
     #: the benchmark the task belongs to (benchmark-wide settings such as fhir_validation)
     benchmark: Benchmark | None = None
     #: ids of this task run's deterministic criteria (its checks' ``judge`` flag is False):

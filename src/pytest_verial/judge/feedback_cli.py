@@ -22,19 +22,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: Any) -> int:
     """Print the feedback of the matching task runs."""
-    from ..reporting.json_report import read_report
+    from ..reporting.json_report import load_report
 
     try:
-        report = read_report(args.report)
-        task_runs = [t for run in report["benchmark_runs"] for t in run["task_runs"]]
+        report = load_report(args.report)
     except ValueError as exc:
         print(f"verial feedback: {exc}", file=sys.stderr)
         return 2
-    matches = [
-        t for t in task_runs if args.task in (t.get("task_key"), t.get("task_id"), t.get("id"))
-    ]
+    task_runs = list(report.task_runs())
+    matches = [t for t in task_runs if args.task in (t.task_key, t.task_id, t.id)]
     if not matches:
-        known = ", ".join(sorted({str(t.get("task_key")) for t in task_runs})) or "none"
+        known = ", ".join(sorted({t.task_key for t in task_runs})) or "none"
         print(
             f"verial feedback: no task {args.task!r} in {args.report} (tasks: {known})",
             file=sys.stderr,
@@ -42,16 +40,16 @@ def run(args: Any) -> int:
         return 2
     several = len(matches) > 1
     for task in matches:
-        text = task.get("feedback") if "feedback" in task else task_feedback(task)
+        text = task.feedback or task_feedback(task)
         if not text:
             print(
-                f"verial feedback: task run {task.get('id')} has verdict "
-                f"{task.get('verdict') or task.get('status')}: no feedback",
+                f"verial feedback: task run {task.id} has verdict "
+                f"{task.verdict or task.status}: no feedback",
                 file=sys.stderr,
             )
             continue
         if several:
-            print(f"# {task.get('task_key')} (run {task.get('run')})")
+            print(f"# {task.task_key} (run {task.run})")
         print(text)
         if several:
             print()

@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..results import Status
+
+if TYPE_CHECKING:
+    from ..results import CriterionRun
+
+#: statuses of a deterministic criterion that close the gate
+_UNPASSED = frozenset({Status.ERROR, Status.FAILED, Status.GATED})
 
 
 @dataclass(frozen=True)
@@ -35,7 +43,7 @@ def decide(
     task: Any,
     entity: Any,
     meta: Any,
-    prior: Mapping[str, Mapping[str, Any]],
+    prior: Mapping[str, CriterionRun],
     bypass_cost: float,
     deterministic_ids: Iterable[str] = (),
 ) -> Decision | None:
@@ -69,9 +77,9 @@ def decide(
     wanted = set(deterministic_ids)
     deterministic = {cid: r for cid, r in prior.items() if cid in wanted}
     failed = [
-        f"{cid} ({r.get('status') or 'failed'})"
+        f"{cid} ({r.status})"
         for cid, r in deterministic.items()
-        if r.get("status") in ("error", "failed", "gated") or r.get("passed") is False
+        if r.status in _UNPASSED or not r.passed
     ]
     if failed:
         return Decision(

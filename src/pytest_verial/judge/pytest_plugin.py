@@ -217,19 +217,17 @@ class JudgeReporting:
         summary (judge calls, cost and its share of task cost). The recorder calls it on the
         typed report before any ``pytest_verial_report`` hook sees the report."""
         costs: dict[tuple[str, str], float | None] = {}
-        judged: list[dict[str, Any]] = []
         for run in report.benchmark_runs:
             configs = {r.label: _config(r.path) for r in run.runs}
             for task in run.task_runs:
                 if task.verdict in ("fail", "partial"):
-                    task.feedback = task_feedback(task.model_dump(mode="json", by_alias=True))
-                runs = [c.to_json() for c in task.criterion_runs if c.judge]
-                judged.append({"run": task.run, "task_key": task.task_key, "criterion_runs": runs})
+                    task.feedback = task_feedback(task)
                 cfg = configs.get(task.run)
                 meta = cfg.tasks.get(task.task_key) or cfg.tasks.get(task.task_id) if cfg else None
                 costs[(task.run, task.task_key)] = meta.cost if meta else None
         budget = float(self.options.get("verification_budget") or DEFAULT_BUDGET)
-        self.summary = verification_summary(judged, costs, budget)
+        tasks = (task for run in report.benchmark_runs for task in run.task_runs)
+        self.summary = verification_summary(tasks, costs, budget)
         report.session.verification = self.summary
 
     @pytest.hookimpl(trylast=True)

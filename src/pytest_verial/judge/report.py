@@ -1,7 +1,7 @@
 """Verification facts for the report: retry-with-feedback text and the judge/cost summary.
 
-Both read only the plain-JSON report (criterion runs with their evidence), so they give the
-same result under ``-n 0`` and ``-n 2`` and can be recomputed from a saved report.
+Both read only the typed report (criterion runs with their evidence), so they give the same
+result under ``-n 0`` and ``-n 2`` and can be recomputed from a saved report.
 
 ``feedback`` (PRD-103 §7.2) is written for every failed or partial task run: the criteria that
 did not pass, their failed fields with expected and actual values, and the judge's reasoning
@@ -14,9 +14,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..results import CriterionRun, Status, TaskRun
 from .settings import DEFAULT_BUDGET
 
-_RESULT_KEYS = ("field_results", "assertion_results")
+_NOT_PASSED = frozenset({Status.FAILED, Status.ERROR, Status.GATED})
 _MAX_ROWS = 8
 
 
@@ -25,52 +26,66 @@ def _value(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _criterion_feedback(run: Mapping[str, Any]) -> list[str]:
-    name = run.get("label") or run.get("criterion_id")
-    status = run.get("status")
-    details = (run.get("details") or "").strip()
-    lines = [f"- {name} [{run.get('assert')}, {status}]: {details}".rstrip(": ")]
-    evidence = run.get("evidence") or {}
-    rows = [r for key in _RESULT_KEYS for r in evidence.get(key) or [] if not r.get("passed")]
+def _criterion_feedback(run: CriterionRun) -> list[str]:
+    name = run.label or run.criterion_id
+    details = (run.details or "").strip()
+    lines = [f"- {name} [{run.assertion}, {run.status}]: {details}".rstrip(": ")]
+    evidence = run.evidence
+    rows = (
+        [
+            r
+            for r in (evidence.field_results or []) + (evidence.assertion_results or [])
+            if not r.passed
+        ]
+        if evidence
+        else []
+    )
     for r in rows[:_MAX_ROWS]:
-        if r.get("message"):  # a schema violation says it best itself
-            lines.append(f"    {r.get('path')}: {_value(r['message'])}")
+        if r.message:  # a schema violation says it best itself
+            lines.append(f"    {r.path}: {_value(r.message)}")
             continue
-        op = f" ({r['op']})" if r.get("op") else ""
-        lines.append(
-            f"    {r.get('path')}: expected {_value(r.get('expected'))}{op}, "
-            f"got {_value(r.get('actual'))}"
-        )
+        op = f" ({r.op})" if r.op else ""
+        lines.append(f"    {r.path}: expected {_value(r.expected)}{op}, got {_value(r.actual)}")
     if len(rows) > _MAX_ROWS:
         lines.append(f"    ... and {len(rows) - _MAX_ROWS} more failed fields")
-    for r in evidence.get("phrase_results") or []:
-        if not r.get("passed"):
-            verb = "must say" if r.get("expected") == "present" else "must not say"
-            lines.append(f"    {verb}: {_value(r.get('phrase'))}")
-    for r in evidence.get("rubric_results") or []:
-        if int(r.get("rating") or 0) < 4:
+    extra = (evidence.model_extra or {}) if evidence else {}
+    for phrase in _dicts(extra.get("phrase_results")):
+        if not phrase.get("passed"):
+            verb = "must say" if phrase.get("expected") == "present" else "must not say"
+            lines.append(f"    {verb}: {_value(phrase.get('phrase'))}")
+    for rating in _dicts(extra.get("rubric_results")):
+        if int(rating.get("rating") or 0) < 4:
             lines.append(
-                f"    principle {_value(r.get('principle'))}: rated {r.get('rating')}/5 "
-                f"- {r.get('reasoning')}"
+                f"    principle {_value(rating.get('principle'))}: rated "
+                f"{rating.get('rating')}/5 - {rating.get('reasoning')}"
             )
     return lines
 
 
-def task_feedback(task_run: Mapping[str, Any]) -> str | None:
+def _dicts(rows: Any) -> list[Mapping[str, Any]]:
+    """The object rows of a check's own evidence list (anything else is not a row)."""
+    return [r for r in rows if isinstance(r, Mapping)] if isinstance(rows, list) else []
+
+
+def _judge_info(run: CriterionRun) -> Mapping[str, Any]:
+    """The judge's facts on a criterion run's evidence (calls, cost, models)."""
+    info = (run.evidence.model_extra or {}).get("judge") if run.evidence else None
+    return info if isinstance(info, Mapping) else {}
+
+
+def task_feedback(task_run: TaskRun) -> str | None:
     """The feedback text of a failed or partial task run (None for a pass or no verdict)."""
-    if task_run.get("verdict") not in ("fail", "partial"):
+    if task_run.verdict not in ("fail", "partial"):
         return None
     runs = [
         r
-        for r in task_run.get("criterion_runs") or []
-        if r.get("status") in ("failed", "error", "gated")
-        or (r.get("status") == "passed" and float(r.get("score") or 0) < 1)
+        for r in task_run.criterion_runs
+        if r.status in _NOT_PASSED or (r.status is Status.PASSED and (r.score or 0) < 1)
     ]
-    score = task_run.get("score")
     head = (
-        f"Task {task_run.get('task_key')} scored {score:.2f} ({task_run.get('verdict')})"
-        if isinstance(score, (int, float))
-        else f"Task {task_run.get('task_key')} failed"
+        f"Task {task_run.task_key} scored {task_run.score:.2f} ({task_run.verdict})"
+        if task_run.score is not None
+        else f"Task {task_run.task_key} failed"
     )
     lines = [head + ". Address these before the next attempt:"]
     for run in runs:
@@ -81,7 +96,7 @@ def task_feedback(task_run: Mapping[str, Any]) -> str | None:
 
 
 def verification_summary(
-    task_runs: Iterable[Mapping[str, Any]],
+    task_runs: Iterable[TaskRun],
     task_costs: Mapping[tuple[str, str], float | None],
     budget: float = DEFAULT_BUDGET,
 ) -> dict[str, Any]:
@@ -90,23 +105,23 @@ def verification_summary(
     ``task_costs`` maps (run label, task key) to the task's cost from run.yaml (None unknown).
     A judge-everything pipeline would call the judge once per judge criterion that ran.
     """
-    judge_runs: list[Mapping[str, Any]] = []
+    judge_runs: list[CriterionRun] = []
     cost_by_task: dict[tuple[str, str], float] = {}
     models: set[str] = set()
     executors: set[str] = set()
     for task in task_runs:
-        key = (str(task.get("run")), str(task.get("task_key")))
-        for run in task.get("criterion_runs") or []:
-            if not run.get("judge") or run.get("status") in ("deselected", "not_run"):
+        key = (task.run, task.task_key)
+        for run in task.criterion_runs:
+            if not run.judge or run.status in (Status.DESELECTED, Status.NOT_RUN):
                 continue
             judge_runs.append(run)
-            info = (run.get("evidence") or {}).get("judge") or {}
+            info = _judge_info(run)
             cost_by_task[key] = cost_by_task.get(key, 0.0) + float(info.get("cost") or 0.0)
             if info.get("model"):
                 models.add(str(info["model"]))
             if info.get("executor_model"):
                 executors.add(str(info["executor_model"]))
-    infos = [(r.get("evidence") or {}).get("judge") or {} for r in judge_runs]
+    infos = [_judge_info(r) for r in judge_runs]
     verification_cost = sum(cost_by_task.values())
     known = {k: c for k, c in task_costs.items() if c is not None}
     task_cost = sum(known.values())
@@ -118,10 +133,10 @@ def verification_summary(
         "judge_calls": sum(int(i.get("calls") or 0) for i in infos),
         "evaluations": sum(1 for i in infos if i.get("called") or i.get("cached")),
         "cached": sum(1 for i in infos if i.get("cached")),
-        "saved_by_gating": sum(1 for r in judge_runs if r.get("status") == "gated"),
-        "saved_by_bypass": sum(1 for r in judge_runs if r.get("status") == "skipped"),
+        "saved_by_gating": sum(1 for r in judge_runs if r.status is Status.GATED),
+        "saved_by_bypass": sum(1 for r in judge_runs if r.status is Status.SKIPPED),
         "judge_everything_calls": len(judge_runs),
-        "errors": sum(1 for r in judge_runs if r.get("status") == "error"),
+        "errors": sum(1 for r in judge_runs if r.status is Status.ERROR),
         "cost": round(verification_cost, 8),
         "cost_known": all(i.get("cost_known", True) for i in infos),
         "task_cost": round(task_cost, 6) if known else None,

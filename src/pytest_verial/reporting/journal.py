@@ -32,7 +32,7 @@ from typing import Any
 from ..engine import now_iso
 from ..errors import BenchmarkFileError, RunConfigError
 from ..loader import BenchmarkPlan, load_benchmark
-from ..results import CriterionRun
+from ..results import CriterionRun, Report
 from ..runinfo import RunDir
 from ..secrets import redact_json
 from .build import ReportInput, build_report
@@ -253,7 +253,7 @@ def _seconds(start: str, end: str | None) -> float:
 
 def recover(
     path: Path, before: Callable[[dict[str, Any]], None] | None = None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[Report, dict[str, Any]]:
     """The report a crashed session would have written, rebuilt from its journal, and the
     journal's header (it names the report and JUnit paths that session was writing).
     ``before`` sees the header before anything else is read (``verial report --recover``
@@ -299,4 +299,4 @@ def recover(
         f"recovered from the journal {path}: the session ended without writing its report; "
         "task runs it had not finished are cancelled"
     )
-    return report.to_json(), header
+    return report, header

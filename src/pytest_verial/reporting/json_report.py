@@ -23,9 +23,9 @@ def write_atomic(path: Path, text: str) -> None:
     write_text_atomic(path, text)
 
 
-def write_json_report(path: Path, report: dict[str, Any]) -> None:
+def write_json_report(path: Path, typed: Report) -> None:
     """Serialise and write the report, with every secret masked (:mod:`..secrets`)."""
-    report = redact_json(report)
+    report = redact_json(typed.to_json())
     # compact: json's C encoder serves only ``indent=None``, 5-10x faster on a 10 MB report
     # (``verial show`` and ``python -m json.tool`` print it for people)
     try:

@@ -136,10 +136,9 @@ def xml_safe(root: ET.Element) -> None:
             element.tail = escape(element.tail, keep="\n\t")
 
 
-def write_junit(path: Path, report: Report | dict[str, Any], scored: bool) -> None:
+def write_junit(path: Path, report: Report, scored: bool) -> None:
     """Write the task-level JUnit file atomically, with every secret masked (:mod:`..secrets`)."""
-    data = report.to_json() if isinstance(report, Report) else report
-    root = build_junit(redact_json(data), scored)
+    root = build_junit(redact_json(report.to_json()), scored)
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode", xml_declaration=False)
     write_atomic(path, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")

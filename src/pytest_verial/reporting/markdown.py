@@ -112,7 +112,7 @@ def _failing(failing: list[tuple[TaskRun, CriterionRun]], scored: bool) -> list[
 
 
 def _field_rows(c: CriterionRun) -> list[str]:
-    evidence = c.to_json().get("evidence") or {}
+    evidence = c.evidence.to_json() if c.evidence else {}
     rows = [r for key in ("field_results", "assertion_results") for r in evidence.get(key) or []]
     if not rows:
         return []

@@ -272,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"verial merge: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     try:
-        write_json_report(Path(args.output), report.to_json())
+        write_json_report(Path(args.output), report)
     except OSError as exc:
         print(f"verial merge: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return 2

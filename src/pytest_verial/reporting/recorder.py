@@ -3,7 +3,8 @@
 Registered only where reports arrive (the controller under xdist, or the single process), it
 never collects: under xdist it learns the selected node ids from
 ``pytest_xdist_node_collection_finished`` and loads the benchmark files itself (ids, weights and
-axes only). Each criterion run arrives as plain JSON on ``report.verial``; a report without it
+axes only). Each criterion run arrives typed (``state.FINISHED``) or, from an xdist worker, as plain
+JSON on ``report.verial``; a report without it
 (a crashed worker, a setup error) becomes an error run with score 0. The report is written at
 session end, also after Ctrl-C or SIGTERM, and checkpointed while the session runs; every
 criterion run is also appended to a journal beside the report (``journal.py``), from which a
@@ -41,7 +42,7 @@ from ..nodeids import is_no_criteria, parse, split_task_name, task_name, task_no
 from ..results import CriterionRun, Report
 from ..scoring import reaches
 from ..selection import changed_tasks, fingerprint
-from ..state import SETTINGS, SHARD_INFO
+from ..state import FINISHED, SETTINGS, SHARD_INFO
 from .build import ReportInput, benchmark_info, build_report
 from .journal import (
     Journal,
@@ -131,7 +132,7 @@ class Recorder:
             )
             return
         path.unlink(missing_ok=True)
-        done = recovered["session"]["counts"]["completed"]
+        done = recovered.session.counts.completed
         self.notes.append(
             f"a previous session writing {report} ended without its report; "
             f"{done} completed task runs recovered into {target}"
@@ -252,11 +253,15 @@ class Recorder:
 
     # -- what happened ---------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = getattr(report, "verial", None)
-        if record is not None:
-            run = CriterionRun.from_json({**record, "outcome": report.outcome})
-            # pytest keeps every test report to the end; the typed run is the one kept
-            del report.verial
+        record = report.__dict__.pop("verial", None)  # from an xdist worker, as JSON
+        # pytest keeps every test report to the end; the typed run is the one kept
+        run = (
+            CriterionRun.from_json(record)
+            if record is not None
+            else self.config.stash.get(FINISHED, {}).pop(report.nodeid, None)
+        )
+        if run is not None:
+            run.outcome = report.outcome
             self.criterion_runs[report.nodeid] = run
             self._junitxml_properties(report.nodeid, run)
         elif (
@@ -338,7 +343,7 @@ class Recorder:
             return
         for key in JUNIT_FIELDS:
             name = escape(f"{nodeid}::verial_{key}")  # a file name may hold any character
-            self._logxml.add_global_property(name, junit_value(run.to_json(), key))
+            self._logxml.add_global_property(name, junit_value(run, key))
 
     def _error_record(self, report: pytest.TestReport) -> CriterionRun:
         """A criterion whose process died or whose setup failed before scoring."""
@@ -415,8 +420,7 @@ class Recorder:
             return
         # the final write says it, if it fails too; scoring goes on
         with contextlib.suppress(OSError, ValueError):
-            report = build_report(self._input(running=True)).to_json()
-            write_json_report(self.settings.report, report)
+            write_json_report(self.settings.report, build_report(self._input(running=True)))
         self._last_checkpoint = time.perf_counter()
         self._checkpoint_cost = self._last_checkpoint - now
 
@@ -472,7 +476,7 @@ class Recorder:
             (o.path for o in self.settings.outputs if o.label == "$GITHUB_STEP_SUMMARY"), None
         )
         outputs: list[tuple[str, Path | None, Callable[[Path], object]]] = [
-            ("JSON report", self.settings.report, lambda p: write_json_report(p, report.to_json())),
+            ("JSON report", self.settings.report, lambda p: write_json_report(p, report)),
             ("JUnit report", self.settings.junit, lambda p: write_junit(p, report, scored)),
             ("Markdown summary", self.settings.markdown, lambda p: write_markdown(p, report)),
             ("HTML report", self.settings.html, lambda p: write_html(p, report)),

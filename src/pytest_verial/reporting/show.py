@@ -145,8 +145,8 @@ def _criterion_lines(task: TaskRun, c: CriterionRun, hide: bool) -> list[str]:
     lines = [escape(redact(line)) for line in lines]
     if hide:
         return [*lines, "  (details and evidence withheld: scored run; see the JSON report)"]
-    lines.extend("  " + line for line in describe_failure(c.to_json(), False).splitlines())
-    evidence = redact_json(c.to_json().get("evidence") or {})
+    lines.extend("  " + line for line in describe_failure(c, False).splitlines())
+    evidence = redact_json(c.evidence.to_json() if c.evidence else {})
     for rating in evidence.get("rubric_results") or []:
         lines.append(
             escape(

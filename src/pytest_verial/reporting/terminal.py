@@ -65,25 +65,20 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
-def describe_failure(record: dict[str, Any], scored: bool) -> str:
+def describe_failure(run: CriterionRun, scored: bool) -> str:
     """A failing criterion as a sentence, plus expected/actual rows unless the run is scored."""
-    status = record.get("status", "failed")
-    points = record.get("points")
-    if points is None:
-        worth = f"weight {record.get('weight')}"
+    if run.points is None:
+        worth = f"weight {run.weight}"
     else:
-        worth = f"points {points:+d}" + (
-            " (penalty applied)" if points < 0 and record.get("met") else ""
-        )
+        worth = f"points {run.points:+d}" + (" (penalty applied)" if run.penalty_applied else "")
     what = (
-        f"criterion {record.get('criterion_id')!r} ({record.get('assert')}) {status}: "
-        f"score {float(record.get('score') or 0.0):.2f}, {worth}, "
-        f"axis {record.get('axis') or '__default__'}"
+        f"criterion {run.criterion_id!r} ({run.assertion}) {run.status}: "
+        f"score {run.score or 0.0:.2f}, {worth}, axis {run.axis or '__default__'}"
     )
     if scored:
         return escape(redact(what)) + "\n  (details withheld: scored run; see the JSON report)"
-    lines = [what, f"  {record.get('details') or ''}".rstrip()]
-    lines.extend(_rows(record.get("evidence") or {}))
+    lines = [what, f"  {run.details or ''}".rstrip()]
+    lines.extend(_rows(run.evidence.to_json() if run.evidence else {}))
     # Secrets masked in the raw text first, then each line escaped on its own: a value's
     # newline or ESC never reaches the terminal.
     text = redact("\n".join(line.rstrip() for line in lines if line.strip()))
@@ -187,7 +182,7 @@ def _failing(
             if not (scored or run.scored):
                 lines.append((_cut(escape(f"    {c.details or c.status}"), width), None))
             continue
-        text = describe_failure(c.to_json(), scored or run.scored)
+        text = describe_failure(c, scored or run.scored)
         lines.append((head + "\n    " + text.replace("\n", "\n    "), None))
     return lines
 

@@ -126,7 +126,7 @@ def export_run(args: argparse.Namespace) -> int:
         print(f"verial export: {exc}", file=sys.stderr)
         return 2
     try:
-        write_json_report(Path(args.output), report.to_json())
+        write_json_report(Path(args.output), report)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         print(f"verial export: cannot write {args.output}: {reason}", file=sys.stderr)

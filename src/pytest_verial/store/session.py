@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..nodeids import task_name, task_nodeid, task_run_of
@@ -304,7 +304,7 @@ def _running_run(
 
 
 def recovered_into_store(
-    store_value: str | None, rootdir: Path, session_id: str | None, report: Mapping[str, Any]
+    store_value: str | None, rootdir: Path, session_id: str | None, report: Report
 ) -> str | None:
     """``verial report --recover``: the session in the store gets the recovered report and is
     marked interrupted. Returns a one-line problem, or None (also when there is no store)."""
@@ -318,7 +318,7 @@ def recovered_into_store(
         return None
     try:
         with open_store(url, create=False) as store:
-            store.recover_session(session_id, Report.from_json(report))
+            store.recover_session(session_id, report)
     except StoreError as exc:
         return str(exc)
     return None
