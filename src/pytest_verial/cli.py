@@ -432,6 +432,30 @@ add_command(
 # --- end convert ---
 
 
+# --- service (issue 20): verial serve, verial keys; see pytest_verial.service.cli ---
+def _service_command(name: str) -> tuple[Callable[[Any], None], Callable[[Any], int]]:
+    def configure(parser: argparse.ArgumentParser) -> None:
+        from .service import cli as service_cli
+
+        getattr(service_cli, f"{name}_configure")(parser)
+
+    def run(args: argparse.Namespace) -> int:
+        from .service import cli as service_cli
+
+        return int(getattr(service_cli, f"{name}_run")(args))
+
+    return configure, run
+
+
+add_command(
+    "serve",
+    *_service_command("serve"),
+    help="serve verification over HTTP (POST /v1/verify-task; needs the [serve] extra)",
+)
+add_command("keys", *_service_command("keys"), help="create, list or revoke the service's API keys")
+# --- end service ---
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``verial`` console script."""
     args = build_parser().parse_args(argv)

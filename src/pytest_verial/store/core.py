@@ -289,31 +289,9 @@ class Store:
             return self._import(report, origin)
 
     def _import(self, report: Report, origin: str | None) -> ImportResult:
-        data, extra = report_split(report)
-        digest = digest_of(data)
-        meta = SessionMeta(started_at=report.session.started_at, source="import", origin=origin)
-
-        def work(conn: Connection) -> ImportResult:
-            found = conn.execute(
-                select(sessions.c.id).where(sessions.c.report_digest == digest)
-            ).scalar()
-            if found is not None:
-                ids = list(
-                    conn.execute(
-                        select(benchmark_runs.c.id)
-                        .where(benchmark_runs.c.session_id == found)
-                        .order_by(benchmark_runs.c.position)
-                    ).scalars()
-                )
-                return ImportResult(found, False, ids)
-            session_id = new_id("ses")
-            row = session_row(session_id, report.session, meta, extra)
-            row["report_digest"] = digest
-            conn.execute(sessions.insert(), [row])
-            ids = _insert_runs(conn, session_id, report, data, row["started_at"])
-            return ImportResult(session_id, True, ids)
-
-        return self.write("import the report", work)
+        return self.write(
+            "import the report", lambda conn: insert_report(conn, report, origin=origin)
+        )
 
     # -- reading --------------------------------------------------------------------------
     def list_runs(
@@ -571,6 +549,33 @@ class Store:
             return _delete(conn, doomed)
 
         return self.write("prune runs", work)
+
+
+def insert_report(
+    conn: Connection, report: Report, *, source: str = "import", origin: str | None = None
+) -> ImportResult:
+    """Store a whole report inside the caller's write transaction (``import_report``, and the
+    service, which stores its own rows in the same transaction); the same report (same digest)
+    twice is stored once."""
+    data, extra = report_split(report)
+    digest = digest_of(data)
+    found = conn.execute(select(sessions.c.id).where(sessions.c.report_digest == digest)).scalar()
+    if found is not None:
+        ids = list(
+            conn.execute(
+                select(benchmark_runs.c.id)
+                .where(benchmark_runs.c.session_id == found)
+                .order_by(benchmark_runs.c.position)
+            ).scalars()
+        )
+        return ImportResult(found, False, ids)
+    meta = SessionMeta(started_at=report.session.started_at, source=source, origin=origin)
+    session_id = new_id("ses")
+    row = session_row(session_id, report.session, meta, extra)
+    row["report_digest"] = digest
+    conn.execute(sessions.insert(), [row])
+    ids = _insert_runs(conn, session_id, report, data, row["started_at"])
+    return ImportResult(session_id, True, ids)
 
 
 def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:

@@ -137,3 +137,40 @@ judge_calls = Table(
     Index("ix_judge_calls_session", "session_id"),
     Index("ix_judge_calls_criterion", "criterion_run_id"),
 )
+
+# -- the service (issue 20): keys, idempotent requests, who created which run -----------------
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    Column("scope", String(16), nullable=False),
+    Column("name", Text),
+    #: SHA-256 (hex) of the key; the key itself is never stored
+    Column("hash", String(64), nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
+)
+
+idempotency = Table(
+    "idempotency",
+    metadata,
+    Column("key", String(255), primary_key=True),
+    Column("owner", String(40), primary_key=True),
+    Column("request_hash", String(64), nullable=False),
+    Column("status", Integer, nullable=False),
+    Column("response", JSON, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+run_owners = Table(
+    "run_owners",
+    metadata,
+    Column(
+        "benchmark_run_id",
+        String(40),
+        ForeignKey("benchmark_runs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("key_id", String(40), nullable=False),
+    Index("ix_run_owners_key", "key_id", "benchmark_run_id"),
+)

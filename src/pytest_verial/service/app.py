@@ -1,0 +1,461 @@
+"""The service's FastAPI application: :func:`create_app`.
+
+Routes: ``GET /healthz``, ``GET /readyz``, ``POST /v1/verify-task`` (PRD-103), and the three
+levels read back (``/v1/benchmark-runs``, ``/v1/task-runs/{id}``, ``/v1/criterion-runs/{id}``,
+``/v1/benchmark-runs/{id}/report``). Every ``/v1`` route needs ``Authorization: Bearer KEY``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import Connection, select
+
+from .. import __version__
+from ..checks import default_registry
+from ..errors import BenchmarkFileError, RunConfigError, UsageError, VerialError
+from ..inline import verify_task
+from ..loader import BenchmarkPlan, TaskPlan, is_benchmark_file, load_benchmark
+from ..reporting.build import benchmark_info
+from ..results import (
+    BenchmarkRun,
+    Generator,
+    Report,
+    RunCounts,
+    RunInfo,
+    RunStatus,
+    Session,
+    TaskRun,
+)
+from ..runinfo import RunDir
+from ..scoring import DEFAULT_VERDICT_THRESHOLD, resolve_threshold
+from ..secrets import redact_json
+from ..store import StoreError, open_store
+from ..store.core import revisions
+from ..store.tables import metadata
+from .http import MAX_BODY, BodyGuard, Problem, install_problem_handlers
+from .keys import ApiKey, authenticate
+from .runs import (
+    count_rows,
+    find_replay,
+    list_benchmark_runs,
+    read_benchmark_run,
+    read_criterion_run,
+    read_report,
+    read_task_run,
+    request_hash,
+    store_verified,
+)
+
+__all__ = ["ServiceConfig", "count_rows", "create_app", "load_benchmarks"]
+
+#: how many entries a sandbox folder may hold (links checked one by one)
+MAX_SANDBOX_ENTRIES = 10_000
+_IDEMPOTENCY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+# -- benchmarks the server was started with ------------------------------------------------------
+@dataclass
+class Benchmarks:
+    """``slug@version`` (and ``slug`` when only one version is loaded) -> its loaded plans."""
+
+    plans: dict[str, tuple[str, BenchmarkPlan, BenchmarkPlan]] = field(default_factory=dict)
+
+    def get(self, ref: str) -> tuple[str, BenchmarkPlan, BenchmarkPlan]:
+        found = self.plans.get(ref)
+        if found is None:
+            known = ", ".join(sorted(self.plans)) or "none"
+            raise Problem(
+                400, f"body benchmark: unknown benchmark {ref!r} (this server has: {known})"
+            )
+        return found
+
+
+def _benchmark_files(paths: Sequence[str | Path]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and is_benchmark_file(p)))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ValueError(f"{raw}: no such benchmark file or folder")
+    return files
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def load_benchmarks(paths: Sequence[str | Path]) -> Benchmarks:
+    """Load every benchmark file (ValueError with one line naming the file when one is bad)."""
+    registry = default_registry()
+    found = Benchmarks()
+    by_slug: dict[str, list[str]] = {}
+    for path in _benchmark_files(paths):
+        display = _display(path)
+        try:
+            plan = load_benchmark(path, registry, display=display)
+            scored = load_benchmark(path, registry, display=display, scored=True)
+        except BenchmarkFileError as exc:
+            raise ValueError(str(exc).splitlines()[0]) from None
+        info = benchmark_info(display, plan)
+        if info.ref in found.plans:
+            raise ValueError(f"{display}: benchmark {info.ref} is also {found.plans[info.ref][0]}")
+        found.plans[info.ref] = (display, plan, scored)
+        by_slug.setdefault(info.slug, []).append(info.ref)
+    for slug, refs in by_slug.items():
+        if len(refs) == 1 and slug not in found.plans:
+            found.plans[slug] = found.plans[refs[0]]
+    return found
+
+
+# -- request bodies ------------------------------------------------------------------------------
+class SandboxIn(BaseModel):
+    """Where the task's sandbox is: a run folder under ``--runs-root``."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_dir: str = Field(
+        min_length=1,
+        max_length=1024,
+        description="run folder relative to --runs-root; the task's sandbox is <run_dir>/<task>/",
+    )
+
+
+class VerifyTaskIn(BaseModel):
+    """``POST /v1/verify-task``."""
+
+    model_config = ConfigDict(extra="forbid")
+    benchmark: str = Field(min_length=1, max_length=300, description="slug@version (or slug)")
+    task_id: str = Field(min_length=1, max_length=300, description="task id or task key")
+    sandbox: SandboxIn
+    scored: bool = False
+
+
+@dataclass
+class ServiceConfig:
+    store_url: str
+    benchmark_paths: list[str]
+    runs_root: str
+
+
+def _sandbox(root: Path, run_dir: str) -> Path:
+    """The run folder ``run_dir`` names under ``root``; never outside it."""
+    if "\x00" in run_dir or "\\" in run_dir:
+        raise Problem(400, "body sandbox.run_dir: must be a relative path with '/' separators")
+    rel = PurePosixPath(run_dir)
+    if rel.is_absolute() or re.match(r"^[A-Za-z]:", run_dir):
+        raise Problem(400, "body sandbox.run_dir: must be relative to --runs-root, not absolute")
+    if ".." in rel.parts:
+        raise Problem(400, "body sandbox.run_dir: '..' is not allowed")
+    base = root.resolve()
+    folder = (base / rel).resolve()
+    if not folder.is_relative_to(base):
+        raise Problem(400, f"body sandbox.run_dir: {run_dir} leads outside --runs-root (a link)")
+    if not folder.is_dir():
+        raise Problem(400, f"body sandbox.run_dir: no run folder {run_dir} under --runs-root")
+    return folder
+
+
+def _check_links(base: Path, folder: Path, run_dir: str) -> None:
+    """No link inside the task's sandbox leads outside --runs-root."""
+    if not folder.exists():
+        return
+    if not folder.resolve().is_relative_to(base):
+        raise Problem(
+            400, f"body sandbox.run_dir: {folder.name} in {run_dir} leads outside --runs-root"
+        )
+    seen = 0
+    for top, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            seen += 1
+            if seen > MAX_SANDBOX_ENTRIES:
+                raise Problem(
+                    400,
+                    f"body sandbox.run_dir: over {MAX_SANDBOX_ENTRIES} entries in {folder.name}",
+                )
+            entry = Path(top) / name
+            if entry.is_symlink() and not entry.resolve().is_relative_to(base):
+                where = entry.relative_to(base)
+                raise Problem(400, f"body sandbox.run_dir: {where} is a link outside --runs-root")
+
+
+def _task(plan: BenchmarkPlan, task_id: str, ref: str) -> TaskPlan:
+    for task in plan.tasks:
+        if task.key == task_id:
+            return task
+    matches = [t for t in plan.tasks if t.task.id == task_id]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        keys = ", ".join(t.key for t in matches)
+        raise Problem(400, f"body task_id: {task_id!r} has several task runs in {ref}: {keys}")
+    raise Problem(400, f"body task_id: no task {task_id!r} in benchmark {ref}")
+
+
+def principal(
+    request: Request,
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> ApiKey:
+    challenge = {"WWW-Authenticate": "Bearer"}
+    if not authorization:
+        raise Problem(401, "missing Authorization: Bearer KEY", headers=challenge)
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise Problem(401, "malformed Authorization: use 'Bearer KEY'", headers=challenge)
+    try:
+        key = authenticate(request.app.state.store, token)
+    except StoreError as exc:
+        raise Problem(503, str(exc)) from None
+    if key is None:
+        raise Problem(401, "unknown or revoked key", headers=challenge)
+    return key
+
+
+Key = Annotated[ApiKey, Depends(principal)]
+
+
+# -- the app ---------------------------------------------------------------------------------------
+def create_app(
+    store_url: str,
+    benchmark_paths: Sequence[str | Path] = (),
+    runs_root: str | Path = ".",
+    *,
+    max_body: int = MAX_BODY,
+) -> FastAPI:
+    """The service over the store at ``store_url`` (opened, created and migrated now), scoring
+    the benchmarks in ``benchmark_paths`` on run folders under ``runs_root``.
+
+    Raises StoreError or ValueError (one line) when the store or a benchmark is unusable."""
+    store = open_store(store_url)
+    try:
+        benchmarks = load_benchmarks(benchmark_paths)
+    except BaseException:
+        store.close()
+        raise
+    root = Path(runs_root).resolve()
+    if not root.is_dir():
+        store.close()
+        raise ValueError(f"--runs-root {runs_root}: no such folder")
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        store.close()
+
+    app = FastAPI(
+        lifespan=lifespan,
+        title="pytest-verial service",
+        version=__version__,
+        description="The verification engine of pytest-verial over HTTP (PRD-103, issue 20).",
+    )
+    app.state.store = store
+    app.state.benchmarks = benchmarks
+    app.state.runs_root = root
+    install_problem_handlers(app)
+    app.add_middleware(BodyGuard, limit=max_body)
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        """The process is up."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"])
+    def readyz() -> Any:
+        """The store is reachable and its schema is this version's."""
+        from ..store.core import _VERSION
+
+        head = revisions()[-1]
+
+        def work(conn: Connection) -> str | None:
+            value = conn.execute(select(_VERSION.c.version_num)).scalar()
+            return None if value is None else str(value)
+
+        try:
+            rev = store.read("check the schema", work)
+        except StoreError as exc:
+            raise Problem(503, str(exc)) from None
+        if rev != head:
+            raise Problem(503, f"store schema {rev} is not this version's {head}")
+        return {"status": "ready", "schema": head, "tables": len(metadata.tables)}
+
+    @app.post("/v1/verify-task", status_code=201, tags=["verify"])
+    def verify(
+        body: VerifyTaskIn,
+        key: Key,
+        idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    ) -> Any:
+        """Score one task of a benchmark this server was started with on its sandbox
+        (``<runs-root>/<run_dir>/<task>/``), store it, and answer its verdict, score, axes and
+        criterion runs (a scored run's details and evidence elided)."""
+        if idempotency_key is not None and not _IDEMPOTENCY.fullmatch(idempotency_key):
+            raise Problem(400, "header Idempotency-Key: 1-255 printable ASCII characters")
+        digest = request_hash("POST", "/v1/verify-task", body.model_dump(mode="json"))
+        try:
+            if idempotency_key is not None:
+                earlier = find_replay(store, key, idempotency_key, digest)
+                if earlier is not None:
+                    return JSONResponse(earlier.body, status_code=earlier.status)
+            report = _verify(body)
+            answer = store_verified(
+                store, key, report, idem=idempotency_key, digest=digest, elide=body.scored
+            )
+        except StoreError as exc:
+            raise Problem(503, str(exc)) from None
+        return JSONResponse(answer.body, status_code=answer.status)
+
+    def _verify(body: VerifyTaskIn) -> Report:
+        display, plain, scored_plan = benchmarks.get(body.benchmark)
+        plan = scored_plan if body.scored else plain
+        task = _task(plan, body.task_id, body.benchmark)
+        folder = _sandbox(root, body.sandbox.run_dir)
+        _check_links(root, folder / task.key, body.sandbox.run_dir)
+        started = datetime.now(UTC)
+        clock = time.monotonic()
+        try:
+            run = RunDir(folder, label=body.sandbox.run_dir)
+            inline = verify_task(
+                task,
+                folder / task.key,
+                {"pass_threshold": plan.benchmark.pass_threshold},
+            )
+        except (RunConfigError, UsageError) as exc:
+            raise Problem(400, f"body sandbox.run_dir: {str(exc).splitlines()[0]}") from None
+        except VerialError as exc:
+            raise Problem(400, str(exc).splitlines()[0]) from None
+        data = inline.model_dump(mode="json", by_alias=True, exclude={"verification"})
+        data.update(
+            id=f"{display}::{task.key}",
+            run=run.label,
+            benchmark=plan.slug,
+            file=display,
+            snapshot=task.task.model_dump(mode="json", exclude_none=True),
+        )
+        task_run = TaskRun.model_validate(data)
+        threshold = resolve_threshold(
+            plan.benchmark.pass_threshold, None, default=DEFAULT_VERDICT_THRESHOLD
+        )
+        bench = BenchmarkRun.aggregate(
+            [task_run],
+            float(threshold),
+            running=False,
+            interrupted=False,
+            id=f"{display}@{run.label}",
+            benchmark=benchmark_info(display, plan),
+            runs=[
+                RunInfo(
+                    label=run.label,
+                    path=body.sandbox.run_dir,
+                    id=run.config.id,
+                    agent=run.config.agent,
+                    executor_model=run.config.executor_model,
+                    scored=body.scored,
+                )
+            ],
+            scored=body.scored or bool(run.config.scored),
+        )
+        session = Session(
+            status=RunStatus.COMPLETED,
+            phase="completed",
+            scored=bench.scored,
+            started_at=started.isoformat(),
+            completed_at=datetime.now(UTC).isoformat(),
+            duration=time.monotonic() - clock,
+            counts=RunCounts.of([task_run]),
+            verification=inline.verification or None,
+        )
+        return Report(
+            generator=Generator(name="pytest-verial", version=__version__),
+            session=session,
+            benchmark_runs=[bench],
+        )
+
+    @app.get("/v1/benchmark-runs", tags=["read"])
+    def list_runs(
+        key: Key,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        cursor: Annotated[str | None, Query(max_length=500)] = None,
+        benchmark: Annotated[str | None, Query(max_length=300)] = None,
+        agent: Annotated[str | None, Query(max_length=300)] = None,
+    ) -> Any:
+        """Benchmark runs newest first: ``{data, next_cursor}``."""
+        return _stored(
+            lambda: list_benchmark_runs(
+                store, key, limit=limit, cursor=cursor, benchmark=benchmark, agent=agent
+            )
+        )
+
+    @app.get("/v1/benchmark-runs/{run_id}", tags=["read"])
+    def get_run(run_id: str, key: Key) -> Any:
+        """One benchmark run with its progress and task runs."""
+        return _stored(lambda: read_benchmark_run(store, key, run_id))
+
+    @app.get("/v1/benchmark-runs/{run_id}/report", tags=["read"])
+    def get_report(
+        run_id: str,
+        key: Key,
+        format: Annotated[str, Query(pattern="^(json|junit)$")] = "json",  # noqa: A002
+    ) -> Any:
+        """The run's report: the same JSON as ``--verial-report`` (``?format=junit``: JUnit)."""
+        from ..reporting.junit import build_junit
+
+        report, hide = _stored(lambda: read_report(store, key, run_id))
+        data = redact_json(report.to_json())
+        if hide:
+            from .runs import elide_report
+
+            data = elide_report(data)
+        if format == "junit":
+            root_el = build_junit(data, hide)
+            ET.indent(root_el)
+            text = ET.tostring(root_el, encoding="unicode", xml_declaration=False)
+            return Response(
+                '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n",
+                media_type="application/xml",
+            )
+        return JSONResponse(data)
+
+    @app.get("/v1/task-runs/{task_run_id}", tags=["read"])
+    def get_task_run(task_run_id: str, key: Key) -> Any:
+        """One task run with its criterion runs."""
+        return _stored(lambda: read_task_run(store, key, task_run_id))
+
+    @app.get("/v1/criterion-runs/{criterion_run_id}", tags=["read"])
+    def get_criterion_run(criterion_run_id: str, key: Key) -> Any:
+        """One criterion run (its evidence in full to an org key)."""
+        return _stored(lambda: read_criterion_run(store, key, criterion_run_id))
+
+    return app
+
+
+def _stored(work: Any) -> Any:
+    try:
+        return work()
+    except StoreError as exc:
+        raise Problem(503, str(exc)) from None
+
+
+def app_from_env() -> FastAPI:
+    """The app ``verial serve`` starts in each uvicorn worker (configured by environment)."""
+    return create_app(
+        os.environ["VERIAL_SERVE_STORE"],
+        [p for p in os.environ.get("VERIAL_SERVE_BENCHMARKS", "").split(os.pathsep) if p],
+        os.environ.get("VERIAL_SERVE_RUNS_ROOT", "."),
+    )

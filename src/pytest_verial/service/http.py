@@ -1,0 +1,198 @@
+"""HTTP plumbing of the service: problem+json errors and the request body guard.
+
+Every error the service returns, validation errors and unknown routes included, is an
+``application/problem+json`` body (RFC 9457: ``type``, ``title``, ``status``, ``detail``) whose
+``detail`` is one line naming the field concerned. Request bodies are capped in size and JSON
+nesting depth before any parser sees them.
+"""
+
+from __future__ import annotations
+
+import json
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+PROBLEM = "application/problem+json"
+#: default cap on a request body (bytes)
+MAX_BODY = 1024 * 1024
+#: deepest JSON nesting a request body may have
+MAX_DEPTH = 64
+
+
+class Problem(Exception):
+    """An error answered as problem+json: ``status`` and a one-line ``detail``."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail.splitlines()[0] if detail else ""
+        self.title = title or HTTPStatus(status).phrase
+        self.headers = headers or {}
+
+
+def problem_body(status: int, detail: str, title: str | None = None) -> dict[str, Any]:
+    phrase = title or HTTPStatus(status).phrase
+    slug = HTTPStatus(status).phrase.lower().replace(" ", "-").replace("'", "")
+    return {
+        "type": f"urn:verial:problem:{slug}",
+        "title": phrase,
+        "status": status,
+        "detail": detail,
+    }
+
+
+def problem_response(
+    status: int, detail: str, title: str | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        problem_body(status, detail, title), status_code=status, media_type=PROBLEM, headers=headers
+    )
+
+
+def _field(loc: Any) -> str:
+    parts = [str(p) for p in loc or ()]
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        where = parts[0]
+        rest = ".".join(parts[1:])
+        return f"{where} {rest}" if rest else where
+    return ".".join(parts)
+
+
+def validation_detail(exc: RequestValidationError) -> str:
+    """One line: each problem's field and message (``query limit: ...``)."""
+    errors = list(exc.errors())
+    parts = []
+    for error in errors[:5]:
+        if error.get("type") == "json_invalid":
+            parts.append("body: not valid JSON")
+            continue
+        message = str(error.get("msg", "invalid")).replace("\n", " ")
+        parts.append(f"{_field(error.get('loc'))}: {message}")
+    more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+    return "; ".join(parts) + more
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Every error becomes problem+json; a validation error is a 400."""
+
+    @app.exception_handler(Problem)
+    async def _problem(_request: Request, exc: Problem) -> JSONResponse:
+        return problem_response(exc.status, exc.detail, exc.title, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return problem_response(400, validation_detail(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"no route {request.url.path}"
+        elif exc.status_code == 405:
+            detail = f"{request.method} is not allowed on {request.url.path}"
+        return problem_response(exc.status_code, detail, headers=dict(exc.headers or {}))
+
+    @app.exception_handler(Exception)
+    async def _crash(_request: Request, exc: Exception) -> JSONResponse:
+        return problem_response(500, f"internal error ({type(exc).__name__})")
+
+
+def json_depth(body: bytes) -> int:
+    """The deepest nesting of ``[``/``{`` in a JSON text (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    return deepest
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
+class BodyGuard:
+    """ASGI middleware: a body over ``limit`` bytes is a 413, one nested deeper than
+    :data:`MAX_DEPTH` a 400, before the application reads it."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def _refuse(self, send: Send, status: int, detail: str) -> None:
+        body = json.dumps(problem_body(status, detail)).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", PROBLEM.encode()),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        too_big = f"request body over {self.limit} bytes"
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            await self._refuse(send, 413, too_big)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._refuse(send, 413, too_big)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        if json_depth(body) > MAX_DEPTH:
+            await self._refuse(send, 400, f"body: JSON nested deeper than {MAX_DEPTH} levels")
+            return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

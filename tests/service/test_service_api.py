@@ -1,0 +1,447 @@
+"""The service in-process (FastAPI's TestClient over a SQLite store in tmp_path): health,
+problem+json, the auth matrix, verify-task (equal to the plugin's result, idempotent, never
+outside --runs-root) and the three levels read back with pagination."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from service_support import FILES, RUNS, child_env
+
+from conftest import Api
+from pytest_verial.service.keys import revoke_key
+from pytest_verial.service.runs import count_rows
+
+BENCH = "sftp-drops@1"
+TASKS = ["sftp-referral-packet", "sftp-claims-batch"]
+
+
+def verify_body(task: str = TASKS[0], run_dir: str = "good-agent", **extra: Any) -> dict[str, Any]:
+    return {"benchmark": BENCH, "task_id": task, "sandbox": {"run_dir": run_dir}, **extra}
+
+
+def is_problem(response: Any, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body = response.json()
+    assert set(body) == {"type", "title", "status", "detail"}
+    assert body["status"] == status
+    assert body["detail"] and "\n" not in body["detail"]
+    return dict(body)
+
+
+def verify(api: Api, key: str | None = None, **body: Any) -> Any:
+    return api.client.post(
+        "/v1/verify-task", json=verify_body(**body), headers=api.h(key or api.org)
+    )
+
+
+# -- health and errors -------------------------------------------------------------------------
+def test_health_and_readiness(api: Api) -> None:
+    assert api.client.get("/healthz").json() == {"status": "ok"}
+    ready = api.client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+
+
+def test_readiness_fails_when_the_schema_is_not_this_versions(api: Api) -> None:
+    from sqlalchemy import update
+
+    from pytest_verial.store.core import _VERSION
+
+    api.app.state.store.write(
+        "t", lambda conn: conn.execute(update(_VERSION).values(version_num="0001"))
+    )
+    body = is_problem(api.client.get("/readyz"), 503)
+    assert "0001" in body["detail"]
+
+
+def test_every_error_is_problem_json(api: Api) -> None:
+    assert "/nope" in is_problem(api.client.get("/nope"), 404)["detail"]
+    is_problem(api.client.delete("/healthz"), 405)
+    h = {**api.h(api.org), "content-type": "application/json"}
+    assert (
+        "not valid JSON"
+        in is_problem(api.client.post("/v1/verify-task", content=b"{oops", headers=h), 400)[
+            "detail"
+        ]
+    )
+    deep = b"[" * 5000 + b"]" * 5000
+    assert (
+        "nested"
+        in is_problem(api.client.post("/v1/verify-task", content=deep, headers=h), 400)["detail"]
+    )
+    big = b'{"benchmark": "' + b"x" * (2 * 1024 * 1024) + b'"}'
+    is_problem(api.client.post("/v1/verify-task", content=big, headers=h), 413)
+    # wrong types, unknown and missing fields: 400 naming the field
+    bad = verify_body(extra_field=1)
+    assert (
+        "extra_field"
+        in is_problem(api.client.post("/v1/verify-task", json=bad, headers=api.h(api.org)), 400)[
+            "detail"
+        ]
+    )
+    wrong = {"benchmark": BENCH, "task_id": 3, "sandbox": "good-agent"}
+    detail = is_problem(
+        api.client.post("/v1/verify-task", json=wrong, headers=api.h(api.org)), 400
+    )["detail"]
+    assert "task_id" in detail and "sandbox" in detail
+    unknown = {**verify_body(), "benchmark": "nope@9"}
+    response = api.client.post("/v1/verify-task", json=unknown, headers=api.h(api.org))
+    assert "unknown benchmark" in is_problem(response, 400)["detail"]
+    assert "no task" in is_problem(verify(api, task="no-such-task"), 400)["detail"]
+
+
+def test_openapi_lists_every_route(api: Api) -> None:
+    spec = api.client.get("/openapi.json").json()
+    routes = {(method.upper(), path) for path, ops in spec["paths"].items() for method in ops}
+    assert routes == {
+        ("GET", "/healthz"),
+        ("GET", "/readyz"),
+        ("POST", "/v1/verify-task"),
+        ("GET", "/v1/benchmark-runs"),
+        ("GET", "/v1/benchmark-runs/{run_id}"),
+        ("GET", "/v1/benchmark-runs/{run_id}/report"),
+        ("GET", "/v1/task-runs/{task_run_id}"),
+        ("GET", "/v1/criterion-runs/{criterion_run_id}"),
+    }
+    served = {
+        (method, route.path)
+        for route in api.app.routes
+        for method in getattr(route, "methods", ()) or ()
+        if method != "HEAD" and not route.path.startswith(("/docs", "/redoc", "/openapi"))
+    }
+    assert served == routes
+
+
+# -- auth --------------------------------------------------------------------------------------
+def test_auth_matrix(api: Api) -> None:
+    made = verify(api).json()
+    ids = {
+        "run": made["benchmark_run_id"],
+        "task": made["task_run_id"],
+        "crit": made["criterion_runs"][0]["id"],
+    }
+    routes = [
+        ("POST", "/v1/verify-task", verify_body()),
+        ("GET", "/v1/benchmark-runs", None),
+        ("GET", f"/v1/benchmark-runs/{ids['run']}", None),
+        ("GET", f"/v1/benchmark-runs/{ids['run']}/report", None),
+        ("GET", f"/v1/task-runs/{ids['task']}", None),
+        ("GET", f"/v1/criterion-runs/{ids['crit']}", None),
+    ]
+    revoked = api.solver + "x"  # a well-formed key nobody holds
+    store = api.app.state.store
+    from pytest_verial.service.keys import create_key
+
+    gone, gone_key = create_key(store, "solver")
+    revoke_key(store, gone.id)
+    cases = {
+        "none": ({}, 401),
+        "malformed": ({"Authorization": f"Token {api.org}"}, 401),
+        "no bearer value": ({"Authorization": "Bearer "}, 401),
+        "wrong": (api.h(revoked), 401),
+        "revoked": (api.h(gone_key), 401),
+        "org-looking solver": (api.h("vk_" + api.solver.removeprefix("vrl_slv_")), 401),
+    }
+    for method, path, body in routes:
+        for name, (headers, status) in cases.items():
+            response = api.client.request(method, path, json=body, headers=headers)
+            problem = is_problem(response, status)
+            assert response.headers.get("www-authenticate") == "Bearer", (name, path)
+            assert api.org not in response.text and api.solver not in response.text
+            assert gone_key not in problem["detail"]
+        ok = api.client.request(method, path, json=body, headers=api.h(api.org))
+        assert ok.status_code in (200, 201), (path, ok.text)
+        # the org made these objects: a solver key may not see them (404, not 403)
+        other = api.client.request(method, path, json=body, headers=api.h(api.solver))
+        if path == "/v1/verify-task":
+            assert other.status_code == 201
+        elif path == "/v1/benchmark-runs":
+            assert ids["run"] not in other.text
+        else:
+            is_problem(other, 404)
+
+
+def test_solver_sees_its_own_runs_and_org_sees_all(api: Api) -> None:
+    mine = verify(api, key=api.solver).json()
+    theirs = verify(api, key=api.org).json()
+    listed = api.client.get("/v1/benchmark-runs", headers=api.h(api.solver)).json()["data"]
+    assert [r["id"] for r in listed] == [mine["benchmark_run_id"]]
+    listed = api.client.get("/v1/benchmark-runs", headers=api.h(api.org)).json()["data"]
+    assert {r["id"] for r in listed} == {mine["benchmark_run_id"], theirs["benchmark_run_id"]}
+    got = api.client.get(f"/v1/task-runs/{mine['task_run_id']}", headers=api.h(api.solver))
+    assert got.status_code == 200 and got.json()["score"] == mine["score"]
+
+
+# -- verify-task -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def plugin_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The plugin's --verial-report of files.verial.yaml on each captured run."""
+    out: dict[str, dict[str, Any]] = {}
+    base = tmp_path_factory.mktemp("plugin")
+    for run in ("good-agent", "flawed-agent"):
+        report = base / f"{run}.json"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                str(FILES),
+                "--verial-run",
+                str(RUNS / run),
+                "--verial-report",
+                str(report),
+                "--verial-store",
+                "none",
+                "-q",
+            ],
+            cwd=base,
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert report.exists(), done.stdout + done.stderr
+        out[run] = json.loads(report.read_text())
+    return out
+
+
+def _essence(task: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "status": task["status"],
+        "verdict": task["verdict"],
+        "score": task["score"],
+        "axes": task["axes"],
+        "all_passed": task["all_passed"],
+        "counts": task["counts"],
+        "criteria": [
+            (c["criterion_id"], c["status"], c["score"], c["passed"], c["details"])
+            for c in task["criterion_runs"]
+        ],
+    }
+
+
+@pytest.mark.parametrize("run", ["good-agent", "flawed-agent"])
+def test_verify_task_equals_the_plugin(
+    api: Api, run: str, plugin_reports: dict[str, dict[str, Any]]
+) -> None:
+    expected = {
+        t["task_key"]: t for r in plugin_reports[run]["benchmark_runs"] for t in r["task_runs"]
+    }
+    assert set(expected) == set(TASKS)
+    verdicts = set()
+    for task in TASKS:
+        got = verify(api, task=task, run_dir=run)
+        assert got.status_code == 201, got.text
+        body = got.json()
+        assert body["task_run_id"].startswith("tr_")
+        assert _essence(body) == _essence(expected[task])
+        verdicts.add(body["verdict"])
+        assert body["confidence"] == 1.0  # deterministic criteria only
+        # what was stored reads back the same
+        again = api.client.get(f"/v1/task-runs/{body['task_run_id']}", headers=api.h(api.org))
+        assert _essence(again.json()) == _essence(expected[task])
+        crit = body["criterion_runs"][0]
+        level3 = api.client.get(f"/v1/criterion-runs/{crit['id']}", headers=api.h(api.org))
+        assert level3.json()["evidence"] == crit["evidence"]
+    if run == "good-agent":
+        assert verdicts == {"pass"}
+    else:
+        assert verdicts != {"pass"}
+
+
+def test_scored_run_hides_the_rubric_from_the_answer_and_from_a_solver(api: Api) -> None:
+    body = verify(api, key=api.solver, run_dir="flawed-agent", scored=True).json()
+    for crit in body["criterion_runs"]:
+        assert crit["details"] is None and crit["evidence"] is None and crit["assert"] is None
+    assert body["feedback"] is None and body["snapshot"] is None
+    solver = api.h(api.solver)
+    task = api.client.get(f"/v1/task-runs/{body['task_run_id']}", headers=solver).json()
+    assert all(c["evidence"] is None and c["label"] is None for c in task["criterion_runs"])
+    crit = api.client.get(f"/v1/criterion-runs/{body['criterion_runs'][0]['id']}", headers=solver)
+    assert crit.json()["evidence"] is None and crit.json()["details"] is None
+    report = api.client.get(
+        f"/v1/benchmark-runs/{body['benchmark_run_id']}/report", headers=solver
+    ).json()
+    for t in report["benchmark_runs"][0]["task_runs"]:
+        assert all(c["evidence"] is None and c["assert"] is None for c in t["criterion_runs"])
+    # the org key sees everything of the same run
+    full = api.client.get(
+        f"/v1/criterion-runs/{body['criterion_runs'][0]['id']}", headers=api.h(api.org)
+    ).json()
+    assert full["evidence"] is not None and full["assert"]
+
+
+def test_idempotent_replay_stores_nothing_twice(api: Api) -> None:
+    h = {**api.h(api.org), "Idempotency-Key": "req-1"}
+    first = api.client.post("/v1/verify-task", json=verify_body(), headers=h)
+    before = count_rows(api.app.state.store)
+    again = api.client.post("/v1/verify-task", json=verify_body(), headers=h)
+    assert again.status_code == first.status_code == 201
+    assert again.json() == first.json()
+    assert count_rows(api.app.state.store) == before
+    changed = api.client.post(
+        "/v1/verify-task", json=verify_body(run_dir="flawed-agent"), headers=h
+    )
+    assert "Idempotency-Key" in is_problem(changed, 422)["detail"]
+    assert count_rows(api.app.state.store) == before
+    # keys are per API key: the solver's "req-1" is its own request
+    other = api.client.post(
+        "/v1/verify-task",
+        json=verify_body(),
+        headers={**api.h(api.solver), "Idempotency-Key": "req-1"},
+    )
+    assert other.status_code == 201 and other.json()["task_run_id"] != first.json()["task_run_id"]
+    # without a key, each call is a new task run
+    third = verify(api)
+    assert third.json()["task_run_id"] != first.json()["task_run_id"]
+    bad = {**api.h(api.org), "Idempotency-Key": "x" * 300}
+    is_problem(api.client.post("/v1/verify-task", json=verify_body(), headers=bad), 400)
+
+
+def test_run_dir_never_leaves_the_runs_root(api: Api, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / TASKS[0]).mkdir(parents=True)
+    for run_dir in ("/etc", "../runs/good-agent", "good-agent/../../runs/good-agent", "a\\b"):
+        is_problem(verify(api, run_dir=run_dir), 400)
+    assert "no run folder" in is_problem(verify(api, run_dir="nobody"), 400)["detail"]
+    assert count_rows(api.app.state.store)["task_runs"] == 0
+
+
+def test_links_out_of_the_runs_root_are_refused(tmp_path: Path) -> None:
+    """A run folder, a task folder or a file inside it that links outside --runs-root."""
+    import shutil
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+
+    from pytest_verial.service.app import create_app
+    from pytest_verial.service.keys import create_key
+
+    root = tmp_path / "root"
+    root.mkdir()
+    secret = tmp_path / "secret"
+    shutil.copytree(RUNS / "good-agent", secret)
+    (root / "linked-run").symlink_to(secret)
+    task_link = root / "task-link"
+    task_link.mkdir()
+    (task_link / TASKS[0]).symlink_to(secret / TASKS[0])
+    file_link = root / "file-link"
+    shutil.copytree(RUNS / "good-agent", file_link)
+    inner = next(p for p in (file_link / TASKS[0]).rglob("*") if p.is_file())
+    inner.unlink()
+    inner.symlink_to(tmp_path / "secret" / inner.relative_to(file_link))
+    app = create_app(f"sqlite:///{tmp_path / 's.db'}", [FILES], root)
+    _, key = create_key(app.state.store, "org")
+    with TestClient(app) as client:
+        for run_dir in ("linked-run", "task-link", "file-link"):
+            response = client.post(
+                "/v1/verify-task",
+                json=verify_body(run_dir=run_dir),
+                headers={"Authorization": f"Bearer {key}"},
+            )
+            assert "outside --runs-root" in is_problem(response, 400)["detail"], run_dir
+
+
+# -- reading -----------------------------------------------------------------------------------
+def test_pagination_and_bad_limits(api: Api) -> None:
+    made = [verify(api, task=TASKS[i % 2]).json()["benchmark_run_id"] for i in range(5)]
+    h = api.h(api.org)
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        params: dict[str, Any] = {"limit": 2}
+        if cursor:
+            params["cursor"] = cursor
+        page = api.client.get("/v1/benchmark-runs", params=params, headers=h).json()
+        assert len(page["data"]) <= 2
+        seen += [r["id"] for r in page["data"]]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == 3
+    assert seen == made[::-1]  # newest first, each once
+    for limit in ("0", "501", "-1", "abc", "1.5", ""):
+        detail = is_problem(
+            api.client.get("/v1/benchmark-runs", params={"limit": limit}, headers=h), 400
+        )["detail"]
+        assert "limit" in detail
+    assert (
+        "cursor"
+        in is_problem(
+            api.client.get("/v1/benchmark-runs", params={"cursor": "garbage!"}, headers=h), 400
+        )["detail"]
+    )
+    one = api.client.get("/v1/benchmark-runs", params={"limit": 500}, headers=h).json()
+    assert len(one["data"]) == 5 and one["next_cursor"] is None
+    other = api.client.get(
+        "/v1/benchmark-runs", params={"benchmark": "nothing@1"}, headers=h
+    ).json()
+    assert other == {"data": [], "next_cursor": None}
+
+
+def test_benchmark_run_progress_and_report(api: Api) -> None:
+    body = verify(api, task=TASKS[1], run_dir="flawed-agent").json()
+    h = api.h(api.org)
+    run = api.client.get(f"/v1/benchmark-runs/{body['benchmark_run_id']}", headers=h).json()
+    assert run["progress"]["task_runs"] == 1 and run["progress"]["done"] == 1
+    assert run["task_runs"][0]["id"] == body["task_run_id"]
+    assert run["benchmark"]["ref"] == BENCH
+    report = api.client.get(f"/v1/benchmark-runs/{body['benchmark_run_id']}/report", headers=h)
+    data = report.json()
+    assert data["schema"] and data["benchmark_runs"][0]["task_runs"][0]["score"] == body["score"]
+    from pytest_verial.results import Report
+
+    Report.from_json(data)  # the report's own schema
+    junit = api.client.get(
+        f"/v1/benchmark-runs/{body['benchmark_run_id']}/report",
+        params={"format": "junit"},
+        headers=h,
+    )
+    assert junit.headers["content-type"].startswith("application/xml")
+    assert "<testsuites" in junit.text
+    is_problem(
+        api.client.get(
+            f"/v1/benchmark-runs/{body['benchmark_run_id']}/report",
+            params={"format": "pdf"},
+            headers=h,
+        ),
+        400,
+    )
+    for path in ("benchmark-runs/br_NOPE", "task-runs/tr_NOPE", "criterion-runs/cr_NOPE"):
+        is_problem(api.client.get(f"/v1/{path}", headers=h), 404)
+
+
+def test_runs_scored_by_pytest_read_the_same_way(
+    api: Api, plugin_reports: dict[str, dict[str, Any]]
+) -> None:
+    from pytest_verial.results import Report
+
+    result = api.app.state.store.import_report(Report.from_json(plugin_reports["good-agent"]))
+    run_id = result.run_ids[0]
+    h = api.h(api.org)
+    run = api.client.get(f"/v1/benchmark-runs/{run_id}", headers=h).json()
+    assert run["progress"]["task_runs"] == len(TASKS)
+    task = api.client.get(f"/v1/task-runs/{run['task_runs'][0]['id']}", headers=h).json()
+    assert task["verdict"] == "pass"
+    report = api.client.get(f"/v1/benchmark-runs/{run_id}/report", headers=h).json()
+    assert (
+        report["benchmark_runs"][0]["task_runs"]
+        == plugin_reports["good-agent"]["benchmark_runs"][0]["task_runs"]
+    )
+    # a pytest run belongs to no solver key
+    is_problem(api.client.get(f"/v1/benchmark-runs/{run_id}", headers=api.h(api.solver)), 404)
