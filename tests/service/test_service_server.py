@@ -1,0 +1,108 @@
+"""`verial serve` and `verial keys` as a user runs them: a real uvicorn process on 127.0.0.1
+and a free port (stopped by its PID), a SQLite store in tmp_path, httpx as the client."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx
+from service_support import FILES, RUNS, new_key, run_verial, serve
+
+
+def test_keys_create_list_revoke(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    done = run_verial(
+        tmp_path, "keys", "create", "--scope", "org", "--name", "ci", "--store", store
+    )
+    assert done.returncode == 0, done.stderr
+    key = done.stdout.strip()
+    assert re.fullmatch(r"vk_[A-Za-z0-9_-]{43}", key)
+    assert "not shown again" in done.stderr
+    solver_id, solver = new_key(tmp_path, store, "solver")
+    assert solver.startswith("vrl_slv_") and solver_id.startswith("key_")
+    listed = run_verial(tmp_path, "keys", "list", "--json", "--store", store)
+    keys = json.loads(listed.stdout)
+    assert [(k["scope"], k["name"], k["revoked_at"]) for k in keys] == [
+        ("org", "ci", None),
+        ("solver", None, None),
+    ]
+    # the keys themselves are stored nowhere: not in the list, not in the database file
+    assert key not in listed.stdout and solver not in listed.stdout
+    raw = (tmp_path / "store.db").read_bytes()
+    assert key.encode() not in raw and solver.encode() not in raw
+    revoked = run_verial(tmp_path, "keys", "revoke", solver_id, "--store", store)
+    assert revoked.returncode == 0 and solver_id in revoked.stdout
+    text = run_verial(tmp_path, "keys", "list", "--store", store).stdout
+    assert "revoked" in text and solver not in text
+    missing = run_verial(tmp_path, "keys", "revoke", "key_NOPE", "--store", store)
+    assert missing.returncode == 2
+    assert missing.stderr.count("\n") == 1 and "key_NOPE" in missing.stderr
+    bad = run_verial(tmp_path, "keys", "create", "--scope", "admin", "--store", store)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_serve_refuses_a_public_bind_without_keys_and_bad_inputs(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    refused = run_verial(tmp_path, "serve", "--host", "0.0.0.0", "--port", "9", "--store", store)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().count("\n") == 0
+    assert "no API key" in refused.stderr and "verial keys create" in refused.stderr
+    for args, needle in (
+        (["no-such.verial.yaml"], "no-such.verial.yaml"),
+        ([str(FILES), "--runs-root", str(tmp_path / "none")], "--runs-root"),
+        (["--port", "0"], "--port"),
+        (["--workers", "0"], "--workers"),
+    ):
+        done = run_verial(tmp_path, "serve", *args, "--store", store)
+        assert done.returncode == 2, args
+        assert needle in done.stderr and done.stderr.strip().count("\n") == 0, done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_a_real_server_scores_stores_and_reads_back(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    _, org = new_key(tmp_path, store, "org")
+    _, solver = new_key(tmp_path, store, "solver")
+    with serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS)) as server:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            assert client.get("/healthz").json() == {"status": "ok"}
+            spec = client.get("/openapi.json").json()
+            assert "/v1/verify-task" in spec["paths"]
+            body = {
+                "benchmark": "sftp-drops@1",
+                "task_id": "sftp-claims-batch",
+                "sandbox": {"run_dir": "flawed-agent"},
+            }
+            h = {"Authorization": f"Bearer {solver}", "Idempotency-Key": "e2e-1"}
+            first = client.post("/v1/verify-task", json=body, headers=h)
+            assert first.status_code == 201, first.text
+            again = client.post("/v1/verify-task", json=body, headers=h)
+            assert again.json() == first.json()
+            made = first.json()
+            for path in (
+                f"/v1/benchmark-runs/{made['benchmark_run_id']}",
+                f"/v1/task-runs/{made['task_run_id']}",
+                f"/v1/criterion-runs/{made['criterion_runs'][0]['id']}",
+            ):
+                got = client.get(path, headers={"Authorization": f"Bearer {solver}"})
+                assert got.status_code == 200, (path, got.text)
+            listed = client.get(
+                "/v1/benchmark-runs", headers={"Authorization": f"Bearer {org}"}
+            ).json()
+            assert [r["id"] for r in listed["data"]] == [made["benchmark_run_id"]]
+            unauth = client.get("/v1/benchmark-runs", headers={"Authorization": "Bearer vk_x"})
+            assert unauth.status_code == 401
+            assert unauth.headers["content-type"].startswith("application/problem+json")
+        log = server.text()
+    # the access log shows requests, never a key
+    assert "POST /v1/verify-task" in log
+    assert org not in log and solver not in log
+    # what the server stored is in the store after it stopped
+    done = run_verial(
+        tmp_path, "export", made["benchmark_run_id"], "-o", "out.json", "--store", store
+    )
+    assert done.returncode == 0, done.stderr
+    exported = json.loads((tmp_path / "out.json").read_text())
+    assert exported["benchmark_runs"][0]["task_runs"][0]["score"] == made["score"]
