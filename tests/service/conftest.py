@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,24 +15,10 @@ with warnings.catch_warnings():  # starlette suggests another HTTP client; httpx
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-from service_support import FILES, RUNS
+from service_support import FILES, RUNS, Api
 
 from pytest_verial.service.app import create_app
 from pytest_verial.service.keys import create_key
-
-
-@dataclass
-class Api:
-    client: Any
-    app: Any
-    org: str
-    solver: str
-    solver_id: str
-    org_id: str
-    url: str
-
-    def h(self, key: str | None) -> dict[str, str]:
-        return {} if key is None else {"Authorization": f"Bearer {key}"}
 
 
 @pytest.fixture

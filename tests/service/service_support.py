@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -115,3 +116,17 @@ def serve(cwd: Path, store: str, *args: str, timeout: float = 60) -> Iterator[Se
             except subprocess.TimeoutExpired:
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=15)
+
+
+@dataclass
+class Api:
+    client: Any
+    app: Any
+    org: str
+    solver: str
+    solver_id: str
+    org_id: str
+    url: str
+
+    def h(self, key: str | None) -> dict[str, str]:
+        return {} if key is None else {"Authorization": f"Bearer {key}"}

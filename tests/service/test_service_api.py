@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from service_support import FILES, RUNS, child_env
+from service_support import FILES, RUNS, Api, child_env
 
-from conftest import Api
 from pytest_verial.service.keys import revoke_key
 from pytest_verial.service.runs import count_rows
 
@@ -108,6 +108,9 @@ def test_openapi_lists_every_route(api: Api) -> None:
         ("GET", "/v1/benchmark-runs/{run_id}/report"),
         ("GET", "/v1/task-runs/{task_run_id}"),
         ("GET", "/v1/criterion-runs/{criterion_run_id}"),
+        ("POST", "/v1/benchmark-runs"),
+        ("POST", "/v1/task-runs/{task_run_id}/complete"),
+        ("POST", "/v1/benchmark-runs/{run_id}/cancel"),
     }
     served = {
         (method, route.path)
@@ -148,6 +151,23 @@ def test_auth_matrix(api: Api) -> None:
         "revoked": (api.h(gone_key), 401),
         "org-looking solver": (api.h("vk_" + api.solver.removeprefix("vrl_slv_")), 401),
     }
+    run = _create(api, api.org)
+    lifecycle = [
+        ("POST", "/v1/benchmark-runs", {"benchmark": BENCH}),
+        (
+            "POST",
+            f"/v1/task-runs/{run['task_runs'][0]['id']}/complete",
+            {"sandbox": {"run_dir": "good-agent"}},
+        ),
+        ("POST", f"/v1/benchmark-runs/{run['id']}/cancel", None),
+    ]
+    for method, path, body in lifecycle:
+        for headers, status in cases.values():
+            is_problem(api.client.request(method, path, json=body, headers=headers), status)
+        if "benchmark-runs/br_" in path or "task-runs" in path:  # the org's run: hidden
+            is_problem(api.client.request(method, path, json=body, headers=api.h(api.solver)), 404)
+        ok = api.client.request(method, path, json=body, headers=api.h(api.org))
+        assert ok.status_code in (200, 201), (path, ok.text)
     for method, path, body in routes:
         for name, (headers, status) in cases.items():
             response = api.client.request(method, path, json=body, headers=headers)
@@ -445,3 +465,112 @@ def test_runs_scored_by_pytest_read_the_same_way(
     )
     # a pytest run belongs to no solver key
     is_problem(api.client.get(f"/v1/benchmark-runs/{run_id}", headers=api.h(api.solver)), 404)
+
+
+# -- Verial's run API --------------------------------------------------------------------------
+def _create(api: Api, key: str, **body: Any) -> dict[str, Any]:
+    made = api.client.post(
+        "/v1/benchmark-runs", json={"benchmark": BENCH, **body}, headers=api.h(key)
+    )
+    assert made.status_code == 201, made.text
+    return dict(made.json())
+
+
+def _complete(api: Api, token: str, tr_id: str, run_dir: str) -> Any:
+    return api.client.post(
+        f"/v1/task-runs/{tr_id}/complete",
+        json={"sandbox": {"run_dir": run_dir}},
+        headers=api.h(token),
+    )
+
+
+@pytest.mark.parametrize("run", ["good-agent", "flawed-agent"])
+def test_a_run_completed_task_by_task_equals_the_plugins_run(
+    api: Api, run: str, plugin_reports: dict[str, dict[str, Any]]
+) -> None:
+    made = _create(api, api.solver, agent="agent-x")
+    token = made["run_token"]
+    assert token.startswith("vrl_run_") and made["status"] == "running"
+    assert [t["task_key"] for t in made["task_runs"]] == TASKS
+    assert all(t["phase"] == "pending" for t in made["task_runs"])
+    for index, task in enumerate(made["task_runs"]):
+        done = _complete(api, token, task["id"], run)
+        assert done.status_code == 200, done.text
+        last = index == len(TASKS) - 1
+        assert done.json()["benchmark_run_status"] == ("completed" if last else "running")
+        # completing twice is refused, nothing changes
+        assert (
+            "already completed" in is_problem(_complete(api, token, task["id"], run), 409)["detail"]
+        )
+    got = api.client.get(f"/v1/benchmark-runs/{made['id']}", headers=api.h(token)).json()
+    expected = plugin_reports[run]["benchmark_runs"][0]
+    assert got["status"] == "completed" and got["progress"]["fraction"] == 1.0
+    for name in ("score", "verdict", "axes", "strict_success", "counts"):
+        assert got[name] == expected[name], name
+    report = api.client.get(f"/v1/benchmark-runs/{made['id']}/report", headers=api.h(token))
+    data = report.json()
+    assert data["session"]["status"] == "completed"
+    assert [_essence(t) for t in data["benchmark_runs"][0]["task_runs"]] == [
+        _essence(t) for t in expected["task_runs"]
+    ]
+
+
+def test_run_tokens_see_their_run_only_and_expire(api: Api) -> None:
+    from sqlalchemy import update
+
+    from pytest_verial.store.tables import run_tokens
+
+    one = _create(api, api.solver)
+    two = _create(api, api.org)
+    tok1 = one["run_token"]
+    # another run's objects are invisible to this token
+    is_problem(api.client.get(f"/v1/benchmark-runs/{two['id']}", headers=api.h(tok1)), 404)
+    is_problem(_complete(api, tok1, two["task_runs"][0]["id"], "good-agent"), 404)
+    listed = api.client.get("/v1/benchmark-runs", headers=api.h(tok1)).json()["data"]
+    assert [r["id"] for r in listed] == [one["id"]]
+    # a run token neither verifies nor creates
+    assert "run token" in is_problem(verify(api, key=tok1), 403)["detail"]
+    created = api.client.post("/v1/benchmark-runs", json={"benchmark": BENCH}, headers=api.h(tok1))
+    is_problem(created, 403)
+    # the solver that created run one sees it; the other solver-less org run is the org's
+    assert api.client.get(f"/v1/benchmark-runs/{one['id']}", headers=api.h(api.solver)).is_success
+    is_problem(api.client.get(f"/v1/benchmark-runs/{two['id']}", headers=api.h(api.solver)), 404)
+    # expired: 401 like any bad key
+    api.app.state.store.write(
+        "t",
+        lambda conn: conn.execute(update(run_tokens).values(expires_at=datetime(2000, 1, 1))),
+    )
+    is_problem(api.client.get(f"/v1/benchmark-runs/{one['id']}", headers=api.h(tok1)), 401)
+    is_problem(_complete(api, tok1, one["task_runs"][0]["id"], "good-agent"), 401)
+
+
+def test_cancel_keeps_completed_task_runs(api: Api) -> None:
+    made = _create(api, api.org)
+    first, second = made["task_runs"]
+    assert _complete(api, made["run_token"], first["id"], "good-agent").status_code == 200
+    cancelled = api.client.post(f"/v1/benchmark-runs/{made['id']}/cancel", headers=api.h(api.org))
+    assert cancelled.status_code == 200, cancelled.text
+    body = cancelled.json()
+    assert body["status"] == "cancelled"
+    states = {t["id"]: (t["status"], t["verdict"]) for t in body["task_runs"]}
+    assert states[first["id"]] == ("completed", "pass")
+    assert states[second["id"]][0] == "cancelled"
+    is_problem(
+        api.client.post(f"/v1/benchmark-runs/{made['id']}/cancel", headers=api.h(api.org)), 409
+    )
+    assert (
+        "cancelled"
+        in is_problem(_complete(api, made["run_token"], second["id"], "good-agent"), 409)["detail"]
+    )
+    report = api.client.get(f"/v1/benchmark-runs/{made['id']}/report", headers=api.h(api.org))
+    assert report.json()["session"]["status"] == "cancelled"
+
+
+def test_a_scored_run_completes_without_showing_its_rubric(api: Api) -> None:
+    made = _create(api, api.solver, scored=True)
+    done = _complete(api, made["run_token"], made["task_runs"][0]["id"], "flawed-agent").json()
+    assert all(c["details"] is None and c["evidence"] is None for c in done["criterion_runs"])
+    task = api.client.get(
+        f"/v1/task-runs/{made['task_runs'][0]['id']}", headers=api.h(made["run_token"])
+    ).json()
+    assert all(c["assert"] is None and c["label"] is None for c in task["criterion_runs"])

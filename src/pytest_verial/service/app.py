@@ -148,6 +148,22 @@ class VerifyTaskIn(BaseModel):
     scored: bool = False
 
 
+class CreateRunIn(BaseModel):
+    """``POST /v1/benchmark-runs``."""
+
+    model_config = ConfigDict(extra="forbid")
+    benchmark: str = Field(min_length=1, max_length=300, description="slug@version (or slug)")
+    scored: bool = False
+    agent: str | None = Field(default=None, max_length=300)
+
+
+class CompleteIn(BaseModel):
+    """``POST /v1/task-runs/{id}/complete``: the task's sandbox."""
+
+    model_config = ConfigDict(extra="forbid")
+    sandbox: SandboxIn
+
+
 @dataclass
 class ServiceConfig:
     store_url: str
@@ -305,6 +321,8 @@ def create_app(
         """Score one task of a benchmark this server was started with on its sandbox
         (``<runs-root>/<run_dir>/<task>/``), store it, and answer its verdict, score, axes and
         criterion runs (a scored run's details and evidence elided)."""
+        if key.run_id is not None:
+            raise Problem(403, "a run token completes its run's task runs; verify-task needs a key")
         if idempotency_key is not None and not _IDEMPOTENCY.fullmatch(idempotency_key):
             raise Problem(400, "header Idempotency-Key: 1-255 printable ASCII characters")
         digest = request_hash("POST", "/v1/verify-task", body.model_dump(mode="json"))
@@ -321,16 +339,14 @@ def create_app(
             raise Problem(503, str(exc)) from None
         return JSONResponse(answer.body, status_code=answer.status)
 
-    def _verify(body: VerifyTaskIn) -> Report:
-        display, plain, scored_plan = benchmarks.get(body.benchmark)
-        plan = scored_plan if body.scored else plain
-        task = _task(plan, body.task_id, body.benchmark)
-        folder = _sandbox(root, body.sandbox.run_dir)
-        _check_links(root, folder / task.key, body.sandbox.run_dir)
-        started = datetime.now(UTC)
-        clock = time.monotonic()
+    def _score(
+        display: str, plan: BenchmarkPlan, task: TaskPlan, run_dir: str, *, label: str | None = None
+    ) -> tuple[TaskRun, RunDir, dict[str, Any]]:
+        """Score ``task`` on ``<runs-root>/<run_dir>/<task>/`` with the inline engine."""
+        folder = _sandbox(root, run_dir)
+        _check_links(root, folder / task.key, run_dir)
         try:
-            run = RunDir(folder, label=body.sandbox.run_dir)
+            run = RunDir(folder, label=run_dir)
             inline = verify_task(
                 task,
                 folder / task.key,
@@ -343,12 +359,20 @@ def create_app(
         data = inline.model_dump(mode="json", by_alias=True, exclude={"verification"})
         data.update(
             id=f"{display}::{task.key}",
-            run=run.label,
+            run=label or run.label,
             benchmark=plan.slug,
             file=display,
             snapshot=task.task.model_dump(mode="json", exclude_none=True),
         )
-        task_run = TaskRun.model_validate(data)
+        return TaskRun.model_validate(data), run, dict(inline.verification)
+
+    def _verify(body: VerifyTaskIn) -> Report:
+        display, plain, scored_plan = benchmarks.get(body.benchmark)
+        plan = scored_plan if body.scored else plain
+        task = _task(plan, body.task_id, body.benchmark)
+        started = datetime.now(UTC)
+        clock = time.monotonic()
+        task_run, run, verification = _score(display, plan, task, body.sandbox.run_dir)
         threshold = resolve_threshold(
             plan.benchmark.pass_threshold, None, default=DEFAULT_VERDICT_THRESHOLD
         )
@@ -379,7 +403,7 @@ def create_app(
             completed_at=datetime.now(UTC).isoformat(),
             duration=time.monotonic() - clock,
             counts=RunCounts.of([task_run]),
-            verification=inline.verification or None,
+            verification=verification or None,
         )
         return Report(
             generator=Generator(name="pytest-verial", version=__version__),
@@ -441,6 +465,129 @@ def create_app(
     def get_criterion_run(criterion_run_id: str, key: Key) -> Any:
         """One criterion run (its evidence in full to an org key)."""
         return _stored(lambda: read_criterion_run(store, key, criterion_run_id))
+
+    @app.post("/v1/benchmark-runs", status_code=201, tags=["runs"])
+    def create_benchmark_run(body: CreateRunIn, key: Key, request: Request) -> Any:
+        """A benchmark run with every task run pending: its id, a run token (``vrl_run_...``,
+        this run only, expiring) and each task run's ``complete_url``."""
+        from ..engine import identity
+        from ..results import CriterionRun
+        from ..store.ids import new_id
+        from .runapi import create_run
+
+        if key.run_id is not None:
+            raise Problem(403, "a run token cannot create benchmark runs")
+        display, plain, scored_plan = benchmarks.get(body.benchmark)
+        plan = scored_plan if body.scored else plain
+        label = body.agent or "service"
+        threshold = float(
+            resolve_threshold(
+                plan.benchmark.pass_threshold, None, default=DEFAULT_VERDICT_THRESHOLD
+            )
+        )
+        tasks = []
+        for task in plan.tasks:
+            pending = [CriterionRun.not_run(identity(c, task)) for c in task.criteria]
+            tasks.append(
+                TaskRun.aggregate(
+                    pending,
+                    float(
+                        resolve_threshold(
+                            task.task.pass_threshold,
+                            plan.benchmark.pass_threshold,
+                            default=DEFAULT_VERDICT_THRESHOLD,
+                        )
+                    ),
+                    running=True,
+                    id=f"{display}::{task.key}",
+                    task_id=task.task.id,
+                    task_key=task.key,
+                    entity=task.entity.id if task.entity else None,
+                    name=task.task.name,
+                    benchmark=plan.slug,
+                    file=display,
+                    run=label,
+                    snapshot=task.task.model_dump(mode="json", exclude_none=True),
+                )
+            )
+        bench = BenchmarkRun.aggregate(
+            tasks,
+            threshold,
+            running=True,
+            interrupted=False,
+            id=f"{display}@{label}",
+            benchmark=benchmark_info(display, plan),
+            runs=[
+                RunInfo(
+                    label=label, path="", id=new_id("run"), agent=body.agent, scored=body.scored
+                )
+            ],
+            scored=body.scored,
+        )
+        report = Report(
+            generator=Generator(name="pytest-verial", version=__version__),
+            session=Session(
+                status=RunStatus.RUNNING,
+                phase="started",
+                scored=body.scored,
+                started_at=datetime.now(UTC).isoformat(),
+                duration=0.0,
+                counts=RunCounts.of(tasks),
+            ),
+            benchmark_runs=[bench],
+        )
+        base = str(request.base_url).rstrip("/")
+        return _stored(lambda: create_run(store, key, report, base))
+
+    @app.post("/v1/task-runs/{task_run_id}/complete", tags=["runs"])
+    def complete_task_run(task_run_id: str, body: CompleteIn, key: Key) -> Any:
+        """Score a pending task run on its sandbox, store it, and finalize the benchmark run
+        when it was the last one; the criterion runs (a scored run's details elided)."""
+        from .runapi import complete_task, pending_task
+
+        pending = _stored(lambda: pending_task(store, key, task_run_id))
+        found = benchmarks.plans.get(pending.run.benchmark.ref)
+        if found is None:
+            raise Problem(
+                409, f"{task_run_id}: benchmark {pending.run.benchmark.ref} is not served here"
+            )
+        display, plain, scored_plan = found
+        plan = scored_plan if pending.run.scored else plain
+        task = next((t for t in plan.tasks if t.key == pending.task.task_key), None)
+        if task is None:
+            raise Problem(409, f"{task_run_id}: task {pending.task.task_key} is no longer served")
+        scored_task, _run, _ = _score(
+            display, plan, task, body.sandbox.run_dir, label=pending.task.run
+        )
+        return _stored(
+            lambda: complete_task(store, key, pending, scored_task, elide=pending.run.scored)
+        )
+
+    @app.post("/v1/benchmark-runs/{run_id}/cancel", tags=["runs"])
+    def cancel_benchmark_run(run_id: str, key: Key) -> Any:
+        """Cancel a running benchmark run; completed task runs are kept."""
+        from .runapi import cancel_run
+
+        def cancelled(task: TaskRun) -> TaskRun:
+            identity = task.model_dump(
+                include={
+                    "id",
+                    "task_id",
+                    "task_key",
+                    "entity",
+                    "name",
+                    "benchmark",
+                    "file",
+                    "run",
+                    "snapshot",
+                }
+            )
+            return TaskRun.aggregate(
+                task.criterion_runs, task.pass_threshold, running=False, **identity
+            )
+
+        _stored(lambda: cancel_run(store, key, run_id, cancelled))
+        return _stored(lambda: read_benchmark_run(store, key, run_id))
 
     return app
 

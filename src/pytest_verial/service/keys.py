@@ -11,17 +11,21 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
 from ..store import Store, StoreError
 from ..store.ids import new_id
 from ..store.rows import as_utc
-from ..store.tables import api_keys
+from ..store.tables import api_keys, run_tokens
 
 SCOPES = ("org", "solver")
 PREFIXES = {"org": "vk_", "solver": "vrl_slv_"}
+RUN_PREFIX = "vrl_run_"
+#: how long a run token is valid after its run is created
+RUN_TOKEN_TTL = timedelta(hours=24)
 #: random bytes in a key (token_urlsafe: 43 characters)
 KEY_BYTES = 32
 
@@ -35,6 +39,8 @@ class ApiKey:
     name: str | None
     created_at: datetime
     revoked_at: datetime | None
+    #: a run token (scope ``run``): the one benchmark run it may see and complete
+    run_id: str | None = None
 
     @property
     def org(self) -> bool:
@@ -127,8 +133,38 @@ def active_keys(store: Store) -> int:
     return store.read("count keys", work)
 
 
+def new_run_token(conn: Connection, run_id: str, now: datetime) -> tuple[str, datetime]:
+    """A run token for benchmark run ``run_id`` (stored as its hash, inside the caller's
+    transaction): the token and when it expires."""
+    token = RUN_PREFIX + secrets.token_urlsafe(KEY_BYTES)
+    expires = now + RUN_TOKEN_TTL
+    conn.execute(
+        run_tokens.insert().values(
+            id=new_id("rtk"), benchmark_run_id=run_id, hash=key_hash(token), expires_at=expires
+        )
+    )
+    return token, expires
+
+
+def _run_token(store: Store, presented: str) -> ApiKey | None:
+    digest = key_hash(presented)
+
+    def work(conn: Connection) -> Any:
+        return conn.execute(select(run_tokens).where(run_tokens.c.hash == digest)).first()
+
+    row = store.read("check a run token", work)
+    if row is None or not hmac.compare_digest(str(row.hash).encode(), digest.encode()):
+        return None
+    expires = as_utc(row.expires_at) or datetime.now(UTC)
+    if expires <= datetime.now(UTC):
+        return None
+    return ApiKey(str(row.id), "run", None, expires, None, run_id=str(row.benchmark_run_id))
+
+
 def authenticate(store: Store, presented: str) -> ApiKey | None:
-    """The active key ``presented`` is, or None (unknown, malformed or revoked)."""
+    """The active key ``presented`` is, or None (unknown, malformed, revoked or expired)."""
+    if presented.startswith(RUN_PREFIX) and len(presented) <= 200:
+        return _run_token(store, presented)
     if not presented.startswith(tuple(PREFIXES.values())) or len(presented) > 200:
         return None
     digest = key_hash(presented)

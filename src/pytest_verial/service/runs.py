@@ -108,7 +108,10 @@ def _visible(conn: Connection, key: ApiKey, br_id: str) -> tuple[bool, bool] | N
     ).first()
     if row is None:
         return None
-    if not key.org and row.key_id != key.id:
+    if key.run_id is not None:  # a run token: its own run only
+        if br_id != key.run_id:
+            return None
+    elif not key.org and row.key_id != key.id:
         return None
     return True, bool(row.scored)
 
@@ -293,7 +296,9 @@ def list_benchmark_runs(
         .join(sessions, sessions.c.id == benchmark_runs.c.session_id)
         .outerjoin(run_owners, run_owners.c.benchmark_run_id == benchmark_runs.c.id)
     )
-    if not key.org:
+    if key.run_id is not None:
+        query = query.where(benchmark_runs.c.id == key.run_id)
+    elif not key.org:
         query = query.where(run_owners.c.key_id == key.id)
     if benchmark:
         query = query.where(

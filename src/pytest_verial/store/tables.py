@@ -174,3 +174,18 @@ run_owners = Table(
     Column("key_id", String(40), nullable=False),
     Index("ix_run_owners_key", "key_id", "benchmark_run_id"),
 )
+
+run_tokens = Table(
+    "run_tokens",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    Column(
+        "benchmark_run_id",
+        String(40),
+        ForeignKey("benchmark_runs.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    #: SHA-256 (hex) of the token; the token itself is never stored
+    Column("hash", String(64), nullable=False, unique=True),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)
