@@ -1,11 +1,14 @@
-"""Fixtures of the service's tests: an app over a SQLite store in tmp_path (FastAPI's
-in-process TestClient) with an org key and a solver key."""
+"""Fixtures of the service's tests: an app over a fresh store (SQLite in tmp_path, and a real
+PostgreSQL started once per session by ``tests/store/pg_server.py``) served in-process by
+FastAPI's TestClient, with an org key and a solver key."""
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,10 +23,34 @@ from service_support import FILES, RUNS, Api
 from pytest_verial.service.app import create_app
 from pytest_verial.service.keys import create_key
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[Api]:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
+
+@pytest.fixture(scope="session")
+def service_postgres() -> Iterator[Any]:
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install 'pytest-verial[postgres]')")
+    from pg_server import pg_server
+
+    try:
+        server = pg_server()
+        running = server.__enter__()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    try:
+        yield running
+    finally:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        url = str(request.getfixturevalue("service_postgres").new_database())
     app = create_app(url, [FILES], RUNS)
     org, org_key = create_key(app.state.store, "org", "ci")
     solver, solver_key = create_key(app.state.store, "solver", "agent")
