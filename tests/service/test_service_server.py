@@ -106,3 +106,32 @@ def test_a_real_server_scores_stores_and_reads_back(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     exported = json.loads((tmp_path / "out.json").read_text())
     assert exported["benchmark_runs"][0]["task_runs"][0]["score"] == made["score"]
+
+
+def test_two_workers_run_a_benchmark_run_task_by_task(tmp_path: Path) -> None:
+    """`--workers 2` (uvicorn's worker processes over one store): a run created, completed task
+    by task with its run token, read at three levels."""
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    _, solver = new_key(tmp_path, store, "solver")
+    with serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS), "--workers", "2") as server:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            made = client.post(
+                "/v1/benchmark-runs",
+                json={"benchmark": "sftp-drops@1", "agent": "e2e"},
+                headers={"Authorization": f"Bearer {solver}"},
+            )
+            assert made.status_code == 201, made.text
+            run = made.json()
+            token = {"Authorization": f"Bearer {run['run_token']}"}
+            for task in run["task_runs"]:
+                assert task["complete_url"].startswith(server.url)
+                done = client.post(
+                    task["complete_url"], json={"sandbox": {"run_dir": "good-agent"}}, headers=token
+                )
+                assert done.status_code == 200, done.text
+                crit = done.json()["criterion_runs"][0]["id"]
+                assert client.get(f"/v1/criterion-runs/{crit}", headers=token).status_code == 200
+            got = client.get(f"/v1/benchmark-runs/{run['id']}", headers=token).json()
+            assert got["status"] == "completed" and got["verdict"] == "pass"
+        log = server.text()
+    assert run["run_token"] not in log and solver not in log
