@@ -574,3 +574,19 @@ def test_a_scored_run_completes_without_showing_its_rubric(api: Api) -> None:
         f"/v1/task-runs/{made['task_runs'][0]['id']}", headers=api.h(made["run_token"])
     ).json()
     assert all(c["assert"] is None and c["label"] is None for c in task["criterion_runs"])
+
+
+def test_config_gives_the_task_runs_facts_and_nothing_else(api: Api) -> None:
+    skipped = verify(api, config={"skip_verification": True, "cost": 0.5}).json()
+    assert skipped["status"] == "skipped" and skipped["score"] is None
+    assert {c["status"] for c in skipped["criterion_runs"]} == {"skipped"}
+    scored = verify(api, config={"cost": 0.5, "task_type": "referral"}).json()
+    assert scored["verdict"] == "pass"
+    for bad, field in (
+        ({"judge_base_url": "http://evil"}, "judge_base_url"),
+        ({"judge_api_key_env": "HOME"}, "judge_api_key_env"),
+        ({"cost": -1}, "cost"),
+        ({"pass_threshold": 2}, "pass_threshold"),
+    ):
+        detail = is_problem(verify(api, config=bad), 400)["detail"]
+        assert field in detail, (bad, detail)

@@ -138,6 +138,27 @@ class SandboxIn(BaseModel):
     )
 
 
+class TaskConfig(BaseModel):
+    """This task run's facts (what run.yaml would say; they replace its ``tasks.<key>``) and
+    the verdict threshold. Judge settings (model, endpoint, key) are the server's, never a
+    caller's."""
+
+    model_config = ConfigDict(extra="forbid")
+    cost: float | None = Field(default=None, ge=0, description="the agent's cost for this task")
+    task_type: str | None = Field(default=None, max_length=100)
+    skip_verification: bool | None = None
+    executor_model: str | None = Field(
+        default=None, max_length=300, description="the agent's model (never the judge's)"
+    )
+    pass_threshold: float | None = Field(default=None, ge=0, le=1)
+
+    def options(self, benchmark_threshold: float | None) -> dict[str, Any]:
+        values = self.model_dump(exclude_none=True)
+        if benchmark_threshold is not None:  # task > benchmark > caller, as under pytest
+            values["pass_threshold"] = benchmark_threshold
+        return values
+
+
 class VerifyTaskIn(BaseModel):
     """``POST /v1/verify-task``."""
 
@@ -145,6 +166,7 @@ class VerifyTaskIn(BaseModel):
     benchmark: str = Field(min_length=1, max_length=300, description="slug@version (or slug)")
     task_id: str = Field(min_length=1, max_length=300, description="task id or task key")
     sandbox: SandboxIn
+    config: TaskConfig = Field(default_factory=TaskConfig)
     scored: bool = False
 
 
@@ -162,6 +184,7 @@ class CompleteIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     sandbox: SandboxIn
+    config: TaskConfig = Field(default_factory=TaskConfig)
 
 
 @dataclass
@@ -340,7 +363,13 @@ def create_app(
         return JSONResponse(answer.body, status_code=answer.status)
 
     def _score(
-        display: str, plan: BenchmarkPlan, task: TaskPlan, run_dir: str, *, label: str | None = None
+        display: str,
+        plan: BenchmarkPlan,
+        task: TaskPlan,
+        run_dir: str,
+        config: TaskConfig,
+        *,
+        label: str | None = None,
     ) -> tuple[TaskRun, RunDir, dict[str, Any]]:
         """Score ``task`` on ``<runs-root>/<run_dir>/<task>/`` with the inline engine."""
         folder = _sandbox(root, run_dir)
@@ -350,7 +379,7 @@ def create_app(
             inline = verify_task(
                 task,
                 folder / task.key,
-                {"pass_threshold": plan.benchmark.pass_threshold},
+                config.options(plan.benchmark.pass_threshold),
             )
         except (RunConfigError, UsageError) as exc:
             raise Problem(400, f"body sandbox.run_dir: {str(exc).splitlines()[0]}") from None
@@ -372,9 +401,11 @@ def create_app(
         task = _task(plan, body.task_id, body.benchmark)
         started = datetime.now(UTC)
         clock = time.monotonic()
-        task_run, run, verification = _score(display, plan, task, body.sandbox.run_dir)
+        task_run, run, verification = _score(display, plan, task, body.sandbox.run_dir, body.config)
         threshold = resolve_threshold(
-            plan.benchmark.pass_threshold, None, default=DEFAULT_VERDICT_THRESHOLD
+            plan.benchmark.pass_threshold,
+            body.config.pass_threshold,
+            default=DEFAULT_VERDICT_THRESHOLD,
         )
         bench = BenchmarkRun.aggregate(
             [task_run],
@@ -557,7 +588,7 @@ def create_app(
         if task is None:
             raise Problem(409, f"{task_run_id}: task {pending.task.task_key} is no longer served")
         scored_task, _run, _ = _score(
-            display, plan, task, body.sandbox.run_dir, label=pending.task.run
+            display, plan, task, body.sandbox.run_dir, body.config, label=pending.task.run
         )
         return _stored(
             lambda: complete_task(store, key, pending, scored_task, elide=pending.run.scored)
