@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 from service_support import FILES, RUNS, new_key, run_verial, serve
@@ -92,6 +94,20 @@ def test_a_real_server_scores_stores_and_reads_back(tmp_path: Path) -> None:
                 "/v1/benchmark-runs", headers={"Authorization": f"Bearer {org}"}
             ).json()
             assert [r["id"] for r in listed["data"]] == [made["benchmark_run_id"]]
+            # a 100 MB body is refused from its headers, and the server carries on
+            parts = urlsplit(server.url)
+            with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+                sock.sendall(
+                    b"POST /v1/verify-task HTTP/1.1\r\nHost: x\r\n"
+                    b"Content-Type: application/json\r\n"
+                    + f"Authorization: Bearer {org}\r\n".encode()
+                    + f"Content-Length: {100 * 1024 * 1024}\r\n\r\n".encode()
+                    + b"{" * 1000
+                )
+                answer = sock.recv(65536).decode(errors="replace")
+            assert answer.startswith("HTTP/1.1 413"), answer
+            assert "application/problem+json" in answer
+            assert client.get("/healthz").status_code == 200
             unauth = client.get("/v1/benchmark-runs", headers={"Authorization": "Bearer vk_x"})
             assert unauth.status_code == 401
             assert unauth.headers["content-type"].startswith("application/problem+json")
