@@ -590,3 +590,36 @@ def test_config_gives_the_task_runs_facts_and_nothing_else(api: Api) -> None:
     ):
         detail = is_problem(verify(api, config=bad), 400)["detail"]
         assert field in detail, (bad, detail)
+
+
+def test_an_inline_task_scores_like_the_same_task_of_a_benchmark(api: Api) -> None:
+    import yaml
+
+    task = yaml.safe_load(FILES.read_text(encoding="utf-8"))["tasks"][1]
+    for run_dir in ("good-agent", "flawed-agent"):
+        named = verify(api, task=task["id"], run_dir=run_dir).json()
+        inline = api.client.post(
+            "/v1/verify-task",
+            json={"task": task, "sandbox": {"run_dir": run_dir}},
+            headers=api.h(api.org),
+        )
+        assert inline.status_code == 201, inline.text
+        assert _essence(inline.json()) == _essence(named)
+    broken = {**task, "criteria": [{**task["criteria"][0], "weight": "heavy"}]}
+    detail = is_problem(
+        api.client.post(
+            "/v1/verify-task",
+            json={"task": broken, "sandbox": {"run_dir": "good-agent"}},
+            headers=api.h(api.org),
+        ),
+        400,
+    )["detail"]
+    assert "criterion" in detail and "weight" in detail
+    for body in (
+        {"sandbox": {"run_dir": "good-agent"}},
+        {"task": task, "benchmark": BENCH, "task_id": "x", "sandbox": {"run_dir": "good-agent"}},
+    ):
+        detail = is_problem(
+            api.client.post("/v1/verify-task", json=body, headers=api.h(api.org)), 400
+        )["detail"]
+        assert "benchmark and task_id, or task" in detail

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy import Connection, select
 
 from .. import __version__
@@ -163,11 +163,26 @@ class VerifyTaskIn(BaseModel):
     """``POST /v1/verify-task``."""
 
     model_config = ConfigDict(extra="forbid")
-    benchmark: str = Field(min_length=1, max_length=300, description="slug@version (or slug)")
-    task_id: str = Field(min_length=1, max_length=300, description="task id or task key")
+    benchmark: str | None = Field(
+        default=None, min_length=1, max_length=300, description="slug@version (or slug)"
+    )
+    task_id: str | None = Field(
+        default=None, min_length=1, max_length=300, description="task id or task key"
+    )
+    task: dict[str, Any] | None = Field(
+        default=None, description="a task itself (as in a benchmark file), instead of benchmark"
+    )
     sandbox: SandboxIn
     config: TaskConfig = Field(default_factory=TaskConfig)
     scored: bool = False
+
+    @model_validator(mode="after")
+    def _one_task(self) -> VerifyTaskIn:
+        if self.task is None and (self.benchmark is None or self.task_id is None):
+            raise ValueError("give benchmark and task_id, or task")
+        if self.task is not None and self.benchmark is not None:
+            raise ValueError("give benchmark and task_id, or task, not both")
+        return self
 
 
 class CreateRunIn(BaseModel):
@@ -233,6 +248,20 @@ def _check_links(base: Path, folder: Path, run_dir: str) -> None:
             if entry.is_symlink() and not entry.resolve().is_relative_to(base):
                 where = entry.relative_to(base)
                 raise Problem(400, f"body sandbox.run_dir: {where} is a link outside --runs-root")
+
+
+def _inline_plan(task: dict[str, Any], scored: bool) -> BenchmarkPlan:
+    """A task given in the request, loaded (and checked) as a benchmark file of its own."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="verial-serve-") as tmp:
+        path = Path(tmp) / "inline.verial.json"
+        path.write_text(json.dumps(task), encoding="utf-8")
+        try:
+            return load_benchmark(path, default_registry(), display="body task", scored=scored)
+        except BenchmarkFileError as exc:
+            raise Problem(400, str(exc).splitlines()[0]) from None
 
 
 def _task(plan: BenchmarkPlan, task_id: str, ref: str) -> TaskPlan:
@@ -396,9 +425,21 @@ def create_app(
         return TaskRun.model_validate(data), run, dict(inline.verification)
 
     def _verify(body: VerifyTaskIn) -> Report:
-        display, plain, scored_plan = benchmarks.get(body.benchmark)
-        plan = scored_plan if body.scored else plain
-        task = _task(plan, body.task_id, body.benchmark)
+        if body.task is not None:
+            display = "inline"
+            plan = _inline_plan(body.task, body.scored)
+            if body.task_id is not None:
+                task = _task(plan, body.task_id, "the inline task")
+            elif len(plan.tasks) == 1:
+                task = plan.tasks[0]
+            else:
+                keys = ", ".join(t.key for t in plan.tasks)
+                raise Problem(400, f"body task_id: the inline task has several task runs: {keys}")
+        else:
+            assert body.benchmark is not None and body.task_id is not None
+            display, plain, scored_plan = benchmarks.get(body.benchmark)
+            plan = scored_plan if body.scored else plain
+            task = _task(plan, body.task_id, body.benchmark)
         started = datetime.now(UTC)
         clock = time.monotonic()
         task_run, run, verification = _score(display, plan, task, body.sandbox.run_dir, body.config)
