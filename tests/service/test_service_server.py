@@ -4,8 +4,14 @@ and a free port (stopped by its PID), a SQLite store in tmp_path, httpx as the c
 from __future__ import annotations
 
 import json
+import os
+import random
 import re
+import signal
 import socket
+import sqlite3
+import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -151,3 +157,93 @@ def test_two_workers_run_a_benchmark_run_task_by_task(tmp_path: Path) -> None:
             assert got["status"] == "completed" and got["verdict"] == "pass"
         log = server.text()
     assert run["run_token"] not in log and solver not in log
+
+
+def test_kill_9_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    """The server is killed (SIGKILL) at a random moment under concurrent verify-task calls,
+    a few times: after each restart every acknowledged task run reads back whole, the SQLite
+    store passes its integrity check, and replaying every Idempotency-Key stores nothing
+    twice."""
+
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    _, org = new_key(tmp_path, store, "org")
+    auth = {"Authorization": f"Bearer {org}"}
+    acknowledged: dict[str, dict[str, object]] = {}
+    sent: list[tuple[str, dict[str, object]]] = []
+    lock = threading.Lock()
+    rng = random.Random(20)
+
+    def body(n: int) -> dict[str, object]:
+        return {
+            "benchmark": "sftp-drops@1",
+            "task_id": ("sftp-referral-packet", "sftp-claims-batch")[n % 2],
+            "sandbox": {"run_dir": ("good-agent", "flawed-agent")[n % 3 % 2]},
+        }
+
+    def client(url: str, prefix: str, stop: threading.Event) -> None:
+        n = 0
+        with httpx.Client(base_url=url, timeout=30) as http:
+            while not stop.is_set():
+                key, payload = f"{prefix}-{n}", body(n)
+                n += 1
+                with lock:
+                    sent.append((key, payload))
+                try:
+                    r = http.post(
+                        "/v1/verify-task", json=payload, headers={**auth, "Idempotency-Key": key}
+                    )
+                except httpx.HTTPError:
+                    return
+                assert r.status_code < 500, r.text
+                with lock:
+                    acknowledged[key] = r.json()
+
+    for cycle in range(5):
+        with serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS)) as server:
+            stop = threading.Event()
+            threads = [
+                threading.Thread(target=client, args=(server.url, f"c{cycle}-{i}", stop))
+                for i in range(4)
+            ]
+            for t in threads:
+                t.start()
+            time.sleep(rng.uniform(0.3, 1.5))
+            os.kill(server.pid, signal.SIGKILL)
+            stop.set()
+            for t in threads:
+                t.join(timeout=60)
+    assert len(acknowledged) > 10
+    db = sqlite3.connect(tmp_path / "store.db")
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    db.close()
+    with (
+        serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS)) as server,
+        httpx.Client(base_url=server.url, timeout=60) as http,
+    ):
+        for key, answer in acknowledged.items():
+            got = http.get(f"/v1/task-runs/{answer['task_run_id']}", headers=auth).json()
+            assert got["score"] == answer["score"], key
+            assert len(got["criterion_runs"]) == len(answer["criterion_runs"]) > 0
+        for _ in range(2):  # every key replayed twice (acknowledged or cut off)
+            for key, payload in sent:
+                r = http.post(
+                    "/v1/verify-task", json=payload, headers={**auth, "Idempotency-Key": key}
+                )
+                assert r.status_code == 201, r.text
+                if key in acknowledged:
+                    assert r.json() == acknowledged[key]
+            # one benchmark run per key, none twice
+            assert len(_all_runs(http, auth)) == len({k for k, _ in sent})
+
+
+def _all_runs(http: httpx.Client, auth: dict[str, str]) -> list[dict[str, object]]:
+    page = http.get("/v1/benchmark-runs", params={"limit": 500}, headers=auth).json()
+    runs = list(page["data"])
+    while page["next_cursor"]:
+        page = http.get(
+            "/v1/benchmark-runs",
+            params={"limit": 500, "cursor": page["next_cursor"]},
+            headers=auth,
+        ).json()
+        runs += page["data"]
+    return runs
