@@ -16,7 +16,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
-from service_support import FILES, RUNS, new_key, run_verial, serve
+import pytest
+from service_support import FILES, ROOT, RUNS, new_key, run_verial, serve
 
 
 def test_keys_create_list_revoke(tmp_path: Path) -> None:
@@ -247,3 +248,48 @@ def _all_runs(http: httpx.Client, auth: dict[str, str]) -> list[dict[str, object
         ).json()
         runs += page["data"]
     return runs
+
+
+def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
+    """examples/ts-client (TypeScript, Node's fetch) against a real server: creates a run,
+    completes its task runs with the run token, reads the three levels."""
+    import shutil
+    import subprocess
+
+    example = ROOT / "examples" / "ts-client"
+    tsc = example / "node_modules" / ".bin" / "tsc"
+    node = shutil.which("node")
+    if node is None or not tsc.exists():
+        pytest.skip(
+            "node or the example's TypeScript compiler is missing (scripts/setup.d/70-ts-client.sh)"
+        )
+    out = tmp_path / "dist"
+    built = subprocess.run(
+        [str(tsc), "-p", str(example), "--outDir", str(out)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    _, solver = new_key(tmp_path, store, "solver")
+    with serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS)) as server:
+        ran = subprocess.run(
+            [node, str(out / "client.js")],
+            env={
+                "PATH": os.environ.get("PATH", ""),
+                "VERIAL_URL": server.url,
+                "VERIAL_KEY": solver,
+                "VERIAL_BENCHMARK": "sftp-drops@1",
+                "VERIAL_RUN_DIR": "flawed-agent",
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout)
+    assert result["run"]["status"] == "completed"
+    assert result["run"]["progress"] == {**result["run"]["progress"], "task_runs": 2, "done": 2}
+    assert [t["verdict"] for t in result["task_runs"]] != ["pass", "pass"]  # the flawed agent
+    assert result["task"]["id"] == result["task_runs"][0]["id"]
+    assert result["criterion"]["id"] == result["task"]["criterion_runs"][0]["id"]

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The TypeScript client example of `verial serve` (examples/ts-client): its compiler, so the
+# test suite can build and run it against a real server. Idempotent; needs node >= 20 and npm.
+set -euo pipefail
+dir=examples/ts-client
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "70-ts-client: node/npm not found; the TypeScript client test will be skipped" >&2
+  exit 0
+fi
+if [ ! -x "$dir/node_modules/.bin/tsc" ]; then
+  npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+fi
