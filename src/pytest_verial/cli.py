@@ -385,6 +385,26 @@ add_command(
     help="store JSON reports in the results store (CI artifacts, shards, merged, recovered)",
 )
 add_command("export", *_store_command("export"), help="write a stored run's JSON report")
+
+
+def _trend_configure(parser: argparse.ArgumentParser) -> None:
+    from .store.trend import configure
+
+    configure(parser)
+
+
+def _trend_run(args: argparse.Namespace) -> int:
+    from .store.trend import run
+
+    return run(args)
+
+
+add_command(
+    "trend",
+    _trend_configure,
+    _trend_run,
+    help="a benchmark's score per stored run over time, per axis and per task (a sparkline)",
+)
 # --- end results store ---
 
 

@@ -1,0 +1,87 @@
+"""``verial trend``: the sparkline (gaps for runs without a score), per axis and per task,
+--last, --json, and the one-line errors (unknown benchmark, unknown task, missing store)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from trend_support import report
+
+from pytest_verial.cli import main
+from pytest_verial.store import open_store
+from pytest_verial.store.trend import spark
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with open_store(url) as s:
+        s.import_report(report(0, 0.0, {"t1": 0.0, "t2": 1.0}, axes={"accuracy": 0.0}))
+        s.import_report(report(1, None, {"t1": None}))  # cancelled: no score
+        s.import_report(report(2, 1.0, {"t1": 1.0, "t2": 0.5}, axes={"accuracy": 1.0}))
+        s.import_report(report(3, 0.5, {"t1": 0.5}, benchmark="other"))
+    return url
+
+
+def test_spark_scales_zero_to_one_and_shows_gaps() -> None:
+    assert spark([0.0, None, 1.0, 0.5]) == "▁ █▅"
+    assert spark([2.0, -1.0]) == "█▁"  # clamped
+    assert spark([1.0] * 70, width=60) == "…" + "█" * 60
+
+
+def test_trend_table_has_score_axes_and_tasks_with_gaps(
+    store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["trend", "bench@1", "--store", store]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split("  ")[0].strip(): line for line in out.splitlines() if "  " in line}
+    assert "3 run(s)" in out
+    assert "▁ █" in lines["score"]  # the cancelled run is a gap, newest last
+    assert "▁ █" in lines["axis accuracy"]
+    assert "▁ █" in lines["task t1"]
+    assert "█ ▄" in lines["task t2"] or "█ ▅" in lines["task t2"]  # 0.5 is a middle bar
+    assert "other" not in out
+    assert "cancelled" in out
+
+
+def test_trend_by_slug_task_and_last(store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trend", "bench", "--task", "t2", "--last", "1", "--store", store]) == 0
+    out = capsys.readouterr().out
+    assert "1 run(s)" in out and "task t2" in out and "task t1" not in out
+
+
+def test_trend_json(store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trend", "bench@1", "--json", "--store", store]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["score"] for r in data["runs"]] == [0.0, None, 1.0]
+    assert data["runs"][2]["tasks"] == {"t1": 1.0, "t2": 0.5}
+    assert data["runs"][0]["axes"] == {"accuracy": 0.0}
+    assert all(r["id"].startswith("br_") for r in data["runs"])
+
+
+def test_unknown_benchmark_names_the_known_ones(
+    store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["trend", "nope", "--store", store]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "nope" in err and "bench@1" in err and "other@1" in err
+
+
+def test_unknown_task_and_bad_last(store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trend", "bench@1", "--task", "zz", "--store", store]) == 2
+    assert "zz" in capsys.readouterr().err
+    assert main(["trend", "bench@1", "--last", "0", "--store", store]) == 2
+    assert "--last" in capsys.readouterr().err
+
+
+def test_missing_store_is_one_line_and_not_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "none" / "results.db"
+    assert main(["trend", "bench", "--store", f"sqlite:///{path}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no results store" in err
+    assert not path.exists() and not path.parent.exists()
