@@ -7,12 +7,16 @@
    Target: the store adds <= 5 %.
 2. Import: a 60,000-task report (3 criterion runs each, cloned from a real session's task
    run) imported into a fresh SQLite store (and PostgreSQL with --postgres). Target <= 20 s.
-3. ``list_runs`` on a store of 10,000 benchmark runs: all of them, and the newest 50.
-   Target <= 0.5 s.
+3. ``list_runs`` on a store of 10,000 benchmark runs: all of them, and the newest 50; then
+   ``verial runs`` and ``verial html --index`` on such a store as child processes (wall time a
+   user waits, interpreter start included). Target <= 0.5 s.
+5. ``verial trend`` over 1,000 runs of one benchmark (10 task runs each): ``Store.trend`` and
+   the command as a child process (table, --json, --task). Target <= 1 s.
 4. Bytes per 1,000 criterion runs: the SQLite file (after import and checkpoint) and, with
    --postgres, the tables' total relation size, divided by the criterion runs stored.
 
-    python bench/store.py [--repeat 5] [--tasks 60000] [--runs 10000] [--postgres]
+    python bench/store.py [--repeat 5] [--tasks 60000] [--runs 10000] [--trend-runs 1000]
+                          [--trend-tasks 10] [--postgres] [--only overhead|import|list|runs|trend]
 
 --postgres starts a throwaway PostgreSQL with tests/store/pg_server.py (initdb + pg_ctl).
 """
@@ -153,6 +157,67 @@ def listing(runs: int, url: str) -> None:
             )
 
 
+def _verial(*args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall time of one ``verial`` child process (interpreter start and imports included)."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_verial.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return time.perf_counter() - start, done
+
+
+def startup() -> float:
+    """``verial --version`` as a child process: what every command pays before its work."""
+    return min(_verial("--version")[0] for _ in range(3))
+
+
+def runs_command(runs: int, url: str) -> None:
+    """``verial runs`` (and ``verial html --index``) on a store of ``runs`` benchmark runs."""
+    from pytest_verial.cli import _EXTRA
+
+    report = big_report(runs, runs=runs)
+    with open_store(url) as store:
+        store.import_report(report)
+    print(f"verial --version (a child process, best of 3): {startup():.2f} s")
+    commands = [("verial html --index", ["html", "--index", "-o", "OUT/index.html"])]
+    if "runs" in _EXTRA:
+        commands.insert(0, ("verial runs", ["runs"]))
+    else:
+        print("verial runs: not in this build (the storecli branch adds it)")
+    for name, args in commands:
+        with tempfile.TemporaryDirectory() as out:
+            argv = [a.replace("OUT", out) for a in args]
+            took, done = min((_verial(*argv, "--store", url) for _ in range(3)), key=_first)
+        assert done.returncode == 0, done.stderr
+        print(f"{name} on {runs:,} runs (a child process, best of 3): {took:.2f} s")
+
+
+def _first(item: tuple[float, Any]) -> float:
+    return item[0]
+
+
+def trending(runs: int, tasks: int, url: str) -> None:
+    """``verial trend`` over ``runs`` runs of one benchmark, ``tasks`` task runs each."""
+    report = big_report(runs * tasks, runs=runs)
+    ref = report.benchmark_runs[0].benchmark.ref
+    with open_store(url) as store:
+        store.import_report(report)
+        best = min(_timed(lambda: store.trend(ref)) for _ in range(3))
+        print(f"Store.trend over {runs:,} runs x {tasks} tasks: {best * 1000:.0f} ms")
+    for args in ([], ["--json"], ["--task", report.benchmark_runs[0].task_runs[0].task_key]):
+        took, done = min(
+            (_verial("trend", ref, *args, "--store", url) for _ in range(3)), key=lambda t: t[0]
+        )
+        assert done.returncode == 0, done.stderr
+        print(
+            f"verial trend {' '.join(args) or '(table)'} over {runs:,} runs "
+            f"(a child process, best of 3): {took:.2f} s"
+        )
+
+
 def _timed(work: Any) -> float:
     start = time.perf_counter()
     work()
@@ -209,7 +274,11 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=60_000)
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--postgres", action="store_true")
-    parser.add_argument("--only", choices=["overhead", "import", "list", "postgres"])
+    parser.add_argument("--trend-runs", type=int, default=1_000)
+    parser.add_argument("--trend-tasks", type=int, default=10)
+    parser.add_argument(
+        "--only", choices=["overhead", "import", "list", "runs", "trend", "postgres"]
+    )
     args = parser.parse_args()
     os.environ.pop("VERIAL_STORE", None)
     if args.only in (None, "overhead"):
@@ -219,6 +288,12 @@ def main() -> None:
     if args.only in (None, "list"):
         with tempfile.TemporaryDirectory() as tmp:
             listing(args.runs, f"sqlite:///{tmp}/results.db")
+    if args.only in (None, "runs"):
+        with tempfile.TemporaryDirectory() as tmp:
+            runs_command(args.runs, f"sqlite:///{tmp}/results.db")
+    if args.only in (None, "trend"):
+        with tempfile.TemporaryDirectory() as tmp:
+            trending(args.trend_runs, args.trend_tasks, f"sqlite:///{tmp}/results.db")
     if args.postgres or args.only == "postgres":
         postgres(args.tasks)
 

@@ -150,3 +150,49 @@ def test_index_of_an_empty_store(tmp_path: Path, capsys: pytest.CaptureFixture[s
     open_store(url).close()
     assert main(["html", "--index", "-o", str(tmp_path / "i.html"), "--store", url]) == 0
     assert "holds no runs" in (tmp_path / "i.html").read_text()
+
+
+def test_index_and_stored_run_in_a_headless_browser(
+    store: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    """Both pages load from disk with no console error and no request but the file itself,
+    and the plots are drawn (chromium + chromedriver, as tests/core/test_core_html.py)."""
+    import shutil
+
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        pytest.skip("chromium and chromedriver are not installed (scripts/setup.d/50-browser.sh)")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    url, ids = store
+    index, run = tmp_path / "index.html", tmp_path / f"{ids[2]}.html"
+    assert main(["html", ids[2], "-o", str(run), "--store", url]) == 0
+    assert main(["html", "--index", "-o", str(index), "--store", url]) == 0
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1400"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    browser = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        for page in (index, run):
+            browser.get(page.as_uri())
+            assert browser.get_log("browser") == []
+            events = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
+            urls = [
+                m["params"]["request"]["url"]
+                for m in events
+                if m["method"] == "Network.requestWillBeSent"
+            ]
+            assert urls == [page.as_uri()]
+            plots = browser.find_elements(By.CSS_SELECTOR, "svg.trend")
+            assert plots and all(p.size["width"] > 100 for p in plots)
+        assert browser.find_elements(By.CSS_SELECTOR, "section.run")  # the report still renders
+        browser.get(index.as_uri())
+        link = browser.find_element(By.LINK_TEXT, ids[2])
+        link.click()
+        assert browser.current_url == run.as_uri()
+    finally:
+        browser.quit()
