@@ -43,7 +43,7 @@ def test_html_of_a_stored_run_has_its_trend_plot(
 ) -> None:
     url, ids = store
     out = tmp_path / "run.html"
-    assert main(["html", ids[2][:-2], "-o", str(out), "--store", url]) == 0
+    assert main(["html", ids[2].lower(), "-o", str(out), "--store", url]) == 0
     page = out.read_text()
     data = _embedded(page)
     assert data["report"]["benchmark_runs"][0]["score"] == 0.9
@@ -165,6 +165,7 @@ def test_index_and_stored_run_in_a_headless_browser(
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
 
     url, ids = store
     index, run = tmp_path / "index.html", tmp_path / f"{ids[2]}.html"
@@ -192,7 +193,8 @@ def test_index_and_stored_run_in_a_headless_browser(
         assert browser.find_elements(By.CSS_SELECTOR, "section.run")  # the report still renders
         browser.get(index.as_uri())
         link = browser.find_element(By.LINK_TEXT, ids[2])
+        assert link.get_attribute("href") == run.as_uri()
         link.click()
-        assert browser.current_url == run.as_uri()
+        WebDriverWait(browser, 10).until(lambda b: b.current_url == run.as_uri())
     finally:
         browser.quit()
