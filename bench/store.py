@@ -89,8 +89,9 @@ def overhead(repeat: int) -> None:
         )
 
 
-def big_report(tasks: int, runs: int = 1) -> Report:
-    """A report of ``runs`` benchmark runs sharing ``tasks`` task runs, cloned from a real one."""
+def big_report(tasks: int, runs: int = 1, *, same_tasks: bool = False) -> Report:
+    """A report of ``runs`` benchmark runs sharing ``tasks`` task runs, cloned from a real one
+    (``same_tasks``: every run holds the same task keys, as runs of one benchmark do)."""
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         greeting_project(base, tasks=1, criteria=3)
@@ -119,7 +120,7 @@ def big_report(tasks: int, runs: int = 1) -> Report:
     for r in range(runs):
         task_runs = []
         for t in range(per_run):
-            key = f"t{r:05d}-{t:06d}"
+            key = f"t{t:06d}" if same_tasks else f"t{r:05d}-{t:06d}"
             clone = json.loads(json.dumps(template))
             clone.update(id=f"greet.verial.yaml::{key}", task_id=key, task_key=key)
             for c in clone["criterion_runs"]:
@@ -201,7 +202,7 @@ def _first(item: tuple[float, Any]) -> float:
 
 def trending(runs: int, tasks: int, url: str) -> None:
     """``verial trend`` over ``runs`` runs of one benchmark, ``tasks`` task runs each."""
-    report = big_report(runs * tasks, runs=runs)
+    report = big_report(runs * tasks, runs=runs, same_tasks=True)
     ref = report.benchmark_runs[0].benchmark.ref
     with open_store(url) as store:
         store.import_report(report)

@@ -85,3 +85,20 @@ def test_missing_store_is_one_line_and_not_created(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no results store" in err
     assert not path.exists() and not path.parent.exists()
+
+
+def test_many_tasks_and_runs_are_cut_with_a_hint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with open_store(url) as s:
+        for i in range(70):
+            s.import_report(report(i, (i % 8) / 7, {f"k{n:02d}": 0.5 for n in range(25)}))
+    assert main(["trend", "bench@1", "--store", url]) == 0
+    out = capsys.readouterr().out
+    assert "... 5 more task(s)" in out and "task k19" in out and "task k20" not in out
+    assert "the newest 20 of 70 runs" in out
+    score = next(line for line in out.splitlines() if line.startswith("score"))
+    assert "…" in score and score.count("█") == 7  # the newest 60 runs; 1.0 every 8th
+    assert main(["trend", "bench@1", "--last", "5", "--store", url]) == 0
+    assert "5 run(s)" in capsys.readouterr().out

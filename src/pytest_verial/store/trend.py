@@ -56,18 +56,22 @@ def known_benchmarks(store: Store) -> list[str]:
     return store.read("list the benchmarks", work)
 
 
-def series(points: Sequence[TrendPoint]) -> list[tuple[str, list[float | None]]]:
+def series(
+    points: Sequence[TrendPoint], *, most_tasks: int | None = None
+) -> tuple[list[tuple[str, list[float | None]]], int]:
     """(name, values per point) for the run score, each axis and each task, in the order
-    they first appear."""
+    they first appear; only the first ``most_tasks`` tasks (and how many more there are)."""
     axes: dict[str, None] = {}
     tasks: dict[str, None] = {}
     for p in points:
         axes.update(dict.fromkeys(p.axes))
         tasks.update(dict.fromkeys(p.tasks))
+    names = list(tasks)
+    shown = names if most_tasks is None else names[:most_tasks]
     out: list[tuple[str, list[float | None]]] = [("score", [p.score for p in points])]
     out += [(f"axis {a}", [p.axes.get(a) for p in points]) for a in axes]
-    out += [(f"task {t}", [p.tasks.get(t) for p in points]) for t in tasks]
-    return out
+    out += [(f"task {t}", [p.tasks.get(t) for p in points]) for t in shown]
+    return out, len(names) - len(shown)
 
 
 def _num(value: float | None) -> str:
@@ -85,11 +89,7 @@ def trend_lines(benchmark: str, points: Sequence[TrendPoint], *, task: str | Non
         + f": {len(points)} run(s), {first:%Y-%m-%d %H:%M} .. {last:%Y-%m-%d %H:%M} UTC"
         + " (oldest first, a gap is a run without a score)"
     ]
-    rows = series(points)
-    task_rows = [r for r in rows if r[0].startswith("task ")]
-    other = [r for r in rows if not r[0].startswith("task ")]
-    hidden = max(0, len(task_rows) - TASK_LINES)
-    rows = other + task_rows[:TASK_LINES]
+    rows, hidden = series(points, most_tasks=TASK_LINES)
     width = min(max(len(escape(n)) for n, _ in rows), 40)
     spark_width = max(5, min(SPARK_WIDTH, len(points)) + (1 if len(points) > SPARK_WIDTH else 0))
     lines.append(
