@@ -267,6 +267,7 @@ def postgres(tasks: int) -> None:
             f"{size / (3 * tasks) * 1000 / 1e3:.0f} kB per 1,000 criterion runs"
         )
         listing(10_000, server.new_database())
+        trending(1_000, 10, server.new_database())
 
 
 def main() -> None:
