@@ -15,8 +15,10 @@ from pytest_verial.store.trend import spark
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'results.db'}"
+def store(store_url: str) -> str:
+    """Three runs of bench@1 (the middle one cancelled) and one of other@1, on SQLite and on
+    PostgreSQL."""
+    url = store_url
     with open_store(url) as s:
         s.import_report(report(0, 0.0, {"t1": 0.0, "t2": 1.0}, axes={"accuracy": 0.0}))
         s.import_report(report(1, None, {"t1": None}))  # cancelled: no score
@@ -88,9 +90,9 @@ def test_missing_store_is_one_line_and_not_created(
 
 
 def test_many_tasks_and_runs_are_cut_with_a_hint(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    store_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'results.db'}"
+    url = store_url
     with open_store(url) as s:
         for i in range(70):
             s.import_report(report(i, (i % 8) / 7, {f"k{n:02d}": 0.5 for n in range(25)}))
