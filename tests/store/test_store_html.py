@@ -204,3 +204,13 @@ def test_index_and_stored_run_in_a_headless_browser(
         WebDriverWait(browser, 10).until(lambda b: b.current_url == run.as_uri())
     finally:
         browser.quit()
+
+
+def test_html_argument_errors(
+    store: tuple[str, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, ids = store
+    assert main(["html", "--store", url]) == 2
+    assert "--index" in capsys.readouterr().err
+    assert main(["html", ids[0], "--index", "--store", url]) == 2
+    assert "not both" in capsys.readouterr().err

@@ -104,3 +104,14 @@ def test_many_tasks_and_runs_are_cut_with_a_hint(
     assert "…" in score and score.count("█") == 7  # the newest 60 runs; 1.0 every 8th
     assert main(["trend", "bench@1", "--last", "5", "--store", url]) == 0
     assert "5 run(s)" in capsys.readouterr().out
+
+
+def test_hostile_names_are_escaped_in_the_terminal(
+    store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(store_url) as s:
+        s.import_report(report(0, 0.5, {"evil\x1b[2J": 0.5}, agent="a\x1b]0;x\x07"))
+    assert main(["trend", "bench@1", "--store", store_url]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "task evil\\x1b[2J" in out
