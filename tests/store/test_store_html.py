@@ -214,3 +214,17 @@ def test_html_argument_errors(
     assert "--index" in capsys.readouterr().err
     assert main(["html", ids[0], "--index", "--store", url]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_open_opens_the_written_page(
+    store: tuple[str, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_verial.reporting import html as html_module
+
+    opened: list[str] = []
+    monkeypatch.setattr(html_module, "OPENER", lambda uri: opened.append(uri) or True)
+    url, _ids = store
+    out = tmp_path / "i.html"
+    assert main(["html", "--index", "-o", str(out), "--open", "--store", url]) == 0
+    assert main(["html", "latest", "-o", str(tmp_path / "r.html"), "--open", "--store", url]) == 0
+    assert opened == [out.resolve().as_uri(), (tmp_path / "r.html").resolve().as_uri()]
