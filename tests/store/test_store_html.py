@@ -24,9 +24,13 @@ def store(store_url: str) -> tuple[str, list[str]]:
     url = store_url
     ids = []
     with open_store(url) as s:
-        ids += s.import_report(report(0, 0.25, {"t1": 0.25}, agent=EVIL)).run_ids
+        ids += s.import_report(
+            report(0, 0.25, {"t1": 0.25}, agent=EVIL, axes={"acc<b>": 0.2})
+        ).run_ids
         ids += s.import_report(report(1, None, {"t1": None})).run_ids
-        ids += s.import_report(report(2, 0.9, {"t1": 0.9}, details="DETAIL-TEXT")).run_ids
+        ids += s.import_report(
+            report(2, 0.9, {"t1": 0.9}, details="DETAIL-TEXT", axes={"acc<b>": 0.8})
+        ).run_ids
         ids += s.import_report(
             report(3, 0.5, {"t1": 0.5}, scored=True, details="HIDDEN-DETAIL", benchmark="sc")
         ).run_ids
@@ -54,6 +58,9 @@ def test_html_of_a_stored_run_has_its_trend_plot(
     assert plot.count("<circle") == 2  # the run without a score is a gap, not a dot
     assert 'class="gap"' in plot
     assert ids[2] in plot and 'r="4.5"' in plot  # this run is marked
+    # the axis is a line of its own (broken by the cancelled run), its name escaped
+    assert plot.count('class="axis-line"') == 2 and "axis acc&lt;b&gt;" in plot
+    assert "<b>" not in plot
     assert EVIL not in page
     assert "HTML report" in capsys.readouterr().err
 

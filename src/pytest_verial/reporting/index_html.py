@@ -50,7 +50,8 @@ def _when(value: datetime) -> str:
 
 
 def trend_svg(points: Sequence[TrendPoint], *, current: str | None = None) -> str:
-    """A plot of the run score over ``points`` (oldest first) on a 0..1 axis, as inline SVG.
+    """A plot of the run score over ``points`` (oldest first) on a 0..1 axis, as inline SVG,
+    with a thinner dashed line per axis.
 
     A run without a score breaks the line (a gap); each run is a dot whose tooltip names it;
     ``current`` (a run id) is drawn larger."""
@@ -76,21 +77,30 @@ def trend_svg(points: Sequence[TrendPoint], *, current: str | None = None) -> st
             f'stroke="#e3e6eb"/><text x="4" y="{y(level) + 4:.1f}" font-size="10" '
             f'fill="#5a6374">{level:.1f}</text>'
         )
-    segment: list[str] = []
-    lines: list[list[str]] = []
-    for i, p in enumerate(points):
-        if p.score is None:
-            if segment:
-                lines.append(segment)
-            segment = []
-            continue
-        segment.append(f"{x(i):.1f},{y(p.score):.1f}")
-    if segment:
-        lines.append(segment)
-    for seg in lines:
-        parts.append(
-            f'<polyline fill="none" stroke="#1a4fa0" stroke-width="1.5" points="{" ".join(seg)}"/>'
-        )
+
+    def polylines(values: Sequence[float | None]) -> list[str]:
+        """The ``points`` attribute of each unbroken stretch (a missing value is a gap)."""
+        out: list[str] = []
+        segment: list[str] = []
+        for i, v in enumerate(values):
+            if v is None:
+                if segment:
+                    out.append(" ".join(segment))
+                segment = []
+                continue
+            segment.append(f"{x(i):.1f},{y(v):.1f}")
+        if segment:
+            out.append(" ".join(segment))
+        return out
+
+    for (name, color), values in zip(axis_colors(points), axis_values(points), strict=True):
+        for seg in polylines(values):
+            parts.append(
+                f'<polyline class="axis-line" fill="none" stroke="{color}" stroke-width="1" '
+                f'stroke-dasharray="4,2" points="{seg}"><title>axis {_e(name)}</title></polyline>'
+            )
+    for seg in polylines([p.score for p in points]):
+        parts.append(f'<polyline fill="none" stroke="#1a4fa0" stroke-width="1.5" points="{seg}"/>')
     for i, p in enumerate(points):
         score = "no score" if p.score is None else f"{p.score:.3f}"
         tip = f"{p.id} {_when(p.created_at)} {score} {p.verdict or p.status}"
@@ -108,6 +118,33 @@ def trend_svg(points: Sequence[TrendPoint], *, current: str | None = None) -> st
     return "".join(parts)
 
 
+#: colours of the axis lines (the run score is the blue line)
+AXIS_COLORS = ("#2e7d32", "#c77700", "#7b1fa2", "#00838f", "#ad1457", "#5d4037", "#546e7a")
+
+
+def axis_colors(points: Sequence[TrendPoint]) -> list[tuple[str, str]]:
+    """(axis, colour) for the axes of ``points`` in the order they first appear (at most as
+    many as :data:`AXIS_COLORS`)."""
+    names: dict[str, None] = {}
+    for p in points:
+        names.update(dict.fromkeys(p.axes))
+    return list(zip(names, AXIS_COLORS, strict=False))
+
+
+def axis_values(points: Sequence[TrendPoint]) -> list[list[float | None]]:
+    return [[p.axes.get(name) for p in points] for name, _ in axis_colors(points)]
+
+
+def _legend(points: Sequence[TrendPoint]) -> str:
+    axes = axis_colors(points)
+    if not axes:
+        return ""
+    keys = ['<span style="color:#1a4fa0">&#9644; score</span>'] + [
+        f'<span style="color:{color}">&#9476; axis {_e(name)}</span>' for name, color in axes
+    ]
+    return f'<div class="meta legend">{" &nbsp; ".join(keys)}</div>'
+
+
 def trend_section(benchmark: str, points: Sequence[TrendPoint], current: str | None) -> str:
     """A titled section holding a benchmark's trend plot."""
     if not points:
@@ -119,8 +156,8 @@ def trend_section(benchmark: str, points: Sequence[TrendPoint], current: str | N
         'border-radius:8px;margin:0 0 16px;padding:14px 18px">'
         f"<h2>Trend: {_e(benchmark)}</h2>"
         f'<div class="meta">score of the newest {len(points)} stored run(s), oldest first '
-        f"(a dashed line is a run without a score); latest score {last}</div>"
-        f"{trend_svg(points, current=current)}</section>"
+        f"(a dotted grey upright line is a run without a score); latest score {last}</div>"
+        f"{trend_svg(points, current=current)}{_legend(points)}</section>"
     )
 
 
