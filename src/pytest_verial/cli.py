@@ -283,7 +283,8 @@ def _html_configure(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="PATH",
-        help="the HTML file (default: REPORT's name with .html, beside it)",
+        help="the HTML file (default: REPORT's name with .html, beside it; a stored run: "
+        "<id>.html; --index: verial-runs.html)",
     )
     parser.add_argument(
         "--open",
