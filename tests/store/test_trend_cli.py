@@ -115,3 +115,10 @@ def test_hostile_names_are_escaped_in_the_terminal(
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "task evil\\x1b[2J" in out
+
+
+def test_trend_without_task_runs_for_plots(store: str) -> None:
+    with open_store(store) as s:
+        points = s.trend("bench@1", per_task=False)
+    assert [p.score for p in points] == [0.0, None, 1.0]
+    assert all(p.tasks == {} for p in points) and points[2].axes == {"accuracy": 1.0}

@@ -190,7 +190,8 @@ def render_index(store: Store, *, pages: Path | None = None, limit: int | None =
     runs = store.list_runs(limit=limit)
     benchmarks = list(dict.fromkeys(r.benchmark_ref for r in runs))
     plots = "".join(
-        trend_section(b, store.trend(b, last=PLOT_RUNS), None) for b in sorted(benchmarks)
+        trend_section(b, store.trend(b, last=PLOT_RUNS, per_task=False), None)
+        for b in sorted(benchmarks)
     )
     body = "".join(_row(r, pages) for r in runs)
     head = (
@@ -273,7 +274,11 @@ def html_from_store(args: argparse.Namespace) -> int:
                 else:
                     base = load_report(args.base)
                 ref = report.benchmark_runs[0].benchmark.ref if report.benchmark_runs else None
-                trend = trend_section(ref, store.trend(ref, last=PLOT_RUNS), run_id) if ref else ""
+                trend = (
+                    trend_section(ref, store.trend(ref, last=PLOT_RUNS, per_task=False), run_id)
+                    if ref
+                    else ""
+                )
                 try:
                     write_html(output, report, base, trend=trend)
                 except OSError as exc:
