@@ -623,3 +623,12 @@ def test_an_inline_task_scores_like_the_same_task_of_a_benchmark(api: Api) -> No
             api.client.post("/v1/verify-task", json=body, headers=api.h(api.org)), 400
         )["detail"]
         assert "benchmark and task_id, or task" in detail
+
+
+def test_a_broken_store_is_a_503_that_names_no_path(api: Api) -> None:
+    api.app.state.store.write("t", lambda conn: conn.exec_driver_sql("DROP TABLE run_owners"))
+    response = api.client.get("/v1/benchmark-runs", headers=api.h(api.org))
+    detail = is_problem(response, 503)["detail"]
+    assert "store is unavailable" in detail
+    assert "run_owners" not in response.text and "store.db" not in response.text
+    assert "postgresql" not in response.text

@@ -7,6 +7,7 @@ levels read back (``/v1/benchmark-runs``, ``/v1/task-runs/{id}``, ``/v1/criterio
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
@@ -64,6 +65,16 @@ __all__ = ["ServiceConfig", "count_rows", "create_app", "load_benchmarks"]
 #: how many entries a sandbox folder may hold (links checked one by one)
 MAX_SANDBOX_ENTRIES = 10_000
 _IDEMPOTENCY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+_log = logging.getLogger("pytest_verial.service")
+
+
+def store_unavailable(exc: StoreError) -> Problem:
+    """A 503 for a store error: its one line goes to the server's log (the URL's password
+    masked), the client learns only that the store is unavailable."""
+    _log.error("%s", exc)
+    return Problem(503, "the results store is unavailable; try again")
 
 
 # -- benchmarks the server was started with ------------------------------------------------------
@@ -291,7 +302,7 @@ def principal(
     try:
         key = authenticate(request.app.state.store, token)
     except StoreError as exc:
-        raise Problem(503, str(exc)) from None
+        raise store_unavailable(exc) from None
     if key is None:
         raise Problem(401, "unknown or revoked key", headers=challenge)
     return key
@@ -359,7 +370,7 @@ def create_app(
         try:
             rev = store.read("check the schema", work)
         except StoreError as exc:
-            raise Problem(503, str(exc)) from None
+            raise store_unavailable(exc) from None
         if rev != head:
             raise Problem(503, f"store schema {rev} is not this version's {head}")
         return {"status": "ready", "schema": head, "tables": len(metadata.tables)}
@@ -388,7 +399,7 @@ def create_app(
                 store, key, report, idem=idempotency_key, digest=digest, elide=body.scored
             )
         except StoreError as exc:
-            raise Problem(503, str(exc)) from None
+            raise store_unavailable(exc) from None
         return JSONResponse(answer.body, status_code=answer.status)
 
     def _score(
@@ -668,7 +679,7 @@ def _stored(work: Any) -> Any:
     try:
         return work()
     except StoreError as exc:
-        raise Problem(503, str(exc)) from None
+        raise store_unavailable(exc) from None
 
 
 def app_from_env() -> FastAPI:
