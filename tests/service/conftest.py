@@ -18,7 +18,7 @@ with warnings.catch_warnings():  # starlette suggests another HTTP client; httpx
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-from service_support import FILES, RUNS, Api
+from service_support import EXAMPLES, RUNS, Api
 
 from pytest_verial.service.app import create_app
 from pytest_verial.service.keys import create_key
@@ -51,7 +51,7 @@ def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Api]:
         url = f"sqlite:///{tmp_path / 'store.db'}"
     else:
         url = str(request.getfixturevalue("service_postgres").new_database())
-    app = create_app(url, [FILES], RUNS)
+    app = create_app(url, [EXAMPLES], RUNS)
     org, org_key = create_key(app.state.store, "org", "ci")
     solver, solver_key = create_key(app.state.store, "solver", "agent")
     with TestClient(app) as client:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_support import FILES, RUNS, Api, child_env
+from service_support import EXAMPLES, FILES, RUNS, Api, child_env
 
 from pytest_verial.service.keys import revoke_key
 from pytest_verial.service.runs import count_rows
@@ -206,6 +206,33 @@ def plugin_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[s
     base = tmp_path_factory.mktemp("plugin")
     for run in ("good-agent", "flawed-agent"):
         report = base / f"{run}.json"
+        every = base / f"{run}-all.json"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                str(EXAMPLES),
+                "--verial-run",
+                str(RUNS / run),
+                "--verial-report",
+                str(every),
+                "--verial-store",
+                "none",
+                "-q",
+            ],
+            cwd=base,
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        out[f"{run}-all"] = json.loads(every.read_text())
         done = subprocess.run(
             [
                 sys.executable,
@@ -632,3 +659,27 @@ def test_a_broken_store_is_a_503_that_names_no_path(api: Api) -> None:
     assert "store is unavailable" in detail
     assert "run_owners" not in response.text and "store.db" not in response.text
     assert "postgresql" not in response.text
+
+
+@pytest.mark.parametrize("run", ["good-agent", "flawed-agent"])
+def test_every_example_task_scores_as_the_plugin_scores_it(
+    api: Api, run: str, plugin_reports: dict[str, dict[str, Any]]
+) -> None:
+    """Each task run of every example benchmark, verified one by one over HTTP, equals the
+    plugin's task run on the same run folder."""
+    count = 0
+    for bench in plugin_reports[f"{run}-all"]["benchmark_runs"]:
+        for task in bench["task_runs"]:
+            body = {
+                "benchmark": bench["benchmark"]["ref"],
+                "task_id": task["task_key"],
+                "sandbox": {"run_dir": run},
+            }
+            got = api.client.post("/v1/verify-task", json=body, headers=api.h(api.org))
+            assert got.status_code == 201, got.text
+            assert _essence(got.json()) == _essence(task), (
+                bench["benchmark"]["ref"],
+                task["task_key"],
+            )
+            count += 1
+    assert count >= 20
