@@ -683,3 +683,28 @@ def test_every_example_task_scores_as_the_plugin_scores_it(
             )
             count += 1
     assert count >= 20
+
+
+@pytest.mark.parametrize("run", ["good-agent", "flawed-agent"])
+def test_every_example_benchmark_run_over_the_run_api_equals_the_plugins(
+    api: Api, run: str, plugin_reports: dict[str, dict[str, Any]]
+) -> None:
+    for expected in plugin_reports[f"{run}-all"]["benchmark_runs"]:
+        ref = expected["benchmark"]["ref"]
+        made = api.client.post(
+            "/v1/benchmark-runs", json={"benchmark": ref}, headers=api.h(api.solver)
+        ).json()
+        assert [t["task_key"] for t in made["task_runs"]] == [
+            t["task_key"] for t in expected["task_runs"]
+        ], ref
+        for task in made["task_runs"]:
+            assert _complete(api, made["run_token"], task["id"], run).status_code == 200
+        got = api.client.get(f"/v1/benchmark-runs/{made['id']}", headers=api.h(api.solver)).json()
+        for name in ("status", "score", "verdict", "axes", "strict_success", "counts"):
+            assert got[name] == expected[name], (ref, name)
+        report = api.client.get(
+            f"/v1/benchmark-runs/{made['id']}/report", headers=api.h(api.solver)
+        ).json()
+        assert [_essence(t) for t in report["benchmark_runs"][0]["task_runs"]] == [
+            _essence(t) for t in expected["task_runs"]
+        ], ref
