@@ -11,7 +11,14 @@ interface TaskRunRef {
   task_id: string;
   name: string | null;
   phase: string;
+  start_url: string;
   complete_url: string;
+}
+
+interface StartedTask {
+  id: string;
+  phase: string;
+  task_item: Record<string, unknown> | null;
 }
 
 interface CreatedRun {
@@ -84,6 +91,11 @@ async function main(): Promise<void> {
   // the run token is scoped to this run: it is all the agent harness needs from here on
   const completed: TaskRun[] = [];
   for (const task of run.task_runs) {
+    // start: what the agent is asked to do (the task_item, never the rubric)
+    const started = await call<StartedTask>(task.start_url, run.run_token, {});
+    if (started.phase !== "started") {
+      throw new Error(`task run ${task.id} did not start`);
+    }
     completed.push(
       await call<TaskRun>(task.complete_url, run.run_token, { sandbox: { run_dir: runDir } }),
     );

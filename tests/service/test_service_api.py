@@ -110,6 +110,7 @@ def test_openapi_lists_every_route(api: Api) -> None:
         ("GET", "/v1/criterion-runs/{criterion_run_id}"),
         ("POST", "/v1/benchmark-runs"),
         ("POST", "/v1/task-runs/{task_run_id}/complete"),
+        ("POST", "/v1/task-runs/{task_run_id}/start"),
         ("POST", "/v1/benchmark-runs/{run_id}/cancel"),
     }
     served = {
@@ -159,6 +160,7 @@ def test_auth_matrix(api: Api) -> None:
             f"/v1/task-runs/{run['task_runs'][0]['id']}/complete",
             {"sandbox": {"run_dir": "good-agent"}},
         ),
+        ("POST", f"/v1/task-runs/{run['task_runs'][1]['id']}/start", None),
         ("POST", f"/v1/benchmark-runs/{run['id']}/cancel", None),
     ]
     for method, path, body in lifecycle:
@@ -708,3 +710,24 @@ def test_every_example_benchmark_run_over_the_run_api_equals_the_plugins(
         assert [_essence(t) for t in report["benchmark_runs"][0]["task_runs"]] == [
             _essence(t) for t in expected["task_runs"]
         ], ref
+
+
+def test_start_gives_the_task_not_its_rubric(api: Api) -> None:
+    made = _create(api, api.solver, scored=True)
+    task = made["task_runs"][0]
+    assert task["phase"] == "pending" and task["start_url"].endswith("/start")
+    token = api.h(made["run_token"])
+    started = api.client.post(task["start_url"], headers=token)
+    assert started.status_code == 200, started.text
+    body = started.json()
+    assert body["phase"] == "started" and body["task_item"]["instruction"]
+    assert "criteria" not in started.text and "assertion" not in started.text
+    again = api.client.post(task["start_url"], headers=token).json()
+    assert again["started_at"] == body["started_at"]
+    other = _create(api, api.org)
+    is_problem(api.client.post(other["task_runs"][0]["start_url"], headers=token), 404)
+    assert _complete(api, made["run_token"], task["id"], "good-agent").status_code == 200
+    assert (
+        "already completed"
+        in is_problem(api.client.post(task["start_url"], headers=token), 409)["detail"]
+    )

@@ -622,6 +622,15 @@ def create_app(
         base = str(request.base_url).rstrip("/")
         return _stored(lambda: create_run(store, key, report, base))
 
+    @app.post("/v1/task-runs/{task_run_id}/start", tags=["runs"])
+    def start_task_run(task_run_id: str, key: Key, request: Request) -> Any:
+        """Mark a pending task run started; the task as the agent needs it (its
+        ``task_item``, never its criteria)."""
+        from .runapi import start_task
+
+        base = str(request.base_url).rstrip("/")
+        return _stored(lambda: start_task(store, key, task_run_id, base))
+
     @app.post("/v1/task-runs/{task_run_id}/complete", tags=["runs"])
     def complete_task_run(task_run_id: str, body: CompleteIn, key: Key) -> Any:
         """Score a pending task run on its sandbox, store it, and finalize the benchmark run

@@ -20,22 +20,70 @@ from ..results import BenchmarkRun, Report, RunCounts, RunStatus, TaskRun, TaskS
 from ..store import Store
 from ..store.core import _replace_task, _report, insert_report
 from ..store.rows import SessionMeta, as_utc, benchmark_run_row, report_split, session_row
-from ..store.tables import benchmark_runs, criterion_runs, run_owners, sessions, task_runs
+from ..store.tables import (
+    benchmark_runs,
+    criterion_runs,
+    run_owners,
+    sessions,
+    task_run_starts,
+    task_runs,
+)
 from .http import Problem
 from .keys import ApiKey, new_run_token
 from .runs import _visible, not_found, task_view
 
 
-def pending_view(tr_id: str, task: TaskRun, base: str) -> dict[str, Any]:
+def pending_view(tr_id: str, task: TaskRun, base: str, started: bool = False) -> dict[str, Any]:
+    phase = (
+        "completed"
+        if task.status is not TaskStatus.RUNNING
+        else "started"
+        if started
+        else ("pending")
+    )
     return {
         "id": tr_id,
         "task_id": task.task_id,
         "task_key": task.task_key,
         "name": task.name,
-        "phase": "pending" if task.status is TaskStatus.RUNNING else "completed",
+        "phase": phase,
         "status": str(task.status),
+        "start_url": f"{base}/v1/task-runs/{tr_id}/start",
         "complete_url": f"{base}/v1/task-runs/{tr_id}/complete",
     }
+
+
+def start_task(store: Store, key: ApiKey, tr_id: str, base: str) -> dict[str, Any]:
+    """Mark a pending task run started (once; a second start answers the first time) and
+    answer what the agent needs: the task's id, name, entity and ``task_item`` (never its
+    criteria)."""
+
+    def work(conn: Connection) -> dict[str, Any]:
+        br_id = conn.execute(
+            select(task_runs.c.benchmark_run_id).where(task_runs.c.id == tr_id)
+        ).scalar()
+        if br_id is None or _visible(conn, key, str(br_id)) is None:
+            raise not_found("task run", tr_id)
+        report = _report(conn, run_id=str(br_id))
+        run = report.benchmark_runs[0]
+        task = run.task_runs[_position(conn, tr_id)]
+        _check_open(run, task, tr_id)
+        when = conn.execute(
+            select(task_run_starts.c.started_at).where(task_run_starts.c.task_run_id == tr_id)
+        ).scalar()
+        if when is None:
+            when = datetime.now(UTC)
+            conn.execute(task_run_starts.insert().values(task_run_id=tr_id, started_at=when))
+        snapshot = task.snapshot or {}
+        return {
+            **pending_view(tr_id, task, base, started=True),
+            "benchmark_run_id": str(br_id),
+            "entity": task.entity,
+            "started_at": (as_utc(when) or datetime.now(UTC)).isoformat(),
+            "task_item": snapshot.get("task_item"),
+        }
+
+    return store.write("start a task run", work)
 
 
 def create_run(store: Store, key: ApiKey, report: Report, base: str) -> dict[str, Any]:

@@ -189,3 +189,15 @@ run_tokens = Table(
     Column("hash", String(64), nullable=False, unique=True),
     Column("expires_at", DateTime(timezone=True), nullable=False),
 )
+
+task_run_starts = Table(
+    "task_run_starts",
+    metadata,
+    Column(
+        "task_run_id",
+        String(40),
+        ForeignKey("task_runs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+)
