@@ -49,7 +49,6 @@ from ..store.tables import metadata
 from .http import MAX_BODY, BodyGuard, Problem, install_problem_handlers
 from .keys import ApiKey, authenticate
 from .runs import (
-    count_rows,
     find_replay,
     list_benchmark_runs,
     read_benchmark_run,
@@ -60,7 +59,7 @@ from .runs import (
     store_verified,
 )
 
-__all__ = ["ServiceConfig", "count_rows", "create_app", "load_benchmarks"]
+__all__ = ["create_app", "load_benchmarks"]
 
 #: how many entries a sandbox folder may hold (links checked one by one)
 MAX_SANDBOX_ENTRIES = 10_000
@@ -211,13 +210,6 @@ class CompleteIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     sandbox: SandboxIn
     config: TaskConfig = Field(default_factory=TaskConfig)
-
-
-@dataclass
-class ServiceConfig:
-    store_url: str
-    benchmark_paths: list[str]
-    runs_root: str
 
 
 def _sandbox(root: Path, run_dir: str) -> Path:
