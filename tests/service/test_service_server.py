@@ -10,6 +10,7 @@ import re
 import signal
 import socket
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -293,3 +294,55 @@ def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
     assert [t["verdict"] for t in result["task_runs"]] != ["pass", "pass"]  # the flawed agent
     assert result["task"]["id"] == result["task_runs"][0]["id"]
     assert result["criterion"]["id"] == result["task"]["criterion_runs"][0]["id"]
+
+
+def test_two_servers_over_one_postgresql_share_runs_and_keys(tmp_path: Path) -> None:
+    """Two `verial serve` processes over one PostgreSQL are stateless: the same
+    Idempotency-Key sent to both at once stores one run, and each server reads what the other
+    stored."""
+    pytest.importorskip("psycopg", reason="PostgreSQL needs psycopg")
+    sys.path.insert(0, str(ROOT / "tests" / "store"))
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pg_server import pg_server
+
+    try:
+        server_cm = pg_server()
+        pg = server_cm.__enter__()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    try:
+        store = pg.new_database()
+        _, org = new_key(tmp_path, store, "org")
+        auth = {"Authorization": f"Bearer {org}"}
+        args = (str(FILES), "--runs-root", str(RUNS))
+        with serve(tmp_path, store, *args) as one, serve(tmp_path, store, *args) as two:
+            body = {
+                "benchmark": "sftp-drops@1",
+                "task_id": "sftp-claims-batch",
+                "sandbox": {"run_dir": "flawed-agent"},
+            }
+
+            def post(n: int) -> dict[str, object]:
+                url = (one.url, two.url)[n % 2]
+                r = httpx.post(
+                    url + "/v1/verify-task",
+                    json=body,
+                    headers={**auth, "Idempotency-Key": f"k{n // 2}"},
+                    timeout=60,
+                )
+                assert r.status_code == 201, r.text
+                return dict(r.json())
+
+            with ThreadPoolExecutor(8) as pool:
+                answers = list(pool.map(post, range(16)))
+            for n in range(0, 16, 2):  # both servers answered each key the same
+                assert answers[n] == answers[n + 1]
+            with httpx.Client(base_url=two.url, timeout=60) as http:
+                assert len(_all_runs(http, auth)) == 8
+            tr = answers[0]["task_run_id"]
+            a = httpx.get(f"{one.url}/v1/task-runs/{tr}", headers=auth).json()
+            b = httpx.get(f"{two.url}/v1/task-runs/{tr}", headers=auth).json()
+            assert a == b and a["score"] == answers[0]["score"]
+    finally:
+        server_cm.__exit__(None, None, None)
