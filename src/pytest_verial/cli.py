@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -384,16 +385,16 @@ add_command(
 
 
 # --- results store (issue 19): import and export; see pytest_verial.store.cli ---------------
-def _store_command(name: str) -> tuple[Callable[[Any], None], Callable[[Any], int]]:
+def _store_command(
+    name: str, module: str = "cli"
+) -> tuple[Callable[[Any], None], Callable[[Any], int]]:
     def configure(parser: argparse.ArgumentParser) -> None:
-        from .store import cli as store_cli
-
-        getattr(store_cli, f"{name}_configure")(parser)
+        commands = importlib.import_module(f"{__package__}.store.{module}")
+        getattr(commands, f"{name}_configure")(parser)
 
     def run(args: argparse.Namespace) -> int:
-        from .store import cli as store_cli
-
-        return int(getattr(store_cli, f"{name}_run")(args))
+        commands = importlib.import_module(f"{__package__}.store.{module}")
+        return int(getattr(commands, f"{name}_run")(args))
 
     return configure, run
 
@@ -404,6 +405,16 @@ add_command(
     help="store JSON reports in the results store (CI artifacts, shards, merged, recovered)",
 )
 add_command("export", *_store_command("export"), help="write a stored run's JSON report")
+add_command(
+    "runs",
+    *_store_command("runs", "commands"),
+    help="list the stored benchmark runs, newest first (`runs delete REF...` deletes)",
+)
+add_command(
+    "prune",
+    *_store_command("prune", "commands"),
+    help="delete old stored runs: --keep N per benchmark, or --older-than DAYS",
+)
 
 
 def _trend_configure(parser: argparse.ArgumentParser) -> None:

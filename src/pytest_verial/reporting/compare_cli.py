@@ -134,8 +134,12 @@ def comparison_lines(comparison: Comparison, criteria: bool = True) -> list[Line
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``verial compare``."""
-    parser.add_argument("base", help="the JSON report to compare against (--verial-report)")
-    parser.add_argument("head", help="the JSON report of the change")
+    parser.add_argument(
+        "base",
+        help="the JSON report to compare against (--verial-report), or a stored run: br_... "
+        "(a unique prefix), latest, latest~N",
+    )
+    parser.add_argument("head", help="the JSON report of the change, or a stored run")
     parser.add_argument(
         "--tolerance",
         default="0.0",
@@ -143,6 +147,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when a benchmark run's score drops by more than DROP (default 0.0)",
     )
     parser.add_argument("--json", metavar="OUT", help="write the comparison as JSON to OUT")
+    from ..store.cli import add_store_argument
+
+    add_store_argument(parser)
 
 
 def load(path: str | Path) -> Report:
@@ -179,16 +186,26 @@ def _tolerance(text: str) -> float:
 def run(args: argparse.Namespace) -> int:
     """Compare, print, write ``--json``; 0, 1 on a regression, 2 with one line on bad input,
     4 when ``--json`` names a file that must not be written (:mod:`.outputs`)."""
-    inputs = [("the base report", args.base), ("the head report", args.head)]
+    from ..store.commands import file_inputs, report_or_stored
+
+    files = file_inputs(args.base, args.head)
+    inputs = [
+        (f"the {side} report", v)
+        for side, v in zip(("base", "head"), (args.base, args.head), strict=True)
+        if v in files
+    ]
     if args.json and refused("compare", [("--json", args.json)], inputs):
         return EXIT_REFUSED
     try:
         tolerance = _tolerance(args.tolerance)
-        base, head = load(args.base), load(args.head)
+        (base, base_name), (head, head_name) = (
+            report_or_stored(args.base, args.store, load),
+            report_or_stored(args.head, args.store, load),
+        )
     except (ValueError, RecursionError) as exc:
         print(f"verial compare: {escape(str(exc).splitlines()[0])}", file=sys.stderr)
         return 2
-    comparison = compare_reports(base, head, tolerance=tolerance, names=(args.base, args.head))
+    comparison = compare_reports(base, head, tolerance=tolerance, names=(base_name, head_name))
     if args.json:
         text = json.dumps(comparison.to_json(), indent=2, ensure_ascii=False)
         try:

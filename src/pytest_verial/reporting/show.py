@@ -29,18 +29,27 @@ _EVIDENCE_CHARS = 4000
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``verial show``."""
-    parser.add_argument("report", help="a JSON report (--verial-report)")
+    parser.add_argument(
+        "report",
+        help="a JSON report (--verial-report), or a stored run: br_... (a unique prefix), "
+        "latest, latest~N",
+    )
     parser.add_argument("task_run", nargs="?", help="a task run: node id, or task[entity] id")
     parser.add_argument("criterion", nargs="?", help="a criterion of that task run")
     parser.add_argument("--scored", action="store_true", help="omit details and evidence")
+    from ..store.cli import add_store_argument
+
+    add_store_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print what was asked; 2 with one line on stderr when it is not in the report."""
+    from ..store.commands import report_or_stored
+
     try:
-        report = load_report(args.report)
+        report, _ = report_or_stored(args.report, args.store, load_report)
     except ValueError as exc:
-        print(f"verial show: {exc}", file=sys.stderr)
+        print(f"verial show: {escape(str(exc))}", file=sys.stderr)
         return 2
     try:
         lines = show(report, args.task_run, args.criterion, scored=args.scored)
