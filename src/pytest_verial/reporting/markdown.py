@@ -18,6 +18,7 @@ from typing import Any
 
 from ..results import BenchmarkRun, CriterionRun, Report, Status, TaskRun
 from ..secrets import redact
+from .elide import elide
 
 _MAX_ROWS = 20
 _VERDICT = {"pass": "pass", "partial": "partial", "fail": "**fail**"}
@@ -41,6 +42,7 @@ def _score(value: float | None) -> str:
 
 def markdown(report: Report, scored: bool = False) -> str:
     """The summary as GitHub-flavoured Markdown (secrets masked)."""
+    report = elide(report, scored)
     lines = ["## pytest-verial", ""]
     counts = report.session.counts
     lines.append(
