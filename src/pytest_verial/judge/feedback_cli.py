@@ -35,7 +35,7 @@ def run(args: Any) -> int:
     try:
         report = load_report(args.report)
     except ValueError as exc:
-        print(f"verial feedback: {exc}", file=sys.stderr)
+        print(escape(f"verial feedback: {exc}"), file=sys.stderr)
         return 2
     task_runs = list(report.task_runs())
     matches = [t for t in task_runs if args.task in (t.task_key, t.task_id, t.id)]
@@ -50,7 +50,7 @@ def run(args: Any) -> int:
     if not matches:
         known = ", ".join(sorted({t.task_key for t in task_runs})) or "none"
         print(
-            f"verial feedback: no task {args.task!r} in {args.report} (tasks: {known})",
+            escape(f"verial feedback: no task {args.task!r} in {args.report} (tasks: {known})"),
             file=sys.stderr,
         )
         return 2
@@ -59,14 +59,16 @@ def run(args: Any) -> int:
         text = task.feedback or task_feedback(task)
         if not text:
             print(
-                f"verial feedback: task run {task.id} has verdict "
-                f"{task.verdict or task.status}: no feedback",
+                escape(
+                    f"verial feedback: task run {task.id} has verdict "
+                    f"{task.verdict or task.status}: no feedback"
+                ),
                 file=sys.stderr,
             )
             continue
         if several:
-            print(f"# {task.task_key} (run {task.run})")
-        print(text)
+            print(escape(f"# {task.task_key} (run {task.run})"))
+        print(escape(text, keep="\n"))
         if several:
             print()
     return 0
