@@ -7,12 +7,16 @@
    Target: the store adds <= 5 %.
 2. Import: a 60,000-task report (3 criterion runs each, cloned from a real session's task
    run) imported into a fresh SQLite store (and PostgreSQL with --postgres). Target <= 20 s.
-3. ``list_runs`` on a store of 10,000 benchmark runs: all of them, and the newest 50.
-   Target <= 0.5 s.
+3. ``list_runs`` on a store of 10,000 benchmark runs: all of them, and the newest 50; then
+   ``verial runs`` and ``verial html --index`` on such a store as child processes (wall time a
+   user waits, interpreter start included). Target <= 0.5 s.
+5. ``verial trend`` over 1,000 runs of one benchmark (10 task runs each): ``Store.trend`` and
+   the command as a child process (table, --json, --task). Target <= 1 s.
 4. Bytes per 1,000 criterion runs: the SQLite file (after import and checkpoint) and, with
    --postgres, the tables' total relation size, divided by the criterion runs stored.
 
-    python bench/store.py [--repeat 5] [--tasks 60000] [--runs 10000] [--postgres]
+    python bench/store.py [--repeat 5] [--tasks 60000] [--runs 10000] [--trend-runs 1000]
+                          [--trend-tasks 10] [--postgres] [--only overhead|import|list|runs|trend]
 
 --postgres starts a throwaway PostgreSQL with tests/store/pg_server.py (initdb + pg_ctl).
 """
@@ -85,8 +89,9 @@ def overhead(repeat: int) -> None:
         )
 
 
-def big_report(tasks: int, runs: int = 1) -> Report:
-    """A report of ``runs`` benchmark runs sharing ``tasks`` task runs, cloned from a real one."""
+def big_report(tasks: int, runs: int = 1, *, same_tasks: bool = False) -> Report:
+    """A report of ``runs`` benchmark runs sharing ``tasks`` task runs, cloned from a real one
+    (``same_tasks``: every run holds the same task keys, as runs of one benchmark do)."""
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         greeting_project(base, tasks=1, criteria=3)
@@ -115,7 +120,7 @@ def big_report(tasks: int, runs: int = 1) -> Report:
     for r in range(runs):
         task_runs = []
         for t in range(per_run):
-            key = f"t{r:05d}-{t:06d}"
+            key = f"t{t:06d}" if same_tasks else f"t{r:05d}-{t:06d}"
             clone = json.loads(json.dumps(template))
             clone.update(id=f"greet.verial.yaml::{key}", task_id=key, task_key=key)
             for c in clone["criterion_runs"]:
@@ -151,6 +156,67 @@ def listing(runs: int, url: str) -> None:
                 f"list_runs on {runs:,} runs, {'all' if limit is None else f'newest {limit}'}: "
                 f"{best * 1000:.0f} ms"
             )
+
+
+def _verial(*args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall time of one ``verial`` child process (interpreter start and imports included)."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_verial.cli", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return time.perf_counter() - start, done
+
+
+def startup() -> float:
+    """``verial --version`` as a child process: what every command pays before its work."""
+    return min(_verial("--version")[0] for _ in range(3))
+
+
+def runs_command(runs: int, url: str) -> None:
+    """``verial runs`` (and ``verial html --index``) on a store of ``runs`` benchmark runs."""
+    from pytest_verial.cli import _EXTRA
+
+    report = big_report(runs, runs=runs)
+    with open_store(url) as store:
+        store.import_report(report)
+    print(f"verial --version (a child process, best of 3): {startup():.2f} s")
+    commands = [("verial html --index", ["html", "--index", "-o", "OUT/index.html"])]
+    if "runs" in _EXTRA:
+        commands.insert(0, ("verial runs", ["runs"]))
+    else:
+        print("verial runs: not in this build (the storecli branch adds it)")
+    for name, args in commands:
+        with tempfile.TemporaryDirectory() as out:
+            argv = [a.replace("OUT", out) for a in args]
+            took, done = min((_verial(*argv, "--store", url) for _ in range(3)), key=_first)
+        assert done.returncode == 0, done.stderr
+        print(f"{name} on {runs:,} runs (a child process, best of 3): {took:.2f} s")
+
+
+def _first(item: tuple[float, Any]) -> float:
+    return item[0]
+
+
+def trending(runs: int, tasks: int, url: str) -> None:
+    """``verial trend`` over ``runs`` runs of one benchmark, ``tasks`` task runs each."""
+    report = big_report(runs * tasks, runs=runs, same_tasks=True)
+    ref = report.benchmark_runs[0].benchmark.ref
+    with open_store(url) as store:
+        store.import_report(report)
+        best = min(_timed(lambda: store.trend(ref)) for _ in range(3))
+        print(f"Store.trend over {runs:,} runs x {tasks} tasks: {best * 1000:.0f} ms")
+    for args in ([], ["--json"], ["--task", report.benchmark_runs[0].task_runs[0].task_key]):
+        took, done = min(
+            (_verial("trend", ref, *args, "--store", url) for _ in range(3)), key=lambda t: t[0]
+        )
+        assert done.returncode == 0, done.stderr
+        print(
+            f"verial trend {' '.join(args) or '(table)'} over {runs:,} runs "
+            f"(a child process, best of 3): {took:.2f} s"
+        )
 
 
 def _timed(work: Any) -> float:
@@ -201,6 +267,7 @@ def postgres(tasks: int) -> None:
             f"{size / (3 * tasks) * 1000 / 1e3:.0f} kB per 1,000 criterion runs"
         )
         listing(10_000, server.new_database())
+        trending(1_000, 10, server.new_database())
 
 
 def main() -> None:
@@ -209,7 +276,11 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=60_000)
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--postgres", action="store_true")
-    parser.add_argument("--only", choices=["overhead", "import", "list", "postgres"])
+    parser.add_argument("--trend-runs", type=int, default=1_000)
+    parser.add_argument("--trend-tasks", type=int, default=10)
+    parser.add_argument(
+        "--only", choices=["overhead", "import", "list", "runs", "trend", "postgres"]
+    )
     args = parser.parse_args()
     os.environ.pop("VERIAL_STORE", None)
     if args.only in (None, "overhead"):
@@ -219,6 +290,12 @@ def main() -> None:
     if args.only in (None, "list"):
         with tempfile.TemporaryDirectory() as tmp:
             listing(args.runs, f"sqlite:///{tmp}/results.db")
+    if args.only in (None, "runs"):
+        with tempfile.TemporaryDirectory() as tmp:
+            runs_command(args.runs, f"sqlite:///{tmp}/results.db")
+    if args.only in (None, "trend"):
+        with tempfile.TemporaryDirectory() as tmp:
+            trending(args.trend_runs, args.trend_tasks, f"sqlite:///{tmp}/results.db")
     if args.postgres or args.only == "postgres":
         postgres(args.tasks)
 

@@ -266,13 +266,25 @@ add_command(
 
 # --- html (issue 11): the self-contained HTML report of a saved report ---
 def _html_configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("report", help="a JSON report (--verial-report)")
-    parser.add_argument("base", nargs="?", help="a base report: adds the compare view")
+    parser.add_argument(
+        "report",
+        nargs="?",
+        help="a JSON report (--verial-report), or a stored run: br_... (a unique prefix), "
+        "latest, latest~N",
+    )
+    parser.add_argument("base", nargs="?", help="a base report or run: adds the compare view")
+    parser.add_argument(
+        "--index", action="store_true", help="an index page of the stored runs, with trend plots"
+    )
+    from .store.cli import add_store_argument
+
+    add_store_argument(parser)
     parser.add_argument(
         "-o",
         "--output",
         metavar="PATH",
-        help="the HTML file (default: REPORT's name with .html, beside it)",
+        help="the HTML file (default: REPORT's name with .html, beside it; a stored run: "
+        "<id>.html; --index: verial-runs.html)",
     )
     parser.add_argument(
         "--open",
@@ -283,9 +295,15 @@ def _html_configure(parser: argparse.ArgumentParser) -> None:
 
 def _html_run(args: argparse.Namespace) -> int:
     from .reporting.html import default_html_path, open_in_browser, write_html
+    from .reporting.index_html import html_from_store, is_store_ref
     from .reporting.json_report import load_report
     from .reporting.outputs import EXIT_REFUSED, OutputRefused, refused
 
+    if args.index or is_store_ref(args.report):
+        return html_from_store(args)
+    if args.report is None:
+        print("verial html: give a REPORT, a stored run (ID, latest) or --index", file=sys.stderr)
+        return 2
     output = Path(args.output) if args.output else default_html_path(Path(args.report))
     label = "-o" if args.output else "the HTML file"
     inputs = [("the report", args.report), ("the base report", args.base)]
@@ -315,7 +333,8 @@ add_command(
     "html",
     _html_configure,
     _html_run,
-    help="write the self-contained HTML report of a JSON report (with BASE: the compare view)",
+    help="write the self-contained HTML report of a JSON report or a stored run (with BASE: "
+    "the compare view), or --index: a page of the stored runs with trend plots",
 )
 # --- end html ---
 
@@ -385,6 +404,26 @@ add_command(
     help="store JSON reports in the results store (CI artifacts, shards, merged, recovered)",
 )
 add_command("export", *_store_command("export"), help="write a stored run's JSON report")
+
+
+def _trend_configure(parser: argparse.ArgumentParser) -> None:
+    from .store.trend import configure
+
+    configure(parser)
+
+
+def _trend_run(args: argparse.Namespace) -> int:
+    from .store.trend import run
+
+    return run(args)
+
+
+add_command(
+    "trend",
+    _trend_configure,
+    _trend_run,
+    help="a benchmark's score per stored run over time, per axis and per task (a sparkline)",
+)
 # --- end results store ---
 
 

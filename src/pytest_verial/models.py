@@ -13,11 +13,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
-Verdict = Literal["pass", "partial", "fail"]
-
-#: Fields Verial's REST API adds to the objects it returns. Accepted and kept, never used.
-API_FIELDS = ("task_id", "benchmark_id", "created_at", "updated_at")
-
 
 class Model(BaseModel):
     """Base of every spec model: frozen, unknown fields rejected."""

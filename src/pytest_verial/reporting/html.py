@@ -58,15 +58,23 @@ def _embed(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_html(report: Report, base: Report | None = None) -> str:
-    """The whole page: the template (``data/report.html``) with the report's data."""
+def render_html(report: Report, base: Report | None = None, *, trend: str = "") -> str:
+    """The whole page: the template (``data/report.html``) with the report's data; ``trend``
+    is already-escaped markup put above the runs (the store's trend plot: :mod:`.index_html`)."""
     page = resources.files("pytest_verial").joinpath("data/report.html").read_text("utf-8")
+    if trend:
+        page = page.replace(
+            '<main id="main"></main>',
+            f'<div id="trends" style="padding:16px 24px 0;max-width:1200px">{trend}</div>\n'
+            '<main id="main"></main>',
+            1,
+        )
     return page.replace("__DATA__", _embed(_page_data(report, base)), 1)
 
 
-def write_html(path: Path, report: Report, base: Report | None = None) -> None:
+def write_html(path: Path, report: Report, base: Report | None = None, *, trend: str = "") -> None:
     """Write the page atomically (a regular file only: :mod:`.outputs`)."""
-    write_text_atomic(path, render_html(report, base))
+    write_text_atomic(path, render_html(report, base, trend=trend))
 
 
 def default_html_path(report: Path) -> Path:

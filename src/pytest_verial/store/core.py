@@ -456,10 +456,16 @@ class Store:
         return self.read("read a run", work)
 
     def trend(
-        self, benchmark: str, *, task: str | None = None, last: int | None = None
+        self,
+        benchmark: str,
+        *,
+        task: str | None = None,
+        last: int | None = None,
+        per_task: bool = True,
     ) -> list[TrendPoint]:
         """Per benchmark run of ``benchmark`` (ref, slug or file), oldest first: its score,
-        axes and per-task scores (only ``task`` when given)."""
+        axes and per-task scores (only ``task`` when given; none when not ``per_task``: a plot
+        of the run score of a benchmark of many tasks reads no task run)."""
 
         def work(conn: Connection) -> list[TrendPoint]:
             query = (
@@ -494,7 +500,7 @@ class Store:
             )
             if task is not None:
                 tq = tq.where(task_runs.c.task_key == task)
-            for chunk in _chunks(ids, 500):
+            for chunk in _chunks(ids if per_task else [], 500):
                 for t in conn.execute(
                     tq.where(task_runs.c.benchmark_run_id.in_(chunk)).order_by(
                         task_runs.c.benchmark_run_id, task_runs.c.position
