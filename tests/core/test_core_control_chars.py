@@ -19,6 +19,7 @@ from core_support import Project, run_subprocess
 
 from pytest_verial.cli import main
 from pytest_verial.display import sanitize, unlink
+from pytest_verial.reporting.index_html import _e  # every cell of the store's index page
 from pytest_verial.reporting.markdown import cell
 
 HOSTILE = (
@@ -172,7 +173,7 @@ def test_verial_html_page_holds_no_control_character(
     [HOSTILE, "see https://a.example", "WWW.Example.org", "x\r\ny", "a|b`c`[d](e)", "\u202e"],
 )
 def test_markdown_cells_and_the_sanitizer(text: str) -> None:
-    for out in (cell(text), sanitize(text, markdown=True), sanitize(text, keep="\n")):
+    for out in (cell(text), sanitize(text, markdown=True), sanitize(text, keep="\n"), _e(text)):
         assert _bad(out) == []
     assert LINKS.findall(cell(text)) == [] and LINKS.findall(unlink(text)) == []
     # nothing else changes: the break is an entity a page shows as nothing
