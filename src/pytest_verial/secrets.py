@@ -206,14 +206,22 @@ def _decode_mapped(text: str) -> tuple[str, list[int], list[int]]:
         starts.extend([start] * len(folded))
         ends.extend([end] * len(folded))
 
+    def plain(a: int, b: int) -> None:
+        folded = text[a:b].lower().replace("-", "_")
+        if len(folded) == b - a:  # one character each (almost always): at C speed
+            chars.append(folded)
+            starts.extend(range(a, b))
+            ends.extend(range(a + 1, b + 1))
+        else:  # a character whose lower case is longer (U+0130)
+            for i in range(a, b):
+                add(text[i].lower().translate(_FOLD), i, i + 1)
+
     last = 0
     for token in _TOKEN.finditer(text):
-        for i in range(last, token.start()):
-            add(text[i].lower().translate(_FOLD), i, i + 1)
+        plain(last, token.start())
         add(_token_char(token).lower().translate(_FOLD), token.start(), token.end())
         last = token.end()
-    for i in range(last, len(text)):
-        add(text[i].lower().translate(_FOLD), i, i + 1)
+    plain(last, len(text))
     return "".join(chars), starts, ends
 
 

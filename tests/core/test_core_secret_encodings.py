@@ -229,3 +229,15 @@ def test_no_encoded_key_reaches_any_artifact_of_a_session(tmp_path: Path) -> Non
         for where, text in texts.items()
     }
     assert leaks == {where: [] for where in texts}
+
+
+def test_the_mask_lands_on_the_key_whatever_is_around_it() -> None:
+    """Characters whose lower case is longer (U+0130), escapes and breaks around or inside the
+    key: the mask covers the key's span in the original text, nothing else."""
+    key = "sk_live_9fK2mQ7pX4vB8nR1"
+    with registered(key):
+        assert secrets.redact(f"\u0130\u0130 {key} \u0130") == "\u0130\u0130 *** \u0130"
+        assert secrets.redact(f"%41 \\u0042 {key[:10]}\\n   {key[10:]} &amp;") == (
+            "%41 \\u0042 *** &amp;"
+        )
+        assert secrets.redact(f"a-b {key.upper().replace('_', '-')}-tail") == "a-b ***-tail"
