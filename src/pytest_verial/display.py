@@ -57,17 +57,29 @@ def escape(text: str, keep: str = "") -> str:
     return "".join(c if c.isprintable() or c in keep else _code(c) for c in text)
 
 
-#: ``scheme://`` and ``www.``: what GitHub-flavoured Markdown turns into a link by itself
-_AUTOLINK = re.compile(r"(:)(//)|\b(www)(\.)", re.IGNORECASE)
+#: what GitHub-flavoured Markdown turns into a link by itself: ``scheme://``, ``www.``, an
+#: e-mail address (``name@host.tld``) and ``mailto:`` / ``xmpp:``
+_AUTOLINK = re.compile(
+    r"(:)(//)|\b(www)(\.)|(?<=[\w.+-])(@)(?=[\w-]+\.)|\b(mailto:|xmpp:)()", re.IGNORECASE
+)
 #: an HTML zero-width space between the two halves: the page shows the text unchanged, but the
 #: autolinker (which reads the source) no longer sees ``://`` or ``www.``
 _BREAK = "&#8203;"
 
 
 def unlink(text: str) -> str:
-    """``text`` with every ``://`` and ``www.`` broken by ``&#8203;``, so that a Markdown page
-    shows them as text, never as links (GitHub's autolinks read ``https://x`` and ``www.x``)."""
-    return _AUTOLINK.sub(lambda m: (m[1] or m[3]) + _BREAK + (m[2] or m[4]), text)
+    """``text`` with every ``://``, ``www.``, e-mail ``@`` and ``mailto:`` broken by
+    ``&#8203;``, so that a Markdown page shows them as text, never as links (GitHub's autolinks
+    read ``https://x``, ``www.x``, ``a@b.org`` and ``mailto:a``)."""
+    return _AUTOLINK.sub(_broken, text)
+
+
+def _broken(match: re.Match[str]) -> str:
+    if match[5]:
+        return match[5] + _BREAK
+    if match[6]:
+        return match[6][:-1] + _BREAK + ":"
+    return (match[1] or match[3]) + _BREAK + (match[2] or match[4])
 
 
 def sanitize(text: str, keep: str = "", markdown: bool = False) -> str:

@@ -25,11 +25,11 @@ from pytest_verial.reporting.markdown import cell
 HOSTILE = (
     "\x1b[31mRED\x1b[0m \x1b]8;;http://x\x07osc\x1b]8;;\x07 \u202eevil\u202c \u2066iso\u2069 "
     "\u202aemb\u202b \u200fmark cr\rline nul\x00 bell\x07 del\x7f nel\x85 csi\x9b2J "
-    "www.evil.example HTTPS://evil.example/p?q=1 ftp://host"
+    "www.evil.example HTTPS://evil.example/p?q=1 ftp://host mail me@evil.example mailto:x"
 )
 #: what may not reach a surface (line feed and tab are a surface's own layout)
 BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-LINKS = re.compile(r"://|\bwww\.", re.IGNORECASE)
+LINKS = re.compile(r"://|\bwww\.|\w@[\w-]+\.|mailto:", re.IGNORECASE)
 
 
 def _bad(text: str) -> list[str]:
@@ -177,4 +177,5 @@ def test_markdown_cells_and_the_sanitizer(text: str) -> None:
         assert _bad(out) == []
     assert LINKS.findall(cell(text)) == [] and LINKS.findall(unlink(text)) == []
     # nothing else changes: the break is an entity a page shows as nothing
-    assert unlink("https://a www.b").replace("&#8203;", "") == "https://a www.b"
+    plain = "https://a www.b c@d.org mailto:e"
+    assert unlink(plain).replace("&#8203;", "") == plain
