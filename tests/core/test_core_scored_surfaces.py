@@ -207,3 +207,18 @@ def test_feedback_refuses_a_scored_run_unless_told_to_show_the_rubric(
     assert "zqscexpected" in output  # the user asked for the rubric
     code, output = _verial(capsys, "feedback", str(reports["plain"]), "t")
     assert code == 0 and "plainexpected" in output
+
+
+def test_junit_elides_a_scored_benchmark_run_on_its_own(reports: dict[str, Path]) -> None:
+    """A report whose session is not marked scored (runs merged from sessions, one scored by
+    its run.yaml) still keeps each scored run's details out of the JUnit file."""
+    import xml.etree.ElementTree as ET
+
+    from pytest_verial.reporting.json_report import load_report
+    from pytest_verial.reporting.junit import build_junit
+
+    report = load_report(str(reports["scored"]))
+    session = report.session.model_copy(update={"scored": False})
+    data = report.model_copy(update={"session": session}).to_json()
+    text = ET.tostring(build_junit(data, scored=False), encoding="unicode")
+    assert "criterion failed" in text and _leaks(text) == []
