@@ -6,10 +6,16 @@ shown: ANSI escape sequences (``ESC [31m``), bidi overrides (U+202E) that reorde
 zero-width characters, line separators, NUL and other controls, lone surrogates from file names
 that are not UTF-8. XML 1.0 cannot hold most control characters at all, even as ``&#x1b;``.
 
-- :func:`escape` is the one function every terminal writer and both JUnit files use: each
-  character Python does not call printable (Unicode categories Cc, Cf, Cs, Co, Cn, Zl, Zp and
-  every space but U+0020) is written as its Python escape, ``\\x1b``, ``\\u202e``,
-  ``\\U000e0001``. What is left is printable text and valid XML 1.0.
+- :func:`escape` is the one function every text surface uses (terminal writers, ``verial
+  feedback``/``show``/``report``/``compare``, both JUnit files, Markdown cells and the step
+  summary, the HTML page's data): each character Python does not call printable (Unicode
+  categories Cc, Cf, Cs, Co, Cn, Zl, Zp and every space but U+0020: ESC and so every CSI
+  sequence, C0 and C1 controls, CR, bidi overrides U+202A-202E and U+2066-2069, zero-width
+  characters) is written as its Python escape, ``\\x1b``, ``\\u202e``, ``\\U000e0001``.
+  What is left is printable text and valid XML 1.0.
+- :func:`sanitize` is :func:`escape` plus, for a page that renders Markdown (``markdown=True``:
+  the Markdown summary, the CI step summary), :func:`unlink`: a bare URL or ``www.`` name in
+  sandbox text does not become a link.
 - :func:`unsafe_id_char` finds the first character an id may not hold (README "Ids").
 
 The JSON report keeps values as they are: JSON escapes control characters itself
@@ -18,6 +24,7 @@ The JSON report keeps values as they are: JSON escapes control characters itself
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 #: characters (or pairs) that would break a node id ``path::task[entity]@run::criterion`` or a
@@ -48,6 +55,38 @@ def escape(text: str, keep: str = "") -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c in keep else _code(c) for c in text)
+
+
+#: what GitHub-flavoured Markdown turns into a link by itself: ``scheme://``, ``www.``, an
+#: e-mail address (``name@host.tld``) and ``mailto:`` / ``xmpp:``
+_AUTOLINK = re.compile(
+    r"(:)(//)|\b(www)(\.)|(?<=[\w.+-])(@)(?=[\w-]+\.)|\b(mailto:|xmpp:)()", re.IGNORECASE
+)
+#: an HTML zero-width space between the two halves: the page shows the text unchanged, but the
+#: autolinker (which reads the source) no longer sees ``://`` or ``www.``
+_BREAK = "&#8203;"
+
+
+def unlink(text: str) -> str:
+    """``text`` with every ``://``, ``www.``, e-mail ``@`` and ``mailto:`` broken by
+    ``&#8203;``, so that a Markdown page shows them as text, never as links (GitHub's autolinks
+    read ``https://x``, ``www.x``, ``a@b.org`` and ``mailto:a``)."""
+    return _AUTOLINK.sub(_broken, text)
+
+
+def _broken(match: re.Match[str]) -> str:
+    if match[5]:
+        return match[5] + _BREAK
+    if match[6]:
+        return match[6][:-1] + _BREAK + ":"
+    return (match[1] or match[3]) + _BREAK + (match[2] or match[4])
+
+
+def sanitize(text: str, keep: str = "", markdown: bool = False) -> str:
+    """The one sanitizer of text put on any surface: :func:`escape`, then for a Markdown page
+    :func:`unlink`."""
+    text = escape(text, keep)
+    return unlink(text) if markdown else text
 
 
 def show(value: object) -> str:

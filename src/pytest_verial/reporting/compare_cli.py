@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
         except OutputRefused as exc:  # made a device or a folder since the check
             print(f"verial compare: --json: {exc}", file=sys.stderr)
             return EXIT_REFUSED
-    print(f"verial compare: {args.base} -> {args.head}")
+    print(escape(f"verial compare: {args.base} -> {args.head}"))
     for text, _ in comparison_lines(comparison):
         print(escape(text))
     return comparison.exit_status

@@ -8,8 +8,10 @@ to each criterion run (expected / actual rows, evidence, judge reasoning, feedba
 base report: the score and verdict changes per benchmark run and task, regressions first.
 
 The report's data is embedded as JSON and every value is put on the page with
-``textContent``: sandbox text cannot inject markup or script. A scored benchmark run is
-embedded without details, evidence, labels or feedback, as the terminal shows it.
+``textContent``: sandbox text cannot inject markup or script, and every string is escaped
+(:func:`.display.escape`: no ESC, CR, control character or bidi override reaches the page).
+A scored benchmark run, of the report or of its base, is embedded without details, evidence,
+labels, feedback or snapshot (:mod:`.elide`), as the terminal shows it.
 """
 
 from __future__ import annotations
@@ -21,26 +23,33 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..display import escape
 from ..results import Report
 from ..secrets import redact_json
+from .elide import elide
 from .outputs import write_text_atomic
-
-_WITHHELD = ("details", "evidence", "label")
 
 
 def _page_data(report: Report, base: Report | None) -> dict[str, Any]:
-    data = report.to_json()
-    for run in data["benchmark_runs"]:
-        if not run.get("scored"):
-            continue
-        for task in run["task_runs"]:
-            task["feedback"] = None
-            task["snapshot"] = None
-            for c in task["criterion_runs"]:
-                for key in _WITHHELD:
-                    c[key] = None
-    out = {"report": data, "base": base.to_json() if base is not None else None}
-    return dict(redact_json(out))
+    """The page's data: both reports with their scored runs elided (:mod:`.elide`: the base
+    too), secrets masked."""
+    out = {
+        "report": elide(report).to_json(),
+        "base": elide(base).to_json() if base is not None else None,
+    }
+    return dict(_sanitized(redact_json(out)))
+
+
+def _sanitized(value: Any) -> Any:
+    """Every string of the page's data through :func:`.display.escape` (line breaks and tabs
+    kept): ESC, CR, C0/C1 controls and bidi overrides never reach the page's text."""
+    if isinstance(value, str):
+        return escape(value, keep="\n\t")
+    if isinstance(value, list):
+        return [_sanitized(v) for v in value]
+    if isinstance(value, dict):
+        return {_sanitized(k): _sanitized(v) for k, v in value.items()}
+    return value
 
 
 def _embed(value: Any) -> str:

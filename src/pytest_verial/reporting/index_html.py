@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..display import escape
 from ..store.core import RunRow, Store, TrendPoint
 
 #: how many runs of a benchmark its plot shows (the newest)
@@ -41,8 +42,9 @@ code{font-size:12px}
 
 
 def _e(value: object) -> str:
-    """Any value as escaped HTML text (quotes too: safe in attributes)."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """Any value as escaped HTML text (quotes too: safe in attributes), its control characters
+    and bidi overrides written as escapes (:func:`.display.escape`, as on every surface)."""
+    return html.escape(escape("" if value is None else str(value)), quote=True)
 
 
 def _when(value: datetime) -> str:

@@ -47,8 +47,12 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
     """The ``<testsuites>`` element for a report (its JSON form)."""
     root = ET.Element("testsuites", name="pytest-verial", time=_t(report["session"]["duration"]))
     total = failures = 0
-    task_runs = [t for run in report["benchmark_runs"] for t in run["task_runs"]]
-    for task in task_runs:
+    task_runs = [
+        (t, scored or bool(run.get("scored")))  # a scored benchmark run is elided on its own
+        for run in report["benchmark_runs"]
+        for t in run["task_runs"]
+    ]
+    for task, scored in task_runs:
         cases = task["criterion_runs"]
         fails = sum(1 for c in cases if _against(c))
         errors = sum(1 for c in cases if c["status"] == "error")

@@ -16,23 +16,26 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..display import escape, sanitize
 from ..results import BenchmarkRun, CriterionRun, Report, Status, TaskRun
 from ..secrets import redact
+from .elide import elide
 
 _MAX_ROWS = 20
 _VERDICT = {"pass": "pass", "partial": "partial", "fail": "**fail**"}
 
 
 def cell(value: Any, width: int = 80) -> str:
-    """Text that stays inside one table cell: no newline, pipe, HTML or Markdown syntax."""
+    """Text that stays inside one table cell: no newline, pipe, HTML or Markdown syntax, no
+    control character (:func:`.display.sanitize`) and no link."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    text = " ".join(str(text).split())
+    text = escape(" ".join(str(text).split()))
     if len(text) > width:
         text = text[: width - 3] + "..."
     text = html.escape(text, quote=False)
     for char in "\\|`*_[]<>#!":
         text = text.replace(char, "\\" + char)
-    return text
+    return sanitize(text, markdown=True)
 
 
 def _score(value: float | None) -> str:
@@ -41,6 +44,7 @@ def _score(value: float | None) -> str:
 
 def markdown(report: Report, scored: bool = False) -> str:
     """The summary as GitHub-flavoured Markdown (secrets masked)."""
+    report = elide(report, scored)
     lines = ["## pytest-verial", ""]
     counts = report.session.counts
     lines.append(
@@ -53,7 +57,7 @@ def markdown(report: Report, scored: bool = False) -> str:
         lines.extend(_run(run, scored or run.scored))
     for warning in report.session.warnings:
         lines.append(f"> warning: {cell(warning, 300)}")
-    return redact("\n".join(lines).rstrip() + "\n")
+    return sanitize(redact("\n".join(lines).rstrip()), keep="\n", markdown=True) + "\n"
 
 
 def _run(run: BenchmarkRun, scored: bool) -> list[str]:

@@ -20,6 +20,7 @@ from ..display import escape
 from ..nodeids import SEP, parse
 from ..results import BenchmarkRun, CriterionRun, Report, TaskRun
 from ..secrets import redact, redact_json
+from .elide import elide
 from .json_report import load_report
 from .terminal import describe_failure, summary_lines
 
@@ -65,6 +66,7 @@ def show(
     report: Report, task_run: str | None, criterion: str | None, scored: bool = False
 ) -> list[str]:
     """The lines ``verial show`` prints; LookupError when an id is not in the report."""
+    report = elide(report, scored)
     if task_run is None:
         return summary_lines(report, scored)
     if criterion is None and parse(task_run).criterion is not None and task_run.count(SEP) >= 2:

@@ -18,6 +18,7 @@ from ..results import (
     TaskStatus,
 )
 from ..secrets import redact
+from .elide import elide
 
 _RESULT_KEYS = ("field_results", "assertion_results")
 
@@ -133,6 +134,7 @@ def summary(
     pytest's FAILURES section already shows them. Lines longer than ``width`` are cut with
     ``...``; a scored run (or ``scored``) shows no details or evidence. Secrets masked.
     """
+    report = elide(report, scored)
     rows: list[tuple[str, str | None, int]] = []
     if not report.benchmark_runs:
         rows.append(("no task runs were scored", None, 2))
