@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -506,10 +507,25 @@ add_command("keys", *_service_command("keys"), help="create, list or revoke the 
 # --- end service ---
 
 
+#: the exit status of a command whose reader went away (``verial show ... | head``), as a
+#: process killed by SIGPIPE reports it (128 + 13): git and coreutils do the same
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``verial`` console script."""
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        status = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+    except BrokenPipeError:
+        # The reader has what it wanted: stop quietly. Whatever is still buffered goes to
+        # /dev/null, so the interpreter's own flush at exit cannot raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover
