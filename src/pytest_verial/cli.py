@@ -173,9 +173,28 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+class _PlainHelp(argparse.HelpFormatter):
+    """Help text as a terminal shows it: the docstrings' and help strings' backquotes (RST and
+    Markdown literals) are dropped."""
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(text.replace("`", ""))
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return super()._expand_help(action).replace("`", "")
+
+
+class _Parser(argparse.ArgumentParser):
+    """``verial`` and every sub-command (sub-parsers are made of the parent's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _PlainHelp)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``verial``."""
-    parser = argparse.ArgumentParser(prog="verial", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="verial", description=__doc__.splitlines()[0])
     parser.add_argument("-V", "--version", action="version", version=f"pytest-verial {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     from . import validate
