@@ -408,10 +408,11 @@ def test_several_runs_of_one_benchmark_pair_by_label_then_agent() -> None:
 def test_nothing_paired_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = write(tmp_path / "b.json", report(benchmark_run({"a": [1.0]})))
     head = write(tmp_path / "h.json", report(benchmark_run({"a": [1.0]}, ref="other@1")))
-    code, out, _ = _compare(capsys, base, head)
-    assert code == 0
+    code, out, err = _compare(capsys, base, head)
+    assert code == 5  # a gate that compared nothing fails
     assert "no benchmark run paired: nothing compared" in out
     assert out.count("not paired:") == 2
+    assert "nothing compared" in err and len(err.strip().splitlines()) == 1
 
 
 # -- bad input: one line, exit 2 --------------------------------------------------------------

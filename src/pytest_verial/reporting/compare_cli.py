@@ -15,9 +15,16 @@ from pathlib import Path
 
 from ..display import escape
 from ..results import Report
-from .diff import BenchmarkRunDelta, Comparison, TaskDelta, compare_reports
+from .diff import (
+    EXIT_NOTHING_COMPARED,
+    BenchmarkRunDelta,
+    Comparison,
+    TaskDelta,
+    compare_reports,
+)
 from .json_report import load_report
 from .outputs import EXIT_REFUSED, OutputRefused, refused, write_text_atomic
+from .terminal import plural
 
 #: a line and its colour on a tty (None: the terminal's default)
 Line = tuple[str, str | None]
@@ -115,16 +122,20 @@ def comparison_lines(comparison: Comparison, criteria: bool = True) -> list[Line
         worse = sum(len(r.worse_verdicts) for r in regressed)
         lines.append(
             (
-                f"{len(regressed)} of {len(comparison.benchmark_runs)} benchmark runs regressed "
+                f"{len(regressed)} of {plural(len(comparison.benchmark_runs), 'benchmark run')} "
+                "regressed "
                 f"(run score down by more than {comparison.tolerance:g} in {dropped}; "
                 f"{worse} task verdict{'' if worse == 1 else 's'} worse)",
                 "red",
             )
         )
-    elif comparison.benchmark_runs:
+    elif comparison.exit_status == EXIT_NOTHING_COMPARED:
+        if comparison.benchmark_runs:
+            lines.append(("no paired benchmark run has a score on both sides", "yellow"))
+    else:
         lines.append(
             (
-                f"no regression in {len(comparison.benchmark_runs)} benchmark runs "
+                f"no regression in {plural(len(comparison.benchmark_runs), 'benchmark run')} "
                 f"(tolerance {comparison.tolerance:g})",
                 "green",
             )
@@ -220,4 +231,10 @@ def run(args: argparse.Namespace) -> int:
     print(escape(f"verial compare: {args.base} -> {args.head}"))
     for text, _ in comparison_lines(comparison):
         print(escape(text))
+    if comparison.exit_status == EXIT_NOTHING_COMPARED:
+        print(
+            "verial compare: nothing compared (no benchmark run of one report pairs with a "
+            f"scored run of the other): the gate fails, exit status {EXIT_NOTHING_COMPARED}",
+            file=sys.stderr,
+        )
     return comparison.exit_status

@@ -106,6 +106,10 @@ class Interval(_Model):
     seed: int = SEED
 
 
+#: ``verial compare``'s exit status when nothing could be compared
+EXIT_NOTHING_COMPARED: Literal[5] = 5
+
+
 class BenchmarkRunDelta(_Model):
     """One benchmark run of BASE paired with one of HEAD."""
 
@@ -152,7 +156,8 @@ class Comparison(_Model):
     head: str
     tolerance: float
     regression: bool
-    exit_status: Literal[0, 1]
+    #: 0 no regression, 1 a regression, 5 nothing compared (:data:`EXIT_NOTHING_COMPARED`)
+    exit_status: Literal[0, 1, 5]
     #: regressed benchmark runs first
     benchmark_runs: list[BenchmarkRunDelta]
     unpaired: list[Unpaired]
@@ -400,12 +405,15 @@ def compare_reports(
     deltas = [compare_runs(b, h, tolerance) for b, h in pairs]
     deltas.sort(key=lambda d: (not d.regression, d.delta if d.delta is not None else 0.0))
     regression = any(d.regression for d in deltas)
+    # A gate that compared nothing must not pass: no run paired (another benchmark, a renamed
+    # folder, an ambiguous pair), or paired runs with no score on both sides.
+    compared = any(d.delta is not None or d.interval is not None for d in deltas)
     return Comparison(
         base=names[0],
         head=names[1],
         tolerance=tolerance,
         regression=regression,
-        exit_status=1 if regression else 0,
+        exit_status=1 if regression else 0 if compared else EXIT_NOTHING_COMPARED,
         benchmark_runs=deltas,
         unpaired=unpaired,
     )
