@@ -145,7 +145,7 @@ def _criterion_lines(task: TaskRun, c: CriterionRun, hide: bool) -> list[str]:
         + (f"weight {c.weight:g}" if c.points is None else f"points {c.points:+d}")
         + ("" if c.met is None else ", met" if c.met else ", not met")
         + (" (penalty applied)" if c.penalty_applied else "")
-        + f", axis {c.axis or '__default__'}"
+        + (f", axis {c.axis}" if c.axis else "")
         + (", critical" if c.critical else "")
         + (", judge" if c.judge else ""),
     ]

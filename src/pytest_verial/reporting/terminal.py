@@ -17,6 +17,7 @@ from ..results import (
     TaskRun,
     TaskStatus,
 )
+from ..scoring import DEFAULT_AXIS
 from ..secrets import redact
 from .elide import elide
 
@@ -53,11 +54,11 @@ def _rows(evidence: dict[str, Any]) -> list[str]:
 
 def _expected(row: Mapping[str, Any]) -> str:
     """The expected column: the value with its ``op`` and quantifier (``exists`` has none)."""
-    op = row.get("op")
-    quantifier = " all" if row.get("quantifier") == "all" else ""
+    op = row.get("op") or ""
+    how = " ".join(word for word in (op, "all" if row.get("quantifier") == "all" else "") if word)
     if op in ("exists", "absent"):
-        return f"({op}{quantifier})"
-    suffix = f" ({op}{quantifier})" if op or quantifier else ""
+        return f"({how})"
+    suffix = f" ({how})" if how else ""
     return _short(row.get("expected"), 30 - len(suffix)) + suffix
 
 
@@ -74,7 +75,7 @@ def describe_failure(run: CriterionRun, scored: bool) -> str:
         worth = f"points {run.points:+d}" + (" (penalty applied)" if run.penalty_applied else "")
     what = (
         f"criterion {run.criterion_id!r} ({run.assertion}) {run.status}: "
-        f"score {run.score or 0.0:.2f}, {worth}, axis {run.axis or '__default__'}"
+        f"score {run.score or 0.0:.2f}, {worth}" + (f", axis {run.axis}" if run.axis else "")
     )
     if scored:
         return escape(redact(what)) + "\n  (details withheld: scored run; see the JSON report)"
@@ -89,9 +90,15 @@ def describe_failure(run: CriterionRun, scored: bool) -> str:
 _KEEP = "\u00a0"  # joins the words of one axis entry: a wrapped line never splits it
 
 
+def _axis_name(name: str) -> str:
+    """An axis as a reader names it: criteria without one are ``(no axis)``, not the
+    report's internal key."""
+    return f"(no{_KEEP}axis)" if name == DEFAULT_AXIS else name
+
+
 def _axes(axes: Mapping[str, AxisScore]) -> str:
     return "  ".join(
-        f"{name}{_KEEP}{v.score:.2f}{_KEEP}"
+        f"{_axis_name(name)}{_KEEP}{v.score:.2f}{_KEEP}"
         + (
             f"(w{v.weight:g})"
             if v.points_possible is None
@@ -109,6 +116,11 @@ def _name(task_run: TaskRun) -> str:
 def _score(value: float | None) -> str:
     return f"{value:.3f}" if value is not None else "-"
 
+
+#: the summary's task table and failing criteria stop at these per benchmark run (``-v``
+#: lists every one)
+MAX_TASK_ROWS = 50
+MAX_FAILING = 20
 
 #: a line of the summary and its colour on a tty (None: the terminal's default)
 Line = tuple[str, str | None]
@@ -176,7 +188,13 @@ def _failing(
         )
         return lines
     lines.append(("failing criteria:", None))
-    for run, t, c in failing:
+    per_run: dict[str, int] = {}
+    shown = []
+    for entry in failing:  # at most MAX_FAILING of each benchmark run, unless -v
+        seen = per_run[entry[0].id] = per_run.get(entry[0].id, 0) + 1
+        if verbosity > 0 or seen <= MAX_FAILING:
+            shown.append(entry)
+    for run, t, c in shown:
         where = f" ({c.file}:{c.line})" if c.file and c.line else ""
         head = escape(f"  {_name(t)}::{c.criterion_id}{where}")
         if verbosity < 0:  # the criterion, where it is defined, and its details cut to fit
@@ -186,7 +204,19 @@ def _failing(
             continue
         text = describe_failure(c, scored or run.scored)
         lines.append((head + "\n    " + text.replace("\n", "\n    "), None))
+    if len(shown) < len(failing):
+        lines.append(
+            (_more(len(failing) - len(shown), "failing criterion", "failing criteria"), None)
+        )
     return lines
+
+
+def _more(count: int, noun: str, many: str) -> str:
+    """The line that stands for what a capped list left out (as pytest's ``-r`` summary)."""
+    return (
+        f"  ... and {count} more {noun if count == 1 else many}: every one is in the JSON report "
+        "(verial show REPORT; pytest -v lists them here)"
+    )
 
 
 def _fit(text: str, width: int | None, indent: int = 2) -> str:
@@ -204,10 +234,13 @@ def _fit(text: str, width: int | None, indent: int = 2) -> str:
 
 
 def _cut(text: str, width: int | None) -> str:
-    """One line cut to the terminal's width."""
+    """One line cut to the terminal's width, at a word boundary where there is one."""
     text = text.rstrip()
     if width and len(text) > width:
-        return text[: max(width - 3, 10)] + "..."
+        room = max(width - 3, 10)
+        space = text.rfind(" ", 0, room + 1)
+        end = space if space > room // 2 and text[:space].strip() else room
+        return text[:end].rstrip() + "..."
     return text
 
 
@@ -220,7 +253,7 @@ def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None,
         width = max(len("task"), *(len(_name(t)) for t in tasks))
         axes_at = width + 2 + 6 + 2 + 8 + 2
         lines.append((f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes", None, axes_at))
-        for t in tasks:
+        for t in tasks if verbosity > 0 else tasks[:MAX_TASK_ROWS]:
             note = f"  [{t.status}]" if t.status is not TaskStatus.COMPLETED else ""
             if t.critical_failed:
                 note += f"  [critical failed: {', '.join(t.critical_failed)}]"
@@ -237,6 +270,9 @@ def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None,
                     axes_at,
                 )
             )
+        if verbosity <= 0 and len(tasks) > MAX_TASK_ROWS:
+            left = len(tasks) - MAX_TASK_ROWS
+            lines.append((_more(left, "task run", "task runs"), None, 2))
         if run.trials is not None:
             for trial in run.trials.tasks:
                 lines.append(
