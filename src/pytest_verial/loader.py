@@ -12,7 +12,10 @@ The controller under xdist calls it with ``registry=None``: ids, weights and axe
 
 from __future__ import annotations
 
+import difflib
 import re
+import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,9 +171,44 @@ def _dotted(loc: list[str | int]) -> str:
     return out
 
 
-def _pydantic_message(error: Any) -> str:
+def _model_at(model: Any, path: Sequence[Any]) -> Any:
+    """The model class that validates the object at ``path`` under ``model`` (list indexes
+    and dict keys step through their container), or None when the path leaves the models."""
+    for step in path:
+        if isinstance(step, int):
+            continue
+        fields = getattr(model, "model_fields", None)
+        if fields is None:
+            return None
+        by_name = {(f.alias or name): f for name, f in fields.items()} | dict(fields)
+        field = by_name.get(step)
+        if field is None:
+            return None
+        model = _first_model(field.annotation)
+    return model
+
+
+def _first_model(annotation: Any) -> Any:
+    """The first pydantic model class inside a type (``list[X] | None`` -> X)."""
+    if isinstance(annotation, type) and hasattr(annotation, "model_fields"):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _first_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _pydantic_message(error: Any, model: Any = None) -> str:
     if error["type"] == "extra_forbidden":
-        return "unknown field (not in the criterion format; check the spelling)"
+        hint = ""
+        loc = list(error.get("loc") or ())
+        owner = _model_at(model, loc[:-1]) if model is not None and loc else None
+        if owner is not None and isinstance(loc[-1], str):
+            names = [f.alias or name for name, f in owner.model_fields.items()]
+            near = difflib.get_close_matches(loc[-1], names, n=1, cutoff=0.7)
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+        return f"unknown field (not in the criterion format; check the spelling){hint}"
     if error["type"] == "missing":
         return "required field is missing"
     return str(error["msg"])
@@ -243,7 +281,7 @@ def load_benchmark(
         benchmark = Benchmark.model_validate(root)
     except ValidationError as exc:
         for error in exc.errors():
-            reporter.add(_pydantic_message(error), tuple(error["loc"]))
+            reporter.add(_pydantic_message(error, Benchmark), tuple(error["loc"]))
         benchmark = None
     if registry is not None:
         _validate_assertions(root, registry, reporter)
@@ -311,7 +349,7 @@ def _validate_assertions(root: Any, registry: CheckRegistry, reporter: _Reporter
             except ValidationError as exc:
                 for error in exc.errors():
                     loc = ("tasks", ti, "criteria", ci, "assertion", *error["loc"])
-                    reporter.add(_pydantic_message(error), loc)
+                    reporter.add(_pydantic_message(error, check.model), loc)
 
 
 def _mask_placeholders(value: Any) -> Any:
@@ -427,7 +465,7 @@ def _spec_for(
     except ValidationError as exc:
         for error in exc.errors():
             reporter.add(
-                f"{_pydantic_message(error)} (after filling entity placeholders)",
+                f"{_pydantic_message(error, check.model)} (after filling entity placeholders)",
                 (*where, "assertion", *error["loc"]),
             )
         return None, check

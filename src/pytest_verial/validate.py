@@ -1,6 +1,7 @@
 """``verial validate``: what pytest will say about benchmark files, before a run.
 
-Exit codes: 0 every file loads (warnings allowed); 1 a file has errors, a guard failed
+Exit codes: 0 every file loads (warnings allowed); 1 a file has errors (an unknown check
+type included: its criterion can only score 0), a guard failed
 (``--run``: a task has no sandbox folder; ``--oracle``: a task scores below 1.0), or
 ``--baseline`` found criteria that pass on the baseline sandbox; 2 usage error.
 """
@@ -70,19 +71,26 @@ def _files(paths: list[str]) -> tuple[list[Path], list[str]]:
     return files, warnings
 
 
-def _warnings(path: Path, plan: BenchmarkPlan, registry: CheckRegistry) -> list[str]:
+def _warnings(path: Path, plan: BenchmarkPlan) -> list[str]:
+    return [
+        f"{path}: task {task.key}: warning: no criteria (it always scores 0)"
+        for task in plan.tasks
+        if not task.criteria
+    ]
+
+
+def _unknown_checks(path: Path, plan: BenchmarkPlan, registry: CheckRegistry) -> list[str]:
+    """Criteria whose ``assert`` names no check: each can only ever score 0, an error."""
     out: list[str] = []
     names = registry.names()
     for task in plan.tasks:
-        if not task.criteria:
-            out.append(f"{path}: task {task.key}: warning: no criteria (it always scores 0)")
         for c in task.criteria:
             if c.check is None:
                 near = difflib.get_close_matches(c.assert_name, names, n=1)
                 hint = f"; did you mean '{near[0]}'?" if near else ""
                 out.append(
-                    f"{path}: task {task.key}: criterion {c.id}: warning: unknown assert "
-                    f"'{c.assert_name}' scores 0{hint}"
+                    f"{path}: task {task.key}: criterion {c.id}: field 'assertion.assert': "
+                    f"unknown check '{c.assert_name}' (it can only score 0){hint}"
                 )
     return out
 
@@ -159,15 +167,16 @@ def run(args: argparse.Namespace) -> int:
             for problem in exc.problems:
                 print(problem)
             continue
-        for line in _warnings(path, plan, registry):
+        for line in _warnings(path, plan):
             print(line)
-        errors = _run_time_errors(path, plan)
+        errors = _unknown_checks(path, plan, registry) + _run_time_errors(path, plan)
         for line in errors:
             print(line)
         if errors:
             bad += 1
             continue
-        print(f"{path}: ok, {len(plan.tasks)} task runs")
+        count = len(plan.tasks)
+        print(f"{path}: ok, {count} task run{'' if count == 1 else 's'}")
         bad += _guards(args, path, plan)
     return 1 if bad else 0
 

@@ -21,8 +21,8 @@ tasks:
         assertion: {assert: output-match, not_contains: [sorry]}
   - id: t2
     criteria:
-      - id: typo
-        assertion: {assert: output-lenght, min_words: 1}
+      - id: words
+        assertion: {assert: output-length, min_words: 1}
   - id: t3
 """
 
@@ -44,9 +44,41 @@ def test_warnings(capsys: pytest.CaptureFixture[str], bench: Path) -> None:
     (bench.parent / "stray.yaml").write_text("- id: x\n  criteria: []\n")
     code, out = _run(capsys, str(bench.parent))
     assert code == 0, out
-    assert "unknown assert 'output-lenght'" in out and "did you mean 'output-length'" in out
     assert "task t3: warning: no criteria" in out
     assert "stray.yaml: warning: looks like a benchmark but is not named *.verial.*" in out
+    assert "ok, 3 task runs" in out
+
+
+@pytest.mark.parametrize("name", ["output-lenght", "portal-state-mach", "no-such-check"])
+def test_an_unknown_check_fails_validation(
+    capsys: pytest.CaptureFixture[str], bench: Path, name: str
+) -> None:
+    """A criterion that can only score 0 is an error, not "ok", with a did-you-mean."""
+    bench.write_text(bench.read_text().replace("assert: output-length", f"assert: {name}"))
+    code, out = _run(capsys, str(bench))
+    assert code == 1, out
+    assert "ok," not in out
+    line = next(line for line in out.splitlines() if name in line)
+    assert "task t2: criterion words: field 'assertion.assert'" in line
+    assert ("did you mean" in line) is (name != "no-such-check")
+
+
+@pytest.mark.parametrize(
+    "bad, good, where",
+    [
+        ("min_words", "min_wrds", "assertion.min_wrds"),
+        ("- id: says-hello", "- id: says-hello\n        wieght: 2", "wieght"),
+        ("  - id: t3", "  - id: t3\n    critera: []", "critera"),
+    ],
+)
+def test_a_field_typo_gets_a_did_you_mean(
+    capsys: pytest.CaptureFixture[str], bench: Path, bad: str, good: str, where: str
+) -> None:
+    bench.write_text(bench.read_text().replace(bad, good, 1))
+    code, out = _run(capsys, str(bench))
+    assert code == 1
+    line = next(line for line in out.splitlines() if f"'{where}'" in line)
+    assert "did you mean '" in line, line
 
 
 def test_run_guard(capsys: pytest.CaptureFixture[str], bench: Path, tmp_path: Path) -> None:
