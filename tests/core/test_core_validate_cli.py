@@ -156,3 +156,39 @@ def test_fhir_search_and_fhirpath_errors_are_found_before_a_run(
     out = capsys.readouterr().out
     assert "criterion bad-path: field 'assertion.fields[0].path': invalid FHIRPath" in out
     assert "unknown search parameter 'famly' for Patient; did you mean family?" in out
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        '{subject: ""}',
+        "{subject: '  ', status: booked}",
+        "{status: [booked, '']}",
+        "{subject: null}",
+        "{subject: []}",
+    ],
+)
+def test_an_empty_fhir_search_value_is_refused_at_collection(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, search: str
+) -> None:
+    """``subject=`` silently matches nothing on a FHIR server: refused before any run, in the
+    line naming the file, task, criterion and field (the plugin's collection uses the same
+    loader)."""
+    from pytest_verial.checks import default_registry
+    from pytest_verial.errors import BenchmarkFileError
+    from pytest_verial.loader import load_benchmark
+
+    path = tmp_path / "f.verial.yaml"
+    path.write_text(
+        "benchmark: f\ntasks:\n  - id: t1\n    criteria:\n      - id: appt\n        assertion:\n"
+        "          assert: fhir-resource-state\n          resource_type: Appointment\n"
+        f"          search: {search}\n"
+    )
+    with pytest.raises(BenchmarkFileError) as refused:
+        load_benchmark(path, default_registry())
+    (problem,) = refused.value.problems
+    text = str(problem)
+    assert "task 't1', criterion 'appt', field 'assertion.search'" in text
+    assert "empty value" in text and str(path) in text
+    code, out = _run(capsys, str(path))
+    assert code == 1 and "empty value" in out

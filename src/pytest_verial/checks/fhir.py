@@ -73,6 +73,24 @@ class FhirResourceState(AssertionSpec):
     changed_since_baseline: bool = False
     validation: Literal["R4B", "R5"] | None = None
 
+    @field_validator("search")
+    @classmethod
+    def _no_empty_search_value(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        """``subject=`` matches nothing on a FHIR server (HAPI, Medplum): a criterion that can
+        never find its resource is refused at collection, naming the parameter."""
+        for name, given in value.items():
+            if not name.strip():
+                raise ValueError("a search parameter has an empty name")
+            values = given if isinstance(given, list) else [given]
+            if not values or any(
+                v is None or (isinstance(v, str) and not v.strip()) for v in values
+            ):
+                raise ValueError(
+                    f"search parameter {name!r} has an empty value: it would match nothing "
+                    "(give a value, or leave the parameter out)"
+                )
+        return value
+
     @field_validator("count", mode="before")
     @classmethod
     def _count_not_negative(cls, value: Any) -> Any:
