@@ -48,7 +48,9 @@ def message(name: str):  # type: ignore[no-untyped-def]
         ("PID.3[*].5", ["MR", "MB", "SS"]),
         ("PID.13[2].4", "maria.chen@example.org"),
         # sub-components (EVN-5.9 is an HD: namespace&universal id&type)
-        ("EVN.5.9", "SUTTER&1.2.840.114350&ISO"),
+        # a path stopping at a component that holds sub-components reads the first one, as
+        # python-hl7's extract_field and HAPI's Terser do
+        ("EVN.5.9", "SUTTER"),
         ("EVN.5.9.1", "SUTTER"),
         ("EVN.5.9.2", "1.2.840.114350"),
         ("EVN.5.9.3", "ISO"),
@@ -197,3 +199,23 @@ def test_msh_with_escapes_falls_back_to_python_hl7() -> None:
     text = "MSH|^~\\&|LAB\\T\\CO|B|C|D|20240101||ORU^R01|E1|P|2.5.1"
     msg = parse_stream(text, "x")[0]
     assert get(msg, "MSH.3") == "LAB&CO"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("MSH.3", "APP&1.2&ISO"),  # a field: its text as written
+        ("MSH.3.1", "APP"),  # a component holding sub-components: the first
+        ("MSH.3.1.2", "1.2"),
+        ("PID.3.4", "HOSP"),
+        ("PID.3.4.3", "ISO"),
+        ("PID.3[*].4", ["HOSP", "CLINIC"]),
+        ("PID.3.1", "123"),  # a component without sub-components: unchanged
+    ],
+)
+def test_a_component_with_subcomponents_reads_the_first(path: str, expected: object) -> None:
+    text = (
+        "MSH|^~\\&|APP&1.2&ISO|FAC|||20260101||ADT^A01|1|P|2.5\r"
+        "PID|1||123^^^HOSP&1.2.3&ISO^MR~456^^^CLINIC&9.9&L^MB||DOE^JOHN"
+    )
+    assert get(text, path) == expected

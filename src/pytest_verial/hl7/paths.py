@@ -15,7 +15,10 @@ Grammar (whitespace not allowed)::
   event, ``MSH.10`` the control id.
 - Values are text with escape sequences decoded (``\\F\\`` -> ``|``, ``\\S\\`` -> ``^``,
   ``\\T\\`` -> ``&``, ``\\R\\`` -> ``~``, ``\\E\\`` -> ``\\``, ``\\Xhh\\``). A path that stops above
-  the leaf (``PID.5`` of ``DOE^JOHN``) gives that part's text as written, separators included.
+  the leaf (``PID.5`` of ``DOE^JOHN``) gives that part's text as written, separators included;
+  a path that stops at a component holding subcomponents (``PID.3.4`` of ``…^^^HOSP&1.2.3&ISO``)
+  gives its first subcomponent (``HOSP``), as python-hl7's ``extract_field`` and HAPI's Terser
+  do: name ``PID.3.4.2`` for another one.
 - A segment that is not in the message gives ``MISSING`` (the path does not resolve); a field,
   repetition or component that is absent or empty gives ``None`` (HL7: not valued).
 
@@ -131,8 +134,8 @@ def _from_segment(message: Any, segment: Any, p: Hl7Path) -> Any:
         node = _child(field, r)  # type: ignore[arg-type]
         if p.component is not None and node is not None:
             node = _child(node, p.component)
-            if p.subcomponent is not None and node is not None:
-                node = _child(node, p.subcomponent)
+            # a path that stops at a component holding subcomponents reads the first one
+            node = _child(node, p.subcomponent or 1) if node is not None else None
         values.append(_leaf(message, node))
     return values if p.repetition == ALL else values[0]
 
@@ -196,7 +199,8 @@ def _from_msh_fields(msh: list[str], p: Hl7Path) -> Any:
     out = []
     for r in picked:
         node: str | None = reps[r - 1] if r <= len(reps) else None  # type: ignore[operator]
-        for index, sep in ((p.component, enc[0]), (p.subcomponent, enc[3:4])):
+        subcomponent = p.subcomponent or (1 if p.component is not None else None)
+        for index, sep in ((p.component, enc[0]), (subcomponent, enc[3:4])):
             if index is not None and node is not None:
                 parts = node.split(sep) if sep else [node]
                 node = parts[index - 1] if index <= len(parts) else None
