@@ -437,22 +437,9 @@ add_command(
 )
 
 
-def _trend_configure(parser: argparse.ArgumentParser) -> None:
-    from .store.trend import configure
-
-    configure(parser)
-
-
-def _trend_run(args: argparse.Namespace) -> int:
-    from .store.trend import run
-
-    return run(args)
-
-
 add_command(
     "trend",
-    _trend_configure,
-    _trend_run,
+    *_store_command("trend", "commands"),
     help="a benchmark's score per stored run over time, per axis and per task (a sparkline)",
 )
 # --- end results store ---

@@ -12,14 +12,11 @@ import argparse
 import difflib
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from .checks.registry import CheckRegistry
-from .errors import BenchmarkFileError
-from .loader import BenchmarkPlan, is_benchmark_file, load_benchmark
-from .schema import conftest_registry
+if TYPE_CHECKING:  # ``verial``'s parser imports this module for every command: keep it light
+    from .checks.registry import CheckRegistry
+    from .loader import BenchmarkPlan
 
 EPILOG = """exit codes: 0 all files load (warnings allowed); 1 a file has errors, or a guard
 failed (--run: missing sandbox folder; --baseline: a criterion passes before the agent acts;
@@ -43,6 +40,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _looks_like_benchmark(path: Path) -> bool:
+    import yaml
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
@@ -53,6 +52,8 @@ def _looks_like_benchmark(path: Path) -> bool:
 
 
 def _files(paths: list[str]) -> tuple[list[Path], list[str]]:
+    from .loader import is_benchmark_file
+
     files: list[Path] = []
     warnings: list[str] = []
     for raw in paths:
@@ -141,6 +142,10 @@ def _score(plan: BenchmarkPlan, sandbox_root: Path) -> list[tuple[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every file, then apply the guards asked for."""
+    from .errors import BenchmarkFileError
+    from .loader import load_benchmark
+    from .schema import conftest_registry
+
     files, messages = _files(args.paths)
     for line in messages:
         print(line)

@@ -14,7 +14,6 @@ import sys
 from typing import Any
 
 from ..display import escape
-from .report import task_feedback
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: Any) -> int:
     """Print the feedback of the matching task runs."""
     from ..reporting.json_report import load_report
+    from .report import task_feedback
 
     try:
         report = load_report(args.report)

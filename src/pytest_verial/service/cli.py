@@ -8,9 +8,7 @@ import json
 import os
 import sys
 
-from ..store import StoreError
 from ..store.cli import add_store_argument, cli_rootdir, open_cli_store
-from ..store.core import store_url_from
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -47,6 +45,8 @@ def serve_configure(parser: argparse.ArgumentParser) -> None:
 
 
 def serve_run(args: argparse.Namespace) -> int:
+    from ..store.core import StoreError, store_url_from
+
     try:
         import uvicorn
 
@@ -126,6 +126,7 @@ def keys_configure(parser: argparse.ArgumentParser) -> None:
 
 
 def keys_run(args: argparse.Namespace) -> int:
+    from ..store.core import StoreError
     from .keys import create_key, list_keys, revoke_key
 
     name = f"verial keys {args.keys_command}"

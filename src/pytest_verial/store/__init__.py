@@ -7,23 +7,28 @@ See ``core.py`` for opening and reading, ``rows.py`` for the typed results <-> r
 
 from __future__ import annotations
 
-from .core import (
-    ENV,
-    ImportResult,
-    RunRow,
-    SessionWriter,
-    Store,
-    StoreError,
-    TrendPoint,
-    default_store_url,
-    mark_interrupted,
-    mask_url,
-    open_store,
-    opened,
-    sqlite_path,
-    store_url_from,
-)
-from .rows import SessionMeta, digest_of
+from typing import TYPE_CHECKING
+
+from .. import lazy
+
+if TYPE_CHECKING:
+    from .core import (
+        ENV,
+        ImportResult,
+        RunRow,
+        SessionWriter,
+        Store,
+        StoreError,
+        TrendPoint,
+        default_store_url,
+        mark_interrupted,
+        mask_url,
+        open_store,
+        opened,
+        sqlite_path,
+        store_url_from,
+    )
+    from .rows import SessionMeta, digest_of
 
 __all__ = [
     "ENV",
@@ -43,3 +48,26 @@ __all__ = [
     "sqlite_path",
     "store_url_from",
 ]
+
+# loaded on first use: a `verial` command that never opens a store never imports SQLAlchemy
+__getattr__, __dir__ = lazy.exports(
+    __name__,
+    {
+        "ENV": "core",
+        "ImportResult": "core",
+        "RunRow": "core",
+        "SessionWriter": "core",
+        "Store": "core",
+        "StoreError": "core",
+        "TrendPoint": "core",
+        "default_store_url": "core",
+        "mark_interrupted": "core",
+        "mask_url": "core",
+        "open_store": "core",
+        "opened": "core",
+        "sqlite_path": "core",
+        "store_url_from": "core",
+        "SessionMeta": "rows",
+        "digest_of": "rows",
+    },
+)

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .core import Store, StoreError, default_store_url, open_store, sqlite_path, store_url_from
+if TYPE_CHECKING:  # the parser is built for every command: SQLAlchemy loads when a store opens
+    from .core import Store
 
 _CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
@@ -44,6 +46,8 @@ def cli_rootdir(start: Path | None = None) -> Path:
 def open_cli_store(value: str | None, *, create: bool = False) -> Store:
     """The store a command names (``args.store``); StoreError (one line) when it is turned
     off, missing (reading commands never create one) or cannot be opened."""
+    from .core import StoreError, default_store_url, open_store, sqlite_path, store_url_from
+
     url = store_url_from(value, cli_rootdir())
     if url is None:
         raise StoreError("the results store is turned off (--store none / VERIAL_STORE=none)")
@@ -63,6 +67,7 @@ def import_configure(parser: argparse.ArgumentParser) -> None:
 def import_run(args: argparse.Namespace) -> int:
     """Store each report (idempotent); a report that is not valid is one line, exit 2."""
     from ..reporting.json_report import load_report
+    from .core import StoreError
 
     try:
         store = open_cli_store(args.store, create=True)
@@ -109,6 +114,7 @@ def export_configure(parser: argparse.ArgumentParser) -> None:
 def export_run(args: argparse.Namespace) -> int:
     """Write the JSON report of a stored session (or one benchmark run) to FILE."""
     from ..reporting.json_report import write_json_report
+    from .core import StoreError
 
     try:
         with open_cli_store(args.store) as store:

@@ -14,11 +14,14 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..display import escape
 from ..results import Report
 from .cli import add_store_argument, open_cli_store
-from .core import RunRow, StoreError
+
+if TYPE_CHECKING:
+    from .core import RunRow
 
 
 def is_store_ref(value: str | None) -> bool:
@@ -36,6 +39,8 @@ def report_or_stored(
     ValueError in one line when neither works."""
     if not is_store_ref(value):
         return load(value), value
+    from .core import StoreError
+
     try:
         with open_cli_store(store) as opened:
             run_id = opened.resolve(value)
@@ -158,6 +163,8 @@ def runs_run(args: argparse.Namespace) -> int:
             )
             return 2
         return _delete(args.action[1:], args.store)
+    from .core import StoreError
+
     try:
         since, limit = _since(args.since), _limit(args.limit)
         with open_cli_store(args.store) as store:
@@ -182,6 +189,8 @@ def _delete(refs: list[str], store_value: str | None) -> int:
     if not refs:
         print("verial runs delete: give the runs to delete (REF...)", file=sys.stderr)
         return 2
+    from .core import StoreError
+
     try:
         with open_cli_store(store_value) as store:
             ids = [store.resolve(ref) for ref in refs]  # every ref first: all or nothing
@@ -191,6 +200,21 @@ def _delete(refs: list[str], store_value: str | None) -> int:
         return 2
     print(f"deleted {deleted} benchmark run{'' if deleted == 1 else 's'}: {', '.join(ids)}")
     return 0
+
+
+# -- verial trend (the command itself: trend.py) ----------------------------------------------
+def trend_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("benchmark", metavar="BENCHMARK", help="benchmark ref, slug or file")
+    parser.add_argument("--task", metavar="T", help="only this task (its task key)")
+    parser.add_argument("--last", metavar="N", type=int, help="only the newest N runs")
+    parser.add_argument("--json", action="store_true", help="every point as JSON")
+    add_store_argument(parser)
+
+
+def trend_run(args: argparse.Namespace) -> int:
+    from .trend import run
+
+    return run(args)
 
 
 # -- verial prune -----------------------------------------------------------------------------
@@ -218,6 +242,8 @@ def prune_run(args: argparse.Namespace) -> int:
         text = str(exc) if str(exc).startswith("--") else f"not a number: {exc}"
         print(f"verial prune: {escape(text)}", file=sys.stderr)
         return 2
+    from .core import StoreError
+
     try:
         with open_cli_store(args.store) as store:
             deleted = store.prune(keep=keep, older_than_days=older)

@@ -158,16 +158,6 @@ def _listed(names: Iterable[str], most: int = 10) -> str:
     return shown + (f", ... ({len(names)} in all)" if len(names) > most else "")
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    from .cli import add_store_argument
-
-    parser.add_argument("benchmark", metavar="BENCHMARK", help="benchmark ref, slug or file")
-    parser.add_argument("--task", metavar="T", help="only this task (its task key)")
-    parser.add_argument("--last", metavar="N", type=int, help="only the newest N runs")
-    parser.add_argument("--json", action="store_true", help="every point as JSON")
-    add_store_argument(parser)
-
-
 def run(args: argparse.Namespace) -> int:
     from .cli import open_cli_store
 
