@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import RunConfigError
+from ..errors import RunConfigError, SourceError
 from ..models import Entity, Task
 from ..runinfo import RunDir, TaskRunMeta
 
@@ -138,10 +139,27 @@ class Sandbox:
         """The source ``name``, built on first use and cached for this task run."""
         with self._lock:
             if name not in self._sources:
+                self._own_folder()
                 module, _, attr = SOURCE_FACTORIES[name].partition(":")
                 factory = getattr(importlib.import_module(module), attr)
                 self._sources[name] = factory(self)
             return self._sources[name]
+
+    def _own_folder(self) -> None:
+        """A task folder that is a link into its own run folder (to a sibling task's folder,
+        or below one) would score this task on another task's sandbox: a SourceError. A link
+        out of the run folder stays allowed (a run assembled from elsewhere); what is read
+        below the folder is confined to it by :mod:`.confine`."""
+        if not self.path.is_symlink():
+            return
+        real = Path(os.path.realpath(self.path))
+        run = Path(os.path.realpath(self.run.path))
+        if real == run or real.is_relative_to(run):
+            raise SourceError(
+                f"{self.path}: the task folder is a symbolic link to {os.readlink(self.path)}, "
+                f"inside the run folder {self.run.path}: another task's sandbox; each task run "
+                "reads only its own folder; refused"
+            )
 
     def settle(self) -> None:
         """The task run ended: sources stop what they started ahead (live prefetches)."""

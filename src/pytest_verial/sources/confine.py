@@ -8,7 +8,8 @@ criteria reading that source are errors. Links that stay inside the task folder 
 
 The task folder itself, and the run directory above it, may be links: a run directory is
 often reached through one (``runs/latest -> runs/2026-11-23``). Confinement starts at the
-folder the task folder resolves to.
+folder the task folder resolves to. A task folder that links into its own run folder (a
+sibling task's folder) is refused by ``Sandbox.source`` before any source is built.
 """
 
 from __future__ import annotations
