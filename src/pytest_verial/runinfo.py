@@ -122,7 +122,7 @@ def load_run_config(path: Path) -> RunConfig:
     except UnicodeDecodeError as exc:
         raise RunConfigError(f"{file}: not UTF-8 text (byte {exc.start})") from None
     except DataError as exc:
-        raise RunConfigError(f"{exc}") from None
+        raise RunConfigError(exc.located()) from None
     if not isinstance(data, dict):
         raise RunConfigError(f"{file}: expected a mapping at the top level")
     try:

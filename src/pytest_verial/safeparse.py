@@ -70,6 +70,24 @@ class DataError(ValueError):
         self.loc = loc
         super().__init__(f"{where}{f':{line}' if line else ''}: {problem}")
 
+    def detail(self) -> str:
+        """The problem with the refused value's field named (``field 'a.b[0]': ...``) when
+        known, for a reader that has no line map of its own to point at it."""
+        return f"field {dotted(self.loc)!r}: {self.problem}" if self.loc else self.problem
+
+    def located(self) -> str:
+        """:meth:`detail` after the file (and line)."""
+        at = f"{self.where}:{self.line}" if self.line else self.where
+        return f"{at}: {self.detail()}"
+
+
+def dotted(loc: tuple[Any, ...]) -> str:
+    """``('tasks', 'a', 0, 'cost')`` as ``tasks.a[0].cost``."""
+    out = ""
+    for step in loc:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out
+
 
 def too_deep() -> str:
     """The one-line problem for nesting past :data:`MAX_DEPTH`."""
@@ -166,6 +184,30 @@ class _Refused(ValueError):
     """Raised inside the JSON decoder's number hooks; turned into a DataError."""
 
 
+class _NonFinite:
+    """What a second parse puts where ``NaN``/``Infinity`` stood, to find its field."""
+
+
+def _non_finite_at(text: str) -> tuple[Any, ...] | None:
+    """The keys and indexes of the first NaN/Infinity constant in ``text`` (a JSON text that
+    was just refused for one; its nesting is already known to be bounded), else None."""
+    marker = _NonFinite()
+    try:
+        data = json.loads(text, parse_constant=lambda _: marker)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        node, loc = stack.pop()
+        if node is marker:
+            return loc
+        if isinstance(node, dict):
+            stack.extend((v, (*loc, k)) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((v, (*loc, i)) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
 # -- loading ---------------------------------------------------------------------------------
 
 
@@ -192,7 +234,7 @@ def load_json(
         problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
         raise DataError(where, problem, exc.lineno, exc.colno) from None
     except _Refused as exc:
-        raise DataError(where, str(exc)) from None
+        raise DataError(where, str(exc), loc=_non_finite_at(text)) from None
     except RecursionError:  # backstop: the scan above should have refused it
         raise DataError(where, too_deep()) from None
 

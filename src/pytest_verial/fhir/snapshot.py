@@ -106,7 +106,7 @@ def _parse_lines(path: Path, handle: Any) -> Iterator[tuple[int, Any]]:
         try:
             row = load_json(line, str(path))
         except DataError as exc:
-            raise SourceError(f"{path}:{lineno}: {exc.problem}") from None
+            raise SourceError(f"{path}:{lineno}: {exc.detail()}") from None
         yield lineno, row
 
 

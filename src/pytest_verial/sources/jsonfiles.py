@@ -33,7 +33,7 @@ def read_json(path: Path) -> Any:
     try:
         return load_json(text, str(path))
     except DataError as exc:
-        raise SourceError(str(exc)) from None
+        raise SourceError(exc.located()) from None
 
 
 def iter_jsonl(path: Path) -> Iterator[Any]:
@@ -59,4 +59,4 @@ def iter_jsonl(path: Path) -> Iterator[Any]:
 
 def _line_problem(exc: DataError) -> str:
     """A JSON Lines row's problem: syntax errors read "invalid JSON line: ..."."""
-    return exc.problem.replace("invalid JSON:", "invalid JSON line:", 1)
+    return exc.detail().replace("invalid JSON:", "invalid JSON line:", 1)

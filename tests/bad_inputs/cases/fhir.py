@@ -276,7 +276,7 @@ CASES: list[Case] = [
         id="fhir-live-timeout-infinite",
         kind="fhir",
         where="collect",
-        says="run.yaml: the non-finite number inf is not accepted",
+        says="run.yaml: field 'sources.fhir.timeout': the non-finite number inf is not accepted",
         files={
             "b.verial.yaml": _benchmark(PATIENT),
             "sandbox/run.yaml": "sources:\n  fhir:\n" + LIVE + "    timeout: .inf\n",

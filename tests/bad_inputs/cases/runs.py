@@ -258,7 +258,7 @@ CASES: list[Case] = [
             "sandbox/t/.keep": "",
             "sandbox/run.yaml": "sources: {files: {timeout: .nan}}",
         },
-        says="run.yaml: the non-finite number nan is not accepted",
+        says="run.yaml: field 'sources.files.timeout': the non-finite number nan is not accepted",
     ),
     _setting(
         "files-page-size-fraction",
