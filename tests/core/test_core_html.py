@@ -105,8 +105,21 @@ def test_a_click_opens_a_criterions_evidence(browser: Any, reports: dict[str, Pa
     from selenium.webdriver.common.by import By
 
     _open(browser, reports["flawed-agent"])
-    browser.find_element(By.CSS_SELECTOR, "tr.task[data-task='schedule-followup']").click()
-    browser.find_element(By.CSS_SELECTOR, "td.crit[data-criterion='appointment-booked']").click()
+    task = browser.find_element(By.CSS_SELECTOR, "tr.task[data-task='schedule-followup']")
+    marker = "window.getComputedStyle(arguments[0].firstElementChild, '::before').content"
+    assert "\u25b8" in browser.execute_script(f"return {marker}", task)  # visibly clickable
+    task.click()
+    assert "open" in task.get_attribute("class")
+    assert "\u25be" in browser.execute_script(f"return {marker}", task)
+    crit = browser.find_element(By.CSS_SELECTOR, "td.crit[data-criterion='appointment-booked']")
+    # failed criteria first in the task's detail
+    statuses = [
+        row.find_elements(By.TAG_NAME, "td")[1].text.split()[-1]
+        for row in browser.find_elements(By.CSS_SELECTOR, ".task-detail tr")
+        if row.find_elements(By.CSS_SELECTOR, "td.crit")
+    ]
+    assert statuses[0] != "passed" and statuses == sorted(statuses, key=lambda s: s == "passed")
+    crit.click()
     detail = browser.find_element(By.CSS_SELECTOR, ".criterion-detail")
     assert detail.is_displayed()
     assert "Dr. Ramirez" in detail.text and "FAIL" in detail.text  # expected / actual rows
@@ -126,14 +139,25 @@ def test_filter_and_sort_the_task_table(browser: Any, reports: dict[str, Path]) 
             r.get_attribute("data-task") for r in section.find_elements(By.CSS_SELECTOR, "tr.task")
         ]
 
-    assert len(rows()) == 7
-    section.find_element(By.CSS_SELECTOR, "input.task-filter").send_keys("x12")
-    assert rows() == [
-        "x12-eligibility-maria-chen",
-        "x12-prior-auth-mri",
-        "x12-claim-status",
-        "x12-post-remittance",
+    # failures first: fail, then partial, then pass, each in the report's order
+    report = json.loads(reports["flawed-agent.json"].read_text())
+    (run,) = [
+        r for r in report["benchmark_runs"] if r["id"].endswith("interop.verial.yaml@flawed-agent")
     ]
+    rank = {"fail": 0, "partial": 1, "pass": 2}
+    expected = [
+        t["task_key"] for t in sorted(run["task_runs"], key=lambda t: rank.get(t["verdict"], -1))
+    ]
+    assert rows() == expected and len(expected) == 7
+    assert (
+        rank[
+            run["task_runs"][[t["task_key"] for t in run["task_runs"]].index(rows()[0])]["verdict"]
+        ]
+        < 2
+    )
+    section.find_element(By.CSS_SELECTOR, "input.task-filter").send_keys("x12")
+    assert rows() == [key for key in expected if key.startswith("x12")]
+    assert len(rows()) == 4
     section.find_element(By.XPATH, ".//th[text()='score']").click()  # ascending
     assert rows()[-1] == "x12-claim-status"  # 1.000, the highest
 
