@@ -229,7 +229,10 @@ def test_without_a_bucket_the_sandbox_sftp_directory_is_read(tmp_path: Path) -> 
         ({"bucket": "b", "prefix": "a}{"}, "unbalanced brace"),
         ({"bucket": "b", "timeout": "soon"}, r"run.yaml: sources.files.timeout: .*'soon'"),
         # NaN is refused by run.yaml's own parser, before any setting is read
-        ({"bucket": "b", "timeout": float("nan")}, r"run.yaml: the non-finite number nan is not"),
+        (
+            {"bucket": "b", "timeout": float("nan")},
+            r"run.yaml: field .sources.files.timeout.: the non-finite number nan is not",
+        ),
         ({"bucket": "b", "page_size": 2.5}, "sources.files.page_size: expected a whole number"),
         ({"max_read_bytes": True}, "sources.files.max_read_bytes: expected a whole number"),
         ({"bucket": "b", "endpoint": 5}, "sources.files.endpoint: expected text"),
