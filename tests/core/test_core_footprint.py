@@ -197,3 +197,21 @@ def test_automatic_collection_is_back_on_after_a_session(
     finally:
         heap.release()
         gc.enable()
+
+
+def test_warning_filters_import_nothing_a_plain_install_lacks() -> None:
+    """pytest imports the module of each filter's warning class for every item: a class from a
+    test-only package (hypothesis) made ./scripts/demo, which installs no test extras, print
+    a PytestConfigWarning per item (56 warnings)."""
+    import builtins
+    import tomllib
+    from pathlib import Path
+
+    config = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    filters = config["tool"]["pytest"]["ini_options"].get("filterwarnings", [])
+    for line in filters:
+        parts = line.split(":")
+        category = parts[2].strip() if len(parts) > 2 else ""
+        assert not category or (
+            "." not in category and isinstance(getattr(builtins, category, None), type)
+        ), line
