@@ -405,15 +405,16 @@ add_command(
 
 
 # --- results store (issue 19): import and export; see pytest_verial.store.cli ---------------
-def _store_command(
-    name: str, module: str = "cli"
-) -> tuple[Callable[[Any], None], Callable[[Any], int]]:
+def _lazy_command(module: str, name: str) -> tuple[Callable[[Any], None], Callable[[Any], int]]:
+    """A command whose ``<name>_configure`` and ``<name>_run`` live in ``module`` (relative
+    to this package), imported when the parser is built or the command runs, not before."""
+
     def configure(parser: argparse.ArgumentParser) -> None:
-        commands = importlib.import_module(f"{__package__}.store.{module}")
+        commands = importlib.import_module(f"{__package__}.{module}")
         getattr(commands, f"{name}_configure")(parser)
 
     def run(args: argparse.Namespace) -> int:
-        commands = importlib.import_module(f"{__package__}.store.{module}")
+        commands = importlib.import_module(f"{__package__}.{module}")
         return int(getattr(commands, f"{name}_run")(args))
 
     return configure, run
@@ -421,25 +422,27 @@ def _store_command(
 
 add_command(
     "import",
-    *_store_command("import"),
+    *_lazy_command("store.cli", "import"),
     help="store JSON reports in the results store (CI artifacts, shards, merged, recovered)",
 )
-add_command("export", *_store_command("export"), help="write a stored run's JSON report")
+add_command(
+    "export", *_lazy_command("store.cli", "export"), help="write a stored run's JSON report"
+)
 add_command(
     "runs",
-    *_store_command("runs", "commands"),
+    *_lazy_command("store.commands", "runs"),
     help="list the stored benchmark runs, newest first (`runs delete REF...` deletes)",
 )
 add_command(
     "prune",
-    *_store_command("prune", "commands"),
+    *_lazy_command("store.commands", "prune"),
     help="delete old stored runs: --keep N per benchmark, or --older-than DAYS",
 )
 
 
 add_command(
     "trend",
-    *_store_command("trend", "commands"),
+    *_lazy_command("store.commands", "trend"),
     help="a benchmark's score per stored run over time, per axis and per task (a sparkline)",
 )
 # --- end results store ---
@@ -490,26 +493,16 @@ add_command(
 
 
 # --- service (issue 20): verial serve, verial keys; see pytest_verial.service.cli ---
-def _service_command(name: str) -> tuple[Callable[[Any], None], Callable[[Any], int]]:
-    def configure(parser: argparse.ArgumentParser) -> None:
-        from .service import cli as service_cli
-
-        getattr(service_cli, f"{name}_configure")(parser)
-
-    def run(args: argparse.Namespace) -> int:
-        from .service import cli as service_cli
-
-        return int(getattr(service_cli, f"{name}_run")(args))
-
-    return configure, run
-
-
 add_command(
     "serve",
-    *_service_command("serve"),
+    *_lazy_command("service.cli", "serve"),
     help="serve verification over HTTP (POST /v1/verify-task; needs the [serve] extra)",
 )
-add_command("keys", *_service_command("keys"), help="create, list or revoke the service's API keys")
+add_command(
+    "keys",
+    *_lazy_command("service.cli", "keys"),
+    help="create, list or revoke the service's API keys",
+)
 # --- end service ---
 
 
