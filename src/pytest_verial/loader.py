@@ -13,6 +13,7 @@ The controller under xdist calls it with ``registry=None``: ids, weights and axe
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 import typing
 from collections.abc import Sequence
@@ -77,6 +78,8 @@ class BenchmarkPlan:
     tasks: list[TaskPlan] = field(default_factory=list)
     #: loaded for a scored run: generated criterion ids are positional (:func:`_criterion_ids`)
     scored: bool = False
+    #: SHA-256 of the file's text: the benchmark's identity in reports, shards and resumes
+    sha256: str = ""
 
     @property
     def slug(self) -> str:
@@ -287,7 +290,8 @@ def load_benchmark(
         _validate_assertions(root, registry, reporter)
     if benchmark is None or reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
-    plan = BenchmarkPlan(path, benchmark, scored=scored)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    plan = BenchmarkPlan(path, benchmark, scored=scored, sha256=digest)
     _expand(plan, root, registry, reporter, scored)
     if reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))

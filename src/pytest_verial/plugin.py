@@ -205,7 +205,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def shard_setup(settings: Any, items: list[pytest.Item]) -> dict[str, Any]:
     """What the shards of one run share: options and each benchmark file's version."""
     files = {
-        f.nodeid: [f.plan.slug, f.plan.benchmark.version, f.plan.benchmark.pass_threshold]
+        f.nodeid: [
+            f.plan.slug,
+            f.plan.benchmark.version,
+            f.plan.benchmark.pass_threshold,
+            f.plan.sha256,
+            [[r.label, r.config.id, r.config.agent] for r in settings.run_dirs_for(f.plan.path)],
+        ]
         for i in items
         for f in [i.getparent(BenchmarkFile)]
         if f is not None and hasattr(f, "plan")

@@ -427,6 +427,8 @@ class BenchmarkInfo(Result):
     ref: str
     file: str
     pass_threshold: float | None = None
+    #: SHA-256 of the benchmark file's text when it was scored (merge and resume compare it)
+    sha256: str | None = Field(default=None, exclude_if=_absent)
 
 
 class RunInfo(Result):
@@ -661,6 +663,14 @@ class Session(Result):
     resumed: dict[str, Json] | None = None
 
 
+class Integrity(Result):
+    """The seal of a written report (:mod:`pytest_verial.reporting.seal`): the digest of the
+    file's bytes before this member, ``sha256:<hex>`` or, with ``VERIAL_SIGNING_KEY`` set,
+    ``hmac-sha256:<hex>``. Written last by the writer; never part of what it digests."""
+
+    digest: str
+
+
 class Report(Result):
     """The JSON report (``--verial-report``)."""
 
@@ -670,6 +680,8 @@ class Report(Result):
     benchmark_runs: list[BenchmarkRun] = Field(default_factory=list)
     #: what ``pytest_verial_report`` hooks add (any JSON, by the hook's own key)
     extensions: dict[str, Json] = Field(default_factory=dict)
+    #: set when read from a file: the seal it carried (the writer writes a new one)
+    integrity: Integrity | None = Field(default=None, exclude_if=_absent)
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON types, with the report's key names."""
@@ -702,6 +714,7 @@ __all__ = [
     "CriterionRun",
     "Evidence",
     "FieldResult",
+    "Integrity",
     "Report",
     "RunStatus",
     "Session",

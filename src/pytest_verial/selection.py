@@ -123,7 +123,7 @@ def load_resume(path: Path) -> Resume:
         except JournalBusy as exc:
             raise ValueError(str(exc)) from None
     else:
-        report = load_report(path)
+        report = load_report(path, sealed=True)
     kept: dict[str, CriterionRun] = {}
     snapshots: dict[str, Any] = {}
     for task, ref in ((t, r.benchmark.ref) for r in report.benchmark_runs for t in r.task_runs):

@@ -6,7 +6,10 @@
 from __future__ import annotations
 
 import json
+import math
+import random
 import re
+import statistics
 from pathlib import Path
 
 import jsonschema
@@ -342,7 +345,7 @@ def test_pairs_by_benchmark_and_file_and_names_the_unpaired(
 ) -> None:
     base = report(
         benchmark_run({"a": [1.0]}, label="x"),
-        benchmark_run({"a": [1.0]}, label="x", ref="calls@2"),  # another version
+        benchmark_run({"a": [1.0]}, label="x2", ref="calls@2"),  # another version
         benchmark_run({"a": [1.0]}, label="x", file="elsewhere/calls.verial.yaml"),
     )
     head = report(benchmark_run({"a": [1.0]}, label="y"), benchmark_run({"b": [1.0]}, ref="new@1"))
@@ -352,7 +355,7 @@ def test_pairs_by_benchmark_and_file_and_names_the_unpaired(
     ]
     unpaired = {(u.side, u.id, u.benchmark) for u in comparison.unpaired}
     assert unpaired == {
-        ("base", "calls.verial.yaml@x", "calls@2"),
+        ("base", "calls.verial.yaml@x2", "calls@2"),
         ("base", "elsewhere/calls.verial.yaml@x", "calls@1"),
         ("head", "calls.verial.yaml@run-a", "new@1"),
     }
@@ -448,7 +451,7 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     nan["benchmark_runs"][0]["task_runs"][0]["criterion_runs"][0]["score"] = float("nan")
     not_a_score = tmp_path / "nan.json"
     not_a_score.write_text(json.dumps(nan), encoding="utf-8")
-    cases["NaN score"] = (not_a_score, "criterion c0: score nan is not a number in [0, 1]")
+    cases["NaN score"] = (not_a_score, "(criterion c0): score nan is not a number in [0, 1]")
     return cases
 
 
@@ -603,3 +606,20 @@ def test_baseline_from_the_ini_file_is_relative_to_rootdir(pytester: pytest.Pyte
     )
     assert code == 1, output[-2000:]
     assert "verial changes from baseline" in output and "good -> half: REGRESSION" in output
+
+
+def test_bootstrap_by_value_and_by_index_give_the_same_interval() -> None:
+    """Few distinct differences are resampled as multinomial counts, many as indices: the
+    two draw the same distribution, so on 4,000 tasks both land within Monte Carlo noise of
+    each other and of the normal interval mean +- 1.96 sd / sqrt(n) (half width ~0.016)."""
+    rng = random.Random(3)
+    few = [rng.choice((-0.5, 0.0, 0.0, 0.5, 1.0)) for _ in range(4000)]
+    # the same differences with a tiny distinct offset each: every value distinct
+    many = [d + i * 1e-12 for i, d in enumerate(few)]
+    n = len(few)
+    half = 1.959964 * statistics.stdev(few) / math.sqrt(n)
+    mean = math.fsum(few) / n
+    for diffs in (few, many):
+        interval = paired_bootstrap(diffs)
+        assert interval.low == pytest.approx(mean - half, abs=0.002)
+        assert interval.high == pytest.approx(mean + half, abs=0.002)

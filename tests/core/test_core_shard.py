@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import REPO, Project, run_subprocess, strip_timing
+from core_support import REPO, Project, run_subprocess, strip_timing, voice_criterion, write_sealed
 
 from pytest_verial.cli import main
 from pytest_verial.selection import assign, parse_shard
@@ -82,7 +82,7 @@ def test_merge_refuses_a_missing_shard_and_an_overlap(
     fake = json.loads(s1.read_text())
     fake["session"]["shard"]["index"] = 3
     s3 = tmp_path / "s3.json"
-    s3.write_text(json.dumps(fake))
+    write_sealed(s3, fake)
     assert main(["merge", "-o", str(tmp_path / "m.json"), str(s1), str(s2), str(s3)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is in two shards" in err
@@ -100,7 +100,11 @@ def test_merge_refuses_mismatched_shards(
 
     def refused(shard: dict[str, Any]) -> str:
         path = tmp_path / "edited.json"
-        path.write_text(json.dumps(shard))
+        path.write_text(json.dumps(shard))  # edited, its seal left as it was: refused first
+        assert main(["merge", "-o", str(tmp_path / "m.json"), str(s1), str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "edited since it was written" in err, err
+        write_sealed(path, shard)  # sealed anew: what the merge checks behind the seal see
         assert main(["merge", "-o", str(tmp_path / "m.json"), str(s1), str(path)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1, err
@@ -131,8 +135,7 @@ def test_merge_refuses_mismatched_shards(
 def test_merge_refuses_a_report_that_is_not_a_shard(
     tmp_path: Path, unsharded: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "full.json"
-    path.write_text(json.dumps(unsharded))
+    path = write_sealed(tmp_path / "full.json", unsharded)
     assert main(["merge", "-o", str(tmp_path / "m.json"), str(path)]) == 2
     assert "not a shard (written without --verial-shard)" in capsys.readouterr().err
 
@@ -152,3 +155,42 @@ def test_assignment_is_stable_and_balanced() -> None:
     loads = [sum(n for t, n in counts.items() if first[t] == k) for k in range(1, 5)]
     assert max(loads) - min(loads) <= max(counts.values())
     assert parse_shard(" 2/3 ").index == 2
+
+
+def test_merge_refuses_shards_of_other_run_folders_or_benchmark_content(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two halves scored on two agents' run folders, or on two contents of one benchmark
+    file (its version unchanged), are not one run: each merge is refused in one line."""
+    project = Project(tmp_path)
+    spec = [
+        {"id": f"t{i}", "criteria": [voice_criterion("c1", contains=["hello"])]} for i in range(4)
+    ]
+    bench = project.benchmark("greet", {"benchmark": "greet", "version": 1, "tasks": spec})
+    for run in ("agent-a", "agent-b"):
+        for i in range(4):
+            turns = [{"speaker": "agent", "text": "hello"}]
+            project.sandbox(f"t{i}", {"voice/turns.json": turns}, run=run)
+
+    def shard(k: int, run: str) -> str:
+        out = tmp_path / f"{run}-{k}.json"
+        code, output = run_subprocess(
+            tmp_path, str(bench), "--verial-run", str(tmp_path / run), "--verial-shard",
+            f"{k}/2", "--verial-report", str(out), "--verial-store", "none", "-p", "no:randomly",
+        )  # fmt: skip
+        assert code == 0, output[-2000:]
+        return str(out)
+
+    a1, b2 = shard(1, "agent-a"), shard(2, "agent-b")
+    assert main(["merge", "-o", str(tmp_path / "m.json"), a1, b2]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "scored on other run folders there (agent-b)" in err, err
+    a2_before = shard(2, "agent-a")
+    assert main(["merge", "-o", str(tmp_path / "m.json"), a1, a2_before]) == 0
+    capsys.readouterr()
+    bench.write_text(bench.read_text() + "\n# reworded, version unchanged\n")
+    a2 = shard(2, "agent-a")
+    assert main(["merge", "-o", str(tmp_path / "m2.json"), a1, a2]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "shards of different benchmark versions" in err, err
+    assert not (tmp_path / "m2.json").exists()

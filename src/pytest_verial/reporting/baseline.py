@@ -11,12 +11,15 @@ gate").
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..display import escape
 from ..results import Report
+
+if TYPE_CHECKING:
+    from .scores import ReportScores
 
 OPTION = "verial_baseline"
 
@@ -31,7 +34,7 @@ def baseline_path(config: pytest.Config) -> Path | None:
 class BaselineDeltas:
     """Prints the deltas from the baseline report after the verial summary."""
 
-    def __init__(self, config: pytest.Config, path: Path, baseline: Report) -> None:
+    def __init__(self, config: pytest.Config, path: Path, baseline: ReportScores) -> None:
         self.config = config
         self.path = path
         self.baseline = baseline
@@ -60,10 +63,10 @@ def register(config: pytest.Config) -> None:
     path = baseline_path(config)
     if path is None or hasattr(config, "workerinput"):
         return
-    from .compare_cli import load  # only with --verial-baseline
+    from .scores import load_scores  # only with --verial-baseline
 
     try:
-        baseline = load(path)
+        baseline = load_scores(path)
     except (ValueError, RecursionError) as exc:
         raise pytest.UsageError(f"--verial-baseline: {escape(str(exc).splitlines()[0])}") from None
     config.pluginmanager.register(BaselineDeltas(config, path, baseline), "verial-baseline")

@@ -153,6 +153,7 @@ def benchmark_info(display: str, plan: BenchmarkPlan) -> BenchmarkInfo:
         ref=f"{plan.slug}@{version}" if version is not None else plan.slug,
         file=display,
         pass_threshold=plan.benchmark.pass_threshold,
+        sha256=plan.sha256 or None,
     )
 
 

@@ -13,8 +13,8 @@ The comparison is a typed model (:class:`Comparison`, written by ``verial compar
   its completed task runs (one, or one per trial), its verdict the worst of their verdicts.
 - **Interval.** A paired bootstrap of the mean per-task difference (HEAD minus BASE) over the
   tasks scored on both sides: :data:`RESAMPLES` resamples of the tasks with replacement, drawn
-  by ``random.Random(SEED)`` (so the same reports always give the same interval); the bounds
-  are the 251st smallest and 251st largest resampled means (2.5 % in from each end).
+  by ``numpy.random.default_rng(SEED)`` (so the same reports always give the same interval);
+  the bounds are the 251st smallest and 251st largest resampled means (2.5 % in from each end).
 - **Regression** (exit 1): a paired benchmark run whose run score drops by more than the
   tolerance (or that lost its run score), or a task whose verdict gets worse
   (pass > partial > fail). A task scored on one side only, and an unpaired benchmark run, are
@@ -24,22 +24,13 @@ The comparison is a typed model (:class:`Comparison`, written by ``verial compar
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..results import (
-    COUNTED,
-    BenchmarkRun,
-    CriterionRun,
-    Report,
-    Status,
-    TaskRun,
-    TaskStatus,
-    Verdict,
-)
+from ..results import COUNTED, Report, Status, TaskStatus, Verdict
+from .scores import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
 
 COMPARISON_SCHEMA_ID = "pytest-verial/compare/v1"
 #: bootstrap resamples and the seed of their generator (fixed: one answer per pair of reports)
@@ -170,46 +161,74 @@ class Comparison(_Model):
 
 
 # -- the bootstrap ----------------------------------------------------------------------------
+#: numbers drawn per block of resamples (8 bytes each): the bootstrap's memory stays ~64 MB
+_BLOCK = 8_000_000
+
+
 def paired_bootstrap(
     diffs: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
 ) -> Interval:
-    """The 95 % percentile interval of the mean of ``diffs`` by resampling them."""
+    """The 95 % percentile interval of the mean of ``diffs`` by resampling them.
+
+    Each resample draws ``n`` of the ``n`` differences with replacement. When the differences
+    take few distinct values (task scores are fractions of few criteria), a resample is drawn
+    as the multinomial counts of those values, which is the same distribution at a cost per
+    resample of the number of values instead of ``n``; otherwise as ``n`` random indices. Both
+    run in numpy, in blocks, from ``numpy.random.default_rng(seed)``: one answer per input.
+    """
+    import numpy as np
+
     if not diffs:
         raise ValueError("no paired differences")
     n = len(diffs)
     mean = math.fsum(diffs) / n
-    rng = random.Random(seed)
-    means = sorted(math.fsum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
-    cut = round((1 - CONFIDENCE) / 2 * resamples)  # 250 of 10,000 at each end
+    values, counts = np.unique(np.asarray(diffs, dtype=np.float64), return_counts=True)
+    if len(values) == 1:  # every resample is the one value: exact, not n * v / n
+        low = high = float(values[0])
+    else:
+        rng = np.random.default_rng(seed)
+        by_value = len(values) * 8 <= n
+        block = max(1, _BLOCK // (len(values) if by_value else n))
+        every = np.asarray(diffs, dtype=np.float64)
+        sums = np.empty(resamples, dtype=np.float64)
+        for start in range(0, resamples, block):
+            size = min(block, resamples - start)
+            if by_value:
+                sums[start : start + size] = rng.multinomial(n, counts / n, size=size) @ values
+            else:
+                sums[start : start + size] = every[rng.integers(0, n, size=(size, n))].sum(axis=1)
+        means = np.sort(sums / n)
+        cut = round((1 - CONFIDENCE) / 2 * resamples)  # 250 of 10,000 at each end
+        low, high = float(means[cut]), float(means[resamples - 1 - cut])
     return Interval(
         tasks=n,
         mean=mean,
-        low=means[cut],
-        high=means[resamples - 1 - cut],
+        low=low,
+        high=high,
         resamples=resamples,
         seed=seed,
     )
 
 
 # -- pairing ----------------------------------------------------------------------------------
-def _labels(run: BenchmarkRun) -> tuple[str, ...]:
+def _labels(run: BenchmarkRunScores) -> tuple[str, ...]:
     return tuple(r.label for r in run.runs)
 
 
-def _agents(run: BenchmarkRun) -> tuple[str | None, ...]:
+def _agents(run: BenchmarkRunScores) -> tuple[str | None, ...]:
     return tuple(r.agent for r in run.runs)
 
 
 def pair_runs(
-    base: Report, head: Report
-) -> tuple[list[tuple[BenchmarkRun, BenchmarkRun]], list[Unpaired]]:
+    base: ReportScores, head: ReportScores
+) -> tuple[list[tuple[BenchmarkRunScores, BenchmarkRunScores]], list[Unpaired]]:
     """Pair benchmark runs by benchmark ref and file (see the module's docstring)."""
-    groups: dict[tuple[str, str], tuple[list[BenchmarkRun], list[BenchmarkRun]]] = {}
+    groups: dict[tuple[str, str], tuple[list[BenchmarkRunScores], list[BenchmarkRunScores]]] = {}
     for index, report in enumerate((base, head)):
         for run in report.benchmark_runs:
             key = (run.benchmark.ref, run.benchmark.file)
             groups.setdefault(key, ([], []))[index].append(run)
-    pairs: list[tuple[BenchmarkRun, BenchmarkRun]] = []
+    pairs: list[tuple[BenchmarkRunScores, BenchmarkRunScores]] = []
     unpaired: list[Unpaired] = []
     for (ref, file), (left, right) in groups.items():
         if len(left) == 1 and len(right) == 1:
@@ -224,7 +243,7 @@ def pair_runs(
                     pairs.append((a, match[0]))
                     left.remove(a)
                     right.remove(match[0])
-        sides: tuple[tuple[Side, list[BenchmarkRun], list[BenchmarkRun]], ...] = (
+        sides: tuple[tuple[Side, list[BenchmarkRunScores], list[BenchmarkRunScores]], ...] = (
             ("base", left, right),
             ("head", right, left),
         )
@@ -266,14 +285,27 @@ def _change(delta: float | None, worse: bool, better: bool, base: object, head: 
     return "unchanged"
 
 
-def _criterion_side(runs: list[CriterionRun]) -> tuple[Status | Literal["mixed"], float | None]:
+def _criterion_side(runs: list[CriterionScore]) -> tuple[Status | Literal["mixed"], float | None]:
     statuses = {c.status for c in runs}
     status: Status | Literal["mixed"] = statuses.pop() if len(statuses) == 1 else "mixed"
     return status, _mean(c.score for c in runs if c.counted)
 
 
-def _criteria(base: list[TaskRun], head: list[TaskRun]) -> list[CriterionDelta]:
-    sides: dict[str, tuple[list[CriterionRun], list[CriterionRun]]] = {}
+def _same(base: list[TaskScore], head: list[TaskScore]) -> bool:
+    """One task run a side with the same criteria, statuses and scores (most tasks)."""
+    if len(base) != 1 or len(head) != 1:
+        return False
+    left, right = base[0].criterion_runs, head[0].criterion_runs
+    return len(left) == len(right) and all(
+        a.criterion_id == b.criterion_id and a.status is b.status and a.score == b.score
+        for a, b in zip(left, right, strict=True)
+    )
+
+
+def _criteria(base: list[TaskScore], head: list[TaskScore]) -> list[CriterionDelta]:
+    if _same(base, head):
+        return []
+    sides: dict[str, tuple[list[CriterionScore], list[CriterionScore]]] = {}
     for index, task_runs in enumerate((base, head)):
         for task_run in task_runs:
             for c in task_run.criterion_runs:
@@ -301,7 +333,7 @@ def _criteria(base: list[TaskRun], head: list[TaskRun]) -> list[CriterionDelta]:
     return out
 
 
-def _task_side(runs: list[TaskRun]) -> tuple[float | None, Verdict | None]:
+def _task_side(runs: list[TaskScore]) -> tuple[float | None, Verdict | None]:
     completed = [t for t in runs if t.status is TaskStatus.COMPLETED]
     return _mean(t.score for t in completed), _worst(t.verdict for t in completed)
 
@@ -316,13 +348,13 @@ _ORDER: dict[str, int] = {
 }
 
 
-def _status(runs: list[TaskRun]) -> TaskStatus | Literal["mixed"] | None:
+def _status(runs: list[TaskScore]) -> TaskStatus | Literal["mixed"] | None:
     statuses = {t.status for t in runs}
     return statuses.pop() if len(statuses) == 1 else "mixed" if statuses else None
 
 
-def _tasks(base: BenchmarkRun, head: BenchmarkRun) -> list[TaskDelta]:
-    sides: dict[str, tuple[list[TaskRun], list[TaskRun]]] = {}
+def _tasks(base: BenchmarkRunScores, head: BenchmarkRunScores) -> list[TaskDelta]:
+    sides: dict[str, tuple[list[TaskScore], list[TaskScore]]] = {}
     for index, run in enumerate((base, head)):
         for task_run in run.task_runs:
             sides.setdefault(task_run.task_key, ([], []))[index].append(task_run)
@@ -360,7 +392,9 @@ def _tasks(base: BenchmarkRun, head: BenchmarkRun) -> list[TaskDelta]:
     return sorted(out, key=lambda t: (_ORDER[t.change], -abs(t.delta or 0.0)))
 
 
-def compare_runs(base: BenchmarkRun, head: BenchmarkRun, tolerance: float) -> BenchmarkRunDelta:
+def compare_runs(
+    base: BenchmarkRunScores, head: BenchmarkRunScores, tolerance: float
+) -> BenchmarkRunDelta:
     """BASE's benchmark run against HEAD's: run score, interval, tasks and criteria."""
     tasks = _tasks(base, head)
     diffs = [t.delta for t in tasks if t.delta is not None]
@@ -398,9 +432,13 @@ def compare_runs(base: BenchmarkRun, head: BenchmarkRun, tolerance: float) -> Be
 
 
 def compare_reports(
-    base: Report, head: Report, tolerance: float = 0.0, names: tuple[str, str] = ("", "")
+    base: Report | ReportScores,
+    head: Report | ReportScores,
+    tolerance: float = 0.0,
+    names: tuple[str, str] = ("", ""),
 ) -> Comparison:
-    """The comparison of two reports; ``names`` are their paths, as given."""
+    """The comparison of two reports (or their scores); ``names`` are their paths, as given."""
+    base, head = (r if isinstance(r, ReportScores) else ReportScores.of(r) for r in (base, head))
     pairs, unpaired = pair_runs(base, head)
     deltas = [compare_runs(b, h, tolerance) for b, h in pairs]
     deltas.sort(key=lambda d: (not d.regression, d.delta if d.delta is not None else 0.0))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..safeparse import strict_json_value
 from ..secrets import redact_json
 from .outputs import write_text_atomic
+from .seal import check, seal
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -23,29 +25,53 @@ def write_atomic(path: Path, text: str) -> None:
     write_text_atomic(path, text)
 
 
-def write_json_report(path: Path, typed: Report) -> None:
-    """Serialise and write the report, with every secret masked (:mod:`..secrets`)."""
-    report = redact_json(typed.to_json())
+def _dumps(value: Any) -> str:
     # compact: json's C encoder serves only ``indent=None``, 5-10x faster on a 10 MB report
     # (``verial show`` and ``python -m json.tool`` print it for people)
     try:
-        text = json.dumps(report, ensure_ascii=False, default=str, allow_nan=False)
+        return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
     except ValueError:  # a NaN or an infinity somewhere: strict JSON whatever the data held
-        text = json.dumps(
-            strict_json_value(report), ensure_ascii=False, default=str, allow_nan=False
+        return json.dumps(
+            strict_json_value(value), ensure_ascii=False, default=str, allow_nan=False
         )
+
+
+def report_text(report: dict[str, Any]) -> str:
+    """The report's JSON text: compact, with every task run on a line of its own.
+
+    The lines are JSON whitespace, so any JSON reader reads the same report; they let
+    :mod:`.scores` read a report of 60,000 task runs one task run at a time. The task runs of
+    each benchmark run are put in place of a token no sandbox text can hold (random per write).
+    """
+    report = {k: v for k, v in report.items() if k != "integrity"}  # sealed anew below
+    token = f"\x00{secrets.token_hex(16)}:"
+    blocks: list[list[Any]] = []
+    runs = []
+    for run in report.get("benchmark_runs", []):
+        runs.append({**run, "task_runs": f"{token}{len(blocks)}"})
+        blocks.append(run.get("task_runs", []))
+    text = _dumps({**report, "benchmark_runs": runs})
+    for index, tasks in enumerate(blocks):
+        lines = ",\n".join(_dumps(task) for task in tasks)
+        text = text.replace(_dumps(f"{token}{index}"), f"[\n{lines}\n]" if tasks else "[]", 1)
     # A lone surrogate (a file name that is not UTF-8) cannot be written as UTF-8; JSON holds
     # it escaped. Surrogates occur only inside strings, so this keeps the JSON valid.
-    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    write_atomic(path, text + "\n")
+    return seal(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
-def read_report(path: str | Path) -> dict[str, Any]:
-    """A written JSON report; ValueError with the reason when the file is not one."""
+def write_json_report(path: Path, typed: Report) -> None:
+    """Serialise and write the report, with every secret masked (:mod:`..secrets`)."""
+    write_atomic(path, report_text(redact_json(typed.to_json())) + "\n")
+
+
+def read_report(path: str | Path, data: bytes | None = None) -> dict[str, Any]:
+    """A written JSON report (``data``: its bytes, when already read); ValueError with the
+    reason when the file is not one."""
     from ..results import SCHEMA_ID
 
     try:
-        report = json.loads(Path(path).read_text("utf-8"))
+        text = (Path(path).read_bytes() if data is None else data).decode("utf-8")
+        report = json.loads(text)
     except OSError as exc:
         raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
@@ -63,15 +89,28 @@ def read_report(path: str | Path) -> dict[str, Any]:
     return report
 
 
-def load_report(path: str | Path) -> Report:
-    """A written JSON report as its type; ValueError with the reason in one line."""
+def load_report(path: str | Path, sealed: bool = False) -> Report:
+    """A written JSON report as its type; ValueError with the reason in one line.
+
+    A report whose seal fails is refused; ``sealed``: an unsealed one too (:mod:`.seal`)."""
     from ..results import Report
 
-    data = read_report(path)
+    data = read_bytes(path)
+    problem = check(data, sealed)
+    if problem is not None:
+        raise ValueError(f"{path}: {problem}")
     try:
-        return Report.from_json(data)
+        return Report.from_json(read_report(path, data))
     except ValueError as exc:
         first = str(exc).splitlines()
         raise ValueError(
             f"{path}: not a valid pytest-verial report: {' '.join(first[:3])}"
         ) from None
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes; ValueError in one line when it cannot be read."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,12 @@ class _Setup(BaseModel):
 
     pass_threshold: float | None = None
     scored: bool = False
-    #: benchmark file -> [slug, version, pass threshold]
-    benchmarks: dict[str, tuple[str, int | str | None, float | None]] = Field(default_factory=dict)
+    #: benchmark file -> [slug, version, pass threshold, SHA-256 of its text, its run folders
+    #: as [label, run.yaml id, agent]]
+    benchmarks: dict[
+        str,
+        tuple[str, int | str | None, float | None, str, list[tuple[str, str | None, str | None]]],
+    ] = Field(default_factory=dict)
 
 
 class _ShardBlock(BaseModel):
@@ -127,13 +132,41 @@ def _same_setup(first: str, a: dict[str, Any], name: str, b: dict[str, Any]) -> 
     mine, theirs = a.get("benchmarks") or {}, b.get("benchmarks") or {}
     for file in sorted(set(mine) | set(theirs)):
         if file in mine and file in theirs and mine[file] != theirs[file]:
-            slug, version, threshold = theirs[file]
-            first_slug, first_version, first_threshold = mine[file]
-            raise MergeError(
-                f"{name}: benchmark file {file} is {slug}@{version} (pass threshold "
-                f"{threshold}) there and {first_slug}@{first_version} (pass threshold "
-                f"{first_threshold}) in {first}: shards of different runs"
-            )
+            raise MergeError(f"{name}: {_differs(file, mine[file], theirs[file], first)}")
+
+
+def _differs(file: str, mine: Sequence[Any], theirs: Sequence[Any], first: str) -> str:
+    """What differs in a benchmark file's setup between two shards, in one clause."""
+    (slug, version, threshold), (first_slug, first_version, first_threshold) = (
+        theirs[:3],
+        mine[:3],
+    )
+    if (slug, version, threshold) != (first_slug, first_version, first_threshold):
+        return (
+            f"benchmark file {file} is {slug}@{version} (pass threshold {threshold}) there "
+            f"and {first_slug}@{first_version} (pass threshold {first_threshold}) in {first}: "
+            "shards of different runs"
+        )
+    if theirs[3:4] != mine[3:4]:
+        return (
+            f"benchmark file {file} has other content there than in {first} (SHA-256 "
+            f"{str(theirs[3])[:12]} vs {str(mine[3])[:12]}): shards of different benchmark "
+            "versions"
+        )
+    return (
+        f"benchmark file {file} was scored on other run folders there "
+        f"({_folders(theirs)}) than in {first} ({_folders(mine)}): shards of different runs"
+    )
+
+
+def _folders(setup: Sequence[Any]) -> str:
+    return ", ".join(str(run[0]) for run in setup[4]) or "-"
+
+
+def _identity(run: BenchmarkRun) -> list[tuple[str, str | None, str | None]]:
+    """A run's folders as shards must share them: label, run.yaml id and agent (the paths
+    differ from machine to machine)."""
+    return [(r.label, r.id, r.agent) for r in run.runs]
 
 
 def _merge_run(
@@ -147,7 +180,7 @@ def _merge_run(
             ("benchmark", first.benchmark, run.benchmark),
             ("pass threshold", first.pass_threshold, run.pass_threshold),
             ("scored flag", first.scored, run.scored),
-            ("run folders", [r.label for r in first.runs], [r.label for r in run.runs]),
+            ("run folders", _identity(first), _identity(run)),
         ):
             if a != b:
                 raise MergeError(
@@ -266,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
     if refused("merge", [("-o", args.output)], [("the shard", s) for s in args.shards]):
         return EXIT_REFUSED
     try:
-        shards = [(str(path), load_report(path)) for path in args.shards]
+        shards = [(str(path), load_report(path, sealed=True)) for path in args.shards]
         report = merge(shards)
     except ValueError as exc:
         print(f"verial merge: {str(exc).splitlines()[0]}", file=sys.stderr)

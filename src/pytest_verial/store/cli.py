@@ -78,7 +78,7 @@ def import_run(args: argparse.Namespace) -> int:
     with store:
         for path in args.reports:
             try:
-                report = load_report(path)
+                report = load_report(path, sealed=True)
                 result = store.import_report(report, origin=str(Path(path).resolve()))
             except ValueError as exc:
                 print(f"verial import: {str(exc).splitlines()[0]}", file=sys.stderr)
