@@ -11,8 +11,10 @@ id in collection order, which ``verial merge`` uses to check and order the shard
 completed (or were skipped on purpose) keep their criterion runs; every other task run (missing,
 cancelled, or with a criterion that did not complete because its process died) is scored again.
 Kept criteria are deselected from running and their criterion runs put back into the report,
-so no criterion run is counted twice. A task whose definition or benchmark version changed
-since the report is refused.
+so no criterion run is counted twice. The report must be sealed (:mod:`.reporting.seal`) and of
+this session: the same benchmark files (SHA-256 of their text), the same run folders (label,
+run.yaml id, agent) and the same plugin version; anything else is refused in one line. A kept
+criterion run that failed counts in the exit status as if it had been scored again.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .nodeids import task_run_of
-from .results import CriterionRun, TaskStatus
+from .nodeids import parse, task_run_of
+from .results import CriterionRun, Status, TaskStatus
 
 _SHARD = re.compile(r"(\d{1,6})/(\d{1,6})")
 #: the details a crashed worker's criterion runs carry (recorder._error_record)
@@ -101,19 +103,70 @@ def split(nodeids: Sequence[str], shard: Shard) -> tuple[set[str], ShardInfo]:
 # -- resume ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a kept task run was scored: its benchmark file (as the report names it, and the
+    SHA-256 of its text) and its run folder (label, run.yaml id, agent)."""
+
+    file: str
+    sha256: str | None
+    run: tuple[str, str | None, str | None]
+
+
 @dataclass
 class Resume:
     """The criterion runs a resumed session keeps, by node id, and where they came from."""
 
     source: str
     kept: dict[str, CriterionRun]
-    #: task-run id -> its benchmark (``slug@version``) and task snapshot when it was scored:
-    #: a task run whose benchmark version or definition changed since is refused
-    snapshots: dict[str, Any]
+    #: task-run id -> where it was scored: a session that scores another benchmark file,
+    #: another version of it or another run folder is refused (:meth:`mismatch`)
+    origins: dict[str, Origin]
+
+    def mismatch(self, current: Mapping[str, tuple[str | None, Mapping[str, Any]]]) -> str | None:
+        """Why the kept task runs do not belong to this session, or None. ``current``: each
+        benchmark file this session scores -> its SHA-256 and its run folders' identities
+        by label."""
+        for task_run, origin in self.origins.items():
+            if origin.file not in current:
+                return (
+                    f"task run {task_run} is of {origin.file}, which this session does not "
+                    "score: resume with the benchmark files of that report"
+                )
+            sha256, runs = current[origin.file]
+            if origin.sha256 != sha256:
+                return (
+                    f"{origin.file} has changed since that report was written (SHA-256 "
+                    f"{str(origin.sha256)[:12]} there, {str(sha256)[:12]} now)"
+                )
+            label = origin.run[0]
+            if label not in runs:
+                return (
+                    f"task run {task_run} was scored on the run folder {label}, which this "
+                    f"session does not score (it scores {', '.join(runs) or 'none'})"
+                )
+            if runs[label] != origin.run:
+                _, was_id, was_agent = origin.run
+                _, now_id, now_agent = runs[label]
+                return (
+                    f"the run folder {label} was run.yaml id {was_id!r}, agent {was_agent!r} "
+                    f"there and is id {now_id!r}, agent {now_agent!r} now: another run"
+                )
+        return None
+
+    def carried_failures(self, kept: Iterable[CriterionRun]) -> bool:
+        """True when a kept criterion run failed: it counts in the exit status as if it had
+        been scored in this session."""
+        return any(
+            run.outcome == "failed"
+            or (run.outcome is None and run.status in (Status.FAILED, Status.ERROR))
+            for run in kept
+        )
 
 
 def load_resume(path: Path) -> Resume:
     """What to keep from a report or a journal; ValueError in one line when unusable."""
+    from . import __version__
     from .reporting.journal import JournalBusy, recover
     from .reporting.json_report import load_report
 
@@ -124,31 +177,34 @@ def load_resume(path: Path) -> Resume:
             raise ValueError(str(exc)) from None
     else:
         report = load_report(path, sealed=True)
+        if report.generator.version != __version__:
+            raise ValueError(
+                f"{path}: written by {report.generator.name} {report.generator.version}, "
+                f"this is {__version__}: score it afresh"
+            )
     kept: dict[str, CriterionRun] = {}
-    snapshots: dict[str, Any] = {}
-    for task, ref in ((t, r.benchmark.ref) for r in report.benchmark_runs for t in r.task_runs):
-        if task.status not in (TaskStatus.COMPLETED, TaskStatus.SKIPPED):
-            continue
-        if any((c.details or "").startswith(CRASHED) for c in task.criterion_runs):
-            continue
-        if any(c.nodeid is None for c in task.criterion_runs):
-            continue
-        snapshots[task.id] = fingerprint(ref, task.snapshot)
-        for c in task.criterion_runs:
-            assert c.nodeid is not None
-            kept[c.nodeid] = c
-    return Resume(str(path), kept, snapshots)
-
-
-def fingerprint(benchmark_ref: str, snapshot: Any) -> dict[str, Any]:
-    """What must not change between a report and its resume: benchmark version and task."""
-    return {"benchmark": benchmark_ref, "task": snapshot}
-
-
-def changed_tasks(resume: Resume, current: Iterable[tuple[str, Any]]) -> list[str]:
-    """Task runs whose definition differs from the one the kept criterion runs scored."""
-    return [
-        task_run
-        for task_run, snapshot in current
-        if task_run in resume.snapshots and resume.snapshots[task_run] != snapshot
-    ]
+    origins: dict[str, Origin] = {}
+    for run in report.benchmark_runs:
+        folders = {r.label: (r.label, r.id, r.agent) for r in run.runs}
+        for task in run.task_runs:
+            if task.status not in (TaskStatus.COMPLETED, TaskStatus.SKIPPED):
+                continue
+            if any((c.details or "").startswith(CRASHED) for c in task.criterion_runs):
+                continue
+            if any(c.nodeid is None for c in task.criterion_runs):
+                continue
+            if task.run not in folders:
+                raise ValueError(
+                    f"{path}: task run {task.id} names the run folder {task.run}, which its "
+                    f"benchmark run {run.id} does not list: not a consistent report"
+                )
+            origins[task.id] = Origin(run.benchmark.file, run.benchmark.sha256, folders[task.run])
+            for c in task.criterion_runs:
+                assert c.nodeid is not None
+                if parse(c.nodeid).file != run.benchmark.file:
+                    raise ValueError(
+                        f"{path}: criterion run {c.nodeid} is not of its benchmark run's file "
+                        f"{run.benchmark.file}: not a consistent report"
+                    )
+                kept[c.nodeid] = c
+    return Resume(str(path), kept, origins)

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from ..engine import now_iso
 from ..errors import BenchmarkFileError, RunConfigError
 from ..loader import BenchmarkPlan, load_benchmark
@@ -37,8 +38,9 @@ from ..runinfo import RunDir
 from ..secrets import redact_json
 from .build import ReportInput, build_report
 from .outputs import open_append
+from .seal import check_link, link
 
-JOURNAL_SCHEMA = "pytest-verial/journal/v1"
+JOURNAL_SCHEMA = "pytest-verial/journal/v2"
 
 
 def journal_path(report: Path) -> Path:
@@ -74,9 +76,17 @@ def recovered_path(report: Path) -> Path:
     return report.with_name(f"{report.stem}.recovered{report.suffix or '.json'}")
 
 
-def _line(value: Any) -> bytes:
+#: every line ends with this member: its digest chained to the line before (:func:`seal.link`)
+_CHAIN = b',"chain":"'
+
+
+def _line(value: Any, previous: str) -> tuple[bytes, str]:
+    """One journal line and its digest: ``{..., "chain": "<digest>"}`` where the digest covers
+    the previous line's digest and this line's bytes before the ``chain`` member."""
     text = json.dumps(redact_json(value), ensure_ascii=False, default=str)
-    return (text + "\n").encode("utf-8")
+    body = text[:-1].encode("utf-8", "surrogatepass")
+    stated = link(previous, body)
+    return body + _CHAIN + stated.encode("ascii") + b'"}\n', stated
 
 
 def sha256_of(path: Path) -> str:
@@ -94,6 +104,9 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
+        self._chain = ""  # the digest of the last line written
+        self._written: set[str] = set()
+        self._selected: set[str] = set()  # the header's: nothing else is journaled
 
     @property
     def open(self) -> bool:
@@ -110,16 +123,21 @@ class Journal:
             raise JournalBusy(f"{self.path} is being written by another running session") from None
         os.ftruncate(fd, 0)
         self._fd = fd
+        self._chain = ""
+        self._written.clear()
+        self._selected = set(header.get("selected") or ())
         self._write({"journal": JOURNAL_SCHEMA, **header}, sync=True)
 
     def record(self, nodeid: str, record: dict[str, Any], sync: bool) -> None:
-        """Append one criterion run; ``sync`` at the end of a task run."""
-        if self._fd is not None:
+        """Append one criterion run; ``sync`` at the end of a task run. A node id is written
+        once (recovery refuses a second line for one node id as an edit)."""
+        if self._fd is not None and nodeid in self._selected and nodeid not in self._written:
+            self._written.add(nodeid)
             self._write({"nodeid": nodeid, "record": record}, sync=sync)
 
     def _write(self, value: Any, sync: bool) -> None:
         assert self._fd is not None
-        data = _line(value)
+        data, self._chain = _line(value, self._chain)
         while data:
             data = data[os.write(self._fd, data) :]
         if sync:
@@ -156,12 +174,19 @@ def make_header(
                 "sha256": sha256_of(plan.path),
                 "scored": plan.scored,  # its generated criterion ids depend on it
                 "runs": [
-                    {"path": str(r.path.resolve()), "label": r.label} for r in file_runs[display]
+                    {
+                        "path": str(r.path.resolve()),
+                        "label": r.label,
+                        "id": r.config.id,
+                        "agent": r.config.agent,
+                    }
+                    for r in file_runs[display]
                 ],
             }
             for display, plan in files
         ],
         "selected": sorted(selected),
+        "plugin": __version__,
         **data,
     }
 
@@ -190,7 +215,19 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
     if not lines:
         raise ValueError(f"{path}: empty, or cut before its header: nothing to recover")
     values: list[Any] = []
+    previous = ""
     for number, line in enumerate(lines, start=1):
+        cut = line.rfind(_CHAIN)
+        if cut < 0 or not line.endswith(b'"}'):
+            raise ValueError(
+                f"{path}:{number}: the line carries no integrity digest (edited, or written by "
+                "a version before digests): cannot recover"
+            )
+        stated = line[cut + len(_CHAIN) : -2].decode("ascii", "replace")
+        why = check_link(previous, line[:cut], stated)
+        if why is not None:
+            raise ValueError(f"{path}:{number}: cannot recover: {why}")
+        previous = stated
         try:
             values.append(json.loads(line.decode("utf-8")))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
@@ -201,7 +238,14 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
     for key, kind in (("files", list), ("selected", list), ("report", str), ("started_at", str)):
         if not isinstance(header.get(key), kind):
             raise ValueError(f"{path}:1: header field {key!r} missing or not a {kind.__name__}")
+    if header.get("plugin") != __version__:
+        raise ValueError(
+            f"{path}:1: written by pytest-verial {header.get('plugin')}, this is {__version__}: "
+            "recover it with that version"
+        )
+    selected = set(header["selected"])
     records: dict[str, dict[str, Any]] = {}
+    lines_of: dict[str, int] = {}
     for number, row in enumerate(rows, start=2):
         if not (
             isinstance(row, dict)
@@ -209,7 +253,19 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
             and isinstance(row.get("record"), dict)
         ):
             raise ValueError(f"{path}:{number}: not a criterion run line (nodeid, record)")
-        records[row["nodeid"]] = row["record"]
+        nodeid = row["nodeid"]
+        if nodeid in lines_of:
+            raise ValueError(
+                f"{path}:{number}: a second line for {nodeid} (the first is line "
+                f"{lines_of[nodeid]}): cannot recover"
+            )
+        if nodeid not in selected:
+            raise ValueError(
+                f"{path}:{number}: {nodeid} is not a criterion this journal's session "
+                "selected (its header): cannot recover"
+            )
+        lines_of[nodeid] = number
+        records[nodeid] = row["record"]
     return header, records
 
 
@@ -231,6 +287,14 @@ def _plans(path: Path, header: dict[str, Any]) -> tuple[list[Any], dict[str, lis
                 run_dirs.setdefault(r["path"], RunDir(Path(r["path"]), r["label"]))
                 for r in entry["runs"]
             ]
+            for r in entry["runs"]:
+                now = run_dirs[r["path"]].config
+                if (r.get("id"), r.get("agent")) != (now.id, now.agent):
+                    raise ValueError(
+                        f"{path}: run folder {r['path']} is now run.yaml id {now.id!r}, agent "
+                        f"{now.agent!r}; the session scored id {r.get('id')!r}, agent "
+                        f"{r.get('agent')!r}: cannot rebuild its report"
+                    )
         except OSError as exc:
             raise ValueError(
                 f"{path}: benchmark file {entry.get('path')}: {exc.strerror or exc}"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..safeparse import strict_json_value
 from ..secrets import redact_json
 from .outputs import write_text_atomic
-from .seal import check, seal
+from .seal import check, seal, sealed_digest
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -60,8 +60,15 @@ def report_text(report: dict[str, Any]) -> str:
 
 
 def write_json_report(path: Path, typed: Report) -> None:
-    """Serialise and write the report, with every secret masked (:mod:`..secrets`)."""
-    write_atomic(path, report_text(redact_json(typed.to_json())) + "\n")
+    """Serialise and write the report, with every secret masked (:mod:`..secrets`).
+
+    ``typed.integrity`` becomes the seal written, so the report kept elsewhere (the results
+    store) is the file's, seal included."""
+    from ..results import Integrity
+
+    text = report_text(redact_json(typed.to_json()))
+    write_atomic(path, text + "\n")
+    typed.integrity = Integrity(digest=sealed_digest(text))
 
 
 def read_report(path: str | Path, data: bytes | None = None) -> dict[str, Any]:
@@ -92,20 +99,25 @@ def read_report(path: str | Path, data: bytes | None = None) -> dict[str, Any]:
 def load_report(path: str | Path, sealed: bool = False) -> Report:
     """A written JSON report as its type; ValueError with the reason in one line.
 
-    A report whose seal fails is refused; ``sealed``: an unsealed one too (:mod:`.seal`)."""
+    A report whose seal fails is refused; ``sealed``: an unsealed one too (:mod:`.seal`).
+    Scores out of range, ``passed`` against the status, duplicate ids: refused
+    (:func:`.scores.check_scores`), so every command agrees on what a valid report is."""
     from ..results import Report
+    from .scores import ReportScores, check_scores
 
     data = read_bytes(path)
     problem = check(data, sealed)
     if problem is not None:
         raise ValueError(f"{path}: {problem}")
     try:
-        return Report.from_json(read_report(path, data))
+        report = Report.from_json(read_report(path, data))
     except ValueError as exc:
         first = str(exc).splitlines()
         raise ValueError(
             f"{path}: not a valid pytest-verial report: {' '.join(first[:3])}"
         ) from None
+    check_scores(ReportScores.of(report), path)  # the one validation every reader shares
+    return report
 
 
 def read_bytes(path: str | Path) -> bytes:

@@ -29,6 +29,7 @@ from ..results import (
 )
 from .json_report import load_report, write_json_report
 from .outputs import EXIT_REFUSED, OutputRefused, refused
+from .terminal import plural
 
 
 class _Setup(BaseModel):
@@ -82,6 +83,14 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
                 f"{len(info['all_task_runs'])} task runs; {infos[0][0]} is of {count} shards "
                 f"and {len(order)} task runs)"
             )
+    first_name, first_generator = shards[0][0], shards[0][1].generator
+    for name, report in shards[1:]:
+        if report.generator != first_generator:
+            raise MergeError(
+                f"{name}: written by {report.generator.name} {report.generator.version}, "
+                f"{first_name} by {first_generator.name} {first_generator.version}: shards of "
+                "different plugin versions"
+            )
     for name, info in infos[1:]:
         _same_setup(infos[0][0], infos[0][1].get("setup") or {}, name, info.get("setup") or {})
     seen: dict[int, str] = {}
@@ -96,6 +105,7 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
         raise MergeError(
             f"shard {', '.join(f'{k}/{count}' for k in missing)} missing: give all {count} shards"
         )
+    known = set(order)
     owner: dict[str, str] = {}
     runs: dict[str, list[tuple[str, BenchmarkRun]]] = {}
     for name, report in shards:
@@ -104,6 +114,11 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
                 if task.id in owner:
                     raise MergeError(
                         f"task run {task.id} is in two shards: {owner[task.id]} and {name}"
+                    )
+                if task.id not in known:
+                    raise MergeError(
+                        f"{name}: task run {task.id} is not one of the run's task runs "
+                        "(session.shard.all_task_runs): an edited shard"
                     )
                 owner[task.id] = name
             runs.setdefault(run.id, []).append((name, run))
@@ -314,8 +329,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     c = report.session.counts
     print(
-        f"merged {len(shards)} shards: {len(report.benchmark_runs)} benchmark runs, "
-        f"{c.task_runs} task runs -> {args.output}",
+        f"merged {len(shards)} shards: {plural(len(report.benchmark_runs), 'benchmark run')}, "
+        f"{plural(c.task_runs, 'task run')} -> {args.output}",
         file=sys.stderr,
     )
     return 0

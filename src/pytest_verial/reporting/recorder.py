@@ -38,12 +38,11 @@ from ..display import escape
 from ..engine import identity, now_iso
 from ..errors import BenchmarkFileError
 from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
-from ..nodeids import is_no_criteria, parse, split_task_name, task_name, task_nodeid, task_run_of
+from ..nodeids import is_no_criteria, parse, split_task_name, task_run_of
 from ..results import CriterionRun, Report
 from ..scoring import reaches
-from ..selection import changed_tasks, fingerprint
 from ..state import FINISHED, SETTINGS, SHARD_INFO
-from .build import ReportInput, benchmark_info, build_report
+from .build import ReportInput, build_report
 from .journal import (
     Journal,
     JournalBusy,
@@ -193,33 +192,51 @@ class Recorder:
         return True
 
     def _keep_resumed(self) -> None:
-        """``--verial-resume``: the kept criterion runs go into the report as they were."""
+        """``--verial-resume``: the kept criterion runs go into the report as they were, once
+        the report is known to be of this session's benchmark files and run folders."""
         resume = self.settings.resume
         if resume is None or self.config.option.collectonly:
             return
-        for nodeid, run in resume.kept.items():
-            if nodeid in self.criterion_runs or not self._load_file(parse(nodeid).file):
-                continue
-            self.criterion_runs[nodeid] = run
-            self.selected.append(nodeid)
-        current = [
-            (
-                task_nodeid(display, task_name(task.key, run.label, len(runs) > 1)),
-                fingerprint(ref, task.task.model_dump(mode="json", exclude_none=True)),
+        for origin in resume.origins.values():  # a file whose tasks were all kept: deselected
+            if origin.file not in self.files and self._in_session(origin.file):
+                self._load_file(origin.file)
+        current = {
+            display: (
+                plan.sha256,
+                {
+                    run.label: (run.label, run.config.id, run.config.agent)
+                    for run in self.settings.run_dirs_for(plan.path)
+                },
             )
             for display, plan in self.files.items()
-            for ref in [benchmark_info(display, plan).ref]
-            for runs in [self.settings.run_dirs_for(plan.path)]
-            for run in runs
-            for task in plan.tasks
-        ]
-        changed = changed_tasks(resume, current)
-        if changed:
+        }
+        problem = resume.mismatch(current)
+        if problem is not None:
+            self.refused = True  # the session ends here: it writes nothing at all
             raise pytest.UsageError(
-                f"--verial-resume: {resume.source}: {len(changed)} task(s) changed since that "
-                f"report was written (benchmark version or task definition), first {changed[0]}: "
-                f"score them afresh (no --verial-resume)"
+                escape(f"--verial-resume: {resume.source}: {problem}: score afresh without it")
             )
+        for nodeid, run in resume.kept.items():
+            if nodeid not in self.criterion_runs:
+                self.criterion_runs[nodeid] = run
+                self.selected.append(nodeid)
+
+    def _carried_failures(self) -> bool:
+        resume = self.settings.resume
+        return resume is not None and resume.carried_failures(
+            self.criterion_runs[n] for n in resume.kept if n in self.criterion_runs
+        )
+
+    def _in_session(self, display: str) -> bool:
+        """True when a benchmark file lies in what this session was asked to collect (its
+        arguments, or testpaths): a resumed report's task runs of any other file are foreign."""
+        path = (self.config.rootpath / display).resolve()
+        here = self.config.invocation_params.dir
+        for arg in self.config.args:
+            base = (here / arg.split("::", 1)[0]).resolve()
+            if path == base or base in path.parents:
+                return True
+        return False
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
@@ -440,6 +457,14 @@ class Recorder:
         with heap.building():
             data = self._input(running=False)
             report = build_report(data)
+        resume = self.settings.resume
+        if (
+            resume is not None
+            and resume.kept
+            and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+        ):  # a resumed session's exit status equals an unresumed one's on the same results
+            failed = self._carried_failures()
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
         self._gate(session, report)
         report.session.exit_status = int(session.exitstatus)
         judge = self.config.pluginmanager.get_plugin("verial-judge")
@@ -529,7 +554,8 @@ class Recorder:
             verbosity=self.config.get_verbosity(),
             width=terminalreporter._tw.fullwidth,
             # pytest's FAILURES section already shows each failing criterion in full
-            failures=self.config.option.tbstyle in ("no", "line"),
+            # carried over by --verial-resume: not in pytest's FAILURES section, so listed here
+            failures=self.config.option.tbstyle in ("no", "line") or self._carried_failures(),
         )
         for text, colour in lines:
             terminalreporter.write_line(

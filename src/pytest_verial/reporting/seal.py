@@ -45,12 +45,41 @@ def digest(body: bytes) -> str:
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
+def link(previous: str, body: bytes) -> str:
+    """A journal line's digest: over the previous line's digest and this line's bytes, so
+    that an edited, removed or reordered line breaks every digest after it."""
+    return digest(previous.encode("ascii") + b"\n" + body)
+
+
+def check_link(previous: str, body: bytes, stated: str) -> str | None:
+    """Why a journal line's ``stated`` digest cannot be trusted, or None (see :func:`check`)."""
+    algorithm = stated.partition(":")[0]
+    key = _key()
+    if algorithm == "hmac-sha256" and key is None:
+        return f"it is signed (hmac-sha256) and {KEY_ENV} is not set: cannot verify it"
+    if algorithm == "sha256" and key is not None:
+        return f"it is not signed, and {KEY_ENV} is set: only signed input is trusted"
+    if algorithm not in ("sha256", "hmac-sha256"):
+        return "its integrity digest is damaged (edited since it was written)"
+    if not hmac.compare_digest(link(previous, body), stated):
+        return "its content does not match its integrity digest (edited since it was written)"
+    return None
+
+
 def seal(text: str) -> str:
     """``text`` (a JSON object) with its ``integrity`` member last."""
     if not text.endswith("}"):
         raise ValueError("only a JSON object is sealed")
     stated = digest(text.encode("utf-8", "surrogatepass"))
     return f'{text[:-1]},"integrity":{{"digest":"{stated}"}}}}'
+
+
+def sealed_digest(text: str) -> str:
+    """The digest a sealed text carries (``sha256:<hex>`` or ``hmac-sha256:<hex>``)."""
+    found = _TAIL.search(text.encode("utf-8", "surrogatepass"), max(0, len(text) - 200))
+    if found is None:
+        raise ValueError("not a sealed text")
+    return f"{found.group(1).decode()}:{found.group(2).decode()}"
 
 
 def check(data: bytes, required: bool) -> str | None:
@@ -87,4 +116,4 @@ def check(data: bytes, required: bool) -> str | None:
     return None
 
 
-__all__ = ["KEY_ENV", "check", "digest", "seal"]
+__all__ = ["KEY_ENV", "check", "check_link", "digest", "link", "seal", "sealed_digest"]
