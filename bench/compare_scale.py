@@ -12,7 +12,11 @@ of the child). The interval it prints is checked against the normal interval of 
 
 Target: <= 10 s and peak memory <= 3 x the two files' size, with the interval still correct.
 
-    python bench/compare_scale.py [--tasks 60000] [--criteria 2] [--repeat 3]
+With ``--store`` both reports are also imported into a fresh SQLite store (``verial import``)
+and compared by reference (``verial compare latest~1 latest --store URL``), issue 19's target
+for two stored 60,000-task runs: <= 10 s.
+
+    python bench/compare_scale.py [--tasks 60000] [--criteria 2] [--repeat 3] [--store]
 """
 
 from __future__ import annotations
@@ -121,21 +125,12 @@ def write_pair(folder: Path, tasks: int, criteria: int) -> tuple[Path, Path, lis
     return paths[0], paths[1], diffs
 
 
-def compare(base: Path, head: Path) -> tuple[float, int, dict[str, Any]]:
+def compare(folder: Path, *sides: str) -> tuple[float, int, dict[str, Any]]:
     """Wall seconds, peak RSS (bytes) and the --json output of one ``verial compare``."""
-    out = base.parent / "comparison.json"
+    out = folder / "comparison.json"
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pytest_verial.cli",
-            "compare",
-            str(base),
-            str(head),
-            "--json",
-            str(out),
-        ],
+        [sys.executable, "-m", "pytest_verial.cli", "compare", *sides, "--json", str(out)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=child_env(),
@@ -153,28 +148,45 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=60_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--criteria", type=int, default=2, choices=range(1, len(WORDS) + 1))
+    parser.add_argument(
+        "--store", action="store_true", help="also import both into SQLite, compare by reference"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base, head, diffs = write_pair(Path(tmp), args.tasks, args.criteria)
         size = base.stat().st_size + head.stat().st_size
-        runs = [compare(base, head) for _ in range(args.repeat)]
-        walls = [w for w, _, _ in runs]
-        peak = max(p for _, p, _ in runs)
-        interval = runs[-1][2]["benchmark_runs"][0]["interval"]
-    n = len(diffs)
-    mean = math.fsum(diffs) / n
-    half = 1.959964 * statistics.stdev(diffs) / math.sqrt(n)
-    print(f"{args.tasks:,} task runs per report, files {size / 1e6:.1f} MB together")
-    print(
-        f"verial compare: median {statistics.median(walls):.2f} s of {args.repeat} "
-        f"({', '.join(f'{w:.2f}' for w in walls)}), peak RSS {peak / 1e6:.0f} MB "
-        f"= {peak / size:.2f} x the files"
-    )
-    print(
-        f"interval: mean {interval['mean']:.5f} [{interval['low']:.5f}, {interval['high']:.5f}] "
-        f"({interval['resamples']:,} resamples); normal interval {mean:.5f} "
-        f"[{mean - half:.5f}, {mean + half:.5f}]"
-    )
+        print(f"{args.tasks:,} task runs per report, files {size / 1e6:.1f} MB together")
+        n = len(diffs)
+        mean = math.fsum(diffs) / n
+        half = 1.959964 * statistics.stdev(diffs) / math.sqrt(n)
+        sides = [("two report files", [str(base), str(head)])]
+        if args.store:
+            url = f"sqlite:///{tmp}/results.db"
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "pytest_verial.cli", "import", str(base), str(head)]
+                + ["--store", url],
+                env=child_env(),
+                check=True,
+                capture_output=True,
+            )
+            print(f"verial import of both into SQLite: {time.perf_counter() - start:.1f} s")
+            sides.append(("two stored runs", ["latest~1", "latest", "--store", url]))
+        for label, argv in sides:
+            runs = [compare(Path(tmp), *argv) for _ in range(args.repeat)]
+            walls = [w for w, _, _ in runs]
+            peak = max(p for _, p, _ in runs)
+            interval = runs[-1][2]["benchmark_runs"][0]["interval"]
+            print(
+                f"verial compare, {label}: median {statistics.median(walls):.2f} s of "
+                f"{args.repeat} ({', '.join(f'{w:.2f}' for w in walls)}), peak RSS "
+                f"{peak / 1e6:.0f} MB = {peak / size:.2f} x the files"
+            )
+            print(
+                f"  interval: mean {interval['mean']:.5f} [{interval['low']:.5f}, "
+                f"{interval['high']:.5f}] ({interval['resamples']:,} resamples); normal "
+                f"interval {mean:.5f} [{mean - half:.5f}, {mean + half:.5f}]"
+            )
 
 
 if __name__ == "__main__":

@@ -168,3 +168,27 @@ def test_compare_stored_runs_and_files_mixed(
     assert main(["compare", "latest~9", str(path), "--store", store]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "latest~9" in err
+
+
+def test_compare_of_stored_runs_reads_the_same_scores_as_their_exports(
+    store: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``verial compare`` reads a stored run's score columns alone: its result is the one of
+    the same two runs exported to files."""
+    bench = [r["id"] for r in _runs(store, capsys, "--benchmark", "bench@1")]
+    files = []
+    for run in bench[:2]:
+        files.append(str(tmp_path / f"{run}.json"))
+        assert main(["export", run, "-o", files[-1], "--store", store]) == 0
+    capsys.readouterr()
+    results = []
+    for sides in ([bench[1], bench[0]], files[::-1]):
+        out = tmp_path / "c.json"
+        code = main(["compare", *sides, "--store", store, "--json", str(out)])
+        assert code == 1, capsys.readouterr()
+        results.append(json.loads(out.read_text()))
+    for result in results:
+        for key in ("base", "head"):
+            result.pop(key, None)
+    assert results[0] == results[1]
+    assert results[0]["benchmark_runs"][0]["tasks"], results[0]

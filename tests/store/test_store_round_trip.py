@@ -100,3 +100,29 @@ def test_import_shards_and_merge_via_the_command(tmp_path: Path, kinds: dict[str
         done = run_verial(tmp_path, "export", session, "-o", str(out))
         assert done.returncode == 0, done.stderr
         assert json.loads(out.read_text()) == json.loads(Path(path).read_text())
+
+
+def test_import_refuses_an_edited_or_unsealed_report_in_one_line(
+    tmp_path: Path, kinds: dict[str, Path]
+) -> None:
+    """A report edited after it was written (one result turned to passed), or re-serialized
+    without its seal, is refused by ``verial import`` before anything is stored."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    text = kinds["merged"].read_text()
+    assert '"passed": false' in text
+    edited = tmp_path / "edited.json"
+    edited.write_text(text.replace('"passed": false', '"passed": true', 1))
+    unsealed = tmp_path / "unsealed.json"
+    data = json.loads(text)
+    del data["integrity"]
+    unsealed.write_text(json.dumps(data, indent=2))
+    for path, words in (
+        (edited, "does not match its integrity digest"),
+        (unsealed, "carries no integrity digest"),
+    ):
+        done = run_verial(tmp_path, "import", str(path))
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.count("\n") == 1 and str(path) in done.stderr, done.stderr
+        assert words in done.stderr, done.stderr
+    listed = run_verial(tmp_path, "runs", "--json")
+    assert json.loads(listed.stdout or "[]") == []

@@ -21,7 +21,6 @@ from .diff import (
     TaskDelta,
     compare_reports,
 )
-from .json_report import load_report
 from .outputs import EXIT_REFUSED, OutputRefused, refused, write_text_atomic
 from .scores import ReportScores, check_scores, load_scores
 from .terminal import plural
@@ -176,12 +175,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _side(value: str, store: str | None) -> tuple[ReportScores, str]:
     """The scores of a report file or a stored run, checked; ValueError in one line."""
-    from ..store.commands import is_store_ref, report_or_stored
+    from ..store import StoreError
+    from ..store.cli import open_cli_store
+    from ..store.commands import is_store_ref
 
     if not is_store_ref(value):
         return load_scores(value), value
-    report, name = report_or_stored(value, store, load_report)
-    scores = ReportScores.of(report)
+    try:  # the score columns alone: evidence and snapshots stay in the store
+        with open_cli_store(store) as opened:
+            run_id = opened.resolve(value)
+            scores = opened.scores_of_run(run_id)
+    except StoreError as exc:
+        raise ValueError(str(exc)) from None
+    name = value if value == run_id else f"{value} ({run_id})"
     check_scores(scores, name)
     return scores, name
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import (
     Column,
@@ -41,7 +41,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from ..results import BenchmarkRun, Report, TaskRun
+from ..results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
 from .ids import new_id
 from .rows import (
     SessionMeta,
@@ -56,6 +56,9 @@ from .rows import (
     task_run_rows,
 )
 from .tables import benchmark_runs, criterion_runs, judge_calls, metadata, sessions, task_runs
+
+if TYPE_CHECKING:
+    from ..reporting.scores import ReportScores
 
 T = TypeVar("T")
 ENV = "VERIAL_STORE"
@@ -409,6 +412,12 @@ class Store:
         with no_gc():
             return self.read("read a run", lambda conn: _report(conn, run_id=run_id))
 
+    def scores_of_run(self, run_id: str) -> ReportScores:
+        """One benchmark run's scores alone (what ``verial compare`` reads): the score
+        columns of its task and criterion runs, never their evidence or snapshots."""
+        with no_gc():
+            return self.read("read a run", lambda conn: _scores(conn, run_id))
+
     def report_of_session(self, session_id: str) -> Report:
         """The whole report of a session (``verial export``)."""
         with no_gc():
@@ -705,6 +714,64 @@ def _report(
         session_data,
         [(r.data, [(tdata, criteria[tid]) for tid, tdata in tasks[r.id]]) for r in runs],
     )
+
+
+def _scores(conn: Connection, run_id: str) -> ReportScores:
+    from ..reporting.scores import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
+
+    run_data = conn.execute(
+        select(benchmark_runs.c.data).where(benchmark_runs.c.id == run_id)
+    ).scalar()
+    if run_data is None:
+        raise StoreError(f"{run_id}: no benchmark run in the store")
+    tasks: dict[str, TaskScore] = {}
+    for t in conn.execute(
+        select(
+            task_runs.c.id,
+            task_runs.c.report_id,
+            task_runs.c.task_key,
+            task_runs.c.run_label,
+            task_runs.c.status,
+            task_runs.c.verdict,
+            task_runs.c.score,
+            task_runs.c.data["pass_threshold"].as_float().label("pass_threshold"),
+        )
+        .where(task_runs.c.benchmark_run_id == run_id)
+        .order_by(task_runs.c.position)
+    ):
+        tasks[t.id] = TaskScore(
+            id=t.report_id,
+            task_key=t.task_key,
+            run=t.run_label,
+            status=t.status,
+            verdict=t.verdict,
+            score=t.score,
+            pass_threshold=t.pass_threshold,
+        )
+    for c in conn.execute(
+        select(
+            criterion_runs.c.task_run_id,
+            criterion_runs.c.criterion_id,
+            criterion_runs.c.status,
+            criterion_runs.c.passed,
+            criterion_runs.c.score,
+            criterion_runs.c.data["pass_threshold"].as_float().label("pass_threshold"),
+        )
+        .join(task_runs, task_runs.c.id == criterion_runs.c.task_run_id)
+        .where(task_runs.c.benchmark_run_id == run_id)
+        .order_by(task_runs.c.position, criterion_runs.c.position)
+    ):
+        tasks[c.task_run_id].criterion_runs.append(
+            CriterionScore(
+                criterion_id=c.criterion_id,
+                status=c.status,
+                passed=c.passed,
+                score=c.score,
+                pass_threshold=c.pass_threshold,
+            )
+        )
+    run = BenchmarkRunScores.model_validate({**run_data, "task_runs": list(tasks.values())})
+    return ReportScores.model_validate({"schema": SCHEMA_ID, "benchmark_runs": [run]})
 
 
 #: the session columns the final report sets (the rest were set when the session began)
