@@ -75,7 +75,7 @@ def test_every_error_is_problem_json(api: Api) -> None:
         "nested"
         in is_problem(api.client.post("/v1/verify-task", content=deep, headers=h), 400)["detail"]
     )
-    big = b'{"benchmark": "' + b"x" * (2 * 1024 * 1024) + b'"}'
+    big = b'{"benchmark": "' + b"x" * (9 * 1024 * 1024) + b'"}'
     is_problem(api.client.post("/v1/verify-task", content=big, headers=h), 413)
     # wrong types, unknown and missing fields: 400 naming the field
     bad = verify_body(extra_field=1)

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
@@ -58,11 +58,10 @@ from .runs import (
     request_hash,
     store_verified,
 )
+from .sandboxes import SandboxIn, task_folder
 
 __all__ = ["create_app", "load_benchmarks"]
 
-#: how many entries a sandbox folder may hold (links checked one by one)
-MAX_SANDBOX_ENTRIES = 10_000
 _IDEMPOTENCY = re.compile(r"[\x21-\x7e]{1,255}")
 
 
@@ -137,17 +136,6 @@ def load_benchmarks(paths: Sequence[str | Path]) -> Benchmarks:
 
 
 # -- request bodies ------------------------------------------------------------------------------
-class SandboxIn(BaseModel):
-    """Where the task's sandbox is: a run folder under ``--runs-root``."""
-
-    model_config = ConfigDict(extra="forbid")
-    run_dir: str = Field(
-        min_length=1,
-        max_length=1024,
-        description="run folder relative to --runs-root; the task's sandbox is <run_dir>/<task>/",
-    )
-
-
 class TaskConfig(BaseModel):
     """This task run's facts (what run.yaml would say; they replace its ``tasks.<key>``) and
     the verdict threshold. Judge settings (model, endpoint, key) are the server's, never a
@@ -210,47 +198,6 @@ class CompleteIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     sandbox: SandboxIn
     config: TaskConfig = Field(default_factory=TaskConfig)
-
-
-def _sandbox(root: Path, run_dir: str) -> Path:
-    """The run folder ``run_dir`` names under ``root``; never outside it."""
-    if "\x00" in run_dir or "\\" in run_dir:
-        raise Problem(400, "body sandbox.run_dir: must be a relative path with '/' separators")
-    rel = PurePosixPath(run_dir)
-    if rel.is_absolute() or re.match(r"^[A-Za-z]:", run_dir):
-        raise Problem(400, "body sandbox.run_dir: must be relative to --runs-root, not absolute")
-    if ".." in rel.parts:
-        raise Problem(400, "body sandbox.run_dir: '..' is not allowed")
-    base = root.resolve()
-    folder = (base / rel).resolve()
-    if not folder.is_relative_to(base):
-        raise Problem(400, f"body sandbox.run_dir: {run_dir} leads outside --runs-root (a link)")
-    if not folder.is_dir():
-        raise Problem(400, f"body sandbox.run_dir: no run folder {run_dir} under --runs-root")
-    return folder
-
-
-def _check_links(base: Path, folder: Path, run_dir: str) -> None:
-    """No link inside the task's sandbox leads outside --runs-root."""
-    if not folder.exists():
-        return
-    if not folder.resolve().is_relative_to(base):
-        raise Problem(
-            400, f"body sandbox.run_dir: {folder.name} in {run_dir} leads outside --runs-root"
-        )
-    seen = 0
-    for top, dirs, files in os.walk(folder):
-        for name in dirs + files:
-            seen += 1
-            if seen > MAX_SANDBOX_ENTRIES:
-                raise Problem(
-                    400,
-                    f"body sandbox.run_dir: over {MAX_SANDBOX_ENTRIES} entries in {folder.name}",
-                )
-            entry = Path(top) / name
-            if entry.is_symlink() and not entry.resolve().is_relative_to(base):
-                where = entry.relative_to(base)
-                raise Problem(400, f"body sandbox.run_dir: {where} is a link outside --runs-root")
 
 
 def _inline_plan(task: dict[str, Any], scored: bool) -> BenchmarkPlan:
@@ -373,9 +320,10 @@ def create_app(
         key: Key,
         idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
     ) -> Any:
-        """Score one task of a benchmark this server was started with on its sandbox
-        (``<runs-root>/<run_dir>/<task>/``), store it, and answer its verdict, score, axes and
-        criterion runs (a scored run's details and evidence elided)."""
+        """Score one task (of a benchmark this server was started with, or given inline) on
+        its sandbox (a run folder under ``--runs-root``, an archive or inline files), store
+        it, and answer its verdict, score, axes and criterion runs (a scored run's details
+        and evidence elided)."""
         if key.run_id is not None:
             raise Problem(403, "a run token completes its run's task runs; verify-task needs a key")
         if idempotency_key is not None and not _IDEMPOTENCY.fullmatch(idempotency_key):
@@ -398,25 +346,26 @@ def create_app(
         display: str,
         plan: BenchmarkPlan,
         task: TaskPlan,
-        run_dir: str,
+        sandbox: SandboxIn,
         config: TaskConfig,
         *,
         label: str | None = None,
-    ) -> tuple[TaskRun, RunDir, dict[str, Any]]:
-        """Score ``task`` on ``<runs-root>/<run_dir>/<task>/`` with the inline engine."""
-        folder = _sandbox(root, run_dir)
-        _check_links(root, folder / task.key, run_dir)
-        try:
-            run = RunDir(folder, label=run_dir)
-            inline = verify_task(
-                task,
-                folder / task.key,
-                config.options(plan.benchmark.pass_threshold),
-            )
-        except (RunConfigError, UsageError) as exc:
-            raise Problem(400, f"body sandbox.run_dir: {str(exc).splitlines()[0]}") from None
-        except VerialError as exc:
-            raise Problem(400, str(exc).splitlines()[0]) from None
+    ) -> tuple[TaskRun, RunInfo, dict[str, Any]]:
+        """Score ``task`` on its sandbox (:mod:`.sandboxes`) with the inline engine."""
+        with task_folder(sandbox, root, task.key, task.task.id) as where:
+            try:
+                run = RunDir(where.run_folder, label=where.label)
+                inline = verify_task(
+                    task,
+                    where.run_folder / task.key,
+                    config.options(plan.benchmark.pass_threshold),
+                )
+            except (RunConfigError, UsageError) as exc:
+                raise Problem(
+                    400, f"body sandbox.{sandbox.form}: {str(exc).splitlines()[0]}"
+                ) from None
+            except VerialError as exc:
+                raise Problem(400, str(exc).splitlines()[0]) from None
         data = inline.model_dump(mode="json", by_alias=True, exclude={"verification"})
         data.update(
             id=f"{display}::{task.key}",
@@ -425,7 +374,15 @@ def create_app(
             file=display,
             snapshot=task.task.model_dump(mode="json", exclude_none=True),
         )
-        return TaskRun.model_validate(data), run, dict(inline.verification)
+        info = RunInfo(
+            label=run.label,
+            path=where.shown,
+            id=run.config.id,
+            agent=run.config.agent,
+            executor_model=run.config.executor_model,
+            scored=bool(run.config.scored),
+        )
+        return TaskRun.model_validate(data), info, dict(inline.verification)
 
     def _verify(body: VerifyTaskIn) -> Report:
         if body.task is not None:
@@ -445,7 +402,7 @@ def create_app(
             task = _task(plan, body.task_id, body.benchmark)
         started = datetime.now(UTC)
         clock = time.monotonic()
-        task_run, run, verification = _score(display, plan, task, body.sandbox.run_dir, body.config)
+        task_run, run, verification = _score(display, plan, task, body.sandbox, body.config)
         threshold = resolve_threshold(
             plan.benchmark.pass_threshold,
             body.config.pass_threshold,
@@ -458,17 +415,8 @@ def create_app(
             interrupted=False,
             id=f"{display}@{run.label}",
             benchmark=benchmark_info(display, plan),
-            runs=[
-                RunInfo(
-                    label=run.label,
-                    path=body.sandbox.run_dir,
-                    id=run.config.id,
-                    agent=run.config.agent,
-                    executor_model=run.config.executor_model,
-                    scored=body.scored,
-                )
-            ],
-            scored=body.scored or bool(run.config.scored),
+            runs=[run.model_copy(update={"scored": body.scored or run.scored})],
+            scored=body.scored or run.scored,
         )
         session = Session(
             status=RunStatus.COMPLETED,
@@ -641,7 +589,7 @@ def create_app(
         if task is None:
             raise Problem(409, f"{task_run_id}: task {pending.task.task_key} is no longer served")
         scored_task, _run, _ = _score(
-            display, plan, task, body.sandbox.run_dir, body.config, label=pending.task.run
+            display, plan, task, body.sandbox, body.config, label=pending.task.run
         )
         return _stored(
             lambda: complete_task(store, key, pending, scored_task, elide=pending.run.scored)

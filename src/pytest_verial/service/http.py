@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PROBLEM = "application/problem+json"
 #: default cap on a request body (bytes)
-MAX_BODY = 1024 * 1024
+MAX_BODY = 8 * 1024 * 1024
 #: deepest JSON nesting a request body may have
 MAX_DEPTH = 64
 
