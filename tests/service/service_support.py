@@ -70,7 +70,9 @@ class Server:
 
 
 @contextlib.contextmanager
-def serve(cwd: Path, store: str, *args: str, timeout: float = 60) -> Iterator[Server]:
+def serve(
+    cwd: Path, store: str, *args: str, timeout: float = 60, env: dict[str, str] | None = None
+) -> Iterator[Server]:
     """`verial serve` in a child process until /readyz answers; killed by its PID after."""
     port = free_port()
     log = cwd / f"serve-{port}.log"
@@ -88,7 +90,7 @@ def serve(cwd: Path, store: str, *args: str, timeout: float = 60) -> Iterator[Se
                 str(port),
             ],
             cwd=cwd,
-            env=child_env(),
+            env=child_env(**(env or {})),
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -12,7 +12,7 @@ import os
 import re
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -47,8 +47,10 @@ from ..store import StoreError, open_store
 from ..store.core import revisions
 from ..store.tables import metadata
 from .http import MAX_BODY, BodyGuard, Problem, install_problem_handlers
+from .jobs import Claimed, JobRunner, enqueue, job_location, read_job
 from .keys import ApiKey, authenticate
 from .runs import (
+    Replay,
     find_replay,
     list_benchmark_runs,
     read_benchmark_run,
@@ -275,8 +277,12 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        yield
-        store.close()
+        runner.start()  # async verify-task jobs, claimed from the store (:mod:`.jobs`)
+        try:
+            yield
+        finally:
+            runner.stop()
+            store.close()
 
     app = FastAPI(
         lifespan=lifespan,
@@ -319,21 +325,35 @@ def create_app(
         body: VerifyTaskIn,
         key: Key,
         idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+        run_async: Annotated[
+            bool,
+            Query(
+                alias="async",
+                description="answer 202 at once with a job to poll (GET Location) instead",
+            ),
+        ] = False,
     ) -> Any:
         """Score one task (of a benchmark this server was started with, or given inline) on
         its sandbox (a run folder under ``--runs-root``, an archive or inline files), store
         it, and answer its verdict, score, axes and criterion runs (a scored run's details
-        and evidence elided)."""
+        and evidence elided). With ``?async=true``: 202 and a job, scored by any worker."""
         if key.run_id is not None:
             raise Problem(403, "a run token completes its run's task runs; verify-task needs a key")
         if idempotency_key is not None and not _IDEMPOTENCY.fullmatch(idempotency_key):
             raise Problem(400, "header Idempotency-Key: 1-255 printable ASCII characters")
-        digest = request_hash("POST", "/v1/verify-task", body.model_dump(mode="json"))
+        request = body.model_dump(mode="json")
+        path = "/v1/verify-task?async=true" if run_async else "/v1/verify-task"
+        digest = request_hash("POST", path, request)
         try:
             if idempotency_key is not None:
                 earlier = find_replay(store, key, idempotency_key, digest)
                 if earlier is not None:
-                    return JSONResponse(earlier.body, status_code=earlier.status)
+                    return _answer(earlier)
+            if run_async:
+                _resolve(body)  # an unknown benchmark or task is a 400 now, not in the job
+                queued = enqueue(store, key, request, idem=idempotency_key, digest=digest)
+                runner.wake()
+                return _answer(queued)
             report = _verify(body)
             answer = store_verified(
                 store, key, report, idem=idempotency_key, digest=digest, elide=body.scored
@@ -384,7 +404,28 @@ def create_app(
         )
         return TaskRun.model_validate(data), info, dict(inline.verification)
 
-    def _verify(body: VerifyTaskIn) -> Report:
+    def _run_job(job: Claimed, done: Callable[[Connection, Replay], None]) -> None:
+        """Score a queued verify-task and store it with the job marked done (:mod:`.jobs`)."""
+        body = VerifyTaskIn.model_validate(job.request)
+        report = _verify(body)
+        owner = ApiKey(  # the key that queued it owns the run (only its id is used)
+            id=job.owner, scope="solver", name=None, created_at=datetime.now(UTC), revoked_at=None
+        )
+        digest = request_hash("POST", "/v1/verify-task?async=true", job.request)
+        store_verified(store, owner, report, idem=None, digest=digest, elide=body.scored, then=done)
+
+    runner = JobRunner(store, _run_job)
+    app.state.jobs = runner
+
+    @app.get("/v1/jobs/{job_id}", tags=["verify"])
+    def get_job(job_id: str, key: Key) -> Any:
+        """An async verify-task: ``status`` queued, running, done (``result``: the answer
+        the synchronous request gives) or failed (``error``: its problem)."""
+        job = _stored(lambda: read_job(store, key, job_id))
+        headers = {} if job["status"] in ("done", "failed") else {"Retry-After": "1"}
+        return JSONResponse(job, headers=headers)
+
+    def _resolve(body: VerifyTaskIn) -> tuple[str, BenchmarkPlan, TaskPlan]:
         if body.task is not None:
             display = "inline"
             plan = _inline_plan(body.task, body.scored)
@@ -400,6 +441,10 @@ def create_app(
             display, plain, scored_plan = benchmarks.get(body.benchmark)
             plan = scored_plan if body.scored else plain
             task = _task(plan, body.task_id, body.benchmark)
+        return display, plan, task
+
+    def _verify(body: VerifyTaskIn) -> Report:
+        display, plan, task = _resolve(body)
         started = datetime.now(UTC)
         clock = time.monotonic()
         task_run, run, verification = _score(display, plan, task, body.sandbox, body.config)
@@ -622,6 +667,12 @@ def create_app(
         return _stored(lambda: read_benchmark_run(store, key, run_id))
 
     return app
+
+
+def _answer(answer: Replay) -> JSONResponse:
+    """A stored answer as a response: 202 (an async job) with the ``Location`` to poll."""
+    headers = {"Location": job_location(answer.body["id"])} if answer.status == 202 else None
+    return JSONResponse(answer.body, status_code=answer.status, headers=headers)
 
 
 def _stored(work: Any) -> Any:

@@ -14,6 +14,7 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -378,9 +379,11 @@ def store_verified(
     idem: str | None,
     digest: str,
     elide: bool,
+    then: Callable[[Connection, Replay], None] | None = None,
 ) -> Replay:
     """Store the report of one verified task, its owner and its idempotency record in one
-    transaction; the answer (an earlier one when another request with the same key won)."""
+    transaction; the answer (an earlier one when another request with the same key won).
+    ``then(conn, answer)`` runs in that transaction (an async job marked done with it)."""
     run = report.benchmark_runs[0]
     task = run.task_runs[0]
 
@@ -423,6 +426,8 @@ def store_verified(
                     created_at=datetime.now(UTC),
                 )
             )
+        if then is not None:
+            then(conn, Replay(201, body))
         return Replay(201, body)
 
     try:

@@ -201,3 +201,28 @@ task_run_starts = Table(
     ),
     Column("started_at", DateTime(timezone=True), nullable=False),
 )
+
+#: ``POST /v1/verify-task?async=true``: claimed by any server process with
+#: ``SELECT ... FOR UPDATE SKIP LOCKED`` (PostgreSQL) or under SQLite's write lock; a job whose
+#: worker died is claimed again once its lease has passed
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    #: the key that queued it (its reader)
+    Column("owner", String(40), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("request", JSON, nullable=False),
+    #: queued | running | done | failed
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("worker", Text),
+    Column("lease_until", DateTime(timezone=True)),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("started_at", DateTime(timezone=True)),
+    Column("finished_at", DateTime(timezone=True)),
+    #: the answer the synchronous request would have given (201 and its body, or a problem)
+    Column("response_status", Integer),
+    Column("response", JSON),
+    Index("ix_jobs_status_created", "status", "created_at"),
+)
