@@ -24,7 +24,7 @@ def _lean_pytester(request: pytest.FixtureRequest) -> None:
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")  # pytester clears PYTEST_ADDOPTS first
         request.getfixturevalue("monkeypatch").setenv(
-            "PYTEST_ADDOPTS", "-p no:hypothesispytest --assert=plain"
+            "PYTEST_ADDOPTS", "-p no:hypothesispytest -p no:schemathesis --assert=plain"
         )
 
 

@@ -151,9 +151,22 @@ def main() -> None:
     parser.add_argument(
         "--store", action="store_true", help="also import both into SQLite, compare by reference"
     )
+    parser.add_argument("--write-pair", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write_pair:  # the child that builds the files (see below)
+        *_, diffs = write_pair(Path(args.write_pair), args.tasks, args.criteria)
+        (Path(args.write_pair) / "diffs.json").write_text(json.dumps(diffs))
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        base, head, diffs = write_pair(Path(tmp), args.tasks, args.criteria)
+        # built in a child process: Linux carries a process's peak RSS across fork and exec
+        # (ru_maxrss), so a parent that held the reports would inflate every figure below
+        subprocess.run(
+            [sys.executable, __file__, "--write-pair", tmp, "--tasks", str(args.tasks)]
+            + ["--criteria", str(args.criteria)],
+            check=True,
+        )
+        base, head = Path(tmp) / "base.json", Path(tmp) / "head.json"
+        diffs = json.loads((Path(tmp) / "diffs.json").read_text())
         size = base.stat().st_size + head.stat().st_size
         print(f"{args.tasks:,} task runs per report, files {size / 1e6:.1f} MB together")
         n = len(diffs)

@@ -57,6 +57,21 @@ def settle() -> None:
 
 
 @contextmanager
+def no_gc() -> Iterator[None]:
+    """No automatic collection while a block builds a large structure that stays alive (a
+    report read whole, its rows, the views of two reports being compared): each full
+    collection would walk all of it again. Used by the ``verial`` commands, never around a
+    user's tests."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextmanager
 def building() -> Iterator[None]:
     """No collections while the block builds; then collect what it made and freeze the rest."""
     enabled = gc.isenabled()

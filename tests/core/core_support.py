@@ -108,7 +108,7 @@ def child_env() -> dict[str, str]:
     hypothesis: 0.8 s of each child's 1.7 s)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest"
+    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest -p no:schemathesis"
     return env
 
 

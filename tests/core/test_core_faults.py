@@ -404,9 +404,10 @@ def test_the_journal_holds_no_secret(tmp_path: Path) -> None:
         (b'{"something": "else"}\n', ":1: not a pytest-verial journal"),
         (b"\xff\xfe not text\n", ":1: damaged line (not JSON)"),
         (b"[" * 100_000 + b"\n", ":1: damaged line (not JSON)"),
-        (b'{"journal": "pytest-verial/journal/v1"}\n', "header field 'files' missing"),
+        (b'{"journal": "pytest-verial/journal/v2"}\n', "header field 'files' missing"),
+        (b'{"journal": "pytest-verial/journal/v1"}\n', "recover it with the version that wrote"),
     ],
-    ids=["empty", "torn-header", "not-a-journal", "binary", "deep-nesting", "no-files"],
+    ids=["empty", "torn-header", "not-a-journal", "binary", "deep-nesting", "no-files", "v1"],
 )
 def test_a_damaged_journal_is_one_clear_line(tmp_path: Path, content: bytes, says: str) -> None:
     journal = tmp_path / "report.json.journal.jsonl"

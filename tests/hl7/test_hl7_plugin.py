@@ -60,7 +60,15 @@ tasks:
 def report(pytester: pytest.Pytester, run: Path, *args: str) -> dict[str, Any]:
     out = pytester.path / "report.json"
     result = pytester.runpytest(
-        "--verial-run", str(run), "--verial-report", str(out), "-p", "no:hypothesispytest", *args
+        "--verial-run",
+        str(run),
+        "--verial-report",
+        str(out),
+        "-p",
+        "no:hypothesispytest",
+        "-p",
+        "no:schemathesis",
+        *args,
     )
     assert result.ret in (0, 1), result.stdout.str()
     data = json.loads(out.read_text())
@@ -137,10 +145,25 @@ def test_scored_run_keeps_field_evidence_out_of_the_terminal(pytester: pytest.Py
     run = make_run(pytester)
     (run / "run.yaml").unlink()
     result = pytester.runpytest(
-        "--verial-run", str(run), "--verial-scored", "-k", "broken", "-p", "no:hypothesispytest"
+        "--verial-run",
+        str(run),
+        "--verial-scored",
+        "-k",
+        "broken",
+        "-p",
+        "no:hypothesispytest",
+        "-p",
+        "no:schemathesis",
     )
     assert "MSH-10" not in result.stdout.str()
     plain = pytester.runpytest(
-        "--verial-run", str(run), "-k", "broken", "-p", "no:hypothesispytest"
+        "--verial-run",
+        str(run),
+        "-k",
+        "broken",
+        "-p",
+        "no:hypothesispytest",
+        "-p",
+        "no:schemathesis",
     )
     assert "MSH-10" in plain.stdout.str()

@@ -45,7 +45,9 @@ def _reply() -> bytes:
 def _run(path: Path, url: str, workers: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env["JUDGE_KEY_9"] = KEY + "\n"
-    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest"  # 0.8 s of import per process
+    env["PYTEST_ADDOPTS"] = (
+        "-p no:hypothesispytest -p no:schemathesis"  # 0.8 s of import per process
+    )
     proc = subprocess.run(
         [
             sys.executable,

@@ -1,9 +1,11 @@
 """Fuzzing with schemathesis against /openapi.json (in-process, ASGI): whatever it sends,
-with an org key, no answer is a 5xx, every error is problem+json and every success is JSON.
+with an org key, no answer is a 5xx, every status, content type and body is the one
+/openapi.json documents (schemathesis's conformance checks), every error is problem+json and
+every success is JSON.
 
 Schemathesis's strategies drive plain hypothesis tests, so its pytest plugin is not needed
-(``-p no:schemathesis`` keeps its 0.4 s import out of every pytest session). Skipped where
-schemathesis is not installed (it is not in the test extra yet)."""
+(``-p no:schemathesis`` keeps its 0.4 s import out of every child pytest session). It is in
+the test extra; skipped only where it is not installed."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pytest
 
 schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
+from schemathesis import checks  # noqa: E402
 from service_support import FILES, RUNS  # noqa: E402
 
 from pytest_verial.service.app import create_app  # noqa: E402
@@ -35,6 +38,12 @@ def _cleanup() -> Iterator[None]:
     shutil.rmtree(FOLDER, ignore_errors=True)
 
 
+CHECKS = [
+    checks.not_a_server_error,
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_schema_conformance,
+]
 OPERATIONS = sorted(
     (method.upper(), path) for path, item in APP.openapi()["paths"].items() for method in item
 )
@@ -48,6 +57,8 @@ def test_no_input_makes_the_service_fail(method: str, path: str) -> None:
     @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
     def check(case: Any) -> None:
         response = case.call(headers={"Authorization": f"Bearer {KEY}"})
+        # documented status, content type and body schema (errors: problem+json)
+        case.validate_response(response, checks=CHECKS)
         assert response.status_code < 500, (case.method, case.path, response.text)
         kind = response.headers.get("content-type", "")
         kind = kind[0] if isinstance(kind, list) else kind

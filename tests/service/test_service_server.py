@@ -161,19 +161,30 @@ def test_two_workers_run_a_benchmark_run_task_by_task(tmp_path: Path) -> None:
     assert run["run_token"] not in log and solver not in log
 
 
-def test_kill_9_loses_no_acknowledged_write(tmp_path: Path) -> None:
-    """The server is killed (SIGKILL) at a random moment under concurrent verify-task calls,
-    a few times: after each restart every acknowledged task run reads back whole, the SQLite
-    store passes its integrity check, and replaying every Idempotency-Key stores nothing
-    twice."""
+#: kills of the server per store (about 50 in all)
+KILLS = 25
 
-    store = f"sqlite:///{tmp_path / 'store.db'}"
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_kill_9_loses_no_acknowledged_write(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str
+) -> None:
+    """The server is killed (SIGKILL) at a random moment under concurrent verify-task calls,
+    synchronous and async, KILLS times: after each restart every acknowledged task run reads
+    back whole, every acknowledged job ends done and stored once, no task run is visible
+    without its criterion runs (SQLite: its integrity check too), and replaying every
+    Idempotency-Key stores nothing twice."""
+    if backend == "sqlite":
+        store = f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        store = str(request.getfixturevalue("service_postgres").new_database())
     _, org = new_key(tmp_path, store, "org")
     auth = {"Authorization": f"Bearer {org}"}
-    acknowledged: dict[str, dict[str, object]] = {}
-    sent: list[tuple[str, dict[str, object]]] = []
+    acknowledged: dict[str, tuple[int, dict[str, object]]] = {}
+    sent: list[tuple[str, dict[str, object], bool]] = []
     lock = threading.Lock()
     rng = random.Random(20)
+    lease = {"VERIAL_JOB_LEASE": "1"}  # a job whose server was killed is claimed again soon
 
     def body(n: int) -> dict[str, object]:
         return {
@@ -186,56 +197,100 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path) -> None:
         n = 0
         with httpx.Client(base_url=url, timeout=30) as http:
             while not stop.is_set():
-                key, payload = f"{prefix}-{n}", body(n)
+                key, payload, queued = f"{prefix}-{n}", body(n), n % 3 == 2
                 n += 1
                 with lock:
-                    sent.append((key, payload))
+                    sent.append((key, payload, queued))
                 try:
                     r = http.post(
-                        "/v1/verify-task", json=payload, headers={**auth, "Idempotency-Key": key}
+                        "/v1/verify-task" + ("?async=true" if queued else ""),
+                        json=payload,
+                        headers={**auth, "Idempotency-Key": key},
                     )
                 except httpx.HTTPError:
                     return
-                assert r.status_code < 500, r.text
+                assert r.status_code == (202 if queued else 201), r.text
                 with lock:
-                    acknowledged[key] = r.json()
+                    acknowledged[key] = (r.status_code, r.json())
 
-    for cycle in range(5):
-        with serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS)) as server:
+    args = (str(FILES), "--runs-root", str(RUNS))
+    for cycle in range(KILLS):
+        with serve(tmp_path, store, *args, env=lease) as server:
             stop = threading.Event()
             threads = [
                 threading.Thread(target=client, args=(server.url, f"c{cycle}-{i}", stop))
-                for i in range(4)
+                for i in range(3)
             ]
             for t in threads:
                 t.start()
-            time.sleep(rng.uniform(0.3, 1.5))
+            time.sleep(rng.uniform(0.05, 0.6))
             os.kill(server.pid, signal.SIGKILL)
             stop.set()
             for t in threads:
                 t.join(timeout=60)
-    assert len(acknowledged) > 10
-    db = sqlite3.connect(tmp_path / "store.db")
-    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    db.close()
+    assert len(acknowledged) > 2 * KILLS
+    if backend == "sqlite":
+        db = sqlite3.connect(tmp_path / "store.db")
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        db.close()
+    assert _half_written(store) == (0, 0)  # nothing half-written is visible
     with (
-        serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS)) as server,
-        httpx.Client(base_url=server.url, timeout=60) as http,
+        serve(tmp_path, store, *args, env=lease) as server,
+        httpx.Client(base_url=server.url, timeout=60, headers=auth) as http,
     ):
-        for key, answer in acknowledged.items():
-            got = http.get(f"/v1/task-runs/{answer['task_run_id']}", headers=auth).json()
+        for key, (status, answer) in acknowledged.items():
+            if status == 202:  # a job: done once a server has claimed it again
+                answer = _job_result(http, str(answer["location"]), key)
+            got = http.get(f"/v1/task-runs/{answer['task_run_id']}").json()
             assert got["score"] == answer["score"], key
             assert len(got["criterion_runs"]) == len(answer["criterion_runs"]) > 0
-        for _ in range(2):  # every key replayed twice (acknowledged or cut off)
-            for key, payload in sent:
-                r = http.post(
-                    "/v1/verify-task", json=payload, headers={**auth, "Idempotency-Key": key}
-                )
-                assert r.status_code == 201, r.text
-                if key in acknowledged:
-                    assert r.json() == acknowledged[key]
-            # one benchmark run per key, none twice
-            assert len(_all_runs(http, auth)) == len({k for k, _ in sent})
+        for key, payload, queued in sent:  # every key replayed (acknowledged or cut off)
+            r = http.post(
+                "/v1/verify-task" + ("?async=true" if queued else ""),
+                json=payload,
+                headers={"Idempotency-Key": key},
+            )
+            assert r.status_code == (202 if queued else 201), r.text
+            if key in acknowledged:
+                assert r.json() == acknowledged[key][1]
+            if queued:
+                _job_result(http, r.headers["location"], key)
+        # one benchmark run per key, none twice, each whole
+        runs = _all_runs(http, auth)
+        assert len(runs) == len({k for k, _, _ in sent})
+        for run in rng.sample(runs, min(len(runs), 100)):
+            (task,) = http.get(f"/v1/benchmark-runs/{run['id']}").json()["task_runs"]
+            assert http.get(f"/v1/task-runs/{task['id']}").json()["criterion_runs"]
+
+
+def _half_written(url: str) -> tuple[int, int]:
+    """Benchmark runs without a task run, task runs without a criterion run."""
+    from sqlalchemy import exists, func, select
+
+    from pytest_verial.store import open_store
+    from pytest_verial.store.tables import benchmark_runs, criterion_runs, task_runs
+
+    def count(conn: object, table: object, child: object) -> int:
+        query = select(func.count()).select_from(table).where(~exists().where(child))
+        return int(conn.execute(query).scalar_one())  # type: ignore[attr-defined]
+
+    with open_store(url) as store:
+        return store.read(
+            "check",
+            lambda conn: (
+                count(conn, benchmark_runs, task_runs.c.benchmark_run_id == benchmark_runs.c.id),
+                count(conn, task_runs, criterion_runs.c.task_run_id == task_runs.c.id),
+            ),
+        )
+
+
+def _job_result(http: httpx.Client, location: str, key: str) -> dict[str, object]:
+    deadline = time.monotonic() + 60
+    while (job := http.get(location).json())["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline, (key, job)
+        time.sleep(0.1)
+    assert job["status"] == "done", (key, job)
+    return dict(job["result"])
 
 
 def _all_runs(http: httpx.Client, auth: dict[str, str]) -> list[dict[str, object]]:

@@ -286,6 +286,8 @@ def _change(delta: float | None, worse: bool, better: bool, base: object, head: 
 
 
 def _criterion_side(runs: list[CriterionScore]) -> tuple[Status | Literal["mixed"], float | None]:
+    if len(runs) == 1:  # one task run a side (trials give several): no mean to take
+        return runs[0].status, runs[0].score if runs[0].counted else None
     statuses = {c.status for c in runs}
     status: Status | Literal["mixed"] = statuses.pop() if len(statuses) == 1 else "mixed"
     return status, _mean(c.score for c in runs if c.counted)
@@ -334,6 +336,9 @@ def _criteria(base: list[TaskScore], head: list[TaskScore]) -> list[CriterionDel
 
 
 def _task_side(runs: list[TaskScore]) -> tuple[float | None, Verdict | None]:
+    if len(runs) == 1:
+        run = runs[0]
+        return (run.score, run.verdict) if run.status is TaskStatus.COMPLETED else (None, None)
     completed = [t for t in runs if t.status is TaskStatus.COMPLETED]
     return _mean(t.score for t in completed), _worst(t.verdict for t in completed)
 
@@ -349,6 +354,8 @@ _ORDER: dict[str, int] = {
 
 
 def _status(runs: list[TaskScore]) -> TaskStatus | Literal["mixed"] | None:
+    if len(runs) == 1:
+        return runs[0].status
     statuses = {t.status for t in runs}
     return statuses.pop() if len(statuses) == 1 else "mixed" if statuses else None
 

@@ -215,25 +215,20 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
     if not lines:
         raise ValueError(f"{path}: empty, or cut before its header: nothing to recover")
     values: list[Any] = []
-    previous = ""
     for number, line in enumerate(lines, start=1):
-        cut = line.rfind(_CHAIN)
-        if cut < 0 or not line.endswith(b'"}'):
-            raise ValueError(
-                f"{path}:{number}: the line carries no integrity digest (edited, or written by "
-                "a version before digests): cannot recover"
-            )
-        stated = line[cut + len(_CHAIN) : -2].decode("ascii", "replace")
-        why = check_link(previous, line[:cut], stated)
-        if why is not None:
-            raise ValueError(f"{path}:{number}: cannot recover: {why}")
-        previous = stated
         try:
             values.append(json.loads(line.decode("utf-8")))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise ValueError(f"{path}:{number}: damaged line (not JSON): cannot recover") from None
     header, *rows = values
-    if not (isinstance(header, dict) and header.get("journal") == JOURNAL_SCHEMA):
+    schema = header.get("journal") if isinstance(header, dict) else None
+    if isinstance(schema, str) and schema.startswith("pytest-verial/journal/"):
+        if schema != JOURNAL_SCHEMA:
+            raise ValueError(
+                f"{path}:1: a {schema} journal (this version reads {JOURNAL_SCHEMA}): "
+                "recover it with the version that wrote it"
+            )
+    else:
         raise ValueError(f"{path}:1: not a pytest-verial journal ({JOURNAL_SCHEMA})")
     for key, kind in (("files", list), ("selected", list), ("report", str), ("started_at", str)):
         if not isinstance(header.get(key), kind):
@@ -243,6 +238,18 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
             f"{path}:1: written by pytest-verial {header.get('plugin')}, this is {__version__}: "
             "recover it with that version"
         )
+    previous = ""
+    for number, line in enumerate(lines, start=1):  # each line's digest, chained
+        cut = line.rfind(_CHAIN)
+        if cut < 0 or not line.endswith(b'"}'):
+            raise ValueError(
+                f"{path}:{number}: the line carries no integrity digest (edited): cannot recover"
+            )
+        stated = line[cut + len(_CHAIN) : -2].decode("ascii", "replace")
+        why = check_link(previous, line[:cut], stated)
+        if why is not None:
+            raise ValueError(f"{path}:{number}: cannot recover: {why}")
+        previous = stated
     selected = set(header["selected"])
     records: dict[str, dict[str, Any]] = {}
     lines_of: dict[str, int] = {}

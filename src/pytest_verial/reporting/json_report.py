@@ -8,6 +8,7 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..heap import no_gc
 from ..safeparse import strict_json_value
 from ..secrets import redact_json
 from .outputs import write_text_atomic
@@ -110,13 +111,15 @@ def load_report(path: str | Path, sealed: bool = False) -> Report:
     if problem is not None:
         raise ValueError(f"{path}: {problem}")
     try:
-        report = Report.from_json(read_report(path, data))
+        with no_gc():  # hundreds of thousands of objects that all stay alive
+            report = Report.from_json(read_report(path, data))
     except ValueError as exc:
         first = str(exc).splitlines()
         raise ValueError(
             f"{path}: not a valid pytest-verial report: {' '.join(first[:3])}"
         ) from None
-    check_scores(ReportScores.of(report), path)  # the one validation every reader shares
+    with no_gc():
+        check_scores(ReportScores.of(report), path)  # the one validation every reader shares
     return report
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..heap import no_gc
 from ..results import (
     COUNTED,
     BenchmarkInfo,
@@ -100,6 +101,23 @@ def _number(value: float | None, where: str, name: str) -> str | None:
     return f"{where}: {name} {value!r} is not a number in [0, 1]"
 
 
+def _plain(crit: CriterionScore, seen: set[str]) -> bool:
+    """True when a criterion run has none of the problems :func:`_problems` looks for."""
+    score, threshold = crit.score, crit.pass_threshold
+    return (
+        crit.criterion_id not in seen
+        and (score is None or 0.0 <= score <= 1.0)  # NaN fails both comparisons
+        and (threshold is None or 0.0 <= threshold <= 1.0)
+        and crit.passed == (crit.status is Status.PASSED)
+        and not (
+            crit.passed
+            and score is not None
+            and threshold is not None
+            and score < threshold - _SLACK
+        )
+    )
+
+
 def _problems(scores: ReportScores) -> Iterator[str]:
     runs: set[str] = set()
     for r, run in enumerate(scores.benchmark_runs):
@@ -123,6 +141,9 @@ def _problems(scores: ReportScores) -> Iterator[str]:
                 yield from filter(None, (_number(value, where, name),))
             criteria: set[str] = set()
             for c, crit in enumerate(task.criterion_runs):
+                if _plain(crit, criteria):  # the common case, checked without building text
+                    criteria.add(crit.criterion_id)
+                    continue
                 here = f"{at}.task_runs[{t}].criterion_runs[{c}] (criterion {crit.criterion_id})"
                 if crit.criterion_id in criteria:
                     yield f"{here}: criterion {crit.criterion_id} is in task run {task.id} twice"
@@ -210,7 +231,8 @@ def load_scores(path: str | Path) -> ReportScores:
     problem = check(data, False)
     if problem is not None:
         raise ValueError(f"{path}: {problem}")
-    scores = _by_lines(data)
+    with no_gc():  # every task run's view stays alive: collections would walk them again
+        scores = _by_lines(data)
     if scores is None:  # not in the writer's layout: read whole, with read_report's errors
         try:
             scores = ReportScores.model_validate(read_report(path, data))

@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import os
 import re
+from typing import Any
 
 from ..secrets import register
 
@@ -97,7 +98,6 @@ def check(data: bytes, required: bool) -> str | None:
             else None
         )
     algorithm, stated = found.group(1).decode(), found.group(2).decode()
-    body = data[: found.start()] + b"}"
     key = _key()
     if algorithm == "hmac-sha256":
         if key is None:
@@ -106,11 +106,14 @@ def check(data: bytes, required: bool) -> str | None:
                 if required
                 else None
             )
-        actual = hmac.new(key, body, hashlib.sha256).hexdigest()
+        hasher: Any = hmac.new(key, digestmod=hashlib.sha256)
     else:
         if key is not None and required:
             return f"it is not signed, and {KEY_ENV} is set: only signed input is trusted"
-        actual = hashlib.sha256(body).hexdigest()
+        hasher = hashlib.sha256()
+    hasher.update(memoryview(data)[: found.start()])  # the bytes before the seal, uncopied
+    hasher.update(b"}")
+    actual = hasher.hexdigest()
     if not hmac.compare_digest(actual, stated):
         return "its content does not match its integrity digest (edited since it was written)"
     return None

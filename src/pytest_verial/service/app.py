@@ -46,7 +46,14 @@ from ..secrets import redact_json
 from ..store import StoreError, open_store
 from ..store.core import revisions
 from ..store.tables import metadata
-from .http import MAX_BODY, BodyGuard, Problem, install_problem_handlers
+from .http import (
+    MAX_BODY,
+    BodyGuard,
+    Problem,
+    document_errors,
+    install_problem_handlers,
+    problems,
+)
 from .jobs import Claimed, JobRunner, enqueue, job_location, read_job
 from .keys import ApiKey, authenticate
 from .runs import (
@@ -65,6 +72,9 @@ from .sandboxes import SandboxIn, task_folder
 __all__ = ["create_app", "load_benchmarks"]
 
 _IDEMPOTENCY = re.compile(r"[\x21-\x7e]{1,255}")
+#: the errors of a read by id, and of a change to a run or task run (OpenAPI ``responses``)
+READ = problems(400, 401, 404, 503)
+CHANGE = (400, 401, 403, 404, 409, 413, 503)
 
 
 _log = logging.getLogger("pytest_verial.service")
@@ -294,6 +304,14 @@ def create_app(
     app.state.benchmarks = benchmarks
     app.state.runs_root = root
     install_problem_handlers(app)
+    stock_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = document_errors(stock_openapi())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     app.add_middleware(BodyGuard, limit=max_body)
 
     @app.get("/healthz", tags=["health"])
@@ -301,7 +319,7 @@ def create_app(
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"], responses=problems(503))
     def readyz() -> Any:
         """The store is reachable and its schema is this version's."""
         from ..store.core import _VERSION
@@ -320,7 +338,15 @@ def create_app(
             raise Problem(503, f"store schema {rev} is not this version's {head}")
         return {"status": "ready", "schema": head, "tables": len(metadata.tables)}
 
-    @app.post("/v1/verify-task", status_code=201, tags=["verify"])
+    @app.post(
+        "/v1/verify-task",
+        status_code=201,
+        tags=["verify"],
+        responses={
+            202: {"description": "queued (?async=true): poll the Location"},
+            **problems(400, 401, 403, 413, 422, 503),
+        },
+    )
     def verify(
         body: VerifyTaskIn,
         key: Key,
@@ -417,7 +443,7 @@ def create_app(
     runner = JobRunner(store, _run_job)
     app.state.jobs = runner
 
-    @app.get("/v1/jobs/{job_id}", tags=["verify"])
+    @app.get("/v1/jobs/{job_id}", tags=["verify"], responses=READ)
     def get_job(job_id: str, key: Key) -> Any:
         """An async verify-task: ``status`` queued, running, done (``result``: the answer
         the synchronous request gives) or failed (``error``: its problem)."""
@@ -479,7 +505,7 @@ def create_app(
             benchmark_runs=[bench],
         )
 
-    @app.get("/v1/benchmark-runs", tags=["read"])
+    @app.get("/v1/benchmark-runs", tags=["read"], responses=problems(400, 401, 503))
     def list_runs(
         key: Key,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -494,12 +520,12 @@ def create_app(
             )
         )
 
-    @app.get("/v1/benchmark-runs/{run_id}", tags=["read"])
+    @app.get("/v1/benchmark-runs/{run_id}", tags=["read"], responses=READ)
     def get_run(run_id: str, key: Key) -> Any:
         """One benchmark run with its progress and task runs."""
         return _stored(lambda: read_benchmark_run(store, key, run_id))
 
-    @app.get("/v1/benchmark-runs/{run_id}/report", tags=["read"])
+    @app.get("/v1/benchmark-runs/{run_id}/report", tags=["read"], responses=READ)
     def get_report(
         run_id: str,
         key: Key,
@@ -524,17 +550,22 @@ def create_app(
             )
         return JSONResponse(data)
 
-    @app.get("/v1/task-runs/{task_run_id}", tags=["read"])
+    @app.get("/v1/task-runs/{task_run_id}", tags=["read"], responses=READ)
     def get_task_run(task_run_id: str, key: Key) -> Any:
         """One task run with its criterion runs."""
         return _stored(lambda: read_task_run(store, key, task_run_id))
 
-    @app.get("/v1/criterion-runs/{criterion_run_id}", tags=["read"])
+    @app.get("/v1/criterion-runs/{criterion_run_id}", tags=["read"], responses=READ)
     def get_criterion_run(criterion_run_id: str, key: Key) -> Any:
         """One criterion run (its evidence in full to an org key)."""
         return _stored(lambda: read_criterion_run(store, key, criterion_run_id))
 
-    @app.post("/v1/benchmark-runs", status_code=201, tags=["runs"])
+    @app.post(
+        "/v1/benchmark-runs",
+        status_code=201,
+        tags=["runs"],
+        responses=problems(400, 401, 403, 413, 503),
+    )
     def create_benchmark_run(body: CreateRunIn, key: Key, request: Request) -> Any:
         """A benchmark run with every task run pending: its id, a run token (``vrl_run_...``,
         this run only, expiring) and each task run's ``complete_url``."""
@@ -607,7 +638,7 @@ def create_app(
         base = str(request.base_url).rstrip("/")
         return _stored(lambda: create_run(store, key, report, base))
 
-    @app.post("/v1/task-runs/{task_run_id}/start", tags=["runs"])
+    @app.post("/v1/task-runs/{task_run_id}/start", tags=["runs"], responses=problems(*CHANGE))
     def start_task_run(task_run_id: str, key: Key, request: Request) -> Any:
         """Mark a pending task run started; the task as the agent needs it (its
         ``task_item``, never its criteria)."""
@@ -616,7 +647,7 @@ def create_app(
         base = str(request.base_url).rstrip("/")
         return _stored(lambda: start_task(store, key, task_run_id, base))
 
-    @app.post("/v1/task-runs/{task_run_id}/complete", tags=["runs"])
+    @app.post("/v1/task-runs/{task_run_id}/complete", tags=["runs"], responses=problems(*CHANGE))
     def complete_task_run(task_run_id: str, body: CompleteIn, key: Key) -> Any:
         """Score a pending task run on its sandbox, store it, and finalize the benchmark run
         when it was the last one; the criterion runs (a scored run's details elided)."""
@@ -640,7 +671,7 @@ def create_app(
             lambda: complete_task(store, key, pending, scored_task, elide=pending.run.scored)
         )
 
-    @app.post("/v1/benchmark-runs/{run_id}/cancel", tags=["runs"])
+    @app.post("/v1/benchmark-runs/{run_id}/cancel", tags=["runs"], responses=problems(*CHANGE))
     def cancel_benchmark_run(run_id: str, key: Key) -> Any:
         """Cancel a running benchmark run; completed task runs are kept."""
         from .runapi import cancel_run

@@ -85,6 +85,46 @@ def validation_detail(exc: RequestValidationError) -> str:
     return "; ".join(parts) + more
 
 
+#: the JSON Schema of every error body (RFC 9457 problem details as the service writes them)
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "title", "status", "detail"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer", "minimum": 400, "maximum": 599},
+        "detail": {"type": "string"},
+    },
+}
+
+
+def problems(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for the errors a route answers, as problem+json."""
+    return {
+        code: {
+            "description": HTTPStatus(code).phrase,
+            "content": {PROBLEM: {"schema": PROBLEM_SCHEMA}},
+        }
+        for code in codes
+    }
+
+
+def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """The app's OpenAPI with FastAPI's stock 422 ("Validation Error", a schema no answer
+    has: validation errors are 400 problems here) removed where a route does not answer 422
+    itself, and no unused validation schemas left behind."""
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            responses = operation.get("responses", {})
+            stock = responses.get("422", {}).get("content", {}).get("application/json")
+            if stock is not None:
+                del responses["422"]
+    components = schema.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)
+    return schema
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     """Every error becomes problem+json; a validation error is a 400."""
 

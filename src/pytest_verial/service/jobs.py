@@ -273,9 +273,14 @@ class JobRunner:
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{new_id('w')[-6:]}"
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="verial-jobs", daemon=True)
+        self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        """Start the thread (again after :meth:`stop`: an app's lifespan may run twice)."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="verial-jobs", daemon=True)
         self._thread.start()
 
     def wake(self) -> None:
@@ -285,7 +290,9 @@ class JobRunner:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        self._thread.join(timeout=30)
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
 
     def _loop(self) -> None:
         while not self._stop.is_set():

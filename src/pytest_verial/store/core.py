@@ -10,7 +10,6 @@ password.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import threading
@@ -41,6 +40,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
+from ..heap import no_gc
 from ..results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
 from .ids import new_id
 from .rows import (
@@ -67,19 +67,6 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 #: how long a writer waits for another process's lock before it gives up (seconds)
 LOCK_WAIT = 120.0
 REF_MIN = 6
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """No automatic collection while a whole report becomes rows or rows a report: they
-    allocate millions of objects that all stay alive, and each full collection walks them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class StoreError(Exception):
@@ -800,8 +787,6 @@ class SessionWriter:
         session = Session(
             status=RunStatus.RUNNING, phase="started", started_at=meta.started_at, duration=0.0
         )
-        from ..results import SCHEMA_ID
-
         extra = {
             "schema": SCHEMA_ID,
             "generator": {"name": "pytest-verial", "version": meta.plugin_version or "unknown"},

@@ -127,7 +127,7 @@ CASES: list[Case] = [
     _leftover("journal-foreign-json", '{"hello": "world"}\n', ":1: not a pytest-verial journal"),
     _leftover(
         "journal-header-without-files",
-        '{"journal": "pytest-verial/journal/v1", "report": "r.json"}\n',
+        '{"journal": "pytest-verial/journal/v2", "report": "r.json"}\n',
         "header field 'files' missing",
     ),
     _leftover(
