@@ -14,7 +14,7 @@ import argparse
 import html
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -168,10 +168,12 @@ def _pill(verdict: str | None) -> str:
     return f'<span class="pill {cls}">{_e(verdict or "-")}</span>'
 
 
-def _row(run: RunRow, pages: Path | None) -> str:
+def _row(run: RunRow, pages: Path | None, link: Callable[[str], str] | None) -> str:
     page = pages / f"{run.id}.html" if pages is not None else None
     ident = f"<code>{_e(run.id)}</code>"
-    if page is not None and page.is_file():
+    if link is not None:
+        ident = f'<a href="{_e(link(run.id))}">{ident}</a>'
+    elif page is not None and page.is_file():
         ident = f'<a href="{_e(page.name)}">{ident}</a>'
     score = "-" if run.score is None else f"{run.score:.3f}"
     strict = "-" if run.strict_success is None else f"{run.strict_success:.0%}"
@@ -185,17 +187,26 @@ def _row(run: RunRow, pages: Path | None) -> str:
     )
 
 
-def render_index(store: Store, *, pages: Path | None = None, limit: int | None = None) -> str:
+def render_index(
+    store: Store,
+    *,
+    pages: Path | None = None,
+    limit: int | None = None,
+    link: Callable[[str], str] | None = None,
+    extra: str = "",
+    hint: str = "the HTML report of a run: <code>verial html ID</code>",
+) -> str:
     """The index page: every stored run (newest first; the newest ``limit`` when given) and a
     trend plot per benchmark. A run id links to ``<pages>/<id>.html`` when that file exists
-    (``verial html ID -o <pages>/<id>.html`` writes it)."""
+    (``verial html ID -o <pages>/<id>.html`` writes it), or to ``link(id)`` when given (the
+    service's pages); ``extra`` is HTML put before the plots."""
     runs = store.list_runs(limit=limit)
     benchmarks = list(dict.fromkeys(r.benchmark_ref for r in runs))
     plots = "".join(
         trend_section(b, store.trend(b, last=PLOT_RUNS, per_task=False), None)
         for b in sorted(benchmarks)
     )
-    body = "".join(_row(r, pages) for r in runs)
+    body = "".join(_row(r, pages, link) for r in runs)
     head = (
         "<tr><th>run</th><th>when (UTC)</th><th>benchmark</th><th>agent / run</th>"
         "<th></th><th>score</th><th>verdict</th><th>strict</th>"
@@ -204,7 +215,7 @@ def render_index(store: Store, *, pages: Path | None = None, limit: int | None =
     generated = _when(datetime.now(UTC))
     table = (
         f"<section><h2>Runs ({len(runs)}, newest first)</h2>"
-        '<div class="meta">the HTML report of a run: <code>verial html ID</code></div>'
+        f'<div class="meta">{hint}</div>'
         f"<table>{head}{body}</table></section>"
         if runs
         else "<section><p>the store holds no runs</p></section>"
@@ -215,7 +226,7 @@ def render_index(store: Store, *, pages: Path | None = None, limit: int | None =
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>pytest-verial runs</title><style>{_STYLE}</style></head><body>"
         f"<header><h1>pytest-verial runs</h1><div class=meta>{_e(store.url_masked)} - "
-        f"{generated} UTC</div></header><main>{plots}{table}</main></body></html>\n"
+        f"{generated} UTC</div></header><main>{extra}{plots}{table}</main></body></html>\n"
     )
 
 

@@ -68,6 +68,7 @@ from .runs import (
     store_verified,
 )
 from .sandboxes import SandboxIn, task_folder
+from .views import install_views
 
 __all__ = ["create_app", "load_benchmarks"]
 
@@ -440,6 +441,7 @@ def create_app(
         digest = request_hash("POST", "/v1/verify-task?async=true", job.request)
         store_verified(store, owner, report, idem=None, digest=digest, elide=body.scored, then=done)
 
+    install_views(app, store)  # the browser's pages: runs, a run, two runs, a trend
     runner = JobRunner(store, _run_job)
     app.state.jobs = runner
 
