@@ -1,18 +1,28 @@
-"""`verial serve` figures for BENCHMARKS.md (issue 20): POST /v1/verify-task latency.
+"""`verial serve` figures for BENCHMARKS.md (issue 20), measured in one run.
 
-A real `verial serve` (uvicorn, --workers W) over a fresh SQLite store scores
-``sftp-referral-packet`` of example_benchmarks/files.verial.yaml (3 deterministic criteria) on
-the captured good-agent run, for C concurrent clients (threads, one httpx client each, each
-request a new task run stored), and reports p50/p95/p99, throughput and 5xx. The baseline is
-the inline engine (``verify_task``) on the same task and folder in this process; the overhead
-is the service's p50 at 1 client minus the inline p50.
+The task: ``sftp-referral-packet`` of example_benchmarks/files.verial.yaml with its criteria
+repeated to 10 deterministic criteria (a benchmark file written for the bench, ``serve-10``),
+scored on the captured good-agent run; every request is a new task run written to the store.
 
-    python bench/service.py [--requests 200] [--clients 1,8,32] [--workers 1]
+1. ``POST /v1/verify-task``: p50/p95/p99 and task runs/s at C concurrent clients (threads of
+   this process, one httpx client each) for each of W uvicorn workers, on SQLite and, with
+   ``--postgres``, on a throwaway PostgreSQL (tests/store/pg_server.py); 5xx and "database is
+   locked" counted. The inline engine (``verify_task``) on the same task and folder is the
+   baseline: the overhead is the service's p50 at 1 client, 1 worker, minus the inline p50.
+2. ``GET /v1/task-runs/{id}`` of task runs of 10, 100 and 1,000 criteria (benchmarks
+   ``serve-100``, ``serve-1000``): p50 of 50 reads.
+3. RSS per worker process (VmRSS of each uvicorn process after the load).
+4. Restart to ready after kill -9: the server killed (SIGKILL) under load, started again, the
+   time until ``/readyz`` answers 200; and how many acknowledged task runs are missing then.
+
+    python bench/service.py [--requests 200] [--clients 1,8,32,128] [--workers 1,2,4]
+                            [--postgres]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
@@ -22,9 +32,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ROOT / "example_benchmarks" / "files.verial.yaml"
@@ -43,13 +56,29 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def inline_p50(n: int) -> float:
+def write_benchmarks(folder: Path) -> list[Path]:
+    """``serve-N``: the example task with its criteria repeated to N (10, 100, 1,000)."""
+    data = yaml.safe_load(FILES.read_text())
+    task = next(t for t in data["tasks"] if t["id"] == TASK)
+    paths = []
+    for n in (10, 100, 1000):
+        criteria = [
+            {**task["criteria"][i % len(task["criteria"])], "id": f"c{i:04d}"} for i in range(n)
+        ]
+        bench = {"benchmark": f"serve-{n}", "version": 1, "tasks": [{**task, "criteria": criteria}]}
+        path = folder / f"serve-{n}.verial.yaml"
+        path.write_text(yaml.safe_dump(bench, sort_keys=False))
+        paths.append(path)
+    return paths
+
+
+def inline_p50(bench: Path, n: int) -> float:
     from pytest_verial.checks import default_registry
     from pytest_verial.inline import verify_task
     from pytest_verial.loader import load_benchmark
 
-    plan = load_benchmark(FILES, default_registry())
-    task = next(t for t in plan.tasks if t.key == TASK)
+    plan = load_benchmark(bench, default_registry())
+    task = plan.tasks[0]
     times = []
     for _ in range(n):
         start = time.perf_counter()
@@ -58,25 +87,72 @@ def inline_p50(n: int) -> float:
     return statistics.median(times)
 
 
-def run_clients(url: str, key: str, clients: int, total: int) -> tuple[list[float], int, float]:
-    body = {"benchmark": "sftp-drops@1", "task_id": TASK, "sandbox": {"run_dir": "good-agent"}}
+@contextlib.contextmanager
+def server(store: str, benches: list[Path], workers: int, log: Path) -> Iterator[tuple[str, Any]]:
+    port = _port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VERIAL_")}
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest_verial.cli", "serve", *map(str, benches),
+             "--runs-root", str(RUNS), "--store", store, "--port", str(port),
+             "--workers", str(workers)],
+            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url)
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def wait_ready(url: str, timeout: float = 120) -> float:
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        try:
+            if httpx.get(url + "/readyz", timeout=1).status_code == 200:
+                return time.perf_counter() - start
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.02)
+    raise SystemExit(f"{url} not ready in {timeout} s")
+
+
+def body(n: int = 10) -> dict[str, Any]:
+    return {"benchmark": f"serve-{n}@1", "task_id": TASK, "sandbox": {"run_dir": "good-agent"}}
+
+
+def run_clients(
+    url: str, key: str, clients: int, total: int, acked: list[str] | None = None
+) -> tuple[list[float], int, float]:
     latencies: list[float] = []
     errors = [0]
     lock = threading.Lock()
-    per = max(1, total // clients)
+    per = max(2, total // clients)
 
     def work() -> None:
         with httpx.Client(base_url=url, timeout=120) as client:
             for _ in range(per):
                 start = time.perf_counter()
-                r = client.post(
-                    "/v1/verify-task", json=body, headers={"Authorization": f"Bearer {key}"}
-                )
+                try:
+                    r = client.post(
+                        "/v1/verify-task", json=body(), headers={"Authorization": f"Bearer {key}"}
+                    )
+                except httpx.HTTPError:
+                    return  # the server was killed (the restart figure)
                 took = time.perf_counter() - start
                 with lock:
                     latencies.append(took)
                     if r.status_code >= 500 or "database is locked" in r.text:
                         errors[0] += 1
+                    elif acked is not None and r.status_code == 201:
+                        acked.append(r.json()["task_run_id"])
 
     threads = [threading.Thread(target=work) for _ in range(clients)]
     wall = time.perf_counter()
@@ -87,54 +163,141 @@ def run_clients(url: str, key: str, clients: int, total: int) -> tuple[list[floa
     return latencies, errors[0], time.perf_counter() - wall
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--clients", default="1,8,32")
-    parser.add_argument("--workers", type=int, default=1)
-    args = parser.parse_args()
+def rss_mb(pid: int) -> list[float]:
+    """VmRSS of the server's uvicorn processes (the workers, or the one process)."""
+    out = subprocess.run(["ps", "-o", "pid=,ppid=,rss=", "-e"], capture_output=True, text=True)
+    rows = [tuple(int(x) for x in line.split()) for line in out.stdout.splitlines() if line.strip()]
+    children = [rss for p, parent, rss in rows if parent == pid]
+    own = [rss for p, _parent, rss in rows if p == pid]
+    return [kb / 1024 for kb in (children or own)]
+
+
+def new_store(kind: str, tmp: Path, pg: Any) -> str:
     from pytest_verial.service.keys import create_key
     from pytest_verial.store import open_store
 
-    base = inline_p50(50)
-    print(f"inline verify_task p50: {base * 1000:.2f} ms")
-    with tempfile.TemporaryDirectory(prefix="verial-bench-serve-") as tmp:
-        url = f"sqlite:///{tmp}/store.db"
-        with open_store(url) as store:
-            _, key = create_key(store, "org")
-        port = _port()
-        log = open(Path(tmp) / "serve.log", "wb")  # noqa: SIM115
-        env = {k: v for k, v in os.environ.items() if not k.startswith("VERIAL_")}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_verial.cli", "serve", str(FILES),
-             "--runs-root", str(RUNS), "--store", url, "--port", str(port),
-             "--workers", str(args.workers)],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-        )  # fmt: skip
-        server = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(300):
-                try:
-                    if httpx.get(server + "/readyz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.1)
-            run_clients(server, key, 1, 10)  # warm-up
-            print(f"workers={args.workers}  requests per level={args.requests}")
-            print("clients   p50 ms   p95 ms   p99 ms   runs/s   5xx")
+    url = (
+        f"sqlite:///{tmp}/store-{time.monotonic_ns()}.db" if kind == "sqlite" else pg.new_database()
+    )
+    with open_store(url) as store:
+        create_key(store, "org")
+    return str(url)
+
+
+def org_key(url: str) -> str:
+    from pytest_verial.service.keys import create_key
+    from pytest_verial.store import open_store
+
+    with open_store(url) as store:
+        return create_key(store, "org")[1]
+
+
+def grid(kind: str, args: argparse.Namespace, tmp: Path, benches: list[Path], pg: Any) -> None:
+    for workers in [int(w) for w in args.workers.split(",")]:
+        store = new_store(kind, tmp, pg)
+        key = org_key(store)
+        with server(store, benches, workers, tmp / "serve.log") as (url, proc):
+            run_clients(url, key, 1, 10)  # warm-up
             for clients in [int(c) for c in args.clients.split(",")]:
-                lat, errors, wall = run_clients(server, key, clients, args.requests)
+                lat, errors, wall = run_clients(url, key, clients, args.requests)
                 print(
-                    f"{clients:>7}  {_pct(lat, 0.5) * 1000:7.1f}  {_pct(lat, 0.95) * 1000:7.1f}  "
-                    f"{_pct(lat, 0.99) * 1000:7.1f}  {len(lat) / wall:7.1f}  {errors:4d}"
+                    f"| {kind} | {workers} | {clients} | {_pct(lat, 0.5) * 1000:.1f} | "
+                    f"{_pct(lat, 0.95) * 1000:.1f} | {_pct(lat, 0.99) * 1000:.1f} | "
+                    f"{len(lat) / wall:.1f} | {len(lat) / wall / workers:.1f} | {errors} |",
+                    flush=True,
                 )
-                if clients == 1:
-                    over = (_pct(lat, 0.5) - base) * 1000
-                    print(f"         overhead over inline at p50: {over:.1f} ms")
-        finally:
-            os.kill(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
-            log.close()
+            rss = rss_mb(proc.pid)
+            print(
+                f"  RSS per worker ({kind}, {workers} workers): "
+                + ", ".join(f"{r:.0f} MB" for r in rss),
+                flush=True,
+            )
+
+
+def reads(kind: str, tmp: Path, benches: list[Path], pg: Any) -> None:
+    store = new_store(kind, tmp, pg)
+    key = org_key(store)
+    auth = {"Authorization": f"Bearer {key}"}
+    with (
+        server(store, benches, 1, tmp / "serve.log") as (url, _),
+        httpx.Client(base_url=url, timeout=120, headers=auth) as http,
+    ):
+        for n in (10, 100, 1000):
+            made = http.post("/v1/verify-task", json=body(n))
+            assert made.status_code == 201, made.text
+            tr = made.json()["task_run_id"]
+            times = []
+            for _ in range(50):
+                start = time.perf_counter()
+                got = http.get(f"/v1/task-runs/{tr}")
+                times.append(time.perf_counter() - start)
+                assert len(got.json()["criterion_runs"]) == n
+            print(
+                f"  GET /v1/task-runs/{{id}} ({kind}), {n:,} criteria: p50 "
+                f"{statistics.median(times) * 1000:.1f} ms",
+                flush=True,
+            )
+
+
+def restart(kind: str, tmp: Path, benches: list[Path], pg: Any, repeat: int) -> None:
+    store = new_store(kind, tmp, pg)
+    key = org_key(store)
+    readies, acked, lost = [], [], 0
+    for _ in range(repeat):
+        with server(store, benches, 1, tmp / "serve.log") as (url, proc):
+            load = threading.Thread(target=run_clients, args=(url, key, 8, 4000, acked))
+            load.start()
+            time.sleep(1.0)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            load.join()
+            start = time.perf_counter()
+        with server(store, benches, 1, tmp / "serve.log") as (url, _):
+            readies.append(time.perf_counter() - start)
+            with httpx.Client(base_url=url, timeout=60) as http:
+                auth = {"Authorization": f"Bearer {key}"}
+                lost += sum(
+                    http.get(f"/v1/task-runs/{tr}", headers=auth).status_code != 200 for tr in acked
+                )
+    print(
+        f"  restart to ready after kill -9 ({kind}): median {statistics.median(readies):.2f} s "
+        f"of {repeat} ({', '.join(f'{r:.2f}' for r in readies)}); acknowledged task runs "
+        f"{len(acked)}, lost {lost}",
+        flush=True,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--clients", default="1,8,32,128")
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--restarts", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="verial-bench-serve-") as name:
+        tmp = Path(name)
+        benches = write_benchmarks(tmp)
+        base = inline_p50(benches[0], 50)
+        print(f"inline verify_task p50 (10 criteria): {base * 1000:.2f} ms", flush=True)
+        kinds = ["sqlite"] + (["postgresql"] if args.postgres else [])
+        pg_cm: Any = contextlib.nullcontext()
+        if args.postgres:
+            sys.path.insert(0, str(ROOT / "tests" / "store"))
+            from pg_server import pg_server
+
+            pg_cm = pg_server()
+        with pg_cm as pg:
+            print(
+                "| store | workers | clients | p50 ms | p95 ms | p99 ms | runs/s "
+                "| runs/s per worker | 5xx |"
+            )
+            print("|---|---|---|---|---|---|---|---|---|")
+            for kind in kinds:
+                grid(kind, args, tmp, benches, pg)
+            for kind in kinds:
+                reads(kind, tmp, benches, pg)
+                restart(kind, tmp, benches, pg, args.restarts)
     return 0
 
 

@@ -470,6 +470,45 @@ def test_bad_reports_are_one_line_and_exit_2(
             assert lines[0].startswith("verial compare: "), err
 
 
+@pytest.mark.invalid_report
+def test_every_reader_refuses_what_compare_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """show, report, html and feedback read a report with the one check compare uses (issue
+    18 class 5): the same one line, exit 2, for a score out of range, a duplicated task run,
+    ``passed`` against the status, and every damaged file."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    cases = _bad_inputs(inputs)
+    good = report(benchmark_run({"a": [1.0], "b": [0.0]})).to_json()
+    for name, edit, reason in (
+        ("score 5", lambda r: r["task_runs"][0]["criterion_runs"][0].update(score=5.0),
+         "score 5.0 is not a number in [0, 1]"),
+        ("twice", lambda r: r["task_runs"].append(r["task_runs"][0]), "is in"),
+        ("passed", lambda r: r["task_runs"][1]["criterion_runs"][0].update(passed=True),
+         "passed is true but status is failed"),
+    ):  # fmt: skip
+        data = json.loads(json.dumps(good))
+        edit(data["benchmark_runs"][0])
+        path = inputs / f"{name}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        cases[name] = (path, reason)
+    for name, (path, reason) in cases.items():
+        for argv in (
+            ["show", str(path)],
+            ["report", str(path)],
+            ["html", str(path), "-o", str(tmp_path / "page.html")],
+            ["feedback", str(path), "a"],
+        ):
+            code = main(argv)
+            out, err = capsys.readouterr()
+            lines = err.strip().splitlines()
+            assert code == 2, (name, argv, out, err)
+            assert len(lines) == 1 and reason in lines[0], (name, argv, err)
+            assert "Traceback" not in out + err
+        assert not (tmp_path / "page.html").exists()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

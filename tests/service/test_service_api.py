@@ -104,6 +104,7 @@ def test_openapi_lists_every_route(api: Api) -> None:
         ("GET", "/readyz"),
         ("POST", "/v1/verify-task"),
         ("GET", "/v1/jobs/{job_id}"),
+        ("POST", "/v1/consistency-checks"),
         ("GET", "/v1/benchmark-runs"),
         ("GET", "/v1/benchmark-runs/{run_id}"),
         ("GET", "/v1/benchmark-runs/{run_id}/report"),

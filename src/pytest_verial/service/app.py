@@ -7,13 +7,15 @@ levels read back (``/v1/benchmark-runs``, ``/v1/task-runs/{id}``, ``/v1/criterio
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
-import time
+import shutil
+import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,7 +69,7 @@ from .runs import (
     request_hash,
     store_verified,
 )
-from .sandboxes import SandboxIn, task_folder
+from .sandboxes import SandboxIn, TaskFolder, task_folder
 from .views import install_views
 
 __all__ = ["create_app", "load_benchmarks"]
@@ -196,6 +198,36 @@ class VerifyTaskIn(BaseModel):
         return self
 
 
+class RelatedTaskIn(BaseModel):
+    """One related task run of a consistency check: its name and its sandbox."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(
+        min_length=1,
+        max_length=200,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description="the task's name, as the judge's prompt shows it",
+    )
+    sandbox: SandboxIn
+
+
+class ConsistencyIn(BaseModel):
+    """``POST /v1/consistency-checks`` (PRD-103 §10)."""
+
+    model_config = ConfigDict(extra="forbid")
+    tasks: list[RelatedTaskIn] = Field(
+        min_length=2,
+        max_length=20,
+        description="related task runs; the last is the anchor the check is stored under",
+    )
+    principles: list[Annotated[str, Field(min_length=1, max_length=2000)]] | None = Field(
+        default=None, max_length=20, description="what must agree (default: shared facts)"
+    )
+    label: str | None = Field(default=None, max_length=500)
+    config: TaskConfig = Field(default_factory=TaskConfig)
+    scored: bool = False
+
+
 class CreateRunIn(BaseModel):
     """``POST /v1/benchmark-runs``."""
 
@@ -270,9 +302,12 @@ def create_app(
     runs_root: str | Path = ".",
     *,
     max_body: int = MAX_BODY,
+    judge: Mapping[str, str] | None = None,
 ) -> FastAPI:
     """The service over the store at ``store_url`` (opened, created and migrated now), scoring
-    the benchmarks in ``benchmark_paths`` on run folders under ``runs_root``.
+    the benchmarks in ``benchmark_paths`` on run folders under ``runs_root``. ``judge``: the
+    server's judge settings (``judge_model``, ``judge_base_url``, ``judge_api_key_env``), used
+    for every judge criterion; a caller never chooses the judge.
 
     Raises StoreError or ValueError (one line) when the store or a benchmark is unusable."""
     store = open_store(store_url)
@@ -281,6 +316,7 @@ def create_app(
     except BaseException:
         store.close()
         raise
+    judge = dict(judge or {})
     root = Path(runs_root).resolve()
     if not root.is_dir():
         store.close()
@@ -400,19 +436,29 @@ def create_app(
     ) -> tuple[TaskRun, RunInfo, dict[str, Any]]:
         """Score ``task`` on its sandbox (:mod:`.sandboxes`) with the inline engine."""
         with task_folder(sandbox, root, task.key, task.task.id) as where:
-            try:
-                run = RunDir(where.run_folder, label=where.label)
-                inline = verify_task(
-                    task,
-                    where.run_folder / task.key,
-                    config.options(plan.benchmark.pass_threshold),
-                )
-            except (RunConfigError, UsageError) as exc:
-                raise Problem(
-                    400, f"body sandbox.{sandbox.form}: {str(exc).splitlines()[0]}"
-                ) from None
-            except VerialError as exc:
-                raise Problem(400, str(exc).splitlines()[0]) from None
+            return _score_in(display, plan, task, where, config, f"sandbox.{sandbox.form}", label)
+
+    def _score_in(
+        display: str,
+        plan: BenchmarkPlan,
+        task: TaskPlan,
+        where: TaskFolder,
+        config: TaskConfig,
+        field: str,
+        label: str | None = None,
+    ) -> tuple[TaskRun, RunInfo, dict[str, Any]]:
+        try:
+            run = RunDir(where.run_folder, label=where.label)
+            inline = verify_task(
+                task,
+                where.run_folder / task.key,
+                # the server's judge (model, endpoint, key variable); the caller's facts
+                {**judge, **config.options(plan.benchmark.pass_threshold)},
+            )
+        except (RunConfigError, UsageError) as exc:
+            raise Problem(400, f"body {field}: {str(exc).splitlines()[0]}") from None
+        except VerialError as exc:
+            raise Problem(400, str(exc).splitlines()[0]) from None
         data = inline.model_dump(mode="json", by_alias=True, exclude={"verification"})
         data.update(
             id=f"{display}::{task.key}",
@@ -474,11 +520,22 @@ def create_app(
     def _verify(body: VerifyTaskIn) -> Report:
         display, plan, task = _resolve(body)
         started = datetime.now(UTC)
-        clock = time.monotonic()
-        task_run, run, verification = _score(display, plan, task, body.sandbox, body.config)
+        scored = _score(display, plan, task, body.sandbox, body.config)
+        return _one_task(display, plan, scored, body.config, body.scored, started)
+
+    def _one_task(
+        display: str,
+        plan: BenchmarkPlan,
+        scored_task: tuple[TaskRun, RunInfo, dict[str, Any]],
+        config: TaskConfig,
+        scored: bool,
+        started: datetime,
+    ) -> Report:
+        """The report of one task scored by the service: one benchmark run, one task run."""
+        task_run, run, verification = scored_task
         threshold = resolve_threshold(
             plan.benchmark.pass_threshold,
-            body.config.pass_threshold,
+            config.pass_threshold,
             default=DEFAULT_VERDICT_THRESHOLD,
         )
         bench = BenchmarkRun.aggregate(
@@ -488,16 +545,17 @@ def create_app(
             interrupted=False,
             id=f"{display}@{run.label}",
             benchmark=benchmark_info(display, plan),
-            runs=[run.model_copy(update={"scored": body.scored or run.scored})],
-            scored=body.scored or run.scored,
+            runs=[run.model_copy(update={"scored": scored or run.scored})],
+            scored=scored or run.scored,
         )
+        ended = datetime.now(UTC)
         session = Session(
             status=RunStatus.COMPLETED,
             phase="completed",
             scored=bench.scored,
             started_at=started.isoformat(),
-            completed_at=datetime.now(UTC).isoformat(),
-            duration=time.monotonic() - clock,
+            completed_at=ended.isoformat(),
+            duration=(ended - started).total_seconds(),
             counts=RunCounts.of([task_run]),
             verification=verification or None,
         )
@@ -506,6 +564,67 @@ def create_app(
             session=session,
             benchmark_runs=[bench],
         )
+
+    @app.post(
+        "/v1/consistency-checks",
+        status_code=201,
+        tags=["verify"],
+        responses=problems(400, 401, 403, 413, 422, 503),
+    )
+    def consistency_check(
+        body: ConsistencyIn,
+        key: Key,
+        idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    ) -> Any:
+        """Cross-task consistency (PRD-103 §10): the judge compares the outputs of related
+        task runs (each with its sandbox) for contradictions on facts they share. Stored as a
+        task run of the last task named, whose one criterion is ``output-consistency``; the
+        answer has the shape of verify-task's."""
+        if key.run_id is not None:
+            raise Problem(403, "a run token completes its run's task runs; this needs a key")
+        if idempotency_key is not None and not _IDEMPOTENCY.fullmatch(idempotency_key):
+            raise Problem(400, "header Idempotency-Key: 1-255 printable ASCII characters")
+        digest = request_hash("POST", "/v1/consistency-checks", body.model_dump(mode="json"))
+        try:
+            if idempotency_key is not None:
+                earlier = find_replay(store, key, idempotency_key, digest)
+                if earlier is not None:
+                    return _answer(earlier)
+            report = _consistency(body)
+            answer = store_verified(
+                store, key, report, idem=idempotency_key, digest=digest, elide=body.scored
+            )
+        except StoreError as exc:
+            raise store_unavailable(exc) from None
+        return _answer(answer)
+
+    def _consistency(body: ConsistencyIn) -> Report:
+        names = [t.name for t in body.tasks]
+        if len(set(names)) != len(names):
+            raise Problem(400, "body tasks: each related task run needs its own name")
+        *others, anchor = names
+        assertion: dict[str, Any] = {"assert": "output-consistency", "tasks": others}
+        if body.principles:
+            assertion["principles"] = body.principles
+        criterion = {"id": "consistency", "assertion": assertion}
+        if body.label:
+            criterion["label"] = body.label
+        plan = _inline_plan({"id": anchor, "criteria": [criterion]}, body.scored)
+        started = datetime.now(UTC)
+        with ExitStack() as stack:
+            run_folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="verial-")))
+            for related in body.tasks:
+                where = stack.enter_context(
+                    task_folder(related.sandbox, root, related.name, related.name)
+                )
+                source = where.run_folder / related.name
+                if source.is_dir():
+                    shutil.copytree(source, run_folder / related.name, symlinks=False)
+                else:
+                    (run_folder / related.name).mkdir()
+            together = TaskFolder(run_folder, "consistency", "related task runs")
+            scored = _score_in("consistency", plan, plan.tasks[0], together, body.config, "tasks")
+        return _one_task("consistency", plan, scored, body.config, body.scored, started)
 
     @app.get("/v1/benchmark-runs", tags=["read"], responses=problems(400, 401, 503))
     def list_runs(
@@ -721,4 +840,5 @@ def app_from_env() -> FastAPI:
         os.environ["VERIAL_SERVE_STORE"],
         [p for p in os.environ.get("VERIAL_SERVE_BENCHMARKS", "").split(os.pathsep) if p],
         os.environ.get("VERIAL_SERVE_RUNS_ROOT", "."),
+        judge=json.loads(os.environ.get("VERIAL_SERVE_JUDGE") or "{}"),
     )

@@ -42,6 +42,17 @@ def serve_configure(parser: argparse.ArgumentParser) -> None:
         help="folder that request run_dir values are relative to (default: the working "
         "directory); nothing outside it is ever read",
     )
+    parser.add_argument(
+        "--judge-model", metavar="ID", help="the judge's model for every judge criterion"
+    )
+    parser.add_argument(
+        "--judge-base-url", metavar="URL", help="the judge's OpenAI-compatible endpoint"
+    )
+    parser.add_argument(
+        "--judge-api-key-env",
+        metavar="VAR",
+        help="the environment variable holding the judge's key (the key is never logged)",
+    )
 
 
 def serve_run(args: argparse.Namespace) -> int:
@@ -69,8 +80,17 @@ def serve_run(args: argparse.Namespace) -> int:
     if url is None:
         print("verial serve: the service needs a results store (not --store none)", file=sys.stderr)
         return 2
+    judge = {
+        name: value
+        for name, value in (
+            ("judge_model", args.judge_model),
+            ("judge_base_url", args.judge_base_url),
+            ("judge_api_key_env", args.judge_api_key_env),
+        )
+        if value
+    }
     try:
-        app = create_app(url, args.benchmarks, args.runs_root)
+        app = create_app(url, args.benchmarks, args.runs_root, judge=judge)
         keys = active_keys(app.state.store)
     except (StoreError, ValueError) as exc:
         print(f"verial serve: {exc}", file=sys.stderr)
@@ -97,6 +117,7 @@ def serve_run(args: argparse.Namespace) -> int:
     os.environ["VERIAL_SERVE_STORE"] = url
     os.environ["VERIAL_SERVE_BENCHMARKS"] = os.pathsep.join(args.benchmarks)
     os.environ["VERIAL_SERVE_RUNS_ROOT"] = args.runs_root
+    os.environ["VERIAL_SERVE_JUDGE"] = json.dumps(judge)  # names only: the key stays in its var
     uvicorn.run(
         "pytest_verial.service.app:app_from_env",
         factory=True,
