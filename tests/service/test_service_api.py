@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -738,3 +739,77 @@ def test_start_gives_the_task_not_its_rubric(api: Api) -> None:
         "already completed"
         in is_problem(api.client.post(task["start_url"], headers=token), 409)["detail"]
     )
+
+
+def test_every_answer_matches_the_schema_openapi_documents(api: Api) -> None:
+    """Each success body of a user's flow (verify, async job, the run API, the three reads,
+    the list, cancel) validates against /openapi.json's schema for its route and status."""
+    import jsonschema
+
+    spec = api.client.get("/openapi.json").json()
+
+    def check(method: str, route: str, response: Any) -> dict[str, Any]:
+        doc = spec["paths"][route][method]["responses"][str(response.status_code)]
+        schema = {**doc["content"]["application/json"]["schema"], "components": spec["components"]}
+        body: dict[str, Any] = response.json()
+        jsonschema.Draft202012Validator(schema).validate(body)
+        return body
+
+    h = api.h(api.org)
+    made = check("post", "/v1/verify-task", verify(api))
+    queued = api.client.post("/v1/verify-task?async=true", json=verify_body(), headers=h)
+    check("post", "/v1/verify-task", queued)
+    for _ in range(200):
+        job = check(
+            "get", "/v1/jobs/{job_id}", api.client.get(queued.headers["location"], headers=h)
+        )
+        if job["status"] == "done":
+            break
+        time.sleep(0.05)
+    assert job["status"] == "done" and job["result"]["criterion_runs"]
+    run = check(
+        "post",
+        "/v1/benchmark-runs",
+        api.client.post("/v1/benchmark-runs", json={"benchmark": BENCH}, headers=h),
+    )
+    first = run["task_runs"][0]["id"]
+    check(
+        "post",
+        "/v1/task-runs/{task_run_id}/start",
+        api.client.post(f"/v1/task-runs/{first}/start", headers=h),
+    )
+    body = {"sandbox": {"run_dir": "good-agent"}}
+    check(
+        "post",
+        "/v1/task-runs/{task_run_id}/complete",
+        api.client.post(f"/v1/task-runs/{first}/complete", json=body, headers=h),
+    )
+    check(
+        "post",
+        "/v1/benchmark-runs/{run_id}/cancel",
+        api.client.post(f"/v1/benchmark-runs/{run['id']}/cancel", headers=h),
+    )
+    check("get", "/v1/benchmark-runs", api.client.get("/v1/benchmark-runs", headers=h))
+    check(
+        "get",
+        "/v1/benchmark-runs/{run_id}",
+        api.client.get(f"/v1/benchmark-runs/{made['benchmark_run_id']}", headers=h),
+    )
+    check(
+        "get",
+        "/v1/task-runs/{task_run_id}",
+        api.client.get(f"/v1/task-runs/{made['task_run_id']}", headers=h),
+    )
+    crit = made["criterion_runs"][0]["id"]
+    check(
+        "get",
+        "/v1/criterion-runs/{criterion_run_id}",
+        api.client.get(f"/v1/criterion-runs/{crit}", headers=h),
+    )
+    check(
+        "get",
+        "/v1/benchmark-runs/{run_id}/report",
+        api.client.get(f"/v1/benchmark-runs/{made['benchmark_run_id']}/report", headers=h),
+    )
+    check("get", "/healthz", api.client.get("/healthz"))
+    check("get", "/readyz", api.client.get("/readyz"))

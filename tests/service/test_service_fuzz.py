@@ -28,14 +28,32 @@ from pytest_verial.service.keys import create_key  # noqa: E402
 FOLDER = Path(tempfile.mkdtemp(prefix="verial-fuzz-"))
 APP = create_app(f"sqlite:///{FOLDER / 'store.db'}", [FILES], RUNS)
 KEY = create_key(APP.state.store, "org")[1]
-schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
+#: the same app over each store: (schema, key)
+FUZZED: dict[str, tuple[Any, str]] = {
+    "sqlite": (schemathesis.openapi.from_asgi("/openapi.json", APP), KEY)
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _cleanup() -> Iterator[None]:
     yield
     APP.state.store.close()
+    for schema, _ in list(FUZZED.values())[1:]:
+        schema.app.state.store.close()
     shutil.rmtree(FOLDER, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fuzzed(request: pytest.FixtureRequest) -> tuple[Any, str]:
+    """The schema and an org key of the app over SQLite, or over the suite's PostgreSQL."""
+    if request.param not in FUZZED:
+        url = str(request.getfixturevalue("service_postgres").new_database())
+        app = create_app(url, [FILES], RUNS)
+        FUZZED[request.param] = (
+            schemathesis.openapi.from_asgi("/openapi.json", app),
+            create_key(app.state.store, "org")[1],
+        )
+    return FUZZED[request.param]
 
 
 CHECKS = [
@@ -50,13 +68,14 @@ OPERATIONS = sorted(
 
 
 @pytest.mark.parametrize(("method", "path"), OPERATIONS)
-def test_no_input_makes_the_service_fail(method: str, path: str) -> None:
+def test_no_input_makes_the_service_fail(method: str, path: str, fuzzed: tuple[Any, str]) -> None:
+    schema, key = fuzzed
     operation = schema[path][method]
 
     @given(case=operation.as_strategy())
     @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
     def check(case: Any) -> None:
-        response = case.call(headers={"Authorization": f"Bearer {KEY}"})
+        response = case.call(headers={"Authorization": f"Bearer {key}"})
         # documented status, content type and body schema (errors: problem+json)
         case.validate_response(response, checks=CHECKS)
         assert response.status_code < 500, (case.method, case.path, response.text)

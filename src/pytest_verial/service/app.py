@@ -70,6 +70,19 @@ from .runs import (
     store_verified,
 )
 from .sandboxes import SandboxIn, TaskFolder, task_folder
+from .schemas import (
+    BenchmarkRunOut,
+    CreatedRun,
+    CriterionRunOut,
+    Health,
+    JobAccepted,
+    JobOut,
+    Ready,
+    RunPage,
+    StartedTaskRun,
+    TaskRunOut,
+    answers,
+)
 from .views import install_views
 
 __all__ = ["create_app", "load_benchmarks"]
@@ -77,6 +90,16 @@ __all__ = ["create_app", "load_benchmarks"]
 _IDEMPOTENCY = re.compile(r"[\x21-\x7e]{1,255}")
 #: the errors of a read by id, and of a change to a run or task run (OpenAPI ``responses``)
 READ = problems(400, 401, 404, 503)
+#: the report route's two forms (``?format=junit``)
+REPORT: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "the JSON report (as --verial-report writes it), or JUnit XML",
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "application/xml": {"schema": {"type": "string"}},
+        },
+    }
+}
 CHANGE = (400, 401, 403, 404, 409, 413, 503)
 
 
@@ -351,12 +374,12 @@ def create_app(
     app.openapi = openapi  # type: ignore[method-assign]
     app.add_middleware(BodyGuard, limit=max_body)
 
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], responses=answers(200, Health))
     def healthz() -> dict[str, str]:
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"], responses=problems(503))
+    @app.get("/readyz", tags=["health"], responses={**answers(200, Ready), **problems(503)})
     def readyz() -> Any:
         """The store is reachable and its schema is this version's."""
         from ..store.core import _VERSION
@@ -380,7 +403,8 @@ def create_app(
         status_code=201,
         tags=["verify"],
         responses={
-            202: {"description": "queued (?async=true): poll the Location"},
+            **answers(201, TaskRunOut, "scored and stored"),
+            **answers(202, JobAccepted, "queued (?async=true): poll the Location"),
             **problems(400, 401, 403, 413, 422, 503),
         },
     )
@@ -491,7 +515,7 @@ def create_app(
     runner = JobRunner(store, _run_job)
     app.state.jobs = runner
 
-    @app.get("/v1/jobs/{job_id}", tags=["verify"], responses=READ)
+    @app.get("/v1/jobs/{job_id}", tags=["verify"], responses={**answers(200, JobOut), **READ})
     def get_job(job_id: str, key: Key) -> Any:
         """An async verify-task: ``status`` queued, running, done (``result``: the answer
         the synchronous request gives) or failed (``error``: its problem)."""
@@ -569,7 +593,7 @@ def create_app(
         "/v1/consistency-checks",
         status_code=201,
         tags=["verify"],
-        responses=problems(400, 401, 403, 413, 422, 503),
+        responses={**answers(201, TaskRunOut), **problems(400, 401, 403, 413, 422, 503)},
     )
     def consistency_check(
         body: ConsistencyIn,
@@ -626,7 +650,11 @@ def create_app(
             scored = _score_in("consistency", plan, plan.tasks[0], together, body.config, "tasks")
         return _one_task("consistency", plan, scored, body.config, body.scored, started)
 
-    @app.get("/v1/benchmark-runs", tags=["read"], responses=problems(400, 401, 503))
+    @app.get(
+        "/v1/benchmark-runs",
+        tags=["read"],
+        responses={**answers(200, RunPage), **problems(400, 401, 503)},
+    )
     def list_runs(
         key: Key,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -641,12 +669,20 @@ def create_app(
             )
         )
 
-    @app.get("/v1/benchmark-runs/{run_id}", tags=["read"], responses=READ)
+    @app.get(
+        "/v1/benchmark-runs/{run_id}",
+        tags=["read"],
+        responses={**answers(200, BenchmarkRunOut), **READ},
+    )
     def get_run(run_id: str, key: Key) -> Any:
         """One benchmark run with its progress and task runs."""
         return _stored(lambda: read_benchmark_run(store, key, run_id))
 
-    @app.get("/v1/benchmark-runs/{run_id}/report", tags=["read"], responses=READ)
+    @app.get(
+        "/v1/benchmark-runs/{run_id}/report",
+        tags=["read"],
+        responses={**REPORT, **READ},
+    )
     def get_report(
         run_id: str,
         key: Key,
@@ -671,12 +707,20 @@ def create_app(
             )
         return JSONResponse(data)
 
-    @app.get("/v1/task-runs/{task_run_id}", tags=["read"], responses=READ)
+    @app.get(
+        "/v1/task-runs/{task_run_id}",
+        tags=["read"],
+        responses={**answers(200, TaskRunOut), **READ},
+    )
     def get_task_run(task_run_id: str, key: Key) -> Any:
         """One task run with its criterion runs."""
         return _stored(lambda: read_task_run(store, key, task_run_id))
 
-    @app.get("/v1/criterion-runs/{criterion_run_id}", tags=["read"], responses=READ)
+    @app.get(
+        "/v1/criterion-runs/{criterion_run_id}",
+        tags=["read"],
+        responses={**answers(200, CriterionRunOut), **READ},
+    )
     def get_criterion_run(criterion_run_id: str, key: Key) -> Any:
         """One criterion run (its evidence in full to an org key)."""
         return _stored(lambda: read_criterion_run(store, key, criterion_run_id))
@@ -685,7 +729,7 @@ def create_app(
         "/v1/benchmark-runs",
         status_code=201,
         tags=["runs"],
-        responses=problems(400, 401, 403, 413, 503),
+        responses={**answers(201, CreatedRun), **problems(400, 401, 403, 413, 503)},
     )
     def create_benchmark_run(body: CreateRunIn, key: Key, request: Request) -> Any:
         """A benchmark run with every task run pending: its id, a run token (``vrl_run_...``,
@@ -759,7 +803,11 @@ def create_app(
         base = str(request.base_url).rstrip("/")
         return _stored(lambda: create_run(store, key, report, base))
 
-    @app.post("/v1/task-runs/{task_run_id}/start", tags=["runs"], responses=problems(*CHANGE))
+    @app.post(
+        "/v1/task-runs/{task_run_id}/start",
+        tags=["runs"],
+        responses={**answers(200, StartedTaskRun), **problems(*CHANGE)},
+    )
     def start_task_run(task_run_id: str, key: Key, request: Request) -> Any:
         """Mark a pending task run started; the task as the agent needs it (its
         ``task_item``, never its criteria)."""
@@ -768,7 +816,11 @@ def create_app(
         base = str(request.base_url).rstrip("/")
         return _stored(lambda: start_task(store, key, task_run_id, base))
 
-    @app.post("/v1/task-runs/{task_run_id}/complete", tags=["runs"], responses=problems(*CHANGE))
+    @app.post(
+        "/v1/task-runs/{task_run_id}/complete",
+        tags=["runs"],
+        responses={**answers(200, TaskRunOut), **problems(*CHANGE)},
+    )
     def complete_task_run(task_run_id: str, body: CompleteIn, key: Key) -> Any:
         """Score a pending task run on its sandbox, store it, and finalize the benchmark run
         when it was the last one; the criterion runs (a scored run's details elided)."""
@@ -792,7 +844,11 @@ def create_app(
             lambda: complete_task(store, key, pending, scored_task, elide=pending.run.scored)
         )
 
-    @app.post("/v1/benchmark-runs/{run_id}/cancel", tags=["runs"], responses=problems(*CHANGE))
+    @app.post(
+        "/v1/benchmark-runs/{run_id}/cancel",
+        tags=["runs"],
+        responses={**answers(200, BenchmarkRunOut), **problems(*CHANGE)},
+    )
     def cancel_benchmark_run(run_id: str, key: Key) -> Any:
         """Cancel a running benchmark run; completed task runs are kept."""
         from .runapi import cancel_run
