@@ -26,6 +26,15 @@ def verify_body(task: str = TASKS[0], run_dir: str = "good-agent", **extra: Any)
     return {"benchmark": BENCH, "task_id": task, "sandbox": {"run_dir": run_dir}, **extra}
 
 
+#: two related task runs for POST /v1/consistency-checks (no judge here: its criterion errs)
+CONSISTENCY = {
+    "tasks": [
+        {"name": "letter", "sandbox": {"files": {"output.md": "CPT 72148"}}},
+        {"name": "summary", "sandbox": {"files": {"output.json": '{"cpt": "72148"}'}}},
+    ]
+}
+
+
 def is_problem(response: Any, status: int) -> dict[str, Any]:
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("application/problem+json")
@@ -140,6 +149,7 @@ def test_auth_matrix(api: Api) -> None:
         ("POST", "/v1/verify-task", verify_body()),
         ("POST", "/v1/verify-task?async=true", verify_body()),
         ("GET", job.headers["location"], None),
+        ("POST", "/v1/consistency-checks", CONSISTENCY),
         ("GET", "/v1/benchmark-runs", None),
         ("GET", f"/v1/benchmark-runs/{ids['run']}", None),
         ("GET", f"/v1/benchmark-runs/{ids['run']}/report", None),
@@ -189,7 +199,7 @@ def test_auth_matrix(api: Api) -> None:
         assert ok.status_code in (200, 201, 202), (path, ok.text)
         # the org made these objects: a solver key may not see them (404, not 403)
         other = api.client.request(method, path, json=body, headers=api.h(api.solver))
-        if path.startswith("/v1/verify-task"):
+        if path.startswith(("/v1/verify-task", "/v1/consistency-checks")):
             assert other.status_code in (201, 202)
         elif path == "/v1/benchmark-runs":
             assert ids["run"] not in other.text
