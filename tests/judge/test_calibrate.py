@@ -22,6 +22,10 @@ from local_model import (
 from pytest_verial.cli import main
 from pytest_verial.judge.calibrate import Figures, agreement, kappa, macro_f1
 
+#: the CPU-bound tests run one after another on one xdist worker (scripts/test runs
+#: --dist loadgroup): two local model servers, or one beside the kill -9 load, starve each other
+pytestmark = pytest.mark.xdist_group("cpu-heavy")
+
 EXAMPLE_LABELS = Path(__file__).resolve().parents[2] / "example_benchmarks/healthbench/labels.jsonl"
 
 

@@ -27,6 +27,10 @@ from local_model import (
 
 from pytest_verial.judge import JudgeClient, JudgeError, build_messages, build_settings
 
+#: the CPU-bound tests run one after another on one xdist worker (scripts/test runs
+#: --dist loadgroup): two local model servers, or one beside the kill -9 load, starve each other
+pytestmark = pytest.mark.xdist_group("cpu-heavy")
+
 PRINCIPLES = [
     "The letter states why the lumbar MRI is medically necessary.",
     "The letter names the CPT code of the requested service.",
