@@ -74,13 +74,10 @@ def no_gc() -> Iterator[None]:
 @contextmanager
 def building() -> Iterator[None]:
     """No collections while the block builds; then collect what it made and freeze the rest."""
-    enabled = gc.isenabled()
-    gc.disable()
     try:
-        yield
+        with no_gc():
+            yield
     finally:
-        if enabled:
-            gc.enable()
         gc.collect(0)  # the collector was off: everything the block made is in generation 0
         _freeze()
 

@@ -823,3 +823,19 @@ def test_every_answer_matches_the_schema_openapi_documents(api: Api) -> None:
     )
     check("get", "/healthz", api.client.get("/healthz"))
     check("get", "/readyz", api.client.get("/readyz"))
+
+
+def test_a_nul_character_in_the_url_is_a_400_not_a_store_failure(api: Api) -> None:
+    """Found by the fuzzer on PostgreSQL (text cannot hold NUL): it answered 503."""
+    h = api.h(api.org)
+    for url in (
+        "/v1/benchmark-runs?agent=a%00b",
+        "/v1/benchmark-runs?benchmark=%00",
+        "/v1/task-runs/tr_%00",
+        "/v1/criterion-runs/%00",
+        "/v1/jobs/job_%00",
+        "/v1/benchmark-runs/br_%00/report",
+    ):
+        problem = is_problem(api.client.get(url, headers=h), 400)
+        assert "NUL" in problem["detail"], url
+    assert api.client.get("/readyz").status_code == 200

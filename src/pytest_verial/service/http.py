@@ -175,9 +175,15 @@ def json_depth(body: bytes) -> int:
     return deepest
 
 
+def _nul_in_url(scope: Scope) -> bool:
+    query = bytes(scope.get("query_string") or b"").lower()
+    return "\x00" in str(scope.get("path", "")) or b"%00" in query or b"\x00" in query
+
+
 class BodyGuard:
     """ASGI middleware: a body over ``limit`` bytes is a 413, one nested deeper than
-    :data:`MAX_DEPTH` a 400, before the application reads it."""
+    :data:`MAX_DEPTH` a 400, and a URL holding a NUL character a 400, before the application
+    reads anything."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY) -> None:
         self.app = app
@@ -199,6 +205,10 @@ class BodyGuard:
         await send({"type": "http.response.body", "body": body})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _nul_in_url(scope):
+            # no id, ref or filter holds one; PostgreSQL refuses it in text (a 503 otherwise)
+            await self._refuse(send, 400, "the URL holds a NUL character (%00)")
+            return
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return

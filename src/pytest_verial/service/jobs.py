@@ -30,10 +30,10 @@ from sqlalchemy import Connection, and_, or_, select, update
 from ..store import Store, StoreError
 from ..store.ids import new_id
 from ..store.rows import as_utc
-from ..store.tables import idempotency, jobs
+from ..store.tables import jobs
 from .http import Problem, problem_body
 from .keys import ApiKey
-from .runs import Replay
+from .runs import Replay, record_answer, replay_in
 
 #: seconds a claimed job stays with its worker without a renewal
 LEASE_ENV = "VERIAL_JOB_LEASE"
@@ -80,16 +80,9 @@ def enqueue(
     """Queue a verify-task request; 202 with the job (the earlier job on a replay)."""
 
     def work(conn: Connection) -> Replay:
-        if idem is not None:
-            earlier = conn.execute(
-                select(
-                    idempotency.c.request_hash, idempotency.c.status, idempotency.c.response
-                ).where(idempotency.c.owner == key.id, idempotency.c.key == idem)
-            ).first()
-            if earlier is not None:
-                if earlier.request_hash != digest:
-                    raise Problem(422, "Idempotency-Key was already used with a different request")
-                return Replay(int(earlier.status), dict(earlier.response))
+        earlier = replay_in(conn, key, idem, digest) if idem is not None else None
+        if earlier is not None:
+            return earlier
         job_id = new_id("job")
         now = datetime.now(UTC)
         conn.execute(
@@ -103,19 +96,7 @@ def enqueue(
                 created_at=now,
             )
         )
-        body = _accepted(job_id)
-        if idem is not None:
-            conn.execute(
-                idempotency.insert().values(
-                    key=idem,
-                    owner=key.id,
-                    request_hash=digest,
-                    status=202,
-                    response=body,
-                    created_at=now,
-                )
-            )
-        return Replay(202, body)
+        return record_answer(conn, key, idem, digest, Replay(202, _accepted(job_id)))
 
     return store.write("queue a job", work)
 

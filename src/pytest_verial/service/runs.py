@@ -348,27 +348,47 @@ def request_hash(method: str, path: str, body: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def replay_in(conn: Connection, key: ApiKey, idem: str, digest: str) -> Replay | None:
+    """The answer stored for this key's Idempotency-Key, read in the caller's transaction;
+    422 when the key was used for a different request."""
+    row = conn.execute(
+        select(idempotency.c.request_hash, idempotency.c.status, idempotency.c.response).where(
+            idempotency.c.owner == key.id, idempotency.c.key == idem
+        )
+    ).first()
+    if row is None:
+        return None
+    if row.request_hash != digest:
+        raise Problem(
+            422,
+            "Idempotency-Key was already used with a different request "
+            "(use a new key for a new request)",
+        )
+    return Replay(int(row.status), dict(row.response))
+
+
+def record_answer(
+    conn: Connection, key: ApiKey, idem: str | None, digest: str, answer: Replay
+) -> Replay:
+    """Keep ``answer`` for replays of this Idempotency-Key (none given: nothing kept)."""
+    if idem is not None:
+        conn.execute(
+            idempotency.insert().values(
+                key=idem,
+                owner=key.id,
+                request_hash=digest,
+                status=answer.status,
+                response=answer.body,
+                created_at=datetime.now(UTC),
+            )
+        )
+    return answer
+
+
 def find_replay(store: Store, key: ApiKey, idem: str, digest: str) -> Replay | None:
-    """The stored answer to an earlier request with this Idempotency-Key (409/422 when the key
+    """The stored answer to an earlier request with this Idempotency-Key (422 when the key
     was used for a different request)."""
-
-    def work(conn: Connection) -> Replay | None:
-        row = conn.execute(
-            select(idempotency.c.request_hash, idempotency.c.status, idempotency.c.response).where(
-                idempotency.c.owner == key.id, idempotency.c.key == idem
-            )
-        ).first()
-        if row is None:
-            return None
-        if row.request_hash != digest:
-            raise Problem(
-                422,
-                "Idempotency-Key was already used with a different request "
-                "(use a new key for a new request)",
-            )
-        return Replay(int(row.status), dict(row.response))
-
-    return store.read("read an idempotency key", work)
+    return store.read("read an idempotency key", lambda conn: replay_in(conn, key, idem, digest))
 
 
 def store_verified(
@@ -388,16 +408,9 @@ def store_verified(
     task = run.task_runs[0]
 
     def work(conn: Connection) -> Replay:
-        if idem is not None:
-            earlier = conn.execute(
-                select(
-                    idempotency.c.request_hash, idempotency.c.status, idempotency.c.response
-                ).where(idempotency.c.owner == key.id, idempotency.c.key == idem)
-            ).first()
-            if earlier is not None:
-                if earlier.request_hash != digest:
-                    raise Problem(422, "Idempotency-Key was already used with a different request")
-                return Replay(int(earlier.status), dict(earlier.response))
+        earlier = replay_in(conn, key, idem, digest) if idem is not None else None
+        if earlier is not None:
+            return earlier
         result = insert_report(conn, report, source="service")
         br_id = result.run_ids[0]
         conn.execute(run_owners.insert().values(benchmark_run_id=br_id, key_id=key.id))
@@ -414,21 +427,12 @@ def store_verified(
                 .order_by(criterion_runs.c.position)
             ).scalars()
         ]
-        body = task_view(tr_id, br_id, task, cr_ids, elide=elide)
-        if idem is not None:
-            conn.execute(
-                idempotency.insert().values(
-                    key=idem,
-                    owner=key.id,
-                    request_hash=digest,
-                    status=201,
-                    response=body,
-                    created_at=datetime.now(UTC),
-                )
-            )
+        answer = record_answer(
+            conn, key, idem, digest, Replay(201, task_view(tr_id, br_id, task, cr_ids, elide=elide))
+        )
         if then is not None:
-            then(conn, Replay(201, body))
-        return Replay(201, body)
+            then(conn, answer)
+        return answer
 
     try:
         return store.write("store the verified task", work)
