@@ -126,3 +126,19 @@ def test_import_refuses_an_edited_or_unsealed_report_in_one_line(
         assert words in done.stderr, done.stderr
     listed = run_verial(tmp_path, "runs", "--json")
     assert json.loads(listed.stdout or "[]") == []
+
+
+def test_a_nul_character_in_a_report_is_stored_and_given_back(store_url: str) -> None:
+    """PostgreSQL's text cannot hold NUL, which a sandbox value quoted in a criterion's details
+    can: the report is stored all the same and exported as it was, on both stores."""
+    from trend_support import report
+
+    from pytest_verial.store import open_store
+
+    original = report(0, 0.0, {"t1": 0.0})
+    original.benchmark_runs[0].task_runs[0].criterion_runs[0].details = "row 'a\x00b' differs"
+    with open_store(store_url) as store:
+        result = store.import_report(original)
+        back = store.report_of_session(result.session_id)
+        assert back.to_json() == original.to_json()
+        assert store.list_runs(agent="a\x00b") == []  # a query holding NUL matches nothing

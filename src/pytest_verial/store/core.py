@@ -110,6 +110,31 @@ def _clean(exc: BaseException, url: str, password: str | None) -> str:
     return line.replace(url, mask_url(url))
 
 
+def _no_nul(value: Any) -> Any:
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
+
+
+def _postgresql_events(engine: Any) -> None:
+    """PostgreSQL's text cannot hold NUL, which a sandbox value quoted in a criterion's details
+    can: every string parameter has its NULs replaced by U+FFFD before it is sent. Nothing is
+    lost: a report is read back from its JSON columns, where a NUL is the escape ``\u0000``;
+    the text columns are for queries, and a query for a NUL matches nothing, as it should."""
+
+    @event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _clean_parameters(
+        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool
+    ) -> tuple[str, Any]:
+        return statement, [_clean_row(p) for p in parameters] if many else _clean_row(parameters)
+
+
+def _clean_row(parameters: Any) -> Any:
+    if isinstance(parameters, dict):
+        return {k: _no_nul(v) for k, v in parameters.items()}
+    if isinstance(parameters, list | tuple):
+        return type(parameters)(_no_nul(v) for v in parameters)
+    return parameters
+
+
 def _engine_url(url: str) -> str:
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         return "postgresql+psycopg://" + url.split("://", 1)[1]
@@ -1126,6 +1151,7 @@ def open_store(url: str, *, create: bool = True) -> Store:
             _sqlite_events(engine)
         else:
             engine = create_engine(parsed, poolclass=NullPool, connect_args={"connect_timeout": 10})
+            _postgresql_events(engine)
     except (NoSuchModuleError, ImportError):
         raise StoreError(
             f"results store {masked}: PostgreSQL needs psycopg: "
