@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -404,65 +405,57 @@ def test_two_servers_over_one_postgresql_share_runs_and_keys(tmp_path: Path) -> 
         server_cm.__exit__(None, None, None)
 
 
-def test_a_job_whose_server_died_is_finished_by_the_other_server(tmp_path: Path) -> None:
+def test_a_job_whose_server_died_is_finished_by_the_other_server(
+    tmp_path: Path, service_postgres: Any
+) -> None:
     """Two `verial serve` processes over one PostgreSQL take async jobs from one jobs table
     (FOR UPDATE SKIP LOCKED). The first is frozen while it holds a job and killed (SIGKILL):
     once the job's lease has passed, the second claims it again; every job ends done, each
     stored once."""
-    pytest.importorskip("psycopg", reason="PostgreSQL needs psycopg")
-    sys.path.insert(0, str(ROOT / "tests" / "store"))
     import psycopg
-    from pg_server import pg_server
 
-    try:
-        server_cm = pg_server()
-        pg = server_cm.__enter__()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-    try:
-        store = pg.new_database()
-        _, org = new_key(tmp_path, store, "org")
-        auth = {"Authorization": f"Bearer {org}"}
-        args = (str(FILES), "--runs-root", str(RUNS))
-        lease = {"VERIAL_JOB_LEASE": "2"}
-        locations: list[str] = []
-        with (
-            serve(tmp_path, store, *args, env=lease) as one,
-            serve(tmp_path, store, *args, env=lease) as two,
-        ):
-            body = {
-                "benchmark": "sftp-drops@1",
-                "task_id": "sftp-claims-batch",
-                "sandbox": {"run_dir": "flawed-agent"},
-            }
-            held = None
-            with psycopg.connect(store, autocommit=True) as db:
-                for _ in range(200):  # queue on the first server until it holds a job
-                    r = httpx.post(one.url + "/v1/verify-task?async=true", json=body, headers=auth)
-                    assert r.status_code == 202, r.text
-                    locations.append(r.headers["location"])
-                    os.kill(one.pid, signal.SIGSTOP)
-                    held = db.execute(
-                        "select id from jobs where status = 'running' and worker like %s",
-                        (f"%:{one.pid}:%",),
-                    ).fetchone()
-                    if held is not None:
-                        break
-                    os.kill(one.pid, signal.SIGCONT)
-            assert held is not None, "the first server never held a job"
-            os.kill(one.pid, signal.SIGKILL)
-            deadline = time.monotonic() + 60
-            with httpx.Client(base_url=two.url, timeout=30, headers=auth) as http:
-                for location in locations:
-                    while (job := http.get(location).json())["status"] not in (
-                        "done",
-                        "failed",
-                    ):
-                        assert time.monotonic() < deadline, job
-                        time.sleep(0.1)
-                    assert job["status"] == "done", job
-                    if location.endswith(held[0]):
-                        assert job["attempts"] == 2, job  # claimed again after the kill
-                assert len(_all_runs(http, auth)) == len(locations)
-    finally:
-        server_cm.__exit__(None, None, None)
+    # the suite's PostgreSQL (tests/service/conftest.py), a database of its own
+    store = str(service_postgres.new_database())
+    _, org = new_key(tmp_path, store, "org")
+    auth = {"Authorization": f"Bearer {org}"}
+    args = (str(FILES), "--runs-root", str(RUNS))
+    lease = {"VERIAL_JOB_LEASE": "2"}
+    locations: list[str] = []
+    with (
+        serve(tmp_path, store, *args, env=lease) as one,
+        serve(tmp_path, store, *args, env=lease) as two,
+    ):
+        body = {
+            "benchmark": "sftp-drops@1",
+            "task_id": "sftp-claims-batch",
+            "sandbox": {"run_dir": "flawed-agent"},
+        }
+        held = None
+        with psycopg.connect(store, autocommit=True) as db:
+            for _ in range(200):  # queue on the first server until it holds a job
+                r = httpx.post(one.url + "/v1/verify-task?async=true", json=body, headers=auth)
+                assert r.status_code == 202, r.text
+                locations.append(r.headers["location"])
+                os.kill(one.pid, signal.SIGSTOP)
+                held = db.execute(
+                    "select id from jobs where status = 'running' and worker like %s",
+                    (f"%:{one.pid}:%",),
+                ).fetchone()
+                if held is not None:
+                    break
+                os.kill(one.pid, signal.SIGCONT)
+        assert held is not None, "the first server never held a job"
+        os.kill(one.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        with httpx.Client(base_url=two.url, timeout=30, headers=auth) as http:
+            for location in locations:
+                while (job := http.get(location).json())["status"] not in (
+                    "done",
+                    "failed",
+                ):
+                    assert time.monotonic() < deadline, job
+                    time.sleep(0.1)
+                assert job["status"] == "done", job
+                if location.endswith(held[0]):
+                    assert job["attempts"] == 2, job  # claimed again after the kill
+            assert len(_all_runs(http, auth)) == len(locations)
