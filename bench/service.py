@@ -16,7 +16,11 @@ scored on the captured good-agent run; every request is a new task run written t
    time until ``/readyz`` answers 200; and how many acknowledged task runs are missing then.
 
     python bench/service.py [--requests 200] [--clients 1,8,32,128] [--workers 1,2,4]
-                            [--postgres]
+                            [--postgres] [--restarts 3]
+    python bench/service.py --overhead ROUNDS [--requests 200] [--postgres]
+
+5. ``--overhead ROUNDS``: only the overhead over inline ``verify_task`` at 1 worker and
+   1 client, measured in ROUNDS alternating batches of ``--requests`` (inline, then served).
 """
 
 from __future__ import annotations
@@ -267,6 +271,28 @@ def restart(kind: str, tmp: Path, benches: list[Path], pg: Any, repeat: int) -> 
     )
 
 
+def overhead(kind: str, tmp: Path, benches: list[Path], pg: Any, rounds: int, n: int) -> None:
+    """The service's p50 (1 worker, 1 client) against inline ``verify_task`` on the same task
+    and folder, in alternating batches of ``n`` so that both see the same machine."""
+    store = new_store(kind, tmp, pg)
+    key = org_key(store)
+    with server(store, benches, 1, tmp / "serve.log") as (url, _):
+        run_clients(url, key, 1, 20)  # warm-up
+        inline_p50(benches[0], 20)
+        pairs = []
+        for _ in range(rounds):
+            lat, _errors, _wall = run_clients(url, key, 1, n)
+            pairs.append((inline_p50(benches[0], n), statistics.median(lat)))
+    for inline, served in pairs:
+        print(
+            f"  {kind}: inline p50 {inline * 1000:.2f} ms, service p50 {served * 1000:.2f} ms, "
+            f"overhead {(served - inline) * 1000:.2f} ms",
+            flush=True,
+        )
+    gaps = sorted(served - inline for inline, served in pairs)
+    print(f"  {kind}: overhead, median of {rounds} rounds: {statistics.median(gaps) * 1000:.2f} ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
@@ -274,6 +300,12 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--restarts", type=int, default=3)
+    parser.add_argument(
+        "--overhead",
+        type=int,
+        metavar="ROUNDS",
+        help="only the overhead over inline verify_task: ROUNDS alternating batches",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="verial-bench-serve-") as name:
         tmp = Path(name)
@@ -288,6 +320,10 @@ def main() -> int:
 
             pg_cm = pg_server()
         with pg_cm as pg:
+            if args.overhead:
+                for kind in kinds:
+                    overhead(kind, tmp, benches, pg, args.overhead, args.requests)
+                return 0
             print(
                 "| store | workers | clients | p50 ms | p95 ms | p99 ms | runs/s "
                 "| runs/s per worker | 5xx |"

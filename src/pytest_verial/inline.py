@@ -84,8 +84,10 @@ def verify_task(
     config: Mapping[str, Any] | None = None,
     *,
     entity: str | None = None,
+    run_dir: RunDir | None = None,
 ) -> InlineTaskRun:
     """Score one task against its sandbox directory (or a ready :class:`Sandbox`).
+    ``run_dir``: the sandbox's run folder, already read (the service reads it once).
 
     Raises :class:`~pytest_verial.errors.BenchmarkFileError` for an invalid task and
     :class:`~pytest_verial.errors.UsageError` when the judge is the executor's model; a
@@ -99,7 +101,7 @@ def verify_task(
         path = Path(sandbox)
         meta = {k: options[k] for k in _META_KEYS if options.get(k) is not None}
         box = _InlineSandbox(
-            RunDir(path.parent),
+            run_dir if run_dir is not None else RunDir(path.parent),
             plan.task,
             plan.key,
             plan.entity,

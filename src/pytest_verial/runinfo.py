@@ -53,12 +53,12 @@ LIVE_KEYS = (
 
 
 class RunDir:
-    """One run directory: its path, label and parsed ``run.yaml``."""
+    """One run directory: its path, label and parsed ``run.yaml`` (``config``: already read)."""
 
-    def __init__(self, path: Path, label: str | None = None) -> None:
+    def __init__(self, path: Path, label: str | None = None, config: RunConfig | None = None):
         self.path = path
         self.label = label or path.name
-        self.config = load_run_config(path)
+        self.config = config if config is not None else load_run_config(path)
 
     def sandbox_path(self, task_key: str) -> Path:
         """The sandbox directory of one task run (a missing one is an error, DESIGN §3.2)."""
@@ -109,9 +109,12 @@ def empty_run_problem(file: str, run: RunDir, keys: list[str], explicit: bool) -
     )
 
 
+RUN_FILES = ("run.yaml", "run.yml", "run.json")
+
+
 def load_run_config(path: Path) -> RunConfig:
     """Parse ``<path>/run.yaml`` (or ``run.json``); a missing file is an empty config."""
-    for name in ("run.yaml", "run.yml", "run.json"):
+    for name in RUN_FILES:
         file = path / name
         if file.is_file():
             break

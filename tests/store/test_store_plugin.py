@@ -311,7 +311,8 @@ def test_a_postgresql_store_that_refuses_writes_mid_session_keeps_the_json_repor
 ) -> None:
     url = postgres.new_database()  # type: ignore[attr-defined]
     greeting_project(tmp_path, tasks=3)
-    # once collection is over the database turns read-only (a failover to a replica)
+    # once collection is over the database turns read-only and every open connection drops
+    # (a failover to a replica)
     (tmp_path / "conftest.py").write_text(
         "import os, psycopg\n"
         "def pytest_collection_finish(session):\n"
@@ -320,6 +321,10 @@ def test_a_postgresql_store_that_refuses_writes_mid_session_keeps_the_json_repor
         "        name = conn.execute('select current_database()').fetchone()[0]\n"
         "        conn.execute(\n"
         "            f'alter database \"{name}\" set default_transaction_read_only = on'\n"
+        "        )\n"
+        "        conn.execute(\n"
+        "            'select pg_terminate_backend(pid) from pg_stat_activity'\n"
+        "            ' where datname = current_database() and pid <> pg_backend_pid()'\n"
         "        )\n"
     )
     done = run_pytest(

@@ -69,7 +69,7 @@ from .runs import (
     request_hash,
     store_verified,
 )
-from .sandboxes import SandboxIn, TaskFolder, task_folder
+from .sandboxes import RunConfigs, SandboxIn, TaskFolder, task_folder
 from .schemas import (
     BenchmarkRunOut,
     CreatedRun,
@@ -344,6 +344,7 @@ def create_app(
     if not root.is_dir():
         store.close()
         raise ValueError(f"--runs-root {runs_root}: no such folder")
+    run_configs = RunConfigs()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -472,19 +473,24 @@ def create_app(
         label: str | None = None,
     ) -> tuple[TaskRun, RunInfo, dict[str, Any]]:
         try:
-            run = RunDir(where.run_folder, label=where.label)
+            run = (
+                run_configs.run_dir(where.run_folder, where.label)
+                if where.kept
+                else RunDir(where.run_folder, label=where.label)
+            )
             inline = verify_task(
                 task,
                 where.run_folder / task.key,
                 # the server's judge (model, endpoint, key variable); the caller's facts
                 {**judge, **config.options(plan.benchmark.pass_threshold)},
+                run_dir=run,
             )
         except (RunConfigError, UsageError) as exc:
             raise Problem(400, f"body {field}: {str(exc).splitlines()[0]}") from None
         except VerialError as exc:
             raise Problem(400, str(exc).splitlines()[0]) from None
-        data = inline.model_dump(mode="json", by_alias=True, exclude={"verification"})
-        data.update(
+        fields = {name: getattr(inline, name) for name in TaskRun.model_fields}
+        fields.update(
             id=f"{display}::{task.key}",
             run=label or run.label,
             benchmark=plan.slug,
@@ -499,7 +505,8 @@ def create_app(
             executor_model=run.config.executor_model,
             scored=bool(run.config.scored),
         )
-        return TaskRun.model_validate(data), info, dict(inline.verification)
+        # validated already (an InlineTaskRun is a TaskRun): built, not validated again
+        return TaskRun.model_construct(**fields), info, dict(inline.verification)
 
     def _run_job(job: Claimed, done: Callable[[Connection, Replay], None]) -> None:
         """Score a queued verify-task and store it with the job marked done (:mod:`.jobs`)."""

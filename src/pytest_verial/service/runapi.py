@@ -90,18 +90,11 @@ def create_run(store: Store, key: ApiKey, report: Report, base: str) -> dict[str
     """Store a new benchmark run (every task run pending), its owner and a run token."""
 
     def work(conn: Connection) -> dict[str, Any]:
-        result = insert_report(conn, report, source="service")
+        result = insert_report(conn, report, source="service", ids=True)
         br_id = result.run_ids[0]
         conn.execute(run_owners.insert().values(benchmark_run_id=br_id, key_id=key.id))
         token, expires = new_run_token(conn, br_id, datetime.now(UTC))
-        ids = [
-            str(i)
-            for i in conn.execute(
-                select(task_runs.c.id)
-                .where(task_runs.c.benchmark_run_id == br_id)
-                .order_by(task_runs.c.position)
-            ).scalars()
-        ]
+        ids = [tr_id for tr_id, _ in result.task_runs[0]]
         run = report.benchmark_runs[0]
         return {
             "id": br_id,

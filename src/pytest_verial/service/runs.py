@@ -411,22 +411,10 @@ def store_verified(
         earlier = replay_in(conn, key, idem, digest) if idem is not None else None
         if earlier is not None:
             return earlier
-        result = insert_report(conn, report, source="service")
+        result = insert_report(conn, report, source="service", ids=True)
         br_id = result.run_ids[0]
         conn.execute(run_owners.insert().values(benchmark_run_id=br_id, key_id=key.id))
-        tr_id = str(
-            conn.execute(
-                select(task_runs.c.id).where(task_runs.c.benchmark_run_id == br_id)
-            ).scalar_one()
-        )
-        cr_ids = [
-            str(i)
-            for i in conn.execute(
-                select(criterion_runs.c.id)
-                .where(criterion_runs.c.task_run_id == tr_id)
-                .order_by(criterion_runs.c.position)
-            ).scalars()
-        ]
+        tr_id, cr_ids = result.task_runs[0][0]
         answer = record_answer(
             conn, key, idem, digest, Replay(201, task_view(tr_id, br_id, task, cr_ids, elide=elide))
         )

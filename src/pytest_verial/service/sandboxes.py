@@ -27,7 +27,9 @@ import os
 import re
 import tarfile
 import tempfile
+import threading
 import zipfile
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,6 +38,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from ..runinfo import RUN_FILES, RunConfig, RunDir
 from .http import Problem
 
 #: entries a sandbox may hold (a run folder's are walked one by one for links)
@@ -103,6 +106,7 @@ class TaskFolder:
     run_folder: Path
     label: str
     shown: str
+    kept: bool = False  # a run folder under --runs-root (else unpacked for this request)
 
 
 @contextmanager
@@ -113,7 +117,7 @@ def task_folder(
     if sandbox.run_dir is not None:
         folder = run_folder(root, sandbox.run_dir)
         check_links(root, folder / task_key, sandbox.run_dir)
-        yield TaskFolder(folder, sandbox.run_dir, sandbox.run_dir)
+        yield TaskFolder(folder, sandbox.run_dir, sandbox.run_dir, kept=True)
         return
     with tempfile.TemporaryDirectory(prefix="verial-sandbox-") as tmp:
         target = Path(tmp) / task_key
@@ -129,7 +133,8 @@ def task_folder(
 
 # -- a run folder under --runs-root ----------------------------------------------------------------
 def run_folder(root: Path, run_dir: str) -> Path:
-    """The run folder ``run_dir`` names under ``root``; never outside it."""
+    """The run folder ``run_dir`` names under ``root`` (--runs-root, resolved); never outside
+    it."""
     if "\x00" in run_dir or "\\" in run_dir:
         raise Problem(400, "body sandbox.run_dir: must be a relative path with '/' separators")
     rel = PurePosixPath(run_dir)
@@ -137,7 +142,7 @@ def run_folder(root: Path, run_dir: str) -> Path:
         raise Problem(400, "body sandbox.run_dir: must be relative to --runs-root, not absolute")
     if ".." in rel.parts:
         raise Problem(400, "body sandbox.run_dir: '..' is not allowed")
-    base = root.resolve()
+    base = root  # resolved by create_app
     folder = (base / rel).resolve()
     if not folder.is_relative_to(base):
         raise Problem(400, f"body sandbox.run_dir: {run_dir} leads outside --runs-root (a link)")
@@ -155,17 +160,56 @@ def check_links(base: Path, folder: Path, run_dir: str) -> None:
             400, f"body sandbox.run_dir: {folder.name} in {run_dir} leads outside --runs-root"
         )
     seen = 0
-    for top, dirs, files in os.walk(folder):
-        for name in dirs + files:
-            seen += 1
-            if seen > MAX_ENTRIES:
-                raise Problem(
-                    400, f"body sandbox.run_dir: over {MAX_ENTRIES} entries in {folder.name}"
-                )
-            entry = Path(top) / name
-            if entry.is_symlink() and not entry.resolve().is_relative_to(base):
-                where = entry.relative_to(base)
-                raise Problem(400, f"body sandbox.run_dir: {where} is a link outside --runs-root")
+    pending = [str(folder)]
+    while pending:  # scandir's entries know links without a stat each
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                seen += 1
+                if seen > MAX_ENTRIES:
+                    raise Problem(
+                        400, f"body sandbox.run_dir: over {MAX_ENTRIES} entries in {folder.name}"
+                    )
+                if entry.is_symlink():
+                    if not Path(entry.path).resolve().is_relative_to(base):
+                        where = Path(entry.path).relative_to(base)
+                        raise Problem(
+                            400, f"body sandbox.run_dir: {where} is a link outside --runs-root"
+                        )
+                elif entry.is_dir():
+                    pending.append(entry.path)
+
+
+class RunConfigs:
+    """The run folders under --runs-root, each ``run.yaml`` parsed once and again only when
+    one of its files changes (a stat of each instead of a parse per request)."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._kept: OrderedDict[Path, tuple[tuple[Any, ...], RunConfig]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def run_dir(self, folder: Path, label: str) -> RunDir:
+        """The run folder ``folder`` (RunConfigError as RunDir raises it)."""
+        stamp = tuple(_stamp(folder / name) for name in RUN_FILES)
+        with self._lock:
+            kept = self._kept.get(folder)
+        if kept is not None and kept[0] == stamp:
+            return RunDir(folder, label, kept[1])
+        run = RunDir(folder, label)
+        with self._lock:
+            self._kept[folder] = (stamp, run.config)
+            self._kept.move_to_end(folder)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return run
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 # -- names -----------------------------------------------------------------------------------------

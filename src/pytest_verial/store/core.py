@@ -10,6 +10,7 @@ password.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -21,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic_core import PydanticSerializationError, from_json, to_json
 from sqlalchemy import (
     Column,
     Connection,
@@ -38,7 +40,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
-from sqlalchemy.pool import NullPool
 
 from ..heap import no_gc
 from ..results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
@@ -135,6 +136,23 @@ def _clean_row(parameters: Any) -> Any:
     return parameters
 
 
+def json_text(value: Any) -> str:
+    """A JSON column's text. pydantic-core's encoder takes a third of ``json.dumps``'s time on
+    report rows; ``json.dumps`` writes what it refuses (a lone surrogate, escaped)."""
+    try:
+        return to_json(value).decode()
+    except (PydanticSerializationError, ValueError):
+        return json.dumps(value)
+
+
+def json_value(text: str | bytes) -> Any:
+    """A JSON column's value (pydantic-core's parser; ``json.loads`` for what it refuses)."""
+    try:
+        return from_json(text)
+    except ValueError:
+        return json.loads(text)
+
+
 def _engine_url(url: str) -> str:
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         return "postgresql+psycopg://" + url.split("://", 1)[1]
@@ -163,6 +181,8 @@ class ImportResult:
     session_id: str
     created: bool
     run_ids: list[str] = field(default_factory=list)
+    # with ``ids=True``: per benchmark run, each task run's id and its criterion runs' ids
+    task_runs: list[list[tuple[str, list[str]]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -579,30 +599,56 @@ class Store:
 
 
 def insert_report(
-    conn: Connection, report: Report, *, source: str = "import", origin: str | None = None
+    conn: Connection,
+    report: Report,
+    *,
+    source: str = "import",
+    origin: str | None = None,
+    ids: bool = False,
 ) -> ImportResult:
     """Store a whole report inside the caller's write transaction (``import_report``, and the
     service, which stores its own rows in the same transaction); the same report (same digest)
-    twice is stored once."""
+    twice is stored once. ``ids``: also answer every task run's and criterion run's id."""
     data, extra = report_split(report)
     digest = digest_of(data)
     found = conn.execute(select(sessions.c.id).where(sessions.c.report_digest == digest)).scalar()
     if found is not None:
-        ids = list(
+        run_ids = list(
             conn.execute(
                 select(benchmark_runs.c.id)
                 .where(benchmark_runs.c.session_id == found)
                 .order_by(benchmark_runs.c.position)
             ).scalars()
         )
-        return ImportResult(found, False, ids)
+        tasks = [_stored_ids(conn, run_id) for run_id in run_ids] if ids else []
+        return ImportResult(found, False, run_ids, tasks)
     meta = SessionMeta(started_at=report.session.started_at, source=source, origin=origin)
     session_id = new_id("ses")
     row = session_row(session_id, report.session, meta, extra)
     row["report_digest"] = digest
     conn.execute(sessions.insert(), [row])
-    ids = _insert_runs(conn, session_id, report, data, row["started_at"])
-    return ImportResult(session_id, True, ids)
+    run_ids, tasks = _insert_runs(conn, session_id, report, data, row["started_at"], ids=ids)
+    return ImportResult(session_id, True, run_ids, tasks)
+
+
+def _stored_ids(conn: Connection, run_id: str) -> list[tuple[str, list[str]]]:
+    """A stored benchmark run's task run ids, each with its criterion run ids, in order."""
+    tasks: dict[str, list[str]] = {
+        str(i): []
+        for i in conn.execute(
+            select(task_runs.c.id)
+            .where(task_runs.c.benchmark_run_id == run_id)
+            .order_by(task_runs.c.position)
+        ).scalars()
+    }
+    for c in conn.execute(
+        select(criterion_runs.c.task_run_id, criterion_runs.c.id)
+        .join(task_runs, task_runs.c.id == criterion_runs.c.task_run_id)
+        .where(task_runs.c.benchmark_run_id == run_id)
+        .order_by(criterion_runs.c.task_run_id, criterion_runs.c.position)
+    ):
+        tasks[str(c.task_run_id)].append(str(c.id))
+    return list(tasks.items())
 
 
 def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -641,9 +687,13 @@ def _insert_runs(
     report: Report,
     data: Mapping[str, Any],
     created_at: datetime,
-) -> list[str]:
-    """Insert every benchmark run of a report (its canonical JSON ``data``) under a session."""
-    ids = []
+    *,
+    ids: bool = False,
+) -> tuple[list[str], list[list[tuple[str, list[str]]]]]:
+    """Insert every benchmark run of a report (its canonical JSON ``data``) under a session;
+    the benchmark runs' ids and, with ``ids``, their task and criterion runs' ids."""
+    run_ids = []
+    tasks: list[list[tuple[str, list[str]]]] = []
     run_rows = []
     task_rows: list[dict[str, Any]] = []
     crit_rows: list[dict[str, Any]] = []
@@ -652,8 +702,10 @@ def _insert_runs(
         zip(report.benchmark_runs, data["benchmark_runs"], strict=True)
     ):
         run_id = new_id("br")
-        ids.append(run_id)
+        run_ids.append(run_id)
         run_rows.append(benchmark_run_row(run_id, session_id, position, run, created_at, run_data))
+        if ids:
+            tasks.append([])
         for index, (task, task_data) in enumerate(
             zip(run.task_runs, run_data["task_runs"], strict=True)
         ):
@@ -661,6 +713,8 @@ def _insert_runs(
             task_rows.append(rows.task)
             crit_rows.extend(rows.criteria)
             judge_rows.extend(rows.judge)
+            if ids:
+                tasks[-1].append((rows.task["id"], [c["id"] for c in rows.criteria]))
     for table, batch in (
         (benchmark_runs, run_rows),
         (task_runs, task_rows),
@@ -669,7 +723,7 @@ def _insert_runs(
     ):
         for start in range(0, len(batch), 5000):
             conn.execute(table.insert(), batch[start : start + 5000])
-    return ids
+    return run_ids, tasks
 
 
 def _report(
@@ -1147,10 +1201,24 @@ def open_store(url: str, *, create: bool = True) -> Store:
         _check_sqlite_file(path, masked, create)
     try:
         if backend == "sqlite":
-            engine = create_engine(parsed, pool_size=1, max_overflow=4)
+            engine = create_engine(
+                parsed,
+                pool_size=1,
+                max_overflow=4,
+                json_serializer=json_text,
+                json_deserializer=json_value,
+            )
             _sqlite_events(engine)
         else:
-            engine = create_engine(parsed, poolclass=NullPool, connect_args={"connect_timeout": 10})
+            engine = create_engine(  # pooled: a connection costs more than a request
+                parsed,
+                pool_size=4,
+                max_overflow=12,
+                pool_pre_ping=True,  # a connection the server dropped is replaced at checkout
+                connect_args={"connect_timeout": 10},
+                json_serializer=json_text,
+                json_deserializer=json_value,
+            )
             _postgresql_events(engine)
     except (NoSuchModuleError, ImportError):
         raise StoreError(
