@@ -22,6 +22,9 @@ from core_support import REPO, child_env
 
 EXAMPLES = REPO / "example_benchmarks"
 
+#: one worker runs the module (scripts/test runs --dist loadgroup), so its venv is built once
+pytestmark = pytest.mark.xdist_group("plain-install")
+
 
 @pytest.fixture(scope="module")
 def plain_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
