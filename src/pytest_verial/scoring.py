@@ -128,6 +128,17 @@ def resolve_threshold(*levels: float | None, default: float) -> float:
     return default
 
 
+def verdict_threshold(
+    task: float | None = None, benchmark: float | None = None, configured: float | None = None
+) -> float:
+    """The pass threshold of a verdict, the one chain every caller resolves (README, "Scoring"):
+    the task's own, else its benchmark's, else the configured one (``--verial-pass-threshold``
+    or ``verial_pass_threshold`` under pytest; ``pass_threshold`` in the config of
+    :func:`~pytest_verial.verify_task` or of the service), else 0.9. A benchmark run's
+    threshold is the same chain without a task; a judge criterion inherits its task's."""
+    return resolve_threshold(task, benchmark, configured, default=DEFAULT_VERDICT_THRESHOLD)
+
+
 def reaches(score: float, threshold: float) -> bool:
     """``score >= threshold`` with the scoring tolerance (for ``--verial-fail-under``)."""
     return score >= threshold - TOLERANCE
