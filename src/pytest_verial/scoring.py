@@ -9,6 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
+
+#: A task run's or a benchmark run's verdict (README, "Scoring"), the one definition.
+Verdict = Literal["pass", "partial", "fail"]
+#: every verdict, best first
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 
 TOLERANCE = 1e-9
 DEFAULT_VERDICT_THRESHOLD = 0.9
@@ -100,7 +106,7 @@ def points_axes(items: Sequence[Pointed]) -> dict[str, PointsTally]:
 
 def verdict(
     score: float, threshold: float = DEFAULT_VERDICT_THRESHOLD, has_criteria: bool = True
-) -> str:
+) -> Verdict:
     """``pass`` at or above the threshold, ``fail`` at 0 or with no criteria, else ``partial``."""
     if not has_criteria or score <= TOLERANCE:
         return "fail"
