@@ -69,6 +69,20 @@ class Status(StrEnum):
 
 #: statuses whose score counts in the task's weighted mean
 COUNTED = frozenset({Status.PASSED, Status.FAILED, Status.ERROR, Status.GATED})
+#: statuses whose score does not count: not verified, left out, never run (JUnit's skipped)
+UNCOUNTED = frozenset(Status) - COUNTED
+#: counted statuses that did not pass: listed as failing, and they close the judge's gate
+FAILING = COUNTED - {Status.PASSED}
+
+
+def counts_against(status: str, points: int | None, met: bool | None) -> bool:
+    """Whether a criterion run counts against its task (listed as failing): failed, error or
+    gated, or a penalty applied. A penalty whose behaviour was absent (its check failed) is the
+    good outcome and is not listed. Takes the JSON form's fields, so JUnit reads it too."""
+    penalty = points is not None and points < 0
+    if penalty and status == Status.FAILED:
+        return False
+    return status in FAILING or bool(penalty and met)
 
 
 class TaskStatus(StrEnum):
@@ -183,12 +197,8 @@ class CriterionRun(Result):
 
     @property
     def against(self) -> bool:
-        """Whether this run counts against its task (listed as failing): failed, error or
-        gated, or a penalty applied. A penalty whose behaviour was absent (its check failed)
-        is the good outcome and is not listed."""
-        if self.points is not None and self.points < 0 and self.status is Status.FAILED:
-            return False
-        return self.status in (Status.FAILED, Status.ERROR, Status.GATED) or self.penalty_applied
+        """Whether this run counts against its task (:func:`counts_against`)."""
+        return counts_against(self.status, self.points, self.met)
 
     # -- constructors, one per case ---------------------------------------------------------
     @classmethod
@@ -692,6 +702,8 @@ __all__ = [
     "COUNTED",
     "DEFAULT_AXIS",
     "DEFAULT_VERDICT_THRESHOLD",
+    "FAILING",
+    "UNCOUNTED",
     "BenchmarkRun",
     "CriterionRun",
     "Evidence",
