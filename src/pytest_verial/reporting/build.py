@@ -18,7 +18,7 @@ from typing import Any
 from .. import __version__
 from ..engine import identity
 from ..loader import BenchmarkPlan, TaskPlan
-from ..nodeids import NO_CRITERIA, criterion_nodeid, task_name, task_nodeid
+from ..nodeids import NO_CRITERIA, benchmark_run_id, criterion_nodeid, task_name, task_nodeid
 from ..results import (
     BenchmarkInfo,
     BenchmarkRun,
@@ -167,14 +167,13 @@ def _benchmark_runs(data: ReportInput) -> list[BenchmarkRun]:
             ]
             if not task_runs:
                 continue
-            labels = "+".join(r.label for r in group)
             out.append(
                 BenchmarkRun.aggregate(
                     task_runs,
                     verdict_threshold(None, plan.benchmark.pass_threshold, data.pass_threshold),
                     running=data.running,
                     interrupted=data.interrupted,
-                    id=f"{display}@{labels}",
+                    id=benchmark_run_id(display, [r.label for r in group]),
                     benchmark=benchmark_info(display, plan),
                     runs=[_run_info(r, data.scored) for r in group],
                     scored=data.scored or any(bool(r.config.scored) for r in group),
