@@ -287,13 +287,11 @@ def _running_run(
 ) -> BenchmarkRun:
     """The benchmark run so far: its completed task runs, status running."""
     from ..reporting.build import _run_info, benchmark_info
-    from ..scoring import DEFAULT_VERDICT_THRESHOLD, resolve_threshold
+    from ..scoring import verdict_threshold
 
     return BenchmarkRun.aggregate(
         done,
-        resolve_threshold(
-            plan.benchmark.pass_threshold, data.pass_threshold, default=DEFAULT_VERDICT_THRESHOLD
-        ),
+        verdict_threshold(None, plan.benchmark.pass_threshold, data.pass_threshold),
         running=True,
         interrupted=False,
         id=run_id,
