@@ -33,7 +33,7 @@ from .loader import (
 from .nodeids import parse, split_task_name, task_name
 from .results import CriterionRun, Status
 from .runinfo import RunDir, empty_run_problem, shared_folders
-from .scoring import DEFAULT_AXIS
+from .scoring import DEFAULT_AXIS, verdict_threshold
 from .sources import Sandbox, SandboxCache
 from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS, TASK_LEFT
 
@@ -376,7 +376,7 @@ class CriterionItem(pytest.Function):
             sources,
             options={**settings.check_options, "sandbox": self.funcargs["verial_sandbox"]},
             prior=prior,
-            inherited=(
+            task_threshold=verdict_threshold(
                 task_node.task.task.pass_threshold,
                 benchmark.pass_threshold,
                 settings.pass_threshold,

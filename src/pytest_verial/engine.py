@@ -35,18 +35,18 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def criterion_threshold(plan: CriterionPlan, inherited: tuple[float | None, ...] = ()) -> float:
+def criterion_threshold(
+    plan: CriterionPlan, task_threshold: float = DEFAULT_VERDICT_THRESHOLD
+) -> float:
     """The criterion's pass threshold.
 
     Its own ``pass_threshold`` first. A deterministic check then defaults to 1.0 (every field
-    must hold); a judge criterion inherits the verdict hierarchy ``inherited`` = (task,
-    benchmark, ini/CLI) and defaults to 0.9, since a rubric mean rarely reaches exactly 1.
+    must hold); a judge criterion inherits ``task_threshold``, its task's verdict threshold
+    (:func:`~pytest_verial.scoring.verdict_threshold`), since a rubric mean rarely reaches
+    exactly 1.
     """
-    if plan.judge:
-        return resolve_threshold(
-            plan.criterion.pass_threshold, *inherited, default=DEFAULT_VERDICT_THRESHOLD
-        )
-    return resolve_threshold(plan.criterion.pass_threshold, default=DEFAULT_CRITERION_THRESHOLD)
+    default = task_threshold if plan.judge else DEFAULT_CRITERION_THRESHOLD
+    return resolve_threshold(plan.criterion.pass_threshold, default=default)
 
 
 def identity(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
@@ -81,13 +81,14 @@ def run_criterion(
     sources: Mapping[str, Any],
     options: Mapping[str, Any] | None = None,
     prior: Mapping[str, CriterionRun] | None = None,
-    inherited: tuple[float | None, ...] = (),
+    task_threshold: float = DEFAULT_VERDICT_THRESHOLD,
     benchmark: Benchmark | None = None,
     placement: Mapping[str, Any] | None = None,
 ) -> CriterionRun:
-    """Score one criterion. ``placement`` (node ids, file, run) is added to its identity."""
+    """Score one criterion. ``placement`` (node ids, file, run) is added to its identity;
+    ``task_threshold`` is the task's verdict threshold, which a judge criterion inherits."""
     started, clock = now_iso(), time.perf_counter()
-    threshold = criterion_threshold(plan, inherited)
+    threshold = criterion_threshold(plan, task_threshold)
     who = {**identity(plan, task), **(placement or {}), "pass_threshold": threshold}
     try:
         if verification_skipped(task, (options or {}).get("sandbox")):

@@ -37,7 +37,7 @@ from .loader import TaskPlan, load_benchmark
 from .models import Task
 from .results import CriterionRun, InlineTaskRun, TaskRun
 from .runinfo import RunDir, TaskRunMeta
-from .scoring import DEFAULT_VERDICT_THRESHOLD, resolve_threshold
+from .scoring import verdict_threshold
 from .sources import Sandbox
 
 _META_KEYS = ("cost", "task_type", "skip_verification")
@@ -95,6 +95,10 @@ def verify_task(
     """
     options = dict(config or {})
     plan = _plan(task, entity)
+    # task > caller's config > 0.9: the chain pytest resolves, with no benchmark around the task
+    threshold = float(
+        verdict_threshold(plan.task.pass_threshold, None, options.get("pass_threshold"))
+    )
     if isinstance(sandbox, Sandbox):
         box = sandbox
     else:
@@ -128,7 +132,7 @@ def verify_task(
                 sources,
                 options={**options, "sandbox": box},
                 prior=prior,
-                inherited=(plan.task.pass_threshold, options.get("pass_threshold")),
+                task_threshold=threshold,
             )
             prior[crit.id] = run
             runs.append(run)
@@ -136,15 +140,9 @@ def verify_task(
         box.close()
     position = {c.id: c.position for c in plan.criteria}
     runs.sort(key=lambda r: position[r.criterion_id])
-    # task > caller's config > default, as under pytest (where the benchmark sits between)
-    threshold = resolve_threshold(
-        plan.task.pass_threshold,
-        options.get("pass_threshold"),
-        default=DEFAULT_VERDICT_THRESHOLD,
-    )
     task_run = TaskRun.aggregate(
         runs,
-        float(threshold),
+        threshold,
         id=plan.key,
         task_id=plan.task.id,
         task_key=plan.key,

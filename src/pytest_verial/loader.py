@@ -27,6 +27,7 @@ from .checks import AssertionSpec, CheckRegistry, CheckSpec
 from .display import describe_char, unsafe_char, unsafe_id_char
 from .errors import BenchmarkFileError, Problem
 from .models import Benchmark, Criterion, Entity, Task
+from .nodeids import task_key_of
 from .yamlsource import LineMap, ParseError, parse
 
 BENCHMARK_SUFFIXES = (".verial.yaml", ".verial.yml", ".verial.json")
@@ -439,7 +440,7 @@ def _expand(
             continue
         bindings: list[Entity | None] = list(entities) or [None]
         for entity in bindings:
-            key = f"{task.id}[{entity.id}]" if entity else task.id
+            key = task_key_of(task.id, entity.id if entity else None)
             criteria = []
             for ci, crit in enumerate(task.criteria):
                 if entity and crit.input_entity_id and crit.input_entity_id != entity.id:

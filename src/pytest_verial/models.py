@@ -111,9 +111,3 @@ class Benchmark(Model):
     fhir_validation: Literal["R4B", "R5"] | None = None
     tasks: list[Task] = Field(default_factory=list)
     consistency: list[dict[str, Any]] = Field(default_factory=list)
-
-    @property
-    def ref(self) -> str:
-        """``slug@version`` (or just the slug when unversioned)."""
-        slug = self.benchmark or "benchmark"
-        return f"{slug}@{self.version}" if self.version is not None else slug

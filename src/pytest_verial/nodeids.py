@@ -4,7 +4,8 @@ A criterion's node id is ``<file>::<task>::<criterion>``. ``<task>`` is the task
 (``task`` or ``task[entity]`` for a task bound to entities), followed by ``@<run>`` when a
 benchmark file is scored on several run folders in one session. A task without criteria has
 one item, ``<file>::<task>::no-criteria``. The characters these separators use are refused in
-ids (:mod:`pytest_verial.display`), so splitting is unambiguous.
+ids (:mod:`pytest_verial.display`), so splitting is unambiguous. A benchmark run's id is
+``<file>@<run>``, its run folders' labels joined by ``+`` when it holds several trials.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import NamedTuple
 
 SEP = "::"
 RUN_SEP = "@"
+#: between the run labels of a benchmark run's trials
+TRIAL_SEP = "+"
 #: the item name of a task without criteria
 NO_CRITERIA = "no-criteria"
 
@@ -24,6 +27,11 @@ class NodeId(NamedTuple):
     file: str
     task: str | None
     criterion: str | None
+
+
+def task_key_of(task_id: str, entity_id: str | None) -> str:
+    """A task run's key: the task's id, with ``[<entity>]`` for a task bound to entities."""
+    return f"{task_id}[{entity_id}]" if entity_id else task_id
 
 
 def task_name(task_key: str, run_label: str, several_runs: bool) -> str:
@@ -39,6 +47,23 @@ def task_nodeid(file: str, name: str) -> str:
 def criterion_nodeid(task_run: str, criterion_id: str) -> str:
     """``<file>::<task>::<criterion>``."""
     return f"{task_run}{SEP}{criterion_id}"
+
+
+def benchmark_run_id(file: str, run_labels: Sequence[str]) -> str:
+    """``<file>@<run>``, or ``<file>@<run>+<run>...`` for a benchmark run over k trials."""
+    return f"{file}{RUN_SEP}{TRIAL_SEP.join(run_labels)}"
+
+
+def property_name(nodeid: str, name: str) -> str:
+    """``<node id>::<name>``: a value named after the item it belongs to (JUnit xunit2's
+    suite properties, which cannot sit on the test case)."""
+    return f"{nodeid}{SEP}{name}"
+
+
+def file_of(nodeid: str) -> str:
+    """The file part of any pytest node id or command-line argument (``path::name...``), a
+    benchmark's or a Python test's: both use pytest's separator."""
+    return nodeid.partition(SEP)[0]
 
 
 def parse(nodeid: str) -> NodeId:

@@ -19,7 +19,6 @@ One JSON form crosses xdist, goes into the report and comes back from ``verify_t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
@@ -29,20 +28,21 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from .scoring import (
     DEFAULT_AXIS,
     DEFAULT_VERDICT_THRESHOLD,
+    VERDICTS,
     Pointed,
     Scored,
+    Verdict,
     clamp,
     points_axes,
     points_score,
     run_score,
+    task_score,
     trial_stats,
     verdict,
 )
 from .scoring import axes as axis_scores
 
 SCHEMA_ID = "pytest-verial/report/v2"
-
-Verdict = Literal["pass", "partial", "fail"]
 
 #: Any JSON value. Values reach these types already as strict JSON (the engine makes evidence
 #: strict, the reader parses JSON), and pydantic's Json validates every nested value in
@@ -69,6 +69,20 @@ class Status(StrEnum):
 
 #: statuses whose score counts in the task's weighted mean
 COUNTED = frozenset({Status.PASSED, Status.FAILED, Status.ERROR, Status.GATED})
+#: statuses whose score does not count: not verified, left out, never run (JUnit's skipped)
+UNCOUNTED = frozenset(Status) - COUNTED
+#: counted statuses that did not pass: listed as failing, and they close the judge's gate
+FAILING = COUNTED - {Status.PASSED}
+
+
+def counts_against(status: str, points: int | None, met: bool | None) -> bool:
+    """Whether a criterion run counts against its task (listed as failing): failed, error or
+    gated, or a penalty applied. A penalty whose behaviour was absent (its check failed) is the
+    good outcome and is not listed. Takes the JSON form's fields, so JUnit reads it too."""
+    penalty = points is not None and points < 0
+    if penalty and status == Status.FAILED:
+        return False
+    return status in FAILING or bool(penalty and met)
 
 
 class TaskStatus(StrEnum):
@@ -183,12 +197,8 @@ class CriterionRun(Result):
 
     @property
     def against(self) -> bool:
-        """Whether this run counts against its task (listed as failing): failed, error or
-        gated, or a penalty applied. A penalty whose behaviour was absent (its check failed)
-        is the good outcome and is not listed."""
-        if self.points is not None and self.points < 0 and self.status is Status.FAILED:
-            return False
-        return self.status in (Status.FAILED, Status.ERROR, Status.GATED) or self.penalty_applied
+        """Whether this run counts against its task (:func:`counts_against`)."""
+        return counts_against(self.status, self.points, self.met)
 
     # -- constructors, one per case ---------------------------------------------------------
     @classmethod
@@ -337,7 +347,7 @@ class TaskRun(Result):
         counted = [c for c in criterion_runs if c.counted]
         items = [Scored(float(c.score or 0.0), c.weight, c.axis) for c in counted]
         has_scores = status in (TaskStatus.COMPLETED, TaskStatus.INCOMPLETE)
-        score = task_mean(items) if has_scores else None
+        score = task_score(items) if has_scores else None
         axes = (
             {
                 k: AxisScore(score=v["score"], weight=v["weight"])
@@ -369,9 +379,7 @@ class TaskRun(Result):
         critical = [c.criterion_id for c in criterion_runs if c.critical_failure]
         task_verdict: Verdict | None = None
         if score is not None:
-            task_verdict = (
-                "fail" if critical else _verdict(verdict(score, pass_threshold, bool(items)))
-            )
+            task_verdict = "fail" if critical else verdict(score, pass_threshold, bool(items))
         counts = TaskCounts.model_validate(
             {s.value: sum(1 for c in criterion_runs if c.status is s) for s in Status}
         )
@@ -403,19 +411,6 @@ class InlineTaskRun(TaskRun):
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types (the report's form of a task run)."""
         return self.model_dump(mode="json", by_alias=True)
-
-
-def task_mean(items: Sequence[Scored]) -> float:
-    """The weighted mean of a task's counted criteria (0 for none)."""
-    total = math.fsum(i.weight for i in items)
-    if total <= 0:
-        return 0.0
-    return clamp(math.fsum(i.score * i.weight for i in items) / total)
-
-
-def _verdict(value: str) -> Verdict:
-    assert value in ("pass", "partial", "fail")
-    return value  # type: ignore[return-value]
 
 
 class BenchmarkInfo(Result):
@@ -481,10 +476,7 @@ class RunCounts(Result):
                 "task_runs": len(task_runs),
                 **{s.value: sum(1 for t in task_runs if t.status is s) for s in TaskStatus},
                 "completed": len(completed),
-                "verdicts": {
-                    v: sum(1 for t in completed if t.verdict == v)
-                    for v in ("pass", "partial", "fail")
-                },
+                "verdicts": {v: sum(1 for t in completed if t.verdict == v) for v in VERDICTS},
                 "criteria": len(criteria),
                 **{
                     f"criteria_{s.value}": sum(1 for c in criteria if c.status is s) for s in Status
@@ -575,7 +567,7 @@ class BenchmarkRun(Result):
             **identity,
             status=status,
             score=score,
-            verdict=_verdict(verdict(score, pass_threshold, True)) if score is not None else None,
+            verdict=verdict(score, pass_threshold, True) if score is not None else None,
             pass_threshold=pass_threshold,
             axes=axes,
             strict_success=(
@@ -710,6 +702,8 @@ __all__ = [
     "COUNTED",
     "DEFAULT_AXIS",
     "DEFAULT_VERDICT_THRESHOLD",
+    "FAILING",
+    "UNCOUNTED",
     "BenchmarkRun",
     "CriterionRun",
     "Evidence",

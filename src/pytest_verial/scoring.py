@@ -9,6 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
+
+#: A task run's or a benchmark run's verdict (README, "Scoring"), the one definition.
+Verdict = Literal["pass", "partial", "fail"]
+#: every verdict, best first
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 
 TOLERANCE = 1e-9
 DEFAULT_VERDICT_THRESHOLD = 0.9
@@ -100,7 +106,7 @@ def points_axes(items: Sequence[Pointed]) -> dict[str, PointsTally]:
 
 def verdict(
     score: float, threshold: float = DEFAULT_VERDICT_THRESHOLD, has_criteria: bool = True
-) -> str:
+) -> Verdict:
     """``pass`` at or above the threshold, ``fail`` at 0 or with no criteria, else ``partial``."""
     if not has_criteria or score <= TOLERANCE:
         return "fail"
@@ -126,6 +132,17 @@ def resolve_threshold(*levels: float | None, default: float) -> float:
         if level is not None:
             return level
     return default
+
+
+def verdict_threshold(
+    task: float | None = None, benchmark: float | None = None, configured: float | None = None
+) -> float:
+    """The pass threshold of a verdict, the one chain every caller resolves (README, "Scoring"):
+    the task's own, else its benchmark's, else the configured one (``--verial-pass-threshold``
+    or ``verial_pass_threshold`` under pytest; ``pass_threshold`` in the config of
+    :func:`~pytest_verial.verify_task` or of the service), else 0.9. A benchmark run's
+    threshold is the same chain without a task; a judge criterion inherits its task's."""
+    return resolve_threshold(task, benchmark, configured, default=DEFAULT_VERDICT_THRESHOLD)
 
 
 def reaches(score: float, threshold: float) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
 from .loader import is_benchmark_file
-from .nodeids import SEP, task_run_of
+from .nodeids import file_of, task_run_of
 from .state import SETTINGS
 
 
@@ -40,7 +40,7 @@ class TaskRunScheduling(LoadScopeScheduling):  # type: ignore[misc]
         self._patterns = config.stash[SETTINGS].patterns
 
     def _split_scope(self, nodeid: str) -> str:
-        if is_benchmark_file(Path(nodeid.partition(SEP)[0]), self._patterns):
+        if is_benchmark_file(Path(file_of(nodeid)), self._patterns):
             return task_run_of(nodeid)  # a task run goes whole to one worker
         if self._dist == "loadscope":
             return str(super()._split_scope(nodeid))

@@ -22,6 +22,7 @@ from pytest_verial.scoring import (
     run_score,
     task_score,
     verdict,
+    verdict_threshold,
 )
 
 scores = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
@@ -100,13 +101,21 @@ def test_threshold_hierarchy_most_specific_wins() -> None:
     assert resolve_threshold(None, 0.0, 0.7, default=0.9) == 0.0
 
 
+def test_verdict_threshold_task_then_benchmark_then_configured_then_default() -> None:
+    assert verdict_threshold(0.6, 0.7, 0.8) == 0.6
+    assert verdict_threshold(None, 0.7, 0.8) == 0.7
+    assert verdict_threshold(None, None, 0.8) == 0.8
+    assert verdict_threshold() == 0.9
+    assert verdict_threshold(None, 0.0, 0.8) == 0.0
+
+
 def test_deterministic_criterion_threshold_defaults_to_one_and_can_be_lowered() -> None:
     def plan(threshold: float | None) -> CriterionPlan:
         crit = Criterion(assertion={"assert": "x"}, pass_threshold=threshold)
         return CriterionPlan("c", crit, {"assert": "x"}, None, None)
 
-    assert criterion_threshold(plan(None), (0.5, 0.6, 0.7)) == 1.0
-    assert criterion_threshold(plan(0.5), (0.8, None, None)) == 0.5
+    assert criterion_threshold(plan(None), 0.5) == 1.0
+    assert criterion_threshold(plan(0.5), 0.8) == 0.5
 
 
 # -- properties ----------------------------------------------------------------------------

@@ -24,21 +24,13 @@ pass. Score = passed fields / fields; no matching message = score 0.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, JsonValue, field_validator
 
-from ..compare import (
-    MISSING,
-    FieldSpec,
-    correlation_matches,
-    describe_field,
-    field_result,
-    fields_score,
-    quantified,
-)
 from ..hl7.parse import Hl7Message
-from ..hl7.paths import Hl7PathError, get, get_all, parse_path
+from ..hl7.paths import Hl7Path, Hl7PathError, get, get_all, parse_path
+from ._messages import Match, PathField, PathSyntax, choose, fields_details, message_evidence
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 
 ALIASES = {
@@ -49,19 +41,22 @@ ALIASES = {
 }
 
 
-class Hl7Field(FieldSpec):
-    """A field assertion on an HL7 path, with a quantifier for ``[*]`` paths."""
+def _missing(path: Hl7Path) -> str:
+    return f"no {path.segment} segment #{path.segment_index or 1} in the message"
 
-    quantifier: Literal["any", "all"] = "any"
+
+HL7: PathSyntax[Hl7Message] = PathSyntax(
+    "HL7", ALIASES, parse_path, Hl7PathError, get, get_all, _missing
+)
+
+
+class Hl7Field(PathField):
+    """A field assertion on an HL7 path, with a quantifier for ``[*]`` paths."""
 
     @field_validator("path")
     @classmethod
     def _valid_path(cls, value: str) -> str:
-        try:
-            parse_path(value)
-        except Hl7PathError as exc:
-            raise ValueError(str(exc)) from None
-        return value
+        return HL7.valid_path(value)
 
 
 class Hl7Structural(AssertionSpec):
@@ -70,45 +65,12 @@ class Hl7Structural(AssertionSpec):
     kind: Literal["hl7-structural"] = Field(alias="assert")
     correlate_by: dict[str, JsonValue] = Field(default_factory=dict)
     fields: list[Hl7Field] = Field(default_factory=list)
-    match: Literal["latest", "first", "any", "all"] = "latest"
+    match: Match = "latest"
 
     @field_validator("correlate_by")
     @classmethod
     def _valid_keys(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        for key in value:
-            try:
-                parse_path(ALIASES.get(key, key))
-            except Hl7PathError as exc:
-                raise ValueError(
-                    f"correlate_by key {key!r}: not an HL7 path nor one of "
-                    f"{', '.join(ALIASES)} ({exc})"
-                ) from None
-        return value
-
-
-def correlates(message: Hl7Message, correlate_by: dict[str, Any]) -> bool:
-    """True when every ``correlate_by`` key of ``message`` has its expected value."""
-    return all(
-        correlation_matches(expected, get_all(message, ALIASES.get(key, key)))
-        for key, expected in correlate_by.items()
-    )
-
-
-def field_results(message: Hl7Message, fields: list[Hl7Field]) -> list[dict[str, JsonValue]]:
-    """The evidence rows for ``fields`` evaluated on one message."""
-    results = []
-    for spec in fields:
-        path = parse_path(spec.path)
-        actual = get(message, path)
-        row = field_result(spec, actual)
-        if path.multiple:
-            values = actual if isinstance(actual, list) else []
-            row["passed"] = quantified(spec, values, spec.quantifier)
-            row["quantifier"] = spec.quantifier
-        elif actual is MISSING:
-            row["reason"] = f"no {path.segment} segment #{path.segment_index or 1} in the message"
-        results.append(row)
-    return results
+        return HL7.valid_keys(value)
 
 
 def _describe(messages: list[Hl7Message]) -> str:
@@ -118,18 +80,12 @@ def _describe(messages: list[Hl7Message]) -> str:
     return ", ".join(f"{n}x {t}" for t, n in kinds.items()) or "none"
 
 
-def _message_evidence(message: Hl7Message) -> dict[str, JsonValue]:
-    summary: dict[str, JsonValue] = message.summary()
-    summary["created_at"] = message.created_at
-    return summary
-
-
 def check(spec: Hl7Structural, ctx: CheckContext) -> CheckOutcome:
     """Score the outbound message(s) matching ``correlate_by``."""
     source = ctx.source("hl7")
     messages: list[Hl7Message] = source.messages()
     rejected = source.rejected()
-    candidates = [m for m in messages if correlates(m, spec.correlate_by)]
+    candidates = [m for m in messages if HL7.correlates(m, spec.correlate_by)]
     warnings: list[str] = list(getattr(source, "warnings", list)())
     base: dict[str, JsonValue] = {"candidates": len(candidates), "rejected": len(rejected)}
     if warnings:  # empty files, bytes outside MLLP frames: ignored, never silently
@@ -142,41 +98,25 @@ def check(spec: Hl7Structural, ctx: CheckContext) -> CheckOutcome:
         if warnings:
             details += f"; {len(warnings)} warning(s), first: {warnings[0]}"
         return CheckOutcome(0.0, details, {"field_results": [], "message": None, **base})
-    if spec.match in ("first", "latest"):  # score only the one message that counts
-        index = 0 if spec.match == "first" else len(candidates) - 1
-        results = field_results(candidates[index], spec.fields)
-        scored = [(fields_score(results), index, results)]
-    else:
-        scored = [
-            (fields_score(r), i, r)
-            for i, r in ((i, field_results(m, spec.fields)) for i, m in enumerate(candidates))
-        ]
-    if spec.match in ("first", "latest"):
-        score, index, results = scored[0]
-    elif spec.match == "any":
-        score, index, results = max(scored, key=lambda s: (s[0], s[1]))
-    else:
-        worst = min(scored, key=lambda s: (s[0], -s[1]))
-        score = sum(s[0] for s in scored) / len(scored)
-        index, results = worst[1], worst[2]
+    score, index, results, each = choose(
+        candidates, spec.match, lambda m: HL7.field_results(m, spec.fields)
+    )
+    if spec.match == "all":
         base["messages"] = [
-            {"control_id": candidates[i].control_id, "score": round(s, 6)} for s, i, _ in scored
+            {"control_id": candidates[i].control_id, "score": round(s, 6)} for i, s in each
         ]
     message = candidates[index]
-    passed = sum(1 for r in results if r["passed"])
-    which = {"latest": "latest", "first": "first", "any": "best", "all": "worst"}[spec.match]
-    details = (
-        f"{message.message_type} {message.control_id!r}: {passed} of {len(results)} fields passed"
+    details = fields_details(
+        f"{message.message_type} {message.control_id!r}",
+        results,
+        len(candidates),
+        spec.match,
+        "messages",
+        mean=score if spec.match == "all" else None,
     )
-    if len(candidates) > 1:
-        details += f" ({which} of {len(candidates)} matching messages"
-        details += f"; mean {score:.2f})" if spec.match == "all" else ")"
-    failed = [r for r in results if not r["passed"]]
-    if failed:
-        details += "; " + "; ".join(describe_field(r) for r in failed[:5])
     evidence: dict[str, JsonValue] = {
         "field_results": results,  # type: ignore[dict-item]
-        "message": _message_evidence(message),
+        "message": message_evidence(message),
         **base,
     }
     return CheckOutcome(score, details, evidence)

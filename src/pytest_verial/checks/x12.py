@@ -33,19 +33,12 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
 
-from ..compare import (
-    MISSING,
-    FieldSpec,
-    correlation_matches,
-    describe_field,
-    field_result,
-    fields_score,
-    quantified,
-)
+from ..compare import fields_score
 from ..errors import CheckError
 from ..x12.envelope import Transaction
 from ..x12.paths import X12PathError, get, get_all, parse_path
 from ..x12.validate import validate
+from ._messages import Match, PathField, PathSyntax, choose, fields_details, message_evidence
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 
 ALIASES = {
@@ -57,23 +50,24 @@ ALIASES = {
 }
 
 
-def _valid(path: str) -> str:
-    try:
-        parse_path(path)
-    except X12PathError as exc:
-        raise ValueError(str(exc)) from None
-    return path
+X12: PathSyntax[Transaction] = PathSyntax(
+    "X12",
+    ALIASES,
+    parse_path,
+    X12PathError,
+    get,
+    get_all,
+    lambda path: "no segment selected by the path",
+)
 
 
-class X12Field(FieldSpec):
+class X12Field(PathField):
     """A field assertion on an X12 path, with a quantifier for ``[*]`` paths."""
-
-    quantifier: Literal["any", "all"] = "any"
 
     @field_validator("path")
     @classmethod
     def _valid_path(cls, value: str) -> str:
-        return _valid(value)
+        return X12.valid_path(value)
 
 
 class X12Response(AssertionSpec):
@@ -83,7 +77,7 @@ class X12Response(AssertionSpec):
     transaction: str | None = None
     correlate_by: dict[str, JsonValue] = Field(default_factory=dict)
     fields: list[X12Field] = Field(default_factory=list)
-    match: Literal["latest", "first", "any", "all"] = "latest"
+    match: Match = "latest"
     envelope: Literal["report", "strict"] = "report"
     #: ``validate: true`` in the criterion (a field named ``validate`` would shadow pydantic's)
     validate_ig: bool = Field(default=False, alias="validate")
@@ -102,53 +96,14 @@ class X12Response(AssertionSpec):
     @field_validator("correlate_by")
     @classmethod
     def _valid_keys(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        for key in value:
-            try:
-                parse_path(ALIASES.get(key, key))
-            except X12PathError as exc:
-                raise ValueError(
-                    f"correlate_by key {key!r}: not an X12 path nor one of "
-                    f"{', '.join(ALIASES)} ({exc})"
-                ) from None
-        return value
-
-
-def correlates(tx: Transaction, correlate_by: dict[str, Any]) -> bool:
-    """True when every key of ``correlate_by`` has its expected value somewhere in ``tx``."""
-    return all(
-        correlation_matches(expected, get_all(tx, ALIASES.get(key, key)))
-        for key, expected in correlate_by.items()
-    )
-
-
-def field_results(tx: Transaction, fields: list[X12Field]) -> list[dict[str, JsonValue]]:
-    """Evidence rows for ``fields`` evaluated on one transaction."""
-    results = []
-    for spec in fields:
-        path = parse_path(spec.path)
-        actual = get(tx, path)
-        row = field_result(spec, actual)
-        if path.multiple:
-            values = actual if isinstance(actual, list) else []
-            row["passed"] = quantified(spec, values, spec.quantifier)
-            row["quantifier"] = spec.quantifier
-        elif actual is MISSING:
-            row["reason"] = "no segment selected by the path"
-        results.append(row)
-    return results
-
-
-def _transaction_evidence(tx: Transaction) -> dict[str, JsonValue]:
-    summary: dict[str, JsonValue] = tx.summary()  # type: ignore[assignment]
-    summary["created_at"] = tx.created_at
-    return summary
+        return X12.valid_keys(value)
 
 
 def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
     """Score the response transaction(s) matching ``transaction`` and ``correlate_by``."""
     everything: list[Transaction] = ctx.source("x12").transactions()
     typed = [t for t in everything if spec.transaction in (None, t.set_id)]
-    candidates = [t for t in typed if correlates(t, spec.correlate_by)]
+    candidates = [t for t in typed if X12.correlates(t, spec.correlate_by)]
     if not candidates:
         kinds = ", ".join(sorted({t.set_id for t in everything})) or "none"
         what = f"X12 {spec.transaction or 'transaction'}"
@@ -158,26 +113,13 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
             f"no {what}{wanted} ({len(everything)} transactions: {kinds})",
             {"field_results": [], "transaction": None, "candidates": 0},
         )
-    if spec.match in ("first", "latest"):  # score only the one message that counts
-        index = 0 if spec.match == "first" else len(candidates) - 1
-        results = field_results(candidates[index], spec.fields)
-        scored = [(fields_score(results), index, results)]
-    else:
-        scored = [
-            (fields_score(r), i, r)
-            for i, r in ((i, field_results(t, spec.fields)) for i, t in enumerate(candidates))
-        ]
+    score, index, results, each = choose(
+        candidates, spec.match, lambda t: X12.field_results(t, spec.fields)
+    )
     extra: dict[str, JsonValue] = {}
-    if spec.match in ("first", "latest"):
-        score, index, results = scored[0]
-    elif spec.match == "any":
-        score, index, results = max(scored, key=lambda s: (s[0], s[1]))
-    else:
-        worst = min(scored, key=lambda s: (s[0], -s[1]))
-        score, index, results = sum(s[0] for s in scored) / len(scored), worst[1], worst[2]
+    if spec.match == "all":
         extra["transactions"] = [
-            {"control_number": candidates[i].control_number, "score": round(s, 6)}
-            for s, i, _ in scored
+            {"control_number": candidates[i].control_number, "score": round(s, 6)} for i, s in each
         ]
     tx = candidates[index]
     if tx.problems and spec.envelope == "strict":
@@ -197,19 +139,18 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
             },
         ]
         score = fields_score(results)
-    passed = sum(1 for r in results if r["passed"])
-    details = f"X12 {tx.set_id} {tx.control_number!r}: {passed} of {len(results)} fields passed"
-    if len(candidates) > 1:
-        which = {"latest": "latest", "first": "first", "any": "best", "all": "worst"}[spec.match]
-        details += f" ({which} of {len(candidates)} matching transactions)"
-    failed = [r for r in results if not r["passed"]]
-    if failed:
-        details += "; " + "; ".join(describe_field(r) for r in failed[:5])
+    details = fields_details(
+        f"X12 {tx.set_id} {tx.control_number!r}",
+        results,
+        len(candidates),
+        spec.match,
+        "transactions",
+    )
     if tx.problems:
         details += f"; {len(tx.problems)} envelope problem(s): {tx.problems[0]}"
     evidence: dict[str, JsonValue] = {
         "field_results": results,  # type: ignore[dict-item]
-        "transaction": _transaction_evidence(tx),
+        "transaction": message_evidence(tx),
         "envelope_problems": list(tx.problems),
         "candidates": len(candidates),
         **extra,

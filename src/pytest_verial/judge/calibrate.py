@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..display import escape
+from ..nodeids import criterion_nodeid
 
 DEFAULT_THRESHOLD = 0.75
 
@@ -257,16 +258,17 @@ def read_report_labels(
                 if not all(isinstance(k, str) for k in key):
                     raise LabelError("needs 'task_key' and 'criterion_id', strings")
                 known = runs.get((str(key[0]), str(key[1])))
+                name = criterion_nodeid(str(key[0]), str(key[1]))  # task_key::criterion_id
                 if known is None:
-                    raise LabelError(f"no criterion run {key[0]}::{key[1]} in the report")
+                    raise LabelError(f"no criterion run {name} in the report")
                 if not known["principles"]:
-                    raise LabelError(f"{key[0]}::{key[1]} is not a judge criterion")
+                    raise LabelError(f"{name} is not a judge criterion")
                 if known["output"] is None:
                     raise LabelError(
                         f"no output.md, output.txt or output.json in {run / str(key[0])}"
                     )
                 merged = {**known, **{k: v for k, v in data.items() if k in ("label", "rating")}}
-                merged["id"] = f"{key[0]}::{key[1]}"
+                merged["id"] = name
                 if "pass_threshold" in data:
                     merged["pass_threshold"] = data["pass_threshold"]
                 items.append(parse_item(merged, number, threshold))

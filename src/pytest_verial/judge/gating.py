@@ -20,13 +20,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..results import Status
+from ..results import FAILING
 
 if TYPE_CHECKING:
     from ..results import CriterionRun
-
-#: statuses of a deterministic criterion that close the gate
-_UNPASSED = frozenset({Status.ERROR, Status.FAILED, Status.GATED})
 
 
 @dataclass(frozen=True)
@@ -79,7 +76,7 @@ def decide(
     failed = [
         f"{cid} ({r.status})"
         for cid, r in deterministic.items()
-        if r.status in _UNPASSED or not r.passed
+        if r.status in FAILING or not r.passed
     ]
     if failed:
         return Decision(

@@ -14,10 +14,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..results import CriterionRun, Status, TaskRun
+from ..results import FAILING, CriterionRun, Status, TaskRun
 from .settings import DEFAULT_BUDGET
 
-_NOT_PASSED = frozenset({Status.FAILED, Status.ERROR, Status.GATED})
 _MAX_ROWS = 8
 
 
@@ -80,7 +79,7 @@ def task_feedback(task_run: TaskRun) -> str | None:
     runs = [
         r
         for r in task_run.criterion_runs
-        if r.status in _NOT_PASSED or (r.status is Status.PASSED and (r.score or 0) < 1)
+        if r.status in FAILING or (r.status is Status.PASSED and (r.score or 0) < 1)
     ]
     head = (
         f"Task {task_run.task_key} scored {task_run.score:.2f} ({task_run.verdict})"

@@ -18,7 +18,7 @@ from typing import Any
 from .. import __version__
 from ..engine import identity
 from ..loader import BenchmarkPlan, TaskPlan
-from ..nodeids import NO_CRITERIA, criterion_nodeid, task_name, task_nodeid
+from ..nodeids import NO_CRITERIA, benchmark_run_id, criterion_nodeid, task_name, task_nodeid
 from ..results import (
     BenchmarkInfo,
     BenchmarkRun,
@@ -34,7 +34,7 @@ from ..results import (
     TaskStatus,
 )
 from ..runinfo import RunDir, shared_folders
-from ..scoring import DEFAULT_VERDICT_THRESHOLD, resolve_threshold
+from ..scoring import verdict_threshold
 from ..sources import unknown_sources
 
 
@@ -110,11 +110,8 @@ def _task_run(
     if not task.criteria and criterion_nodeid(node, NO_CRITERIA) not in data.selected:
         return None
     runs = [_criterion_run(i, c, task, data) for i, c in zip(ids, ordered, strict=True)]
-    threshold = resolve_threshold(
-        task.task.pass_threshold,
-        plan.benchmark.pass_threshold,
-        data.pass_threshold,
-        default=DEFAULT_VERDICT_THRESHOLD,
+    threshold = verdict_threshold(
+        task.task.pass_threshold, plan.benchmark.pass_threshold, data.pass_threshold
     )
     return TaskRun.aggregate(
         runs,
@@ -170,18 +167,13 @@ def _benchmark_runs(data: ReportInput) -> list[BenchmarkRun]:
             ]
             if not task_runs:
                 continue
-            labels = "+".join(r.label for r in group)
             out.append(
                 BenchmarkRun.aggregate(
                     task_runs,
-                    resolve_threshold(
-                        plan.benchmark.pass_threshold,
-                        data.pass_threshold,
-                        default=DEFAULT_VERDICT_THRESHOLD,
-                    ),
+                    verdict_threshold(None, plan.benchmark.pass_threshold, data.pass_threshold),
                     running=data.running,
                     interrupted=data.interrupted,
-                    id=f"{display}@{labels}",
+                    id=benchmark_run_id(display, [r.label for r in group]),
                     benchmark=benchmark_info(display, plan),
                     runs=[_run_info(r, data.scored) for r in group],
                     scored=data.scored or any(bool(r.config.scored) for r in group),

@@ -29,7 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..results import COUNTED, Report, Status, TaskStatus, Verdict
+from ..results import COUNTED, Report, Status, TaskStatus
+from ..scoring import VERDICTS, Verdict
 from .scores import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
 
 COMPARISON_SCHEMA_ID = "pytest-verial/compare/v1"
@@ -39,8 +40,9 @@ SEED = 20261123
 CONFIDENCE = 0.95
 #: score differences smaller than this are rounding, not change
 EPSILON = 1e-9
-VERDICT_RANK: dict[str, int] = {"fail": 0, "partial": 1, "pass": 2}
-_BY_RANK: tuple[Verdict, ...] = ("fail", "partial", "pass")
+#: verdicts worst first: a verdict's rank is its index
+_BY_RANK: tuple[Verdict, ...] = VERDICTS[::-1]
+VERDICT_RANK: dict[str, int] = {v: rank for rank, v in enumerate(_BY_RANK)}
 
 #: ``unscored``: the task has task runs on both sides but a score on one only (cancelled,
 #: skipped, or incomplete with ``-k``, on the other); ``added`` / ``removed``: one side only

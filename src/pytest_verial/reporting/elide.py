@@ -48,8 +48,3 @@ def elide(report: Report, scored: bool = False) -> Report:
         for run, hide in zip(report.benchmark_runs, hidden, strict=True)
     ]
     return report.model_copy(update={"benchmark_runs": runs})
-
-
-def any_scored(report: Report) -> bool:
-    """Whether any benchmark run of ``report`` is scored."""
-    return any(run.scored for run in report.benchmark_runs)

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..display import escape
+from ..scoring import VERDICTS
 from ..store.core import RunRow, Store, TrendPoint
 
 #: how many runs of a benchmark its plot shows (the newest)
@@ -164,7 +165,7 @@ def trend_section(benchmark: str, points: Sequence[TrendPoint], current: str | N
 
 
 def _pill(verdict: str | None) -> str:
-    cls = verdict if verdict in ("pass", "partial", "fail") else "none"
+    cls = verdict if verdict in VERDICTS else "none"
     return f'<span class="pill {cls}">{_e(verdict or "-")}</span>'
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..display import escape
-from ..results import Report
+from ..results import UNCOUNTED, Report, counts_against
 from ..safeparse import strict_json_value
 from ..secrets import redact_json
 from .json_report import write_atomic
@@ -33,14 +33,8 @@ def _props(parent: ET.Element, values: dict[str, Any]) -> None:
 
 
 def _against(c: dict[str, Any]) -> bool:
-    """A case that counts against its task: failed, gated or error, or a penalty (negative
-    points) applied; an unmet penalty (its check failed: the behaviour was absent) passes."""
-    points = c.get("points")
-    if points is not None and points < 0 and c["status"] == "failed":
-        return False
-    return c["status"] in ("failed", "gated", "error") or bool(
-        points is not None and points < 0 and c.get("met")
-    )
+    """A case that counts against its task (:func:`~pytest_verial.results.counts_against`)."""
+    return counts_against(c["status"], c.get("points"), c.get("met"))
 
 
 def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
@@ -63,9 +57,7 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
             tests=str(len(cases)),
             failures=str(fails),
             errors="0",
-            skipped=str(
-                sum(1 for c in cases if c["status"] in ("skipped", "deselected", "not_run"))
-            ),
+            skipped=str(sum(1 for c in cases if c["status"] in UNCOUNTED)),
             time=_t(sum(c["duration"] or 0.0 for c in cases)),
         )
         total, failures = total + len(cases), failures + fails
@@ -114,7 +106,7 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
                 if not scored and c["evidence"]:
                     evidence = strict_json_value(c["evidence"])
                     failure.text = json.dumps(evidence, indent=2, default=str)
-            elif status in ("skipped", "deselected", "not_run"):
+            elif status in UNCOUNTED:
                 reason = status if scored else (c["details"] or status)
                 ET.SubElement(case, "skipped", message=reason)
     root.set("tests", str(total))

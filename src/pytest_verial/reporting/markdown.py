@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..display import escape, sanitize
-from ..results import BenchmarkRun, CriterionRun, Report, Status, TaskRun
+from ..results import FAILING, BenchmarkRun, CriterionRun, Report, TaskRun
 from ..secrets import redact
 from .elide import elide
 
@@ -79,12 +79,7 @@ def _run(run: BenchmarkRun, scored: bool) -> list[str]:
             f"| {cell(t.task_key)} | {_score(t.score)} | {_VERDICT.get(t.verdict or '', '-')} "
             f"| {cell(axes)} | {cell(str(t.status) + critical)} |"
         )
-    failing = [
-        (t, c)
-        for t in run.task_runs
-        for c in t.criterion_runs
-        if c.status in (Status.FAILED, Status.ERROR, Status.GATED)
-    ]
+    failing = [(t, c) for t in run.task_runs for c in t.criterion_runs if c.status in FAILING]
     lines.append("")
     if failing:
         lines.extend(_failing(failing, scored))

@@ -38,7 +38,14 @@ from ..display import escape
 from ..engine import identity, now_iso
 from ..errors import BenchmarkFileError
 from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
-from ..nodeids import is_no_criteria, parse, split_task_name, task_run_of
+from ..nodeids import (
+    file_of,
+    is_no_criteria,
+    parse,
+    property_name,
+    split_task_name,
+    task_run_of,
+)
 from ..results import CriterionRun, Report
 from ..scoring import reaches
 from ..state import FINISHED, SETTINGS, SHARD_INFO
@@ -153,9 +160,9 @@ class Recorder:
         if self.selected:
             return
         for nodeid in ids:
-            if "::" in nodeid and self._load_file(nodeid.split("::", 1)[0]):
+            if parse(nodeid).task is not None and self._load_file(file_of(nodeid)):
                 self.selected.append(nodeid)
-        self._refuse_outputs({self.config.rootpath / n.split("::", 1)[0] for n in ids})
+        self._refuse_outputs({self.config.rootpath / file_of(n) for n in ids})
         self._keep_resumed()
 
     def _refuse_outputs(self, collected: set[Path]) -> None:
@@ -233,7 +240,7 @@ class Recorder:
         path = (self.config.rootpath / display).resolve()
         here = self.config.invocation_params.dir
         for arg in self.config.args:
-            base = (here / arg.split("::", 1)[0]).resolve()
+            base = (here / file_of(arg)).resolve()
             if path == base or base in path.parents:
                 return True
         return False
@@ -245,7 +252,7 @@ class Recorder:
         from ..store import StoreError
         from ..store.session import SessionStore
 
-        args = [Path(a.split("::")[0]) for a in self.config.args]
+        args = [Path(file_of(a)) for a in self.config.args]
         try:  # a store that cannot be opened stops the session before any criterion runs
             self.store = SessionStore.open(self.config, self.started_at, self.settings.runs, args)
         except StoreError as exc:
@@ -359,7 +366,8 @@ class Recorder:
         if self._logxml is None or self.config.getini("junit_family") in ("xunit1", "legacy"):
             return
         for key in JUNIT_FIELDS:
-            name = escape(f"{nodeid}::verial_{key}")  # a file name may hold any character
+            # a file name may hold any character
+            name = escape(property_name(nodeid, f"verial_{key}"))
             self._logxml.add_global_property(name, junit_value(run, key))
 
     def _error_record(self, report: pytest.TestReport) -> CriterionRun:

@@ -30,8 +30,8 @@ from ..results import (
     RunStatus,
     Status,
     TaskStatus,
-    Verdict,
 )
+from ..scoring import Verdict
 from .json_report import read_bytes, read_report
 from .seal import check
 

@@ -17,7 +17,7 @@ import json
 import sys
 
 from ..display import escape
-from ..nodeids import SEP, parse
+from ..nodeids import criterion_nodeid, parse, task_run_of
 from ..results import BenchmarkRun, CriterionRun, Report, TaskRun
 from ..secrets import redact, redact_json
 from .elide import elide
@@ -69,8 +69,9 @@ def show(
     report = elide(report, scored)
     if task_run is None:
         return summary_lines(report, scored)
-    if criterion is None and parse(task_run).criterion is not None and task_run.count(SEP) >= 2:
-        task_run, criterion = task_run.rsplit(SEP, 1)
+    parts = parse(task_run)
+    if criterion is None and parts.criterion is not None:
+        task_run, criterion = task_run_of(task_run), parts.criterion
     bench, task = find_task_run(report, task_run)
     hide = scored or bench.scored
     if criterion is None:
@@ -139,7 +140,7 @@ def _task_lines(bench: BenchmarkRun, task: TaskRun, hide: bool) -> list[str]:
 
 def _criterion_lines(task: TaskRun, c: CriterionRun, hide: bool) -> list[str]:
     lines = [
-        f"criterion run {c.nodeid or task.id + SEP + c.criterion_id}",
+        f"criterion run {c.nodeid or criterion_nodeid(task.id, c.criterion_id)}",
         f"  assert {c.assertion}, status {c.status}, score {_score(c.score)}, "
         f"threshold {c.pass_threshold if c.pass_threshold is not None else '-'}, "
         + (f"weight {c.weight:g}" if c.points is None else f"points {c.points:+d}")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..display import escape
-from ..nodeids import parse
+from ..nodeids import criterion_nodeid, parse
 from ..results import (
     AxisScore,
     BenchmarkRun,
@@ -196,7 +196,7 @@ def _failing(
             shown.append(entry)
     for run, t, c in shown:
         where = f" ({c.file}:{c.line})" if c.file and c.line else ""
-        head = escape(f"  {_name(t)}::{c.criterion_id}{where}")
+        head = escape(f"  {criterion_nodeid(_name(t), c.criterion_id)}{where}")
         if verbosity < 0:  # the criterion, where it is defined, and its details cut to fit
             lines.append((_fit(head, width, 4), "red"))
             if not (scored or run.scored):

@@ -25,8 +25,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import SourceError
 from ..hl7.parse import Hl7Message, Hl7ParseError, decode, parse_stream
+from ._messages import live_file, oldest_first, rows, stamped
 from .confine import is_file, task_root, walk
-from .jsonfiles import iter_jsonl
+from .jsonfiles import read_bytes
 
 EVENT_TYPE = "hl7_outbound"
 
@@ -71,27 +72,18 @@ class Hl7Snapshot:
     def _load(self) -> list[Hl7Message]:
         found: list[Hl7Message] = []
         for path in self.files:
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            data = read_bytes(path)
             try:
                 found.extend(parse_stream(decode(data), str(path), self._warnings))
             except Hl7ParseError as exc:
                 raise SourceError(f"invalid HL7: {exc}") from None
         for path in self.events:
             found.extend(self._events(path))
-        if any(m.created_at for m in found):
-            # Stable: rows without a time keep their place relative to each other.
-            found.sort(key=lambda m: m.created_at or "")
-        return found
+        return oldest_first(found)
 
     def _events(self, path: Path) -> list[Hl7Message]:
         found = []
-        for lineno, row in enumerate(iter_jsonl(path), start=1):
-            where = f"{path}:{lineno}"
-            if not isinstance(row, dict):
-                raise SourceError(f"{where}: expected an event object, found {type(row).__name__}")
+        for where, row in rows(path, "an event"):
             if row.get("type", EVENT_TYPE) != EVENT_TYPE:
                 continue
             if row.get("error") or row.get("ack_code") in ("AE", "AR"):
@@ -109,13 +101,9 @@ class Hl7Snapshot:
             if not isinstance(payload, str) or not payload.strip():
                 raise SourceError(f"{where}: hl7_outbound event has no 'payload' text")
             try:
-                messages = parse_stream(payload, where)
+                found.extend(stamped(parse_stream(payload, where), row))
             except Hl7ParseError as exc:
                 raise SourceError(f"invalid HL7: {exc}") from None
-            created = row.get("created_at")
-            for message in messages:
-                message.created_at = str(created) if created is not None else None
-                found.append(message)
         return found
 
 
@@ -135,15 +123,5 @@ SETTINGS = frozenset({"events"})
 
 def from_sandbox(sandbox: Any) -> Hl7Snapshot:
     """The hl7 source of a sandbox: the live events file from run.yaml, else ``hl7_outbound/``."""
-    from . import fill_template, setting_text
-
-    events = setting_text(sandbox, "hl7", sandbox.settings("hl7", SETTINGS), "events")
-    if events:
-        filled = fill_template(sandbox, "hl7", "events", events, {"task": sandbox.task_key})
-        path = Path(filled)
-        if not path.is_absolute():
-            path = sandbox.run.path / path
-        if not path.is_file():
-            raise SourceError(f"hl7 events file {path} (run.yaml sources.hl7.events) not found")
-        return Hl7Snapshot([], [path])
-    return _snapshot_dir(sandbox.path)
+    events = live_file(sandbox, "hl7", "events", SETTINGS)
+    return Hl7Snapshot([], [events]) if events else _snapshot_dir(sandbox.path)

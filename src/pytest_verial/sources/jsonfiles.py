@@ -10,12 +10,17 @@ from ..errors import SourceError
 from ..safeparse import DataError, load_json
 
 
-def read_text(path: Path) -> str:
-    """The file as UTF-8 text; a binary or unreadable file is a SourceError naming it."""
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes; an unreadable file is a SourceError naming it."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_text(path: Path) -> str:
+    """The file as UTF-8 text; a binary or unreadable file is a SourceError naming it."""
+    data = read_bytes(path)
     if b"\x00" in data[:8192]:
         raise SourceError(f"{path}: binary data where text was expected")
     try:

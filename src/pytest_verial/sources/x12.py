@@ -23,8 +23,9 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import SourceError
 from ..x12.envelope import Transaction, parse_interchanges
 from ..x12.tokenizer import X12ParseError
+from ._messages import live_file, oldest_first, rows, stamped
 from .confine import task_root, walk
-from .jsonfiles import iter_jsonl, read_text
+from .jsonfiles import read_text
 
 SUFFIXES = (".x12", ".edi", ".txt")
 
@@ -69,16 +70,11 @@ class X12Snapshot:
             found.extend(parse_x12_text(text, str(path)))
         for path in self.records:
             found.extend(self._records(path))
-        if any(t.created_at for t in found):
-            found.sort(key=lambda t: t.created_at or "")
-        return found
+        return oldest_first(found)
 
     def _records(self, path: Path) -> list[Transaction]:
         found = []
-        for lineno, row in enumerate(iter_jsonl(path), start=1):
-            where = f"{path}:{lineno}"
-            if not isinstance(row, dict):
-                raise SourceError(f"{where}: expected a record object, found {type(row).__name__}")
+        for where, row in rows(path, "a record"):
             response = row.get("response")
             if response is None:
                 continue  # a request still waiting for its response
@@ -86,11 +82,7 @@ class X12Snapshot:
                 raise SourceError(
                     f"{where}: 'response' must be the X12 text, found {type(response).__name__}"
                 )
-            transactions = parse_x12_text(response, f"{where} response")
-            created = row.get("created_at")
-            for tx in transactions:
-                tx.created_at = str(created) if created is not None else None
-            found.extend(transactions)
+            found.extend(stamped(parse_x12_text(response, f"{where} response"), row))
         return found
 
 
@@ -107,15 +99,5 @@ SETTINGS = frozenset({"records"})
 
 def from_sandbox(sandbox: Any) -> X12Snapshot:
     """The x12 source of a sandbox: a live records file from run.yaml, else ``x12/``."""
-    from . import fill_template, setting_text
-
-    records = setting_text(sandbox, "x12", sandbox.settings("x12", SETTINGS), "records")
-    if records:
-        filled = fill_template(sandbox, "x12", "records", records, {"task": sandbox.task_key})
-        path = Path(filled)
-        if not path.is_absolute():
-            path = sandbox.run.path / path
-        if not path.is_file():
-            raise SourceError(f"x12 records file {path} (run.yaml sources.x12.records) not found")
-        return X12Snapshot([], [path])
-    return _snapshot_dir(sandbox.path / "x12")
+    records = live_file(sandbox, "x12", "records", SETTINGS)
+    return X12Snapshot([], [records]) if records else _snapshot_dir(sandbox.path / "x12")

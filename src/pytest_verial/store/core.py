@@ -42,6 +42,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from ..heap import no_gc
+from ..nodeids import task_name
 from ..results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
 from .ids import new_id
 from .rows import (
@@ -525,11 +526,8 @@ class Store:
                         task_runs.c.benchmark_run_id, task_runs.c.position
                     )
                 ):
-                    key = (
-                        t.task_key
-                        if t.task_key not in tasks[t.benchmark_run_id]
-                        else (f"{t.task_key}@{t.run_label}")
-                    )
+                    several = t.task_key in tasks[t.benchmark_run_id]
+                    key = task_name(t.task_key, t.run_label, several)
                     tasks[t.benchmark_run_id][key] = t.score
             return [
                 TrendPoint(

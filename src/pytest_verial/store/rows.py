@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -265,10 +265,6 @@ def criterion_json(data: Mapping[str, Any], evidence: Any) -> dict[str, Any]:
     out = dict(data)
     out["evidence"] = evidence
     return out
-
-
-def iter_task_runs(run: BenchmarkRun) -> Iterator[TaskRun]:
-    yield from run.task_runs
 
 
 __all__ = ["CriterionRun", "Rows", "SessionMeta"]

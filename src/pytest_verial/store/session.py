@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..nodeids import task_name, task_nodeid, task_run_of
+from ..nodeids import benchmark_run_id, task_name, task_nodeid, task_run_of
 from ..results import BenchmarkRun, Report, TaskRun
 from ..secrets import redact
 from .core import SessionWriter, Store, StoreError, mask_url, open_store, sqlite_path
@@ -213,7 +213,7 @@ class SessionStore:
         task_run = _task_run(display, plan, task_plan, run, data)
         if task_run is None:
             return
-        run_id = f"{display}@{'+'.join(r.label for r in group)}"
+        run_id = benchmark_run_id(display, [r.label for r in group])
         done = self._done.setdefault(run_id, [])
         done.append(task_run)
         benchmark_run = self._runs.get(run_id)
@@ -287,13 +287,11 @@ def _running_run(
 ) -> BenchmarkRun:
     """The benchmark run so far: its completed task runs, status running."""
     from ..reporting.build import _run_info, benchmark_info
-    from ..scoring import DEFAULT_VERDICT_THRESHOLD, resolve_threshold
+    from ..scoring import verdict_threshold
 
     return BenchmarkRun.aggregate(
         done,
-        resolve_threshold(
-            plan.benchmark.pass_threshold, data.pass_threshold, default=DEFAULT_VERDICT_THRESHOLD
-        ),
+        verdict_threshold(None, plan.benchmark.pass_threshold, data.pass_threshold),
         running=True,
         interrupted=False,
         id=run_id,
