@@ -182,19 +182,26 @@ def test_a_failed_deterministic_criterion_still_gates_every_judge_call(
 def test_a_failing_call_errors_only_its_criterion(
     pytester: pytest.Pytester, stub_judge: StubJudge, workers: str
 ) -> None:
-    project(pytester.path, task("letter"))
+    """Two task runs (one after the other at -n 0, on two workers at -n 2)."""
+    project(pytester.path, task("letter"), task("summary"))
     stub_judge.respond = by_marker(failing=4)
     together, result = score(pytester, stub_judge, workers, 3)
     stub_judge.reply()
     stub_judge.respond = by_marker(failing=4)
     alone, _ = score(pytester, stub_judge, workers, 1)
     assert comparable(together) == comparable(alone)
-    runs = criterion_runs(together)
-    assert runs["j04"]["status"] == "error" and "HTTP 400" in runs["j04"]["details"]
-    assert {c["status"] for k, c in runs.items() if k != "j04"} <= {"passed", "failed"}
-    assert [k for k, c in runs.items() if c["status"] == "error"] == ["j04"]
-    assert together["session"]["verification"]["errors"] == 1
-    result.assert_outcomes(passed=1 + 5, failed=5)
+    runs = {
+        f"{t['task_key']}::{c['criterion_id']}": c
+        for t in together["benchmark_runs"][0]["task_runs"]
+        for c in t["criterion_runs"]
+    }
+    errors = [k for k, c in runs.items() if c["status"] == "error"]
+    assert errors == ["letter::j04", "summary::j04"]
+    assert all("HTTP 400" in runs[k]["details"] for k in errors)
+    assert {c["status"] for k, c in runs.items() if k not in errors} <= {"passed", "failed"}
+    assert together["session"]["verification"]["errors"] == 2
+    assert len(stub_judge.requests) == 2 * JUDGED
+    result.assert_outcomes(passed=2 * (1 + 5), failed=2 * 5)
 
 
 SKIP_ONE = """
@@ -223,6 +230,37 @@ def test_deselected_and_skipped_criteria_are_never_called_nor_counted(
     result.assert_outcomes(passed=1 + 5, failed=3, skipped=1, deselected=1 if workers == "0" else 0)
 
 
+HOUSE_JUDGE = """
+import pytest
+from pytest_verial.judge import JudgeSource, build_settings
+
+
+@pytest.fixture
+def verial_judge(verial_sandbox):
+    options = {{"judge_model": "house-judge", "judge_base_url": {url!r},
+                "judge_cache_dir": "off", "judge_retries": 0}}
+    settings = build_settings(options, "claude-sonnet-4-5")
+    return JudgeSource(settings, verial_sandbox.meta, verial_sandbox.path)
+"""
+
+
+def test_a_conftest_judge_is_used_by_every_criterion(
+    pytester: pytest.Pytester, stub_judge: StubJudge
+) -> None:
+    """Criteria whose fixtures a conftest overrides are not scored ahead (with the plugin's
+    sources): each scores itself at its turn, with the conftest's judge."""
+    project(pytester.path, task("letter"))
+    pytester.makeconftest(HOUSE_JUDGE.format(url=stub_judge.url))
+    stub_judge.respond = by_marker()
+    report, _ = score(pytester, stub_judge, "0", 3, "--verial-judge-base-url", "http://127.0.0.1:9")
+    assert [r["model"] for r in stub_judge.requests] == ["house-judge"] * JUDGED
+    assert stub_judge.max_in_flight == 1
+    runs = criterion_runs(report)
+    assert {runs[f"j{i:02d}"]["evidence"]["judge"]["model"] for i in range(1, 11)} == {
+        "house-judge"
+    }
+
+
 def test_a_stopped_session_never_sends_the_calls_not_started(
     pytester: pytest.Pytester, stub_judge: StubJudge
 ) -> None:
@@ -248,12 +286,17 @@ def test_a_stopped_session_never_sends_the_calls_not_started(
     result.assert_outcomes(passed=1, failed=1)
 
 
-@WORKERS
-def test_ctrl_c_while_calls_are_in_flight(
-    tmp_path: Path, stub_judge: StubJudge, workers: str
+@pytest.mark.parametrize(
+    ("workers", "sig"),
+    [("0", signal.SIGINT), ("2", signal.SIGINT), ("0", signal.SIGTERM)],
+    ids=["0-ctrl-c", "2-ctrl-c", "0-sigterm"],
+)
+def test_an_interrupt_while_calls_are_in_flight(
+    tmp_path: Path, stub_judge: StubJudge, workers: str, sig: signal.Signals
 ) -> None:
-    """Ctrl-C while two judge calls hang: the session ends at once, interrupted, with the
-    report of what completed; the eight calls not started are never sent."""
+    """Ctrl-C (or SIGTERM) while two judge calls hang: the session ends without waiting for
+    them, interrupted, with the report of what completed; the eight calls not started are
+    never sent."""
     root = project(tmp_path, task("letter"))
     stub_judge.respond = by_marker()
     stub_judge.hold = lambda request: True
@@ -272,7 +315,7 @@ def test_ctrl_c_while_calls_are_in_flight(
             assert proc.poll() is None, proc.communicate()[0][-3000:]
             assert time.monotonic() < deadline, "no judge call was sent"
             time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, sig)
         output, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
