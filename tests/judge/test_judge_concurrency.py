@@ -204,6 +204,70 @@ def test_a_failing_call_errors_only_its_criterion(
     result.assert_outcomes(passed=2 * (1 + 5), failed=2 * 5)
 
 
+def test_two_identical_evaluations_call_once(
+    pytester: pytest.Pytester, stub_judge: StubJudge
+) -> None:
+    """Two judge criteria asking the same of the same output: scored at once, the second
+    still waits for the first and is served from the cache, as one after another."""
+    twins = task("letter")
+    twins["criteria"][2]["assertion"] = twins["criteria"][1]["assertion"]  # j02 asks as j01
+    project(pytester.path, twins)
+    stub_judge.respond = by_marker()
+    cache = ("--verial-judge-cache-dir", str(pytester.path / "cache"))
+    report, _ = score(pytester, stub_judge, "0", 3, *cache)
+    assert sorted(marker(r) for r in stub_judge.requests) == [1, *range(3, JUDGED + 1)]
+    runs = criterion_runs(report)
+    assert sorted(runs[k]["evidence"]["judge"]["cached"] for k in ("j01", "j02")) == [False, True]
+    assert runs["j01"]["score"] == runs["j02"]["score"] == 0.25
+    verification = report["session"]["verification"]
+    assert (verification["judge_calls"], verification["cached"]) == (JUDGED - 1, 1)
+
+
+CRASHING_CHECK = """
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_verial import CheckSpec
+from pytest_verial.checks.llm_rubric import LlmRubric, check as rubric
+
+
+class HouseRubric(LlmRubric):
+    kind: Literal["house-rubric"] = Field(alias="assert")
+
+
+def house(spec, ctx):
+    if ctx.criterion_id == "j05":
+        raise RuntimeError("house check bug")
+    return rubric(spec, ctx)
+
+
+def pytest_verial_checks():
+    return [CheckSpec(name="house-rubric", model=HouseRubric, run=house,
+                      sources=("output", "voice", "judge"), judge=True)]
+"""
+
+
+def test_a_check_that_raises_fails_only_its_own_item(
+    pytester: pytest.Pytester, stub_judge: StubJudge
+) -> None:
+    project(pytester.path, task("letter"))
+    pytester.makeconftest(CRASHING_CHECK)
+    bench = pytester.path / "bench.verial.yaml"
+    bench.write_text(bench.read_text().replace("llm-rubric", "house-rubric"))
+    stub_judge.respond = by_marker()
+    together, result = score(pytester, stub_judge, "0", 3)
+    stub_judge.reply()
+    stub_judge.respond = by_marker()
+    alone, again = score(pytester, stub_judge, "0", 1)
+    assert comparable(together) == comparable(alone)
+    j05 = criterion_runs(together)["j05"]
+    assert j05["status"] == "error" and "RuntimeError" in j05["details"]
+    result.assert_outcomes(passed=1 + 6, failed=4)
+    result.stdout.fnmatch_lines(["*RuntimeError: house check bug*"])
+    assert len(stub_judge.requests) == JUDGED - 1
+
+
 SKIP_ONE = """
 import pytest
 
