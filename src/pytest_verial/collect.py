@@ -11,8 +11,8 @@ from __future__ import annotations
 import inspect
 import re
 import warnings
-from collections.abc import Iterator
-from functools import cached_property, lru_cache
+from collections.abc import Callable, Iterator
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from .results import CriterionRun, Status
 from .runinfo import RunDir, empty_run_problem, shared_folders
 from .scoring import DEFAULT_AXIS, verdict_threshold
 from .sources import Sandbox, SandboxCache
-from .state import PRIOR, REGISTRIES, SANDBOXES, SETTINGS, TASK_LEFT
+from .state import CONCURRENT_JUDGING, PRIOR, REGISTRIES, SANDBOXES, SETTINGS, TASK_LEFT
 
 NO_CRITERIA = "no-criteria"
 #: criterion-run fields copied into pytest's own --junitxml as ``verial_<field>``
@@ -361,7 +361,6 @@ class CriterionItem(pytest.Function):
 
     def runtest(self) -> None:
         task_node = self.task_node
-        settings = self.config.stash[SETTINGS]
         if task_node.run.folder_missing(task_node.task.key):
             self._missing_sandbox()
         sources = {
@@ -369,21 +368,11 @@ class CriterionItem(pytest.Function):
             for name in (self.plan.check.sources if self.plan.check else ())
         }
         prior = self.config.stash.setdefault(PRIOR, {}).setdefault(task_node.nodeid, {})
-        benchmark = task_node.benchmark_file.plan.benchmark
-        run = run_criterion(
-            self.plan,
-            task_node.task,
-            sources,
-            options={**settings.check_options, "sandbox": self.funcargs["verial_sandbox"]},
-            prior=prior,
-            task_threshold=verdict_threshold(
-                task_node.task.task.pass_threshold,
-                benchmark.pass_threshold,
-                settings.pass_threshold,
-            ),
-            benchmark=benchmark,
-            placement=self.identity(),
-        )
+        judging = self.config.stash.get(CONCURRENT_JUDGING, None) if self.plan.judge else None
+        if judging is not None:  # --verial-judge-concurrency above 1
+            run = judging.criterion_run(self, sources, prior)
+        else:
+            run = self.scoring(sources, self.funcargs["verial_sandbox"], prior)()
         self.verial_criterion_run = run
         prior[self.plan.id] = run
         if self.config.getini("junit_family") in ("xunit1", "legacy"):
@@ -398,6 +387,31 @@ class CriterionItem(pytest.Function):
         if run.met if run.points is not None and run.points < 0 else not run.passed:
             # a penalty (negative points) fails its item when met, and passes when not
             raise CriterionFailed(run)
+
+    def scoring(
+        self, sources: dict[str, Any], sandbox: Any, prior: dict[str, CriterionRun]
+    ) -> Callable[[], CriterionRun]:
+        """This criterion's scoring on ``sources`` (by source name) given the task run's
+        criterion runs so far, ready to run here or on a judge worker thread: everything it
+        reads from the nodes is read now."""
+        task_node = self.task_node
+        settings = self.config.stash[SETTINGS]
+        benchmark = task_node.benchmark_file.plan.benchmark
+        return partial(
+            run_criterion,
+            self.plan,
+            task_node.task,
+            sources,
+            options={**settings.check_options, "sandbox": sandbox},
+            prior=prior,
+            task_threshold=verdict_threshold(
+                task_node.task.task.pass_threshold,
+                benchmark.pass_threshold,
+                settings.pass_threshold,
+            ),
+            benchmark=benchmark,
+            placement=self.identity(),
+        )
 
     def scored(self) -> bool:
         """Whether this criterion runs in a scored run (nothing it expects may be shown)."""
@@ -425,7 +439,8 @@ class CriterionItem(pytest.Function):
 
     def done(self) -> None:
         """After teardown: drop this item's criterion run (the recorder keeps its own), and the
-        task run's prior runs once its last criterion on this process is done."""
+        task run's prior runs (and judge criteria scored ahead but never taken) once its last
+        criterion on this process is done."""
         self.verial_criterion_run = None
         left = self.config.stash.get(TASK_LEFT, {})
         task = self.task_node.nodeid
@@ -434,6 +449,9 @@ class CriterionItem(pytest.Function):
             if left[task] <= 0:
                 del left[task]
                 self.config.stash.get(PRIOR, {}).pop(task, None)
+                judging = self.config.stash.get(CONCURRENT_JUDGING, None)
+                if judging is not None:
+                    judging.task_done(task)
 
     def repr_failure(self, excinfo: Any) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, CriterionFailed):

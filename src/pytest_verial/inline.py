@@ -13,9 +13,13 @@ A coordinator that verifies each task as soon as the agent finishes it calls::
 The same checks, gating, bypass rules and scoring as the pytest plugin run, in the same order
 (deterministic criteria first, judge criteria last). ``config`` holds the ``ctx.options`` keys
 (``judge_model``, ``judge_base_url``, ``judge_api_key_env``, ``executor_model``,
-``judge_cache_dir``, ``bypass_cost``, ``verification_budget``, ...), plus this task run's facts
-that run.yaml would otherwise give (``cost``, ``task_type``, ``skip_verification``) and
-``pass_threshold`` (the verdict threshold).
+``judge_cache_dir``, ``bypass_cost``, ``verification_budget``, ``judge_concurrency``, ...),
+plus this task run's facts that run.yaml would otherwise give (``cost``, ``task_type``,
+``skip_verification``) and ``pass_threshold`` (the verdict threshold).
+
+``judge_concurrency`` (default 4, 1-64; 1: one after another): once the task's deterministic
+criteria all passed, its judge criteria are scored at once, at most that many judge calls in
+flight, with the same results as one after another (:mod:`pytest_verial.judge.concurrent`).
 """
 
 from __future__ import annotations
@@ -23,17 +27,20 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from .checks import default_registry
 from .engine import run_criterion
 from .errors import CriterionError, RunConfigError, SourceError, UsageError
+from .judge.gating import gate_open
 from .judge.models import run_self_grading
+from .judge.pool import JudgePool
 from .judge.report import task_feedback, verification_summary
-from .judge.settings import DEFAULT_BUDGET
-from .loader import TaskPlan, load_benchmark
+from .judge.settings import DEFAULT_BUDGET, SettingError, concurrency
+from .loader import CriterionPlan, TaskPlan, load_benchmark
 from .models import Task
 from .results import CriterionRun, InlineTaskRun, TaskRun
 from .runinfo import RunDir, TaskRunMeta
@@ -116,26 +123,12 @@ def verify_task(
     problem = run_self_grading(options, box.run)
     if problem is not None:
         raise UsageError(problem)
-    prior: dict[str, CriterionRun] = {}
-    runs: list[CriterionRun] = []
     try:
-        for crit in plan.criteria:  # deterministic first, judge last (the loader's order)
-            sources = {}
-            for name in crit.check.sources if crit.check else ():
-                try:
-                    sources[name] = box.source(name)
-                except (CriterionError, RunConfigError) as exc:
-                    sources[name] = _Unusable(name, str(exc))
-            run = run_criterion(
-                crit,
-                plan,
-                sources,
-                options={**options, "sandbox": box},
-                prior=prior,
-                task_threshold=threshold,
-            )
-            prior[crit.id] = run
-            runs.append(run)
+        limit = concurrency(options)
+    except SettingError as exc:
+        raise UsageError(f"judge_concurrency: {exc}") from None
+    try:
+        runs = _score_criteria(plan, box, options, limit, threshold)
     finally:
         box.close()
     position = {c.id: c.position for c in plan.criteria}
@@ -158,6 +151,72 @@ def verify_task(
         float(options.get("verification_budget") or DEFAULT_BUDGET),
     )
     return result
+
+
+def _score_criteria(
+    plan: TaskPlan, box: Sandbox, options: dict[str, Any], limit: int, threshold: float
+) -> list[CriterionRun]:
+    """The task run's criterion runs, in the loader's order (deterministic first, judge
+    last). Once the deterministic ones all passed, with ``limit`` > 1, the judge criteria are
+    scored at once, at most ``limit`` at a time (as under pytest: :mod:`.judge.concurrent`)."""
+    prior: dict[str, CriterionRun] = {}
+    runs: list[CriterionRun] = []
+    deterministic = [c.id for c in plan.criteria if not c.judge]
+    for index, crit in enumerate(plan.criteria):
+        rest = plan.criteria[index:]
+        at_once = limit > 1 and len(rest) > 1 and all(c.judge for c in rest)
+        if at_once and gate_open(prior, deterministic):
+            at = _judge_at_once(rest, plan, box, options, dict(prior), limit, threshold)
+            return runs + at
+        run = _scoring(crit, plan, box, options, prior, threshold)()
+        prior[crit.id] = run
+        runs.append(run)
+    return runs
+
+
+def _scoring(
+    crit: CriterionPlan,
+    plan: TaskPlan,
+    box: Sandbox,
+    options: dict[str, Any],
+    prior: dict[str, CriterionRun],
+    threshold: float,
+) -> Callable[[], CriterionRun]:
+    """One criterion's scoring, its sources built now (in the caller's thread)."""
+    sources: dict[str, Any] = {}
+    for name in crit.check.sources if crit.check else ():
+        try:
+            sources[name] = box.source(name)
+        except (CriterionError, RunConfigError) as exc:
+            sources[name] = _Unusable(name, str(exc))
+    return partial(
+        run_criterion,
+        crit,
+        plan,
+        sources,
+        options={**options, "sandbox": box},
+        prior=prior,
+        task_threshold=threshold,
+    )
+
+
+def _judge_at_once(
+    criteria: Sequence[CriterionPlan],
+    plan: TaskPlan,
+    box: Sandbox,
+    options: dict[str, Any],
+    prior: dict[str, CriterionRun],
+    limit: int,
+    threshold: float,
+) -> list[CriterionRun]:
+    """Judge criteria scored in a pool of ``limit``; their runs in order. An exception a
+    check raises is raised here, as when scored one by one; the rest are then cancelled."""
+    pool = JudgePool(limit)
+    try:
+        futures = [pool.submit(_scoring(c, plan, box, options, prior, threshold)) for c in criteria]
+        return [future.result() for future in futures]
+    finally:
+        pool.cancel()
 
 
 async def verify_task_async(

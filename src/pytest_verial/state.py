@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -10,6 +10,9 @@ from .checks import CheckRegistry
 from .results import CriterionRun
 from .settings import Settings
 from .sources import SandboxCache
+
+if TYPE_CHECKING:
+    from .judge.concurrent import ConcurrentJudging
 
 SETTINGS = pytest.StashKey[Settings]()
 SANDBOXES = pytest.StashKey[SandboxCache]()
@@ -30,3 +33,5 @@ TASK_LEFT = pytest.StashKey[dict[str, int]]()
 #: recorder in the same process (a report attribute would reach plugins that serialize
 #: reports, such as pytest-reportlog; an xdist worker sends the JSON form on the report)
 FINISHED = pytest.StashKey[dict[str, CriterionRun]]()
+#: the judge criteria of a task run scored at once, when ``--verial-judge-concurrency`` > 1
+CONCURRENT_JUDGING: pytest.StashKey[ConcurrentJudging] = pytest.StashKey()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -49,25 +50,48 @@ def ratings(*values: int, confidence: float = 0.8) -> str:
 class StubJudge:
     """Replies from a script: each item is ``(status, body)`` or ``("sleep", seconds)``.
 
-    The last item repeats when the script runs out. Requests are recorded.
+    The last item repeats when the script runs out. Requests are recorded, and how many were
+    in flight at once (``max_in_flight``). For judge criteria scored at once, ``respond`` may
+    compute each reply from the request instead (the same reply whatever the order), ``gather``
+    holds the requests until that many have been in flight at once (or ``gather_timeout``
+    passed), and ``hold`` holds the requests it picks until :meth:`release`.
     """
 
     def __init__(self) -> None:
         self.script: list[tuple[Any, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.respond: Callable[[dict[str, Any]], tuple[int, Any]] | None = None
+        self.gather = 0
+        self.gather_timeout = 10.0
+        self.hold: Callable[[dict[str, Any]], bool] | None = None
+        self.in_flight = self.max_in_flight = 0
+        self.flight = threading.Condition()
+        self.generation = 0  # moved on by release()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))
-                body = self.rfile.read(length)
-                stub.requests.append(json.loads(body))
+                request = json.loads(self.rfile.read(length))
+                stub.requests.append(request)
                 stub.headers.append(dict(self.headers))
-                step = stub.script.pop(0) if len(stub.script) > 1 else stub.script[0]
-                if step[0] == "sleep":
-                    time.sleep(step[1])
-                    step = (200, completion(ratings(5)))
+                with stub.flight:
+                    stub.in_flight += 1
+                    stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                    stub.flight.notify_all()
+                    generation = stub.generation
+                    if stub.hold is not None and stub.hold(request):
+                        # the timeouts are guards against a hang, not timings
+                        stub.flight.wait_for(lambda: stub.generation != generation, timeout=120)
+                    stub.flight.wait_for(
+                        lambda: stub.max_in_flight >= stub.gather, timeout=stub.gather_timeout
+                    )
+                try:
+                    step = self.step(request)
+                finally:  # no longer in flight before the client can send its next request
+                    with stub.flight:
+                        stub.in_flight -= 1
                 status, payload = step
                 payload = payload if isinstance(payload, bytes) else str(payload).encode()
                 try:
@@ -79,6 +103,16 @@ class StubJudge:
                 except OSError:
                     pass
 
+            def step(self, request: dict[str, Any]) -> tuple[Any, Any]:
+                if stub.respond is not None:
+                    step = stub.respond(request)
+                else:
+                    step = stub.script.pop(0) if len(stub.script) > 1 else stub.script[0]
+                if step[0] == "sleep":
+                    time.sleep(step[1])
+                    step = (200, completion(ratings(5)))
+                return step
+
             def log_message(self, *args: Any) -> None:
                 pass
 
@@ -89,11 +123,22 @@ class StubJudge:
         self.thread.start()
 
     def reply(self, *steps: tuple[Any, Any]) -> None:
-        """Set the script of replies."""
+        """Set the script of replies (and forget ``respond``, ``gather``, ``hold``)."""
+        self.release()
         self.script = list(steps)
         self.requests.clear()
         self.headers.clear()
+        with self.flight:
+            self.respond, self.gather, self.hold = None, 0, None
+            self.max_in_flight = self.in_flight
+
+    def release(self) -> None:
+        """Let the requests held so far go."""
+        with self.flight:
+            self.generation += 1
+            self.flight.notify_all()
 
     def close(self) -> None:
+        self.release()
         self.server.shutdown()
         self.server.server_close()

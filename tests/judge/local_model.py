@@ -56,8 +56,10 @@ def start_model_server(
     ctx: int = 2048,
     threads: int = 2,
     timeout: float = 60.0,
+    parallel: int = 1,
 ) -> tuple[str, subprocess.Popen[bytes]]:
-    """Start ``model_server.py`` and wait until ``/health`` answers 200.
+    """Start ``model_server.py`` and wait until ``/health`` answers 200 (``parallel``: its
+    requests decoded together; 1 answers one at a time).
 
     Returns the OpenAI base URL (``.../v1``) and the process, to be given to
     :func:`stop_model_server`. llama.cpp's log goes to ``log``. Raises ModelServerError when
@@ -75,6 +77,8 @@ def start_model_server(
             str(threads),
             "--alias",
             MODEL_ALIAS,
+            "--parallel",
+            str(parallel),
         ],
         stdout=subprocess.PIPE,
         stderr=log,

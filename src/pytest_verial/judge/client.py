@@ -23,6 +23,8 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +83,9 @@ class JudgeClient:
         self._http = httpx.Client(timeout=settings.timeout, transport=transport)
         self.calls = 0
         self.cache_hits = 0
+        # judge criteria scored at once (judge/concurrent.py) share this client
+        self._lock = threading.Lock()
+        self._keys: dict[str, tuple[threading.Lock, int]] = {}
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -123,6 +128,37 @@ class JudgeClient:
         )
         # the sample index is in the key (never sent): samples differ even without a seed
         key = prompt_hash(payload) if not sample else prompt_hash({**payload, "sample": sample})
+        with self._evaluation(key):
+            return self._rate(key, payload, count)
+
+    @contextmanager
+    def _evaluation(self, key: str) -> Iterator[None]:
+        """One evaluation of ``key`` at a time: with judge criteria scored at once, a second
+        identical evaluation waits for the first and is then served from the cache, as it
+        would be had they run one after another (and is sent itself when the cache is off)."""
+        with self._lock:
+            lock, users = self._keys.get(key, (threading.Lock(), 0))
+            self._keys[key] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._lock:
+                lock, users = self._keys[key]
+                if users > 1:
+                    self._keys[key] = (lock, users - 1)
+                else:
+                    del self._keys[key]
+
+    def _count(self, calls: int = 0, cache_hits: int = 0) -> None:
+        with self._lock:
+            self.calls += calls
+            self.cache_hits += cache_hits
+
+    def _rate(self, key: str, payload: dict[str, Any], count: int) -> Judgement:
+        """``rate`` for one cache key: from the cache, else from the judge."""
+        settings = self.settings
+        assert settings.model is not None  # rate refused to start without one
         cached = self.cache.get(key)
         if cached is not None:
             try:
@@ -130,7 +166,7 @@ class JudgeClient:
             except MalformedReply:
                 cached = None
             else:
-                self.cache_hits += 1
+                self._count(cache_hits=1)
                 usage = cached.get("usage") or {}
                 return Judgement(
                     ratings,
@@ -150,7 +186,7 @@ class JudgeClient:
         for attempt in range(attempts):
             if attempt and settings.backoff > 0:
                 time.sleep(settings.backoff * 2 ** (attempt - 1))
-            self.calls += 1
+            self._count(calls=1)
             try:
                 content, usage = self._post(url, request)
             except _Retry as exc:

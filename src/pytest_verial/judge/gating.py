@@ -94,3 +94,14 @@ def decide(
             "gate-incomplete",
         )
     return None
+
+
+def gate_open(prior: Mapping[str, CriterionRun], deterministic_ids: Iterable[str]) -> bool:
+    """Whether every deterministic criterion of the task run ran in this process and passed:
+    rules 4 and 5 let its judge criteria ask the judge (the bypass rules may still apply).
+    Judge criteria are scored at once only then (``--verial-judge-concurrency``)."""
+    for cid in set(deterministic_ids):
+        run = prior.get(cid)
+        if run is None or run.status in FAILING or not run.passed:
+            return False
+    return True

@@ -26,8 +26,11 @@ from .settings import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_BUDGET,
     DEFAULT_CACHE_DIR,
+    DEFAULT_CONCURRENCY,
+    MAX_CONCURRENCY,
     SettingError,
     build_settings,
+    concurrency,
 )
 
 #: (flag, key in ctx.options, help)
@@ -65,6 +68,12 @@ OPTIONS: list[tuple[str, str, str]] = [
         "(default 1)",
     ),
     (
+        "--verial-judge-concurrency",
+        "judge_concurrency",
+        "judge criteria of one task run scored at once, at most N judge calls in flight "
+        f"(default {DEFAULT_CONCURRENCY}, at most {MAX_CONCURRENCY}; 1: one after another)",
+    ),
+    (
         "--verial-judge-retries",
         "judge_retries",
         "extra attempts after a failed or malformed reply (default 2)",
@@ -96,6 +105,7 @@ _INI_TYPES = {
     "judge_timeout": "float",
     "judge_retries": "int",
     "judge_samples": "int",
+    "judge_concurrency": "int",
     "bypass_cost": "float",
     "verification_budget": "float",
 }
@@ -119,7 +129,8 @@ def read_options(config: pytest.Config) -> dict[str, Any]:
         value = config.getoption(dest, default=None)
         from_ini = value in (None, "")
         if from_ini:
-            value = config.getini(dest) or None
+            value = config.getini(dest)
+            value = None if value in (None, "", []) else value  # 0 is a value, to be checked
         if value is None:
             continue
         if key in ("judge_cache_dir", "judge_prices") and str(value).lower() not in ("off", "none"):
@@ -137,6 +148,7 @@ def check_options(options: dict[str, Any]) -> None:
     range, the reply format, the price table): one usage error naming the option."""
     try:
         build_settings(options)
+        concurrency(options)
     except SettingError as exc:
         flag = next((f for f, key, _ in OPTIONS if key == exc.option), exc.option)
         raise pytest.UsageError(f"{flag}: {exc}") from None
@@ -188,6 +200,13 @@ def configure(config: pytest.Config, settings: Any) -> None:
     if problem:
         raise pytest.UsageError(problem)
     config.pluginmanager.register(JudgeReporting(config, options), "verial-judge")
+    limit = concurrency(options)
+    if limit > 1:  # 1: each judge criterion scores itself at its turn, as it always did
+        from ..state import CONCURRENT_JUDGING
+        from .concurrent import ConcurrentJudging
+
+        judging = config.stash[CONCURRENT_JUDGING] = ConcurrentJudging(limit)
+        config.pluginmanager.register(judging, "verial-judge-concurrency")
 
 
 class JudgeReporting:

@@ -41,6 +41,9 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CACHE_DIR = ".verial-cache/judge"
 DEFAULT_BYPASS_COST = 0.05
 DEFAULT_BUDGET = 0.15
+#: judge criteria of one task run scored at once (``judge_concurrency``); 1: one after another
+DEFAULT_CONCURRENCY = 4
+MAX_CONCURRENCY = 64
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ _NUMBERS = {
     "samples": int,
     "bypass_cost": float,
     "budget": float,
+    "concurrency": int,
 }
 
 
@@ -124,6 +128,7 @@ _LOWER = {
     "samples": (1, True),
     "bypass_cost": (0.0, True),
     "budget": (0.0, True),
+    "concurrency": (1, True),
 }
 
 
@@ -151,6 +156,23 @@ def _number(name: str, option: str, key: str, value: Any) -> float | int:
     if not math.isfinite(number) or number < low or (number == low and not inclusive):
         bound = f">= {low}" if inclusive else f"> {low}"
         raise SettingError(option, f"judge setting {key!r}: must be {bound}, got {value!r}")
+    return number
+
+
+def concurrency(options: Mapping[str, Any]) -> int:
+    """How many judge criteria of one task run are scored at once (``judge_concurrency``:
+    ``--verial-judge-concurrency``, ini ``verial_judge_concurrency``, inline ``config``):
+    a whole number from 1 to :data:`MAX_CONCURRENCY`, default :data:`DEFAULT_CONCURRENCY`.
+    A process-wide setting, so not a run.yaml key. SettingError naming it otherwise."""
+    value = options.get("judge_concurrency")
+    if value is None:
+        return DEFAULT_CONCURRENCY
+    number = int(_number("concurrency", "judge_concurrency", "concurrency", value))
+    if number > MAX_CONCURRENCY:
+        raise SettingError(
+            "judge_concurrency",
+            f"judge setting 'concurrency': must be <= {MAX_CONCURRENCY}, got {value!r}",
+        )
     return number
 
 
