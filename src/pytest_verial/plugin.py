@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,87 +25,15 @@ from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for bench
 from .interrupts import TermAsInterrupt
 from .loader import is_benchmark_file
 from .masking import SecretMasking
+from .options import PLUGIN, option
 from .reporting import baseline
 from .reporting.recorder import Recorder
+from .runinfo import RunDir
+from .secrets import register_setting, register_settings
 from .selection import split
-from .settings import ini_type as settings_ini_type
-from .settings import resolve, select_by_node_id
+from .settings import add_options, runs_at_start, session_settings
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
 from .state import FINISHED, SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
-
-OPTIONS: list[tuple[str, dict[str, Any], str, str]] = [
-    # (flag, argparse kwargs, ini type, help)
-    (
-        "--verial-run",
-        {"action": "append", "metavar": "DIR"},
-        "paths",
-        "run directory to score (repeatable: trials); default: sandbox/ beside each benchmark file",
-    ),
-    ("--verial-report", {"metavar": "PATH"}, "string", "write the JSON report to PATH"),
-    ("--verial-junit", {"metavar": "PATH"}, "string", "write task-level JUnit XML to PATH"),
-    (
-        "--verial-markdown",
-        {"metavar": "PATH"},
-        "string",
-        "write a Markdown summary to PATH (also appended to $GITHUB_STEP_SUMMARY when set)",
-    ),
-    (
-        "--verial-html",
-        {"metavar": "PATH"},
-        "string",
-        "write a self-contained HTML report to PATH (opens from disk; no network)",
-    ),
-    (
-        "--verial-scored",
-        {"action": "store_true", "default": None},
-        "bool",
-        "scored run: keep details and evidence out of the terminal and JUnit (JSON keeps them)",
-    ),
-    (
-        "--verial-pass-threshold",
-        {"metavar": "SCORE"},
-        "float",
-        "score a task needs for verdict pass (default 0.9; a benchmark or task may set its own)",
-    ),
-    (
-        "--verial-fail-under",
-        {"metavar": "SCORE"},
-        "float",
-        "exit 0 iff every benchmark run's score reaches SCORE and no criterion errored",
-    ),
-    (
-        "--verial-baseline",
-        {"metavar": "PATH"},
-        "string",
-        "a JSON report to compare this session with: its changes follow the verial summary",
-    ),
-    (
-        "--verial-shard",
-        {"metavar": "K/N"},
-        "string",
-        "score only shard K of N (task runs balanced by criteria; merge with verial merge)",
-    ),
-    (
-        "--verial-resume",
-        {"metavar": "REPORT"},
-        "string",
-        "keep the completed task runs of REPORT (or a *.journal.jsonl) and score the rest",
-    ),
-    (
-        "--verial-store",
-        {"metavar": "URL"},
-        "string",
-        "results store the session is written into: sqlite:///PATH, postgresql://... or none "
-        "(default sqlite:///<rootdir>/.verial/results.db; env VERIAL_STORE)",
-    ),
-    (
-        "--verial-trials",
-        {"action": "store_true", "default": None},
-        "bool",
-        "score the --verial-run folders as trials of one agent (default: folders whose "
-        "run.yaml names the same agent are trials; others are separate benchmark runs)",
-    ),
-]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -112,30 +41,14 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("verial", "pytest-verial: score agent rollouts")
-    for flag, kwargs, ini_type, help_text in OPTIONS:
-        dest = flag.lstrip("-").replace("-", "_")
-        group.addoption(flag, dest=dest, help=help_text, **kwargs)
-        parser.addini(dest, help=help_text, type=settings_ini_type(ini_type), default=None)
-    parser.addini(
-        "verial_patterns",
-        type="args",
-        help="extra glob patterns of benchmark files besides *.verial.yaml|yml|json",
-    )
-    # -- LLM judge (PRD-103): --verial-judge-* options --------------------------------------
-    from .judge import pytest_plugin as judge_plugin
-
-    judge_plugin.add_options(group, parser)
+    add_options(parser, PLUGIN)  # the judge's options: the verial-judge plugin (judge_plugin.py)
 
 
 def _load_store_driver(config: pytest.Config) -> None:
     """Import SQLAlchemy now when the results store is on (workers too). Its compiled
     modules cannot be imported twice in one process, and pytester's in-process runs drop
     every module first imported inside them: imported here, by the outer session, it stays."""
-    import os
-
-    value = config.getoption("verial_store", None) or os.environ.get("VERIAL_STORE")
-    if (value or config.getini("verial_store") or "").strip().lower() != "none":
+    if config.stash[SETTINGS].store.url is not None:
         import sqlalchemy.dialects.postgresql  # noqa: F401
         import sqlalchemy.dialects.sqlite  # noqa: F401
 
@@ -143,12 +56,8 @@ def _load_store_driver(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     heap.release()  # a session before this one in the same process froze its objects
     config.pluginmanager.register(SecretMasking(), "verial-secret-masking")
-    config.stash[SELECTED] = select_by_node_id(config)
-    config.stash[SETTINGS] = resolve(config)
-    # -- LLM judge (PRD-103): ctx.options, judge != executor usage error, report extension --
-    from .judge import pytest_plugin as judge_plugin
-
-    judge_plugin.configure(config, config.stash[SETTINGS])
+    session_settings(config)  # every option, read once (the verial-judge plugin may have)
+    mask_run_secrets(runs_at_start(config))
     config.pluginmanager.register(CollectionGuard(config), "verial-collection-guard")
     config.stash[SANDBOXES] = SandboxCache()
     term = TermAsInterrupt()  # controller and workers alike: SIGTERM winds down as Ctrl-C does
@@ -185,7 +94,18 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Fil
     return None
 
 
+def mask_run_secrets(runs: Iterable[RunDir]) -> None:
+    """Register, for masking in every artifact, every secret ``*_env`` setting of the runs'
+    ``sources`` and the judge's default API key variable (:mod:`.secrets`), read from the
+    environment now and in every process: the controller writes the reports, and under xdist
+    it never builds a source itself. Masked whether or not the judge plugin is loaded."""
+    register_setting("api_key_env", os.environ.get(option("verial_judge_api_key_env").default))
+    for run in runs:
+        register_settings(run.config.sources, os.environ)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mask_run_secrets(run for _, run, _ in task_runs_of_items(config, items).values())
     _select_by_node_id(config, items)
     settings = config.stash[SETTINGS]
     if settings.shard is not None:  # on the whole collection, before resume drops anything

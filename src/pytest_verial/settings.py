@@ -1,31 +1,62 @@
-"""Plugin settings from the command line and ini file, resolved once per session."""
+"""The session's settings: every option read once (:mod:`.options`) into one frozen object.
+
+:func:`session_settings` builds :class:`Settings` on first use in ``pytest_configure`` (the
+``verial`` plugin's or the ``verial-judge`` plugin's, whichever pytest calls first) and keeps
+it on ``config.stash``; everything else reads it from there. :func:`add_options` registers a
+plugin's rows of the options table.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .display import describe_char, escape, unsafe_char, unsafe_id_char
+from .errors import RunConfigError, UsageError
+from .judge.settings import OFF, JudgeOptions, SettingError
+from .options import JUDGE_PLUGIN, OPTIONS, Option, of_plugin, option, resolve
 from .reporting.outputs import Output, OutputRefused, check_outputs
 from .runinfo import RunDir
 from .selection import Resume, Shard, load_resume, parse_shard
+from .store.url import store_url
+
+#: what a judge criterion says when the judge plugin is left out
+JUDGE_OFF = f"not judged: the LLM judge is off (pytest -p no:{JUDGE_PLUGIN})"
 
 
-@dataclass
-class Settings:
-    """Resolved ``--verial-*`` options (CLI wins over ini)."""
+@dataclass(frozen=True)
+class Outputs:
+    """What the session writes, and what it reads (README, "An output that cannot be
+    written"; checked again after collection)."""
 
-    runs: list[Path] = field(default_factory=list)
     report: Path | None = None
     junit: Path | None = None
     #: a Markdown summary (``--verial-markdown``)
     markdown: Path | None = None
     #: a self-contained HTML report (``--verial-html``)
     html: Path | None = None
+    #: every file the session writes, the ones above included
+    files: tuple[Output, ...] = ()
+    inputs: tuple[tuple[str, Path | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """The results store (``--verial-store``): its URL, None when turned off."""
+
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The session's ``--verial-*`` options and ini keys (:mod:`.options` for precedence)."""
+
+    runs: tuple[Path, ...] = ()
     scored: bool = False
     pass_threshold: float | None = None
     fail_under: float | None = None
@@ -35,60 +66,176 @@ class Settings:
     shard: Shard | None = None
     #: the criterion runs kept from an earlier report or journal (``--verial-resume``)
     resume: Resume | None = None
+    #: a report to show this session's changes from (``--verial-baseline``)
+    baseline: Path | None = None
     patterns: tuple[str, ...] = ()
-    #: extra options handed to checks as ``ctx.options`` (judge settings and the like)
-    check_options: dict[str, Any] = field(default_factory=dict)
-    #: every file the session writes, and what it reads (checked again after collection)
-    outputs: list[Output] = field(default_factory=list)
-    inputs: list[tuple[str, Path | None]] = field(default_factory=list)
-    _run_dirs: dict[Path, RunDir] = field(default_factory=dict)
+    outputs: Outputs = field(default_factory=Outputs)
+    store: StoreOptions = field(default_factory=StoreOptions)
+    #: the judge's options; None when the ``verial-judge`` plugin is left out
+    judge: JudgeOptions | None = None
+    _run_dirs: dict[Path, RunDir] = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def check_options(self) -> dict[str, Any]:
+        """What checks receive as ``ctx.options``: the judge's options, or why it is off."""
+        return self.judge.to_options() if self.judge is not None else {OFF: JUDGE_OFF}
 
     def run_dirs_for(self, benchmark_file: Path) -> list[RunDir]:
         """The run directories scored for one benchmark file (default ``sandbox/`` beside it)."""
-        paths = self.runs or [benchmark_file.parent / "sandbox"]
-        dirs = []
-        for path in paths:
-            key = path.resolve()
-            if key not in self._run_dirs:
-                self._run_dirs[key] = RunDir(path)
-            dirs.append(self._run_dirs[key])
-        return dirs
+        return [self.run_dir(p) for p in self.runs or (benchmark_file.parent / "sandbox",)]
+
+    def run_dir(self, path: Path) -> RunDir:
+        """The run directory at ``path``, its run.yaml read once (RunConfigError if bad)."""
+        key = path.resolve()
+        if key not in self._run_dirs:
+            self._run_dirs[key] = RunDir(path)
+        return self._run_dirs[key]
 
     def scored_for(self, run: RunDir) -> bool:
         """Scored mode: the option, or ``scored: true`` in the run's run.yaml."""
         return self.scored or bool(run.config.scored)
 
 
-def _ini_or_option(config: pytest.Config, name: str) -> Any:
-    value = config.getoption(name, default=None)
-    if value in (None, [], ""):
-        value = config.getini(name)
-    return value if value not in ("", []) else None
+# -- registration ---------------------------------------------------------------------------
 
 
-def option_path(config: pytest.Config, name: str) -> Path | None:
-    """A path option: relative to the working directory on the CLI, to rootdir in the ini."""
-    value = config.getoption(name, default=None)
-    base = Path.cwd()
-    if not value:
-        value, base = config.getini(name), config.rootpath
-    if not value:
-        return None
-    path = Path(str(value))
-    return path if path.is_absolute() else base / path
+def ini_type(kind: str) -> Any:
+    """The ``addini`` type of a number key: ``float | str`` (or ``int | str``) where pytest
+    takes type expressions (9.2+), so ``[tool.pytest]`` may hold a native TOML number and an
+    INI file's text that is not one still reaches our check, which names the key; plain
+    ``string`` on older pytest."""
+    if kind not in ("float", "int"):
+        return kind
+    version = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit())
+    if version >= (9, 2):
+        return (float if kind == "float" else int) | str
+    return "string"
 
 
-def _float(config: pytest.Config, name: str) -> float | None:
-    value = _ini_or_option(config, name)
-    if value is None:
-        return None
+#: the ``addini`` type of each kind of option
+_INI_TYPES = {
+    "text": "string",
+    "path": "string",
+    "paths": "paths",
+    "bool": "bool",
+    "share": "float",
+    "number": "float",
+    "whole": "int",
+    "args": "args",
+}
+
+
+def add_options(parser: pytest.Parser, plugin: str) -> None:
+    """Register ``plugin``'s rows of the options table: each flag and its ini key."""
+    group = parser.getgroup("verial", "pytest-verial: score agent rollouts")
+    for opt in of_plugin(plugin):
+        if opt.flag is not None:
+            kwargs: dict[str, Any] = {"metavar": opt.metavar}
+            if opt.kind == "paths":
+                kwargs["action"] = "append"
+            elif opt.kind == "bool":
+                kwargs = {"action": "store_true", "default": None}
+            group.addoption(opt.flag, dest=opt.name, help=opt.help, **kwargs)
+        if opt.kind == "args":  # pytest's default for a list: []
+            parser.addini(opt.name, type="args", help=opt.help)
+        else:
+            parser.addini(
+                opt.name, help=opt.help, type=ini_type(_INI_TYPES[opt.kind]), default=None
+            )
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def read(config: pytest.Config, opt: Option) -> Any:
+    """One option's value for this session (:func:`pytest_verial.options.resolve`)."""
     try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise pytest.UsageError(f"--{name.replace('_', '-')}: {value!r} is not a number") from None
-    if not 0.0 <= number <= 1.0:
-        raise pytest.UsageError(f"--{name.replace('_', '-')}: {number} is outside [0, 1]")
-    return number
+        return resolve(
+            opt,
+            cli=config.getoption(opt.name, default=None) if opt.flag else None,
+            environ=os.environ,
+            ini=config.getini(opt.name),
+            cwd=Path.cwd(),
+            rootdir=config.rootpath,
+        )
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _judge_on(config: pytest.Config) -> bool:
+    """The ``verial-judge`` plugin is registered (by its entry point, or by ``-p`` module)."""
+    manager = config.pluginmanager
+    return manager.has_plugin(JUDGE_PLUGIN) or manager.has_plugin("pytest_verial.judge_plugin")
+
+
+def read_judge(config: pytest.Config) -> JudgeOptions:
+    """The judge's options, checked before anything runs: one usage error naming the option
+    (numbers finite and in range, the reply format, the price table)."""
+    values: dict[str, Any] = {}
+    for opt in of_plugin(JUDGE_PLUGIN):
+        value = read(config, opt)
+        if value is not None:
+            values[opt.key] = str(value) if isinstance(value, Path) else value
+    try:
+        return JudgeOptions.checked(values)
+    except SettingError as exc:
+        flag = next((o.label for o in OPTIONS if o.key == exc.option), exc.option)
+        raise pytest.UsageError(f"{flag}: {exc}") from None
+
+
+def session_settings(config: pytest.Config) -> Settings:
+    """The session's settings, built on first use and kept on ``config.stash``."""
+    from .state import SELECTED, SETTINGS  # state imports this module
+
+    if SETTINGS not in config.stash:
+        config.stash[SELECTED] = select_by_node_id(config)
+        config.stash[SETTINGS] = build(config)
+    return config.stash[SETTINGS]
+
+
+def runs_at_start(config: pytest.Config) -> list[RunDir]:
+    """The run folders known before collection: ``--verial-run``, else (on the controller)
+    ``sandbox/`` beside each benchmark file the command line names. Under xdist the controller
+    never collects, so what must hold in every process (secrets masked, judge != executor
+    refused) starts from these; a folder whose run.yaml cannot be read is left to the criteria
+    that read it. Found once per session."""
+    from .state import RUNS_AT_START
+
+    if RUNS_AT_START not in config.stash:
+        settings = session_settings(config)
+        paths: tuple[Path, ...] = settings.runs
+        if not paths and not hasattr(config, "workerinput"):
+            paths = _default_sandboxes(config, settings.patterns)
+        runs = []
+        for path in paths:
+            try:
+                runs.append(settings.run_dir(path))
+            except RunConfigError:
+                continue
+        config.stash[RUNS_AT_START] = runs
+    return config.stash[RUNS_AT_START]
+
+
+_PRUNE = {"node_modules", "__pycache__", "venv", "site-packages"}
+
+
+def _default_sandboxes(config: pytest.Config, patterns: tuple[str, ...]) -> tuple[Path, ...]:
+    """``sandbox/`` beside each benchmark file the command line names (no ``--verial-run``)."""
+    from .loader import is_benchmark_file
+
+    base = config.invocation_params.dir
+    found: dict[Path, None] = {}
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0])
+        path = path if path.is_absolute() else base / path
+        if path.is_file() and is_benchmark_file(path, patterns):
+            found.setdefault(path.parent / "sandbox")
+        elif path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _PRUNE]
+                if any(is_benchmark_file(Path(root) / f, patterns) for f in files):
+                    found.setdefault(Path(root) / "sandbox")
+    return tuple(p for p in found if p.is_dir())
 
 
 def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
@@ -101,7 +248,7 @@ def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
     """
     from .loader import is_benchmark_file
 
-    patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
+    patterns = read(config, option("verial_patterns"))
     wanted: dict[str, list[str]] = {}
     plain: set[str] = set()
     args: list[str] = []
@@ -132,15 +279,15 @@ def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
 
 def session_outputs(config: pytest.Config, paths: dict[str, Path | None]) -> list[Output]:
     """Every file the session writes (:mod:`.reporting.outputs`), in the order refusals name
-    them: the ``--verial-*`` outputs, pytest's ``--junitxml``, the report's journal and the
-    report recovered from a journal left beside it, ``$GITHUB_STEP_SUMMARY``."""
+    them: the ``--verial-*`` outputs (by flag), pytest's ``--junitxml``, the report's journal
+    and the report recovered from a journal left beside it, ``$GITHUB_STEP_SUMMARY``."""
     from .reporting.journal import journal_path, recovered_path
 
-    outputs = [Output(f"--{option}", path) for option, path in paths.items()]
+    outputs = [Output(flag, path) for flag, path in paths.items()]
     xml = config.getoption("xmlpath", default=None)
     if xml:
         outputs.append(Output("--junitxml", Path(str(xml)), "foreign"))
-    report = paths.get("verial-report")
+    report = paths.get("--verial-report")
     if report is not None:
         outputs.append(Output("the journal of --verial-report", journal_path(report), "journal"))
         if journal_path(report).exists():
@@ -153,15 +300,20 @@ def session_outputs(config: pytest.Config, paths: dict[str, Path | None]) -> lis
     return outputs
 
 
-def session_inputs(config: pytest.Config, runs: list[Path]) -> list[tuple[str, Path | None]]:
+def session_inputs(
+    config: pytest.Config,
+    runs: tuple[Path, ...],
+    resume: Path | None,
+    baseline: Path | None,
+    patterns: tuple[str, ...],
+) -> list[tuple[str, Path | None]]:
     """What the session reads that is known before collection: run folders, the resumed report,
     the baseline, files named on the command line and the ini file."""
     from .loader import is_benchmark_file
 
-    patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
     inputs: list[tuple[str, Path | None]] = [("the run folder", p) for p in runs]
-    inputs.append(("the report resumed by --verial-resume", option_path(config, "verial_resume")))
-    inputs.append(("the baseline", option_path(config, "verial_baseline")))
+    inputs.append(("the report resumed by --verial-resume", resume))
+    inputs.append(("the baseline", baseline))
     base = config.invocation_params.dir
     for arg in config.args:
         path = base / arg.partition("::")[0]
@@ -172,46 +324,9 @@ def session_inputs(config: pytest.Config, runs: list[Path]) -> list[tuple[str, P
     return inputs
 
 
-def ini_type(kind: str) -> Any:
-    """The ``addini`` type of a number key: ``float | str`` (or ``int | str``) where pytest
-    takes type expressions (9.2+), so ``[tool.pytest]`` may hold a native TOML number and an
-    INI file's text that is not one still reaches our check, which names the key; plain
-    ``string`` on older pytest."""
-    if kind not in ("float", "int"):
-        return kind
-    version = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit())
-    if version >= (9, 2):
-        return (float if kind == "float" else int) | str
-    return "string"
-
-
-def _shard(config: pytest.Config) -> Shard | None:
-    value = _ini_or_option(config, "verial_shard")
-    if value is None:
-        return None
-    try:
-        return parse_shard(str(value))
-    except ValueError as exc:
-        raise pytest.UsageError(f"--verial-shard: {exc}") from None
-
-
-def _resume(config: pytest.Config) -> Resume | None:
-    path = option_path(config, "verial_resume")
-    if path is None:
-        return None
-    try:
-        return load_resume(path)
-    except ValueError as exc:
-        raise pytest.UsageError(f"--verial-resume: {str(exc).splitlines()[0]}") from None
-
-
-def resolve(config: pytest.Config) -> Settings:
-    """Build the session's Settings, raising pytest.UsageError for unusable values."""
-    runs = config.getoption("verial_run") or []
-    base = Path.cwd()
-    if not runs:
-        runs, base = [str(v) for v in (config.getini("verial_run") or [])], config.rootpath
-    run_paths = [Path(r) if Path(r).is_absolute() else (base / r) for r in runs]
+def _runs(config: pytest.Config) -> tuple[Path, ...]:
+    """``--verial-run`` folders: each a directory with a name fit for node ids and reports."""
+    run_paths = tuple(read(config, option("verial_run")) or ())
     for path in run_paths:
         if not path.is_dir():
             raise pytest.UsageError(f"--verial-run: {path} is not a directory")
@@ -233,44 +348,64 @@ def resolve(config: pytest.Config) -> Settings:
             "--verial-run: two run directories share the name "
             f"{next(n for n in labels if labels.count(n) > 1)!r}; runs are labelled by name"
         )
-    scored = bool(config.getoption("verial_scored")) or str(
-        config.getini("verial_scored")
-    ).lower() in (
-        "1",
-        "true",
-        "yes",
-    )
-    patterns = tuple(str(p) for p in (config.getini("verial_patterns") or []))
-    report = option_path(config, "verial_report")
-    junit = option_path(config, "verial_junit")
-    markdown = option_path(config, "verial_markdown")
-    html = option_path(config, "verial_html")
+    return run_paths
+
+
+def _shard(config: pytest.Config) -> Shard | None:
+    value = read(config, option("verial_shard"))
+    if value is None:
+        return None
+    try:
+        return parse_shard(str(value))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--verial-shard: {exc}") from None
+
+
+def _resume(path: Path | None) -> Resume | None:
+    if path is None:
+        return None
+    try:
+        return load_resume(path)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--verial-resume: {str(exc).splitlines()[0]}") from None
+
+
+def build(config: pytest.Config) -> Settings:
+    """Read every option of the session once, raising pytest.UsageError for unusable values
+    (:func:`session_settings` keeps the result)."""
+    runs = _runs(config)
+    patterns: tuple[str, ...] = read(config, option("verial_patterns"))
     named = {
-        "verial-report": report,
-        "verial-junit": junit,
-        "verial-markdown": markdown,
-        "verial-html": html,
+        opt.label: read(config, opt)
+        for opt in map(option, ("verial_report", "verial_junit", "verial_markdown", "verial_html"))
     }
-    outputs = session_outputs(config, named)
-    inputs = session_inputs(config, run_paths)
+    resume = read(config, option("verial_resume"))
+    baseline = read(config, option("verial_baseline"))
+    files = session_outputs(config, named)
+    inputs = session_inputs(config, runs, resume, baseline, patterns)
     try:  # before anything is read or written (README, "An output that cannot be written")
-        check_outputs(outputs, inputs)
+        check_outputs(files, inputs)
     except OutputRefused as exc:
         raise pytest.UsageError(escape(str(exc))) from None
+    outputs = Outputs(
+        report=named["--verial-report"],
+        junit=named["--verial-junit"],
+        markdown=named["--verial-markdown"],
+        html=named["--verial-html"],
+        files=tuple(files),
+        inputs=tuple(inputs),
+    )
     return Settings(
-        runs=run_paths,
-        report=report,
-        junit=junit,
-        markdown=markdown,
-        html=html,
-        outputs=outputs,
-        inputs=inputs,
-        scored=scored,
-        pass_threshold=_float(config, "verial_pass_threshold"),
-        fail_under=_float(config, "verial_fail_under"),
+        runs=runs,
+        scored=read(config, option("verial_scored")),
+        pass_threshold=read(config, option("verial_pass_threshold")),
+        fail_under=read(config, option("verial_fail_under")),
+        trials=read(config, option("verial_trials")),
         shard=_shard(config),
-        resume=_resume(config),
-        trials=bool(config.getoption("verial_trials"))
-        or str(config.getini("verial_trials")).lower() in ("1", "true", "yes"),
+        resume=_resume(resume),
+        baseline=baseline,
         patterns=patterns,
+        outputs=outputs,
+        store=StoreOptions(store_url(read(config, option("verial_store")), config.rootpath)),
+        judge=read_judge(config) if _judge_on(config) else None,
     )

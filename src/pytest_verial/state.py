@@ -8,6 +8,7 @@ import pytest
 
 from .checks import CheckRegistry
 from .results import CriterionRun
+from .runinfo import RunDir
 from .settings import Settings
 from .sources import SandboxCache
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 
 SETTINGS = pytest.StashKey[Settings]()
 SANDBOXES = pytest.StashKey[SandboxCache]()
+#: the run folders known before collection (:func:`pytest_verial.settings.runs_at_start`)
+RUNS_AT_START = pytest.StashKey[list[RunDir]]()
 #: task-run nodeid -> criterion id -> criterion run, for gating within this process
 PRIOR = pytest.StashKey[dict[str, dict[str, CriterionRun]]]()
 #: task-run nodeid -> plans of its criteria this session runs, in order (live prefetch)

@@ -511,7 +511,7 @@ def flip_rates(
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``verial judge calibrate``."""
-    from .pytest_plugin import OPTIONS
+    from ..options import JUDGE_PLUGIN, of_plugin
 
     sub = parser.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")
     p = sub.add_parser("calibrate", help="agreement, kappa and macro F1 of the judge on labels")
@@ -540,9 +540,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "and report each perturbation's flip rate",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the rubric shuffle (default 0)")
-    for flag, key, help_text in OPTIONS:
-        if key.startswith("judge_"):
-            p.add_argument(flag, dest=key, metavar="VALUE", help=help_text)
+    for opt in of_plugin(JUDGE_PLUGIN):  # the client's options, as pytest takes them
+        if opt.key.startswith("judge_") and opt.key != "judge_concurrency":  # one at a time
+            p.add_argument(str(opt.flag), dest=opt.key, metavar=opt.metavar, help=opt.help)
     p.add_argument(
         "--verial-judge-max-tokens",
         dest="judge_max_tokens",

@@ -1,9 +1,10 @@
 """Judge settings: where they come from, and the price table.
 
-Precedence, most specific first: pytest options (``ctx.options`` / ``--verial-judge-*``), then
-``run.yaml`` (``executor_model`` at the top, everything else under ``sources.judge``), then the
-defaults below. The API key is never a value anywhere: ``api_key_env`` names the environment
-variable that holds it.
+Precedence, most specific first (README, "Options"): pytest options (``ctx.options`` /
+``--verial-judge-*``, already resolved from the command line and the ini file, see
+:mod:`pytest_verial.options`), then ``run.yaml`` (``executor_model`` at the top, everything
+else under ``sources.judge``), then the defaults of the options table. The API key is never a
+value anywhere: ``api_key_env`` names the environment variable that holds it.
 
 Prices are USD per million tokens, ``{model: {input: x, output: y}}``; ``run.yaml``
 ``sources.judge.prices`` or the ``judge_prices`` option (a mapping, or a YAML/JSON file) add to
@@ -14,10 +15,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from .. import options as table
 from ..errors import RunConfigError
 from .models import normalise_model_id
 
@@ -36,14 +38,22 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "gemini-2.5-flash": (0.30, 2.50),
 }
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-DEFAULT_CACHE_DIR = ".verial-cache/judge"
-DEFAULT_BYPASS_COST = 0.05
-DEFAULT_BUDGET = 0.15
+# The defaults of the judge's options are the options table's (pytest_verial.options).
+DEFAULT_BASE_URL: str = table.option("verial_judge_base_url").default
+DEFAULT_API_KEY_ENV: str = table.option("verial_judge_api_key_env").default
+DEFAULT_CACHE_DIR: str = table.option("verial_judge_cache_dir").default
+DEFAULT_BYPASS_COST: float = table.option("verial_bypass_cost").default
+DEFAULT_BUDGET: float = table.option("verial_verification_budget").default
+DEFAULT_TIMEOUT: float = table.option("verial_judge_timeout").default
+DEFAULT_RETRIES: int = table.option("verial_judge_retries").default
+DEFAULT_SAMPLES: int = table.option("verial_judge_samples").default
+DEFAULT_RESPONSE_FORMAT: str = table.option("verial_judge_response_format").default
 #: judge criteria of one task run scored at once (``judge_concurrency``); 1: one after another
-DEFAULT_CONCURRENCY = 4
+DEFAULT_CONCURRENCY: int = table.option("verial_judge_concurrency").default
 MAX_CONCURRENCY = 64
+#: the ``ctx.options`` key that says why the judge is off (``pytest -p no:verial-judge``): a
+#: judge criterion that would call it is an error with that reason, as with no judge model
+OFF = "judge_off"
 
 
 @dataclass(frozen=True)
@@ -56,14 +66,14 @@ class JudgeSettings:
     executor_model: str | None = None
     temperature: float = 0.0
     seed: int | None = 0
-    timeout: float = 60.0
-    retries: int = 2
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
     backoff: float = 0.5
-    response_format: str = "json_object"
+    response_format: str = DEFAULT_RESPONSE_FORMAT
     #: reply token cap; None: 200 + 160 per principle
     max_tokens: int | None = None
     #: times each rubric is asked (its score the mean, its spread the confidence)
-    samples: int = 1
+    samples: int = DEFAULT_SAMPLES
     cache_dir: Path | None = Path(DEFAULT_CACHE_DIR)
     bypass_cost: float = DEFAULT_BYPASS_COST
     budget: float = DEFAULT_BUDGET
@@ -226,7 +236,7 @@ def build_settings(
         if name in _NUMBERS:
             value = _number(name, option, key, value)
         values[name] = value
-    fmt = values.get("response_format", "json_object")
+    fmt = values.get("response_format", DEFAULT_RESPONSE_FORMAT)
     if fmt not in _FORMATS:
         raise SettingError(
             "judge_response_format",
@@ -248,3 +258,45 @@ def build_settings(
     executor = options.get("executor_model") or executor_model or judge_config.get("executor_model")
     values["executor_model"] = executor
     return JudgeSettings(**values)
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The judge's options as a pytest session gives them (command line, ini), checked, by
+    their ``ctx.options`` key. None: not given; run.yaml, then the default, decide per run."""
+
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    judge_api_key_env: str | None = None
+    executor_model: str | None = None
+    judge_cache_dir: str | None = None
+    judge_timeout: float | None = None
+    judge_samples: int | None = None
+    judge_retries: int | None = None
+    judge_response_format: str | None = None
+    judge_prices: str | None = None
+    bypass_cost: float | None = None
+    verification_budget: float | None = None
+    judge_concurrency: int | None = None
+
+    @classmethod
+    def checked(cls, values: Mapping[str, Any]) -> JudgeOptions:
+        """Options from values by key (numbers may be text); SettingError naming the first
+        unusable one, as :func:`build_settings` words it."""
+        settings = build_settings(values)
+        limit = concurrency(values)  # a session setting, not a JudgeSettings one
+        names = {option: name for name, (option, _) in _KEYS.items()}
+        typed = {
+            key: getattr(settings, names[key]) if names.get(key) in _NUMBERS else value
+            for key, value in values.items()
+            if value is not None
+        }
+        if "judge_concurrency" in typed:
+            typed["judge_concurrency"] = limit
+        return cls(**typed)
+
+    def to_options(self) -> dict[str, Any]:
+        """The ``ctx.options`` of judge criteria: the options given, by key."""
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }

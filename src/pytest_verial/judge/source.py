@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CheckError
-from .client import JudgeClient, shared_client
+from .client import JudgeClient, JudgeError, shared_client
 from .models import self_grading
-from .settings import JudgeSettings, build_settings
+from .settings import OFF, JudgeSettings, build_settings
 
 
 class JudgeSource:
@@ -41,6 +41,24 @@ class JudgeSource:
         return self._client
 
 
+class JudgeOff(JudgeSource):
+    """The judge of a session that left it out (``ctx.options[OFF]`` says why): gating and
+    bypass rules apply as usual, and a criterion that would call the judge is an error with
+    that reason, as when no judge model is configured."""
+
+    def __init__(self, reason: str, settings: JudgeSettings, meta: Any, path: Path) -> None:
+        super().__init__(settings, meta, path)
+        self.reason = reason
+
+    def client(self) -> Any:
+        """A client whose every rating is a JudgeError with the reason (no request made)."""
+        return self
+
+    def rate(self, principles: list[str], messages: list[dict[str, str]], sample: int = 0) -> Any:
+        """Never rates: the judge is off."""
+        raise JudgeError(self.reason)
+
+
 def settings_for(options: Mapping[str, Any], run_config: Any = None) -> JudgeSettings:
     """Judge settings from options and a run.yaml config (either may be empty)."""
     judge_config: Mapping[str, Any] = {}
@@ -53,5 +71,8 @@ def settings_for(options: Mapping[str, Any], run_config: Any = None) -> JudgeSet
 
 def from_sandbox(sandbox: Any) -> JudgeSource:
     """The judge source of a sandbox (options from the plugin, settings from run.yaml)."""
-    settings = settings_for(getattr(sandbox, "options", {}) or {}, sandbox.run.config)
+    options = getattr(sandbox, "options", {}) or {}
+    settings = settings_for(options, sandbox.run.config)
+    if options.get(OFF):
+        return JudgeOff(str(options[OFF]), settings, sandbox.meta, sandbox.path)
     return JudgeSource(settings, sandbox.meta, sandbox.path)

@@ -21,14 +21,13 @@ from ..results import Report
 if TYPE_CHECKING:
     from .scores import ReportScores
 
-OPTION = "verial_baseline"
-
 
 def baseline_path(config: pytest.Config) -> Path | None:
-    """The option, else the ini value (relative to the working directory, or to rootdir)."""
-    from ..settings import option_path
+    """The option, else the ini value (relative to the working directory, or to rootdir): the
+    session's settings (:mod:`pytest_verial.settings`)."""
+    from ..state import SETTINGS
 
-    return option_path(config, OPTION)
+    return config.stash[SETTINGS].baseline
 
 
 class BaselineDeltas:

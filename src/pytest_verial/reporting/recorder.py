@@ -94,7 +94,7 @@ class Recorder:
         #: an output was refused after collection: the session writes nothing
         self.refused = False
         self._logxml: Any = False  # pytest's LogXML plugin, looked up on first use
-        report = self.settings.report
+        report = self.settings.outputs.report
         self.journal: Journal | None = None
         self._task_left: dict[str, int] = {}
         #: the results store this session is written into (``--verial-store``)
@@ -170,13 +170,13 @@ class Recorder:
         lie in a run folder: checked once they are known, before any criterion runs."""
         if self.config.option.collectonly:
             return
-        inputs: list[tuple[str, Path | None]] = list(self.settings.inputs)
+        inputs: list[tuple[str, Path | None]] = list(self.settings.outputs.inputs)
         for plan in self.files.values():
             inputs.append(("the benchmark file", plan.path))
             inputs.extend(("the run folder", r.path) for r in self.settings.run_dirs_for(plan.path))
         inputs.extend(("the collected file", p) for p in sorted(collected))
         try:
-            check_outputs(self.settings.outputs, inputs)
+            check_outputs(self.settings.outputs.files, inputs)
         except OutputRefused as exc:
             self.refused = True  # the session ends here: it writes nothing at all
             raise pytest.UsageError(escape(str(exc))) from None
@@ -315,11 +315,11 @@ class Recorder:
                 for selected in self.selected:
                     task = task_run_of(selected)
                     self._task_left[task] = self._task_left.get(task, 0) + 1
-                assert self.settings.report is not None
+                assert self.settings.outputs.report is not None
                 self.journal.start(
                     make_header(
-                        self.settings.report,
-                        self.settings.junit,
+                        self.settings.outputs.report,
+                        self.settings.outputs.junit,
                         data.files,
                         data.file_runs,
                         data.selected,
@@ -438,14 +438,14 @@ class Recorder:
 
     def _checkpoint(self) -> None:
         """Rewrite the report while the session runs; at most a tenth of the time goes here."""
-        if self.settings.report is None:
+        if self.settings.outputs.report is None:
             return
         now = time.perf_counter()
         if now - self._last_checkpoint < max(CHECKPOINT_SECONDS, 10 * self._checkpoint_cost):
             return
         # the final write says it, if it fails too; scoring goes on
         with contextlib.suppress(OSError, ValueError):
-            write_json_report(self.settings.report, build_report(self._input(running=True)))
+            write_json_report(self.settings.outputs.report, build_report(self._input(running=True)))
         self._last_checkpoint = time.perf_counter()
         self._checkpoint_cost = self._last_checkpoint - now
 
@@ -475,7 +475,7 @@ class Recorder:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
         self._gate(session, report)
         report.session.exit_status = int(session.exitstatus)
-        judge = self.config.pluginmanager.get_plugin("verial-judge")
+        judge = self.config.pluginmanager.get_plugin("verial-judge-reporting")
         if judge is not None:  # feedback and the verification summary
             judge.annotate(report)
         if self.config.hook.pytest_verial_report.get_hookimpls():  # extensions: a round trip
@@ -505,14 +505,15 @@ class Recorder:
         from .junit import write_junit
         from .markdown import append_step_summary, write_markdown
 
+        named = self.settings.outputs
         step_summary = next(
-            (o.path for o in self.settings.outputs if o.label == "$GITHUB_STEP_SUMMARY"), None
+            (o.path for o in named.files if o.label == "$GITHUB_STEP_SUMMARY"), None
         )
         outputs: list[tuple[str, Path | None, Callable[[Path], object]]] = [
-            ("JSON report", self.settings.report, lambda p: write_json_report(p, report)),
-            ("JUnit report", self.settings.junit, lambda p: write_junit(p, report, scored)),
-            ("Markdown summary", self.settings.markdown, lambda p: write_markdown(p, report)),
-            ("HTML report", self.settings.html, lambda p: write_html(p, report)),
+            ("JSON report", named.report, lambda p: write_json_report(p, report)),
+            ("JUnit report", named.junit, lambda p: write_junit(p, report, scored)),
+            ("Markdown summary", named.markdown, lambda p: write_markdown(p, report)),
+            ("HTML report", named.html, lambda p: write_html(p, report)),
             (
                 "GitHub step summary",
                 Path(step_summary) if step_summary else None,
@@ -530,7 +531,7 @@ class Recorder:
             else:
                 self.written.append((label, path))
         if self.journal is not None:  # kept for recovery unless the JSON report is on disk
-            self.journal.close(remove=any(p == self.settings.report for _, p in self.written))
+            self.journal.close(remove=any(p == named.report for _, p in self.written))
 
     def _gate(self, session: pytest.Session, report: Report) -> None:
         """``--verial-fail-under``: every benchmark run must reach it, with no errors."""

@@ -58,12 +58,14 @@ from .rows import (
     task_run_rows,
 )
 from .tables import benchmark_runs, criterion_runs, judge_calls, metadata, sessions, task_runs
+from .url import ENV as ENV
+from .url import default_store_url as default_store_url
+from .url import store_url_from as store_url_from
 
 if TYPE_CHECKING:
     from ..reporting.scores import ReportScores
 
 T = TypeVar("T")
-ENV = "VERIAL_STORE"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 MIGRATIONS = Path(__file__).with_name("migrations")
 #: how long a writer waits for another process's lock before it gives up (seconds)
@@ -73,25 +75,6 @@ REF_MIN = 6
 
 class StoreError(Exception):
     """A store that cannot be opened, read or written: a one-line message, no password."""
-
-
-def default_store_url(rootdir: Path) -> str:
-    """``sqlite:///<rootdir>/.verial/results.db``."""
-    return f"sqlite:///{Path(rootdir).resolve() / '.verial' / 'results.db'}"
-
-
-def store_url_from(
-    cli_value: str | None, rootdir: Path, ini_value: str | None = None
-) -> str | None:
-    """The store to use: the option's value, else ``$VERIAL_STORE``, else the ini value, else
-    the default; ``none`` (any case) turns the store off."""
-    value = cli_value or os.environ.get(ENV) or ini_value
-    value = (value or "").strip()
-    if not value:
-        return default_store_url(rootdir)
-    if value.lower() == "none":
-        return None
-    return value
 
 
 def mask_url(url: str) -> str:

@@ -39,10 +39,11 @@ AGGREGATE_SECONDS = 1.0
 
 
 def store_url_of(config: pytest.Config) -> str | None:
-    """The session's store URL: ``--verial-store`` > ``$VERIAL_STORE`` > ini > default."""
-    cli = config.getoption("verial_store", None)
-    ini = config.getini("verial_store")
-    return _store_url_from(cli, config.rootpath, str(ini) if ini else None)
+    """The session's store URL (``--verial-store`` > ``$VERIAL_STORE`` > ini > default, read
+    once with every option: :mod:`pytest_verial.settings`); None when turned off."""
+    from ..state import SETTINGS
+
+    return config.stash[SETTINGS].store.url
 
 
 def _git(rootdir: Path, *args: str) -> str | None:

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Write or check the README's options table, generated from the options table in
+``src/pytest_verial/options.py`` (:func:`pytest_verial.options.markdown_table`).
+
+The table sits between the two marker lines below in README.md::
+
+    python scripts/options_table.py --write   # rewrite it
+    python scripts/options_table.py --check   # exit 1 when README.md differs (a test runs this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pytest_verial.options import markdown_table
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+BEGIN = "<!-- options table: generated from src/pytest_verial/options.py by "
+BEGIN += "scripts/options_table.py --write; do not edit by hand -->"
+END = "<!-- end of the options table -->"
+
+
+def with_table(text: str) -> str:
+    """README text with the generated table between the markers (ValueError without them)."""
+    head, begin, rest = text.partition(BEGIN + "\n")
+    _, end, tail = rest.partition(END)
+    if not begin or not end:
+        raise ValueError(f"README.md lacks the marker lines {BEGIN!r} and {END!r}")
+    return head + begin + markdown_table() + end + tail
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="exit 1 when README.md differs")
+    mode.add_argument("--write", action="store_true", help="rewrite the table in README.md")
+    parser.add_argument("--readme", type=Path, default=README, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    text = args.readme.read_text(encoding="utf-8")
+    try:
+        wanted = with_table(text)
+    except ValueError as exc:
+        print(f"options_table: {exc}", file=sys.stderr)
+        return 2
+    if args.write:
+        if wanted != text:
+            args.readme.write_text(wanted, encoding="utf-8")
+        return 0
+    if wanted != text:
+        print(
+            f"options_table: the options table in {args.readme} differs from "
+            "src/pytest_verial/options.py; run python scripts/options_table.py --write",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
