@@ -19,7 +19,7 @@ plus this task run's facts that run.yaml would otherwise give (``cost``, ``task_
 
 ``judge_concurrency`` (default 4, 1-64; 1: one after another): once the task's deterministic
 criteria all passed, its judge criteria are scored at once, at most that many judge calls in
-flight, with the same results as one after another (:mod:`pytest_verial.judge.concurrent`).
+flight, with the same results as one after another (:mod:`pytest_verial.judge_concurrency`).
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def _score_criteria(
 ) -> list[CriterionRun]:
     """The task run's criterion runs, in the loader's order (deterministic first, judge
     last). Once the deterministic ones all passed, with ``limit`` > 1, the judge criteria are
-    scored at once, at most ``limit`` at a time (as under pytest: :mod:`.judge.concurrent`)."""
+    scored at once, at most ``limit`` at a time (as under pytest: :mod:`.judge_concurrency`)."""
     prior: dict[str, CriterionRun] = {}
     runs: list[CriterionRun] = []
     deterministic = [c.id for c in plan.criteria if not c.judge]

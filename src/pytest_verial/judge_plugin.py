@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
     manager.register(JudgeReporting(config, options), REPORTING)
     limit = concurrency(options)
     if limit > 1:  # 1: each judge criterion scores itself at its turn, as it always did
-        from .judge.concurrent import ConcurrentJudging
+        from .judge_concurrency import ConcurrentJudging
 
         judging = config.stash[CONCURRENT_JUDGING] = ConcurrentJudging(limit)
         manager.register(judging, "verial-judge-concurrency")

@@ -13,7 +13,7 @@ from .settings import Settings
 from .sources import SandboxCache
 
 if TYPE_CHECKING:
-    from .judge.concurrent import ConcurrentJudging
+    from .judge_concurrency import ConcurrentJudging
 
 SETTINGS = pytest.StashKey[Settings]()
 SANDBOXES = pytest.StashKey[SandboxCache]()

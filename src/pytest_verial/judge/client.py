@@ -83,7 +83,7 @@ class JudgeClient:
         self._http = httpx.Client(timeout=settings.timeout, transport=transport)
         self.calls = 0
         self.cache_hits = 0
-        # judge criteria scored at once (judge/concurrent.py) share this client
+        # judge criteria scored at once (pytest_verial/judge_concurrency.py) share this client
         self._lock = threading.Lock()
         self._keys: dict[str, tuple[threading.Lock, int]] = {}
 

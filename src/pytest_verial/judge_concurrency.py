@@ -2,9 +2,9 @@
 
 Each criterion stays one pytest item, run in its order and reported as before. When a task
 run's first judge criterion runs and the deterministic-first gate is open
-(:func:`.gating.gate_open`: every deterministic criterion of the task ran in this process and
+(:func:`.judge.gating.gate_open`: every deterministic criterion of the task ran in this process and
 passed), its scoring and that of every later judge criterion of the task run are handed to a
-:class:`.pool.JudgePool`, at most N at a time; each item then takes its own criterion run from
+:class:`.judge.pool.JudgePool`, at most N at a time; each item then takes its own criterion run from
 its future instead of scoring itself. With the gate closed nothing is handed over: the judge
 criteria are gated one by one, without a call, as with N = 1.
 
@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import CriterionError, RunConfigError
-from .gating import gate_open
-from .pool import JudgePool
+from .errors import CriterionError, RunConfigError
+from .judge.gating import gate_open
+from .judge.pool import JudgePool
 
 if TYPE_CHECKING:
-    from ..collect import CriterionItem
-    from ..results import CriterionRun
+    from .collect import CriterionItem
+    from .results import CriterionRun
 
 #: where the plugin's own fixtures (``verial_sandbox``, ``verial_<source>``) are defined
 _OWN_MODULES = "pytest_verial."
@@ -94,7 +94,7 @@ class ConcurrentJudging:
     def _later(self, item: CriterionItem) -> list[CriterionItem]:
         """The judge criteria of ``item``'s task run that this session runs after it."""
         if self._judge_items is None:
-            from ..collect import CriterionItem
+            from .collect import CriterionItem
 
             index: dict[str, list[CriterionItem]] = {}
             for each in item.session.items:
