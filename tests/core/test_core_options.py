@@ -143,7 +143,10 @@ def test_precedence_in_a_session(
     last = settings()
     assert last.store.url == f"sqlite:///{pytester.path.resolve()}/.verial/results.db"
     assert last.pass_threshold is None  # the verdict hierarchy's default comes later
-    assert last.check_options == {"judge_cache_dir": str(pytester.path / ".verial-cache/judge")}
+    assert last.check_options == {  # the session's own defaults (no run.yaml key)
+        "judge_cache_dir": str(pytester.path / ".verial-cache/judge"),
+        "judge_concurrency": 4,
+    }
     assert settings("--verial-store", "NONE").store.url is None
 
 

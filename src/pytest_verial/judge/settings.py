@@ -272,12 +272,12 @@ class JudgeOptions:
     judge_cache_dir: str | None = None
     judge_timeout: float | None = None
     judge_samples: int | None = None
+    judge_concurrency: int | None = None
     judge_retries: int | None = None
     judge_response_format: str | None = None
     judge_prices: str | None = None
     bypass_cost: float | None = None
     verification_budget: float | None = None
-    judge_concurrency: int | None = None
 
     @classmethod
     def checked(cls, values: Mapping[str, Any]) -> JudgeOptions:
