@@ -25,6 +25,7 @@ from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for bench
 from .interrupts import TermAsInterrupt
 from .loader import is_benchmark_file
 from .masking import SecretMasking
+from .nodeids import SEP, file_of
 from .options import PLUGIN, option
 from .reporting import baseline
 from .reporting.recorder import Recorder
@@ -160,8 +161,8 @@ def _select_by_node_id(config: pytest.Config, items: list[pytest.Item]) -> None:
     drop: list[pytest.Item] = []
     found: set[str] = set()
     for item in items:
-        prefixes = wanted.get(item.nodeid.split("::", 1)[0])
-        hits = [p for p in prefixes or () if item.nodeid == p or item.nodeid.startswith(p + "::")]
+        prefixes = wanted.get(file_of(item.nodeid))
+        hits = [p for p in prefixes or () if item.nodeid == p or item.nodeid.startswith(p + SEP)]
         found.update(hits)
         (keep if prefixes is None or hits else drop).append(item)
     missing = [p for prefixes in wanted.values() for p in prefixes if p not in found]

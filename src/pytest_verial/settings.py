@@ -19,6 +19,7 @@ import pytest
 from .display import describe_char, escape, unsafe_char, unsafe_id_char
 from .errors import RunConfigError, UsageError
 from .judge.settings import OFF, JudgeOptions, SettingError
+from .nodeids import SEP, file_of, task_nodeid
 from .options import JUDGE_PLUGIN, OPTIONS, Option, of_plugin, option, resolve
 from .reporting.outputs import Output, OutputRefused, check_outputs
 from .runinfo import RunDir
@@ -226,7 +227,7 @@ def _default_sandboxes(config: pytest.Config, patterns: tuple[str, ...]) -> tupl
     base = config.invocation_params.dir
     found: dict[Path, None] = {}
     for arg in config.args:
-        path = Path(arg.split("::", 1)[0])
+        path = Path(file_of(arg))
         path = path if path.is_absolute() else base / path
         if path.is_file() and is_benchmark_file(path, patterns):
             found.setdefault(path.parent / "sandbox")
@@ -253,7 +254,7 @@ def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
     plain: set[str] = set()
     args: list[str] = []
     for arg in config.args:
-        path, sep, rest = arg.partition("::")
+        path, sep, rest = arg.partition(SEP)
         if not (sep and "[" in rest):
             args.append(arg)
             if not sep:
@@ -267,9 +268,9 @@ def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
             file_id = absolute.relative_to(config.rootpath).as_posix()
         except ValueError:
             file_id = absolute.as_posix()
-        if str(absolute) not in {str(Path(a.partition("::")[0]).resolve()) for a in args}:
+        if str(absolute) not in {str(Path(file_of(a)).resolve()) for a in args}:
             args.append(path)
-        wanted.setdefault(file_id, []).append(f"{file_id}::{rest}")
+        wanted.setdefault(file_id, []).append(task_nodeid(file_id, rest))
     for file_id in list(wanted):
         if str((config.rootpath / file_id).resolve()) in plain:
             del wanted[file_id]  # the whole file was asked for too
@@ -316,7 +317,7 @@ def session_inputs(
     inputs.append(("the baseline", baseline))
     base = config.invocation_params.dir
     for arg in config.args:
-        path = base / arg.partition("::")[0]
+        path = base / file_of(arg)
         if path.is_file():
             what = "the benchmark file" if is_benchmark_file(path, patterns) else "the test file"
             inputs.append((what, path))

@@ -31,6 +31,7 @@ from ..checks import default_registry
 from ..errors import BenchmarkFileError, RunConfigError, UsageError, VerialError
 from ..inline import verify_task
 from ..loader import BenchmarkPlan, TaskPlan, is_benchmark_file, load_benchmark
+from ..nodeids import benchmark_run_id, task_nodeid
 from ..reporting.build import benchmark_info
 from ..results import (
     BenchmarkRun,
@@ -43,7 +44,7 @@ from ..results import (
     TaskRun,
 )
 from ..runinfo import RunDir
-from ..scoring import DEFAULT_VERDICT_THRESHOLD, resolve_threshold
+from ..scoring import verdict_threshold
 from ..secrets import redact_json
 from ..store import StoreError, open_store
 from ..store.core import revisions
@@ -491,7 +492,7 @@ def create_app(
             raise Problem(400, str(exc).splitlines()[0]) from None
         fields = {name: getattr(inline, name) for name in TaskRun.model_fields}
         fields.update(
-            id=f"{display}::{task.key}",
+            id=task_nodeid(display, task.key),
             run=label or run.label,
             benchmark=plan.slug,
             file=display,
@@ -564,17 +565,14 @@ def create_app(
     ) -> Report:
         """The report of one task scored by the service: one benchmark run, one task run."""
         task_run, run, verification = scored_task
-        threshold = resolve_threshold(
-            plan.benchmark.pass_threshold,
-            config.pass_threshold,
-            default=DEFAULT_VERDICT_THRESHOLD,
-        )
+        # the benchmark run's chain: no task around it (its task run resolved its own)
+        threshold = verdict_threshold(None, plan.benchmark.pass_threshold, config.pass_threshold)
         bench = BenchmarkRun.aggregate(
             [task_run],
             float(threshold),
             running=False,
             interrupted=False,
-            id=f"{display}@{run.label}",
+            id=benchmark_run_id(display, [run.label]),
             benchmark=benchmark_info(display, plan),
             runs=[run.model_copy(update={"scored": scored or run.scored})],
             scored=scored or run.scored,
@@ -751,11 +749,7 @@ def create_app(
         display, plain, scored_plan = benchmarks.get(body.benchmark)
         plan = scored_plan if body.scored else plain
         label = body.agent or "service"
-        threshold = float(
-            resolve_threshold(
-                plan.benchmark.pass_threshold, None, default=DEFAULT_VERDICT_THRESHOLD
-            )
-        )
+        threshold = float(verdict_threshold(None, plan.benchmark.pass_threshold))
         tasks = []
         for task in plan.tasks:
             pending = [CriterionRun.not_run(identity(c, task)) for c in task.criteria]
@@ -763,14 +757,10 @@ def create_app(
                 TaskRun.aggregate(
                     pending,
                     float(
-                        resolve_threshold(
-                            task.task.pass_threshold,
-                            plan.benchmark.pass_threshold,
-                            default=DEFAULT_VERDICT_THRESHOLD,
-                        )
+                        verdict_threshold(task.task.pass_threshold, plan.benchmark.pass_threshold)
                     ),
                     running=True,
-                    id=f"{display}::{task.key}",
+                    id=task_nodeid(display, task.key),
                     task_id=task.task.id,
                     task_key=task.key,
                     entity=task.entity.id if task.entity else None,
@@ -786,7 +776,7 @@ def create_app(
             threshold,
             running=True,
             interrupted=False,
-            id=f"{display}@{label}",
+            id=benchmark_run_id(display, [label]),
             benchmark=benchmark_info(display, plan),
             runs=[
                 RunInfo(

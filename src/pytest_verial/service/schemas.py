@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-VerdictOut = Literal["pass", "partial", "fail"]
+from ..scoring import Verdict
 
 
 class _Out(BaseModel):
@@ -45,7 +45,7 @@ class TaskRunOut(_Out):
     task_id: str
     task_key: str
     status: str
-    verdict: VerdictOut | None = None
+    verdict: Verdict | None = None
     score: float | None = None
     confidence: float | None = None
     feedback: str | None = None
@@ -75,7 +75,7 @@ class RunSummary(_Out):
     benchmark_ref: str
     status: str
     score: float | None = None
-    verdict: VerdictOut | None = None
+    verdict: Verdict | None = None
 
 
 class RunPage(_Out):
@@ -96,7 +96,7 @@ class TaskRunSummary(_Out):
     task_id: str
     task_key: str
     status: str
-    verdict: VerdictOut | None = None
+    verdict: Verdict | None = None
     score: float | None = None
 
 
@@ -105,7 +105,7 @@ class BenchmarkRunOut(_Out):
     report_id: str
     status: str
     score: float | None = None
-    verdict: VerdictOut | None = None
+    verdict: Verdict | None = None
     progress: Progress
     task_runs: list[TaskRunSummary]
 
