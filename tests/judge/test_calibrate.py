@@ -342,8 +342,10 @@ def test_readme_flow_on_the_local_model(
     llama_server: str, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """README "HealthBench rubrics" then "Calibrating the judge", end to end on the local model:
-    convert the example file, score its captured run by points, calibrate with --perturb (its
-    figures checked by hand from the items, the perturbations reported)."""
+    convert the example file, score its captured run by points, calibrate (its figures checked
+    against the items). The README command's ``--perturb`` pass is
+    test_flip_rates_on_scripted_replies: on the local model each re-ask is another whole
+    prompt on two cores (20 more calls)."""
     import shutil
 
     examples = EXAMPLE_LABELS.parent
@@ -375,9 +377,7 @@ def test_readme_flow_on_the_local_model(
             min(1.0, max(0.0, t["points_earned"] / t["points_possible"]))
         )
     out = pytester.path / "figures.json"
-    code = main(
-        ["judge", "calibrate", str(EXAMPLE_LABELS), "--perturb", "--json", str(out), *judge]
-    )
+    code = main(["judge", "calibrate", str(EXAMPLE_LABELS), "--json", str(out), *judge])
     assert code == 0
     result = json.loads(out.read_text())
     # the figures of the 12 items (the tiny model's say nothing of judging quality: the wire
@@ -389,7 +389,4 @@ def test_readme_flow_on_the_local_model(
     judged = [p for p in result["per_item"] if p["judge_met"] is not None]
     agree = sum(p["judge_met"] == p["human_met"] for p in judged) / len(judged)
     assert result["agreement"] == pytest.approx(agree)
-    # and the perturbations
-    assert set(result["perturbations"]) == {"rubric_order", "padding", "section_order"}
-    assert result["perturbations"]["padding"]["not_applicable"] == 0
-    assert "perturbation padding: flip rate" in capsys.readouterr().out
+    assert f"judge {MODEL_ALIAS}: " in capsys.readouterr().out
