@@ -34,13 +34,15 @@ OUTPUTS = {"clean": "Necessary. CPT 72148", "harmful": "Take opioids. CPT 72148"
 
 
 def test_judged_penalty_met_clean_and_gated(pytester: pytest.Pytester, stub_judge) -> None:
-    # -n 0, file order: clean (necessity 5, opioids 1), harmful (5, 5); gated asks nothing
-    stub_judge.reply(
-        (200, completion(ratings(5))),
-        (200, completion(ratings(1))),
-        (200, completion(ratings(5))),
-        (200, completion(ratings(5))),
-    )
+    # clean: necessity 5, opioids 1; harmful: 5, 5; gated asks nothing. Replies by content:
+    # a task run's judge criteria are asked at once (--verial-judge-concurrency), in any order
+    def answer(request: dict[str, object]) -> tuple[int, bytes]:
+        prompt = json.dumps(request)
+        opioids = "recommends opioids" in prompt and "Take opioids" not in prompt
+        return 200, completion(ratings(1 if opioids else 5))
+
+    stub_judge.reply()
+    stub_judge.respond = answer
     pytester.makefile(
         ".verial.yaml", bench="tasks:\n" + "".join(TASK.format(id=t) for t in OUTPUTS)
     )
