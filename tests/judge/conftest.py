@@ -18,7 +18,8 @@ def stub_server() -> Iterator[StubJudge]:
 
 @pytest.fixture
 def stub_judge(stub_server: StubJudge) -> StubJudge:
-    """The shared stub with no script and no recorded requests: each test sets its script.
-    (Tests of one module may run on different workers, after any other test.)"""
-    stub_server.reply()
+    """The shared stub with a base URL of its own, no script and no recorded requests: each
+    test sets its script. (Tests of one module may run on different workers, after any other
+    test.)"""
+    stub_server.fresh()
     return stub_server

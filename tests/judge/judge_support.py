@@ -55,6 +55,10 @@ class StubJudge:
     compute each reply from the request instead (the same reply whatever the order), ``gather``
     holds the requests until that many have been in flight at once (or ``gather_timeout``
     passed), and ``hold`` holds the requests it picks until :meth:`release`.
+
+    Each test gets its own base URL (:meth:`fresh`): a request to an earlier one (a call a
+    stopped in-process session abandoned on a daemon thread, sent late) is refused with 410 and
+    not recorded, so it never lands among a later test's requests.
     """
 
     def __init__(self) -> None:
@@ -68,12 +72,16 @@ class StubJudge:
         self.in_flight = self.max_in_flight = 0
         self.flight = threading.Condition()
         self.generation = 0  # moved on by release()
+        self.prefix = "/t0/v1/"
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))
                 request = json.loads(self.rfile.read(length))
+                if not self.path.startswith(stub.prefix):
+                    self.send_error(410, "a request of an earlier test")
+                    return
                 stub.requests.append(request)
                 stub.headers.append(dict(self.headers))
                 with stub.flight:
@@ -118,7 +126,8 @@ class StubJudge:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.url = self.origin + self.prefix.rstrip("/")
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -131,6 +140,13 @@ class StubJudge:
         with self.flight:
             self.respond, self.gather, self.hold = None, 0, None
             self.max_in_flight = self.in_flight
+
+    def fresh(self) -> None:
+        """A new base URL and no script: what an earlier test left in flight is refused."""
+        with self.flight:
+            self.prefix = f"/t{self.generation + 1}/v1/"
+            self.url = self.origin + self.prefix.rstrip("/")
+        self.reply()
 
     def release(self) -> None:
         """Let the requests held so far go."""

@@ -328,9 +328,10 @@ def test_a_conftest_judge_is_used_by_every_criterion(
 def test_a_stopped_session_never_sends_the_calls_not_started(
     pytester: pytest.Pytester, stub_judge: StubJudge
 ) -> None:
-    """-x after the first judge criterion fails: the calls already in flight (j02, j03, and
+    """-x after the first judge criterion fails: the calls workers had taken (j02, j03, and
     j04 when a worker took it before the session stopped) are abandoned, the others are
-    never sent, and only the first is reported."""
+    never sent, and only the first is reported. (A call taken may reach the stub only after
+    the session: its thread is a daemon, and on a loaded machine it may not have sent yet.)"""
     project(pytester.path, task("letter"))
 
     def respond(request: dict[str, Any]) -> tuple[int, Any]:
@@ -342,7 +343,7 @@ def test_a_stopped_session_never_sends_the_calls_not_started(
         report, result = score(pytester, stub_judge, "0", 3, "-x")
     finally:
         stub_judge.release()
-    assert {1, 2, 3} <= {marker(r) for r in stub_judge.requests} <= {1, 2, 3, 4}
+    assert {1} <= {marker(r) for r in stub_judge.requests} <= {1, 2, 3, 4}
     runs = criterion_runs(report)
     assert runs["j01"]["status"] == "failed"
     assert {runs[f"j{i:02d}"]["status"] for i in range(2, JUDGED + 1)} == {"not_run"}
