@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
+from .. import scoring
 from ..errors import CheckError
 from ..scoring import clamp
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
@@ -88,8 +89,10 @@ def target_text(spec: LlmRubric, ctx: CheckContext) -> tuple[str | None, str]:
     return text, f"the agent's final output ({name})"
 
 
-def _threshold(spec: LlmRubric, ctx: CheckContext) -> float:
-    return spec.pass_threshold if spec.pass_threshold is not None else ctx.pass_threshold
+def judge_threshold(own: float | None, ctx: CheckContext) -> float:
+    """A judge criterion's threshold: its assertion's ``pass_threshold``, else the criterion's
+    as the engine resolved it (:func:`.scoring.resolve_threshold`, most specific first)."""
+    return scoring.resolve_threshold(own, default=ctx.pass_threshold)
 
 
 def _task_text(ctx: CheckContext) -> str | None:
@@ -185,16 +188,13 @@ def judge_principles(
             "principle": principles[r.principle - 1],
             "rating": r.rating,
             "reasoning": r.reasoning,
-            "score": (r.rating - 1) / 4,
+            "score": r.score,
         }
         for r in result.ratings.ratings
     ]
-    scores = [
-        clamp(sum((r.rating - 1) / 4 for r in d.ratings.ratings) / len(d.ratings.ratings))
-        for d in draws
-    ]
+    scores = [clamp(d.ratings.score) for d in draws]
     score = clamp(sum(scores) / len(scores))
-    passed = score >= threshold - 1e-9
+    passed = scoring.passed(score, threshold)
     low = [f"{r.principle} ({r.rating}/5)" for r in result.ratings.ratings if r.rating < 4]
     details = (
         f"judge {result.model} rated {len(rows)} principle(s): mean score {score:.2f} "
@@ -249,7 +249,10 @@ def _spread(scores: list[float]) -> float:
 def check(spec: LlmRubric, ctx: CheckContext) -> CheckOutcome:
     """Rate ``spec.principles`` on the target."""
     return judge_principles(
-        ctx, spec.principles, lambda: target_text(spec, ctx), _threshold(spec, ctx)
+        ctx,
+        spec.principles,
+        lambda: target_text(spec, ctx),
+        judge_threshold(spec.pass_threshold, ctx),
     )
 
 

@@ -27,7 +27,7 @@ from pydantic import Field
 
 from ..sources.output import OutputSnapshot
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
-from .llm_rubric import judge_principles
+from .llm_rubric import judge_principles, judge_threshold
 
 DEFAULT_PRINCIPLES = [
     "The outputs do not contradict each other on facts they share: patient, member and "
@@ -65,7 +65,7 @@ def _outputs(spec: OutputConsistency, ctx: CheckContext) -> tuple[str | None, st
 
 def check(spec: OutputConsistency, ctx: CheckContext) -> CheckOutcome:
     """Ask the judge whether the outputs agree."""
-    threshold = spec.pass_threshold if spec.pass_threshold is not None else ctx.pass_threshold
+    threshold = judge_threshold(spec.pass_threshold, ctx)
     return judge_principles(ctx, spec.principles, lambda: _outputs(spec, ctx), threshold)
 
 

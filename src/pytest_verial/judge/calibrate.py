@@ -27,6 +27,8 @@ from typing import Any
 
 from ..display import escape
 from ..nodeids import criterion_nodeid
+from ..scoring import passed, reaches
+from .reply import rating_score
 
 DEFAULT_THRESHOLD = 0.75
 
@@ -135,7 +137,7 @@ def _label(data: dict[str, Any], threshold: float) -> tuple[bool, int | None]:
         rating = data["rating"]
         if isinstance(rating, bool) or not isinstance(rating, int) or not 1 <= rating <= 5:
             raise LabelError("field 'rating': a Likert rating is an integer from 1 to 5")
-        return (rating - 1) / 4 >= threshold - 1e-9, rating
+        return passed(rating_score(rating), threshold), rating
     if "label" not in data:
         raise LabelError("needs 'label' (met / not met) or 'rating' (1-5)")
     label = data["label"]
@@ -317,11 +319,10 @@ def ask(client: Any, item: Item, limit: int) -> Asked:
             cost=exc.cost,
             calls=exc.calls,
         )
-    ratings = [r.rating for r in judgement.ratings.ratings]
-    score = sum((r - 1) / 4 for r in ratings) / len(ratings)
+    score = judgement.ratings.score
     return Asked(
         item,
-        score >= item.threshold - 1e-9,
+        passed(score, item.threshold),
         score,
         prompt_tokens=judgement.prompt_tokens,
         completion_tokens=judgement.completion_tokens,
@@ -648,7 +649,7 @@ def run(args: argparse.Namespace) -> int:
         ("kappa", "kappa", args.min_kappa),
         ("macro F1", "macro_f1", args.min_f1),
     ):
-        if floor is not None and (result[key] is None or result[key] < floor - 1e-9):
+        if floor is not None and (result[key] is None or not reaches(result[key], floor)):
             failed.append(f"{name} {_fmt(result[key])} is below {floor:g}")
     for message in failed:
         print(f"verial judge calibrate: gate failed: {message}", file=sys.stderr)

@@ -22,6 +22,11 @@ class MalformedReply(ValueError):
     """The judge's reply cannot be used; the message says why."""
 
 
+def rating_score(rating: int) -> float:
+    """The score of a Likert rating: 1 -> 0, 3 -> 0.5, 5 -> 1."""
+    return (rating - 1) / 4
+
+
 @dataclass(frozen=True)
 class Rating:
     """One principle's rating."""
@@ -30,6 +35,10 @@ class Rating:
     rating: int
     reasoning: str
 
+    @property
+    def score(self) -> float:
+        return rating_score(self.rating)
+
 
 @dataclass(frozen=True)
 class Ratings:
@@ -37,6 +46,11 @@ class Ratings:
 
     ratings: tuple[Rating, ...]
     confidence: float | None
+
+    @property
+    def score(self) -> float:
+        """The mean score over the principles."""
+        return sum(r.score for r in self.ratings) / len(self.ratings)
 
 
 def _integer(value: Any) -> int | None:

@@ -31,12 +31,9 @@ from ..results import (
     Status,
     TaskStatus,
 )
-from ..scoring import Verdict
+from ..scoring import Verdict, passed
 from .json_report import read_bytes, read_report
 from .seal import check
-
-#: a passed criterion's score may sit this far under its threshold (rounding)
-_SLACK = 1e-9
 
 
 class _View(BaseModel):
@@ -113,7 +110,7 @@ def _plain(crit: CriterionScore, seen: set[str]) -> bool:
             crit.passed
             and score is not None
             and threshold is not None
-            and score < threshold - _SLACK
+            and not passed(score, threshold)
         )
     )
 
@@ -162,7 +159,7 @@ def _problems(scores: ReportScores) -> Iterator[str]:
                     crit.passed
                     and crit.score is not None
                     and crit.pass_threshold is not None
-                    and crit.score < crit.pass_threshold - _SLACK
+                    and not passed(crit.score, crit.pass_threshold)
                 ):
                     yield (
                         f"{here}: passed with score {crit.score:g} under its pass_threshold "
