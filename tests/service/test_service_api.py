@@ -839,3 +839,30 @@ def test_a_nul_character_in_the_url_is_a_400_not_a_store_failure(api: Api) -> No
         problem = is_problem(api.client.get(url, headers=h), 400)
         assert "NUL" in problem["detail"], url
     assert api.client.get("/readyz").status_code == 200
+
+
+def test_the_verdict_threshold_is_the_task_s_then_the_callers(api: Api) -> None:
+    """task > benchmark > the caller's ``config.pass_threshold`` > 0.9, as under pytest."""
+    import yaml
+
+    tasks = yaml.safe_load(FILES.read_text(encoding="utf-8"))["tasks"]
+    partial = []
+    for task in tasks:
+        body = verify(api, task=task["id"], run_dir="flawed-agent").json()
+        if 0 < body["score"] < 0.9:
+            partial.append((task, body["score"]))
+    assert partial, "the flawed agent scores no task between 0 and 0.9"
+    task, score = partial[0]
+
+    def verdict(task_body: dict[str, Any], config: dict[str, Any]) -> str:
+        response = api.client.post(
+            "/v1/verify-task",
+            json={"task": task_body, "sandbox": {"run_dir": "flawed-agent"}, "config": config},
+            headers=api.h(api.org),
+        )
+        assert response.status_code == 201, response.text
+        return str(response.json()["verdict"])
+
+    assert verdict(task, {}) == "partial"
+    assert verdict(task, {"pass_threshold": score}) == "pass"
+    assert verdict({**task, "pass_threshold": 1.0}, {"pass_threshold": score}) == "partial"

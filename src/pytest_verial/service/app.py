@@ -190,9 +190,11 @@ class TaskConfig(BaseModel):
     pass_threshold: float | None = Field(default=None, ge=0, le=1)
 
     def options(self, benchmark_threshold: float | None) -> dict[str, Any]:
+        """The config of ``verify_task``: its threshold is the benchmark's, else the caller's
+        (``verify_task`` puts the task's own first: the chain pytest resolves)."""
         values = self.model_dump(exclude_none=True)
-        if benchmark_threshold is not None:  # task > benchmark > caller, as under pytest
-            values["pass_threshold"] = benchmark_threshold
+        threshold = verdict_threshold(None, benchmark_threshold, self.pass_threshold)
+        values["pass_threshold"] = float(threshold)
         return values
 
 
