@@ -69,8 +69,8 @@ def target_text(spec: LlmRubric, ctx: CheckContext) -> tuple[str | None, str]:
             return None, "the call transcript"
         return "\n".join(f"{t.speaker}: {t.text}" for t in turns), "the call transcript"
     if spec.target == "file":
-        from ..sources.confine import inside, task_root
-        from ..sources.jsonfiles import read_text
+        from ..sandbox_io.confine import inside, task_root
+        from ..sandbox_io.jsonfiles import read_text
 
         root = ctx.source("judge").sandbox_path
         if root is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..errors import SourceError
-from .jsonfiles import iter_jsonl
+from ..sandbox_io.jsonfiles import iter_jsonl
 
 
 class Sent(Protocol):

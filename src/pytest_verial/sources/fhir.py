@@ -9,9 +9,12 @@ run's ``started_at``). A conftest can override ``verial_fhir`` with any object t
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import CriterionError
 from ..fhir.index import SearchResult
 from ..fhir.live import LiveFhir
 from ..fhir.query import Query
@@ -65,10 +68,29 @@ def from_sandbox(sandbox: Any) -> SnapshotSource | LiveFhir:
     return SnapshotSource(sandbox.path / "fhir", sandbox.path / "fhir-baseline", settings)
 
 
+@runtime_checkable
+class PlansSearch(Protocol):
+    """A criterion's assertion that searches a FHIR source (``fhir-resource-state`` does), so a
+    live source can send its search ahead, with the task run's others."""
+
+    def planned_search(self, source: Any) -> tuple[Query, bool]:
+        """The search sent to ``source``, and whether it needs every page (CriterionError when
+        it cannot be built)."""
+
+
+def planned_searches(specs: Iterable[object], source: Any) -> list[tuple[Query, bool]]:
+    """The searches of the assertions among ``specs`` that plan one, in order; one that cannot
+    be built is left out (its criterion reports why when it runs)."""
+    planned = []
+    for spec in specs:
+        if isinstance(spec, PlansSearch):
+            with contextlib.suppress(CriterionError):
+                planned.append(spec.planned_search(source))
+    return planned
+
+
 def _planned(sandbox: Any, live: LiveFhir) -> list[tuple[Query, bool]]:
     """The searches the task run's criteria in this session will send, in their order."""
-    from ..checks.fhir import planned_searches
-
     criteria = sandbox.planned_criteria() if hasattr(sandbox, "planned_criteria") else []
     return planned_searches((c.spec for c in criteria), live)
 

@@ -25,9 +25,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import SourceError
 from ..hl7.parse import Hl7Message, Hl7ParseError, decode, parse_stream
+from ..sandbox_io.confine import is_file, task_root, walk
+from ..sandbox_io.jsonfiles import read_bytes
 from ._messages import live_file, oldest_first, rows, stamped
-from .confine import is_file, task_root, walk
-from .jsonfiles import read_bytes
 
 EVENT_TYPE = "hl7_outbound"
 

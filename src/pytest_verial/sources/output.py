@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .confine import is_file, task_root
-from .jsonfiles import read_text
+from ..sandbox_io.confine import is_file, task_root
+from ..sandbox_io.jsonfiles import read_text
 
 OUTPUT_NAMES = ("output.md", "output.txt", "output.json")
 

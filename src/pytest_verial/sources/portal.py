@@ -17,9 +17,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import RunConfigError, SourceError
 from ..safeparse import DataError, load_json
+from ..sandbox_io.confine import inside, is_dir, is_file, task_root
+from ..sandbox_io.jsonfiles import iter_jsonl, read_json
 from ..secrets import register_setting
-from .confine import inside, is_dir, is_file, task_root
-from .jsonfiles import iter_jsonl, read_json
 
 Row = dict[str, Any]
 

@@ -12,8 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import SourceError
-from .confine import is_file, task_root
-from .jsonfiles import iter_jsonl, read_json
+from ..sandbox_io.confine import is_file, task_root
+from ..sandbox_io.jsonfiles import iter_jsonl, read_json
 
 
 class Turn(BaseModel):

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import SourceError
+from ..sandbox_io.confine import task_root, walk
+from ..sandbox_io.jsonfiles import read_text
 from ..x12.envelope import Transaction, parse_interchanges
 from ..x12.tokenizer import X12ParseError
 from ._messages import live_file, oldest_first, rows, stamped
-from .confine import task_root, walk
-from .jsonfiles import read_text
 
 SUFFIXES = (".x12", ".edi", ".txt")
 
