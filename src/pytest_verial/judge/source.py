@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CheckError
+from ..options import JUDGE_OFF_KEY
 from .client import JudgeClient, JudgeError, shared_client
 from .models import self_grading
-from .settings import OFF, JudgeSettings, build_settings
+from .settings import JudgeSettings, build_settings
 
 
 class JudgeSource:
@@ -42,7 +43,7 @@ class JudgeSource:
 
 
 class JudgeOff(JudgeSource):
-    """The judge of a session that left it out (``ctx.options[OFF]`` says why): gating and
+    """The judge of a session that left it out (``ctx.options[JUDGE_OFF_KEY]`` says why): gating and
     bypass rules apply as usual, and a criterion that would call the judge is an error with
     that reason, as when no judge model is configured."""
 
@@ -73,6 +74,6 @@ def from_sandbox(sandbox: Any) -> JudgeSource:
     """The judge source of a sandbox (options from the plugin, settings from run.yaml)."""
     options = getattr(sandbox, "options", {}) or {}
     settings = settings_for(options, sandbox.run.config)
-    if options.get(OFF):
-        return JudgeOff(str(options[OFF]), settings, sandbox.meta, sandbox.path)
+    if options.get(JUDGE_OFF_KEY):
+        return JudgeOff(str(options[JUDGE_OFF_KEY]), settings, sandbox.meta, sandbox.path)
     return JudgeSource(settings, sandbox.meta, sandbox.path)
