@@ -30,7 +30,7 @@ is one item, ``count`` one more (docs/fhir.md, Score and evidence).
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import Field, JsonValue, field_validator
 
@@ -41,6 +41,9 @@ from ..fhir.query import Query, build_query
 from ..models import Model
 from ..paths import resolve, split_path
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+
+if TYPE_CHECKING:
+    from ..sources.fhir import FhirBaseline
 
 _DOT_INDEX = re.compile(r"\.(\d+)(?=[.\[]|$)")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.[A-Za-z0-9_]+)|\[\d+\])*")
@@ -253,7 +256,8 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
     candidates = result.resources
     total = result.total
     if spec.changed_since_baseline and not live:
-        candidates = [r for r in candidates if source.changed(r)]
+        baseline = cast("FhirBaseline", source)  # a snapshot: live servers filter by time
+        candidates = [r for r in candidates if baseline.changed(r)]
         total = len(candidates)
     score, target, results, how = _select(spec, candidates)
     passed, items = _fields_part(spec, score, target)

@@ -84,7 +84,8 @@ def target_text(spec: LlmRubric, ctx: CheckContext) -> tuple[str | None, str]:
         return read_text(file), f"the file {spec.path}"
     output = ctx.source("output")
     text = output.text()
-    name = output.path.name if getattr(output, "path", None) else "output"
+    path = getattr(output, "path", None)  # a conftest's own output source may not say
+    name = path.name if path else "output"
     return text, f"the agent's final output ({name})"
 
 

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CheckError
 from ..options import JUDGE_OFF_KEY
 from .client import JudgeClient, JudgeError, shared_client
 from .models import self_grading
 from .settings import JudgeSettings, build_settings
+
+if TYPE_CHECKING:
+    from ..sources import Sandbox
 
 
 class JudgeSource:
@@ -70,7 +73,7 @@ def settings_for(options: Mapping[str, Any], run_config: Any = None) -> JudgeSet
     return build_settings(options, executor, judge_config)
 
 
-def from_sandbox(sandbox: Any) -> JudgeSource:
+def from_sandbox(sandbox: Sandbox) -> JudgeSource:
     """The judge source of a sandbox (options from the plugin, settings from run.yaml)."""
     options = getattr(sandbox, "options", {}) or {}
     settings = settings_for(options, sandbox.run.config)

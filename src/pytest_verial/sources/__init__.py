@@ -16,13 +16,22 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import RunConfigError, SourceError
 from ..models import Entity, Task
 from ..runinfo import RunDir, TaskRunMeta
 from ..sourcetable import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES, load
+
+
+class Source(Protocol):
+    """Any source a sandbox builds by name (:mod:`pytest_verial.sourcetable`); the sandbox
+    calls its ``settle()`` and ``close()`` when it has them. Each built-in kind has its own
+    protocol: :class:`~.fhir.FhirSource`, :class:`~.files.base.FilesSource`,
+    :class:`~.hl7.Hl7Source`, :class:`~.output.OutputSource`, :class:`~.portal.PortalSource`,
+    :class:`~.voice.VoiceSource`, :class:`~.x12.X12Source`."""
 
 
 class Sandbox:
@@ -52,7 +61,7 @@ class Sandbox:
         """run.yaml's facts about this task run (cost, task_type, ...)."""
         return self.run.task_meta(self.task_key, self.task.id)
 
-    def settings(self, name: str, known: set[str] | None = None) -> dict[str, Any]:
+    def settings(self, name: str, known: AbstractSet[str] | None = None) -> dict[str, Any]:
         """Live-source settings for ``name`` from run.yaml (empty: use the snapshot).
 
         With ``known``, a key outside it is a RunConfigError naming the file and the key.
@@ -113,7 +122,7 @@ class Sandbox:
         self._sources.clear()
 
 
-def run_yaml(sandbox: Any) -> str:
+def run_yaml(sandbox: Sandbox) -> str:
     """How errors name the run's settings file: its path, else ``run.yaml``."""
     path = getattr(getattr(sandbox, "run", None), "path", None)
     if path is None:
@@ -125,7 +134,7 @@ def run_yaml(sandbox: Any) -> str:
 
 
 def setting_number(
-    sandbox: Any, source: str, settings: dict[str, Any], key: str, default: float, kind: type
+    sandbox: Sandbox, source: str, settings: dict[str, Any], key: str, default: float, kind: type
 ) -> Any:
     """A positive, finite number setting (an integer when ``kind`` is int), else one line."""
     value = settings.get(key, default)
@@ -141,7 +150,7 @@ def setting_number(
     return kind(value)
 
 
-def setting_text(sandbox: Any, source: str, settings: dict[str, Any], key: str) -> str | None:
+def setting_text(sandbox: Sandbox, source: str, settings: dict[str, Any], key: str) -> str | None:
     """A text setting (absent: None), else one line naming the file and key."""
     value = settings.get(key)
     if value is None:
@@ -157,7 +166,7 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
 def fill_template(
-    sandbox: Any, source: str, key: str, template: str, values: dict[str, str]
+    sandbox: Sandbox, source: str, key: str, template: str, values: dict[str, str]
 ) -> str:
     """Plain substitution of ``{name}`` for the names in ``values``; nothing is evaluated.
 
