@@ -38,6 +38,14 @@ _PUBLIC = {
     **dict.fromkeys(
         ["BenchmarkRun", "CriterionRun", "InlineTaskRun", "Report", "Status", "TaskRun"], "results"
     ),
+    **dict.fromkeys(["Sandbox", "Source"], "sources"),
+    "FhirSource": "sources.fhir",
+    "FilesSource": "sources.files.base",
+    "Hl7Source": "sources.hl7",
+    "OutputSource": "sources.output",
+    "PortalSource": "sources.portal",
+    "VoiceSource": "sources.voice",
+    "X12Source": "sources.x12",
 }
 
 if TYPE_CHECKING:
@@ -57,6 +65,14 @@ if TYPE_CHECKING:
     from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
     from .models import Benchmark, Criterion, Entity, Task
     from .results import BenchmarkRun, CriterionRun, InlineTaskRun, Report, Status, TaskRun
+    from .sources import Sandbox, Source
+    from .sources.fhir import FhirSource
+    from .sources.files.base import FilesSource
+    from .sources.hl7 import Hl7Source
+    from .sources.output import OutputSource
+    from .sources.portal import PortalSource
+    from .sources.voice import VoiceSource
+    from .sources.x12 import X12Source
 
 
 __getattr__, __dir__ = lazy.exports(__name__, _PUBLIC)
@@ -75,9 +91,16 @@ __all__ = [
     "CriterionError",
     "CriterionPlan",
     "Entity",
+    "FhirSource",
     "FieldSpec",
+    "FilesSource",
+    "Hl7Source",
+    "OutputSource",
+    "PortalSource",
     "Problem",
     "RunConfigError",
+    "Sandbox",
+    "Source",
     "SourceError",
     "Task",
     "TaskPlan",
@@ -89,6 +112,8 @@ __all__ = [
     "Status",
     "UsageError",
     "VerialError",
+    "VoiceSource",
+    "X12Source",
     "__version__",
     "compare",
     "field_result",

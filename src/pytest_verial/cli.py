@@ -265,13 +265,13 @@ add_command(
 
 # --- show (issue 11): Verial's three levels from a saved report ---
 def _show_configure(parser: argparse.ArgumentParser) -> None:
-    from .reporting.show import configure
+    from .commands.show import configure
 
     configure(parser)
 
 
 def _show_run(args: argparse.Namespace) -> int:
-    from .reporting.show import run
+    from .commands.show import run
 
     return run(args)
 
@@ -316,9 +316,9 @@ def _html_configure(parser: argparse.ArgumentParser) -> None:
 
 def _html_run(args: argparse.Namespace) -> int:
     from .reporting.html import default_html_path, open_in_browser, write_html
-    from .reporting.index_html import html_from_store, is_store_ref
     from .reporting.json_report import load_report
     from .reporting.outputs import EXIT_REFUSED, OutputRefused, refused
+    from .store.index_html import html_from_store, is_store_ref
 
     if args.index or is_store_ref(args.report):
         return html_from_store(args)
@@ -362,13 +362,13 @@ add_command(
 
 # --- compare (issue 10): the changes between two JSON reports, and a gate on them ---
 def _compare_configure(parser: argparse.ArgumentParser) -> None:
-    from .reporting.compare_cli import configure
+    from .commands.compare import configure
 
     configure(parser)
 
 
 def _compare_run(args: argparse.Namespace) -> int:
-    from .reporting.compare_cli import run
+    from .commands.compare import run
 
     return run(args)
 

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from functools import cached_property, lru_cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -372,7 +372,7 @@ class CriterionItem(pytest.Function):
         if judging is not None:  # --verial-judge-concurrency above 1
             run = judging.criterion_run(self, sources, prior)
         else:
-            run = self.scoring(sources, self.funcargs["verial_sandbox"], prior)()
+            run = self.scoring(sources, self.sandbox_arg(), prior)()
         self.verial_criterion_run = run
         prior[self.plan.id] = run
         if self.config.getini("junit_family") in ("xunit1", "legacy"):
@@ -388,8 +388,12 @@ class CriterionItem(pytest.Function):
             # a penalty (negative points) fails its item when met, and passes when not
             raise CriterionFailed(run)
 
+    def sandbox_arg(self) -> Sandbox:
+        """The ``verial_sandbox`` fixture's value (a conftest may override the fixture)."""
+        return cast(Sandbox, self.funcargs["verial_sandbox"])
+
     def scoring(
-        self, sources: dict[str, Any], sandbox: Any, prior: dict[str, CriterionRun]
+        self, sources: dict[str, Any], sandbox: Sandbox, prior: dict[str, CriterionRun]
     ) -> Callable[[], CriterionRun]:
         """This criterion's scoring on ``sources`` (by source name) given the task run's
         criterion runs so far, ready to run here or on a judge worker thread: everything it
@@ -402,7 +406,7 @@ class CriterionItem(pytest.Function):
             self.plan,
             task_node.task,
             sources,
-            options={**settings.check_options, "sandbox": sandbox},
+            options=settings.check_options,
             prior=prior,
             task_threshold=verdict_threshold(
                 task_node.task.task.pass_threshold,
@@ -411,6 +415,7 @@ class CriterionItem(pytest.Function):
             ),
             benchmark=benchmark,
             placement=self.identity(),
+            sandbox=sandbox,
         )
 
     def scored(self) -> bool:

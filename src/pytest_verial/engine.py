@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checks import CheckContext, CheckOutcome
 from .display import escape
@@ -28,6 +28,9 @@ from .scoring import (
     resolve_threshold,
 )
 from .secrets import redact, redact_json
+
+if TYPE_CHECKING:
+    from .sources import Sandbox
 
 
 def now_iso() -> str:
@@ -67,7 +70,7 @@ def identity(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
     }
 
 
-def verification_skipped(task: TaskPlan, sandbox: Any) -> bool:
+def verification_skipped(task: TaskPlan, sandbox: Sandbox | None) -> bool:
     """``skip_verification: true`` in run.yaml for this task run (else on the task): PRD-103
     §8's opt-out, under which no criterion of the task is checked."""
     meta = getattr(sandbox, "meta", None)
@@ -84,6 +87,7 @@ def run_criterion(
     task_threshold: float = DEFAULT_VERDICT_THRESHOLD,
     benchmark: Benchmark | None = None,
     placement: Mapping[str, Any] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> CriterionRun:
     """Score one criterion. ``placement`` (node ids, file, run) is added to its identity;
     ``task_threshold`` is the task's verdict threshold, which a judge criterion inherits."""
@@ -91,7 +95,7 @@ def run_criterion(
     threshold = criterion_threshold(plan, task_threshold)
     who = {**identity(plan, task), **(placement or {}), "pass_threshold": threshold}
     try:
-        if verification_skipped(task, (options or {}).get("sandbox")):
+        if verification_skipped(task, sandbox):
             outcome = CheckOutcome(
                 0.0,
                 "verification skipped: skip_verification is true for this task",
@@ -101,7 +105,7 @@ def run_criterion(
             )
         else:
             outcome = _outcome(
-                plan, task, sources, options or {}, prior or {}, threshold, benchmark
+                plan, task, sources, options or {}, prior or {}, threshold, benchmark, sandbox
             )
     except (CriterionError, RunConfigError) as exc:
         outcome = CheckOutcome(0.0, str(exc), {"error": type(exc).__name__}, status="error")
@@ -133,6 +137,7 @@ def _outcome(
     prior: Mapping[str, CriterionRun],
     threshold: float,
     benchmark: Benchmark | None,
+    sandbox: Sandbox | None,
 ) -> CheckOutcome:
     if plan.check is None or plan.spec is None:
         return CheckOutcome(0.0, f"unsupported assertion: {plan.assert_name}", {}, passed=False)
@@ -144,9 +149,11 @@ def _outcome(
         criterion_id=plan.id,
         entity=task.entity,
         pass_threshold=threshold,
-        options=options,
+        # ``options["sandbox"]``: how conftest checks reached the sandbox before ``ctx.sandbox``
+        options={**options, "sandbox": sandbox} if sandbox is not None else options,
         prior=prior,
         benchmark=benchmark,
         deterministic=tuple(c.id for c in task.criteria if not c.judge),
+        sandbox=sandbox,
     )
     return plan.check.run(plan.spec, context)

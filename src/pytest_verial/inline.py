@@ -194,9 +194,10 @@ def _scoring(
         crit,
         plan,
         sources,
-        options={**options, "sandbox": box},
+        options=options,
         prior=prior,
         task_threshold=threshold,
+        sandbox=box,
     )
 
 

@@ -66,7 +66,7 @@ class ConcurrentJudging:
         task = item.task_node
         future = self._ahead.get(task.nodeid, {}).pop(item.nodeid, None)
         if future is None or future.cancelled():
-            job = item.scoring(sources, item.funcargs["verial_sandbox"], dict(prior))
+            job = item.scoring(sources, item.sandbox_arg(), dict(prior))
             if not gate_open(prior, (c.id for c in task.task.criteria if not c.judge)):
                 return job()  # gated: no judge call, nothing to overlap
             future = self._start(item, job, dict(prior))

@@ -9,7 +9,7 @@ failed or partial task run, the session's ``verification`` summary and its termi
 ``pytest -p no:verial-judge`` leaves all of it out, and the judge's options with it; the rest
 of the plugin works as before. A judge criterion is then gated or bypassed as usual, and one
 that would call the judge is an error naming why (``ctx.options`` carries the reason, see
-:data:`pytest_verial.settings.JUDGE_OFF`), as when no judge model is configured: never a pass.
+:data:`pytest_verial.options.JUDGE_OFF`), as when no judge model is configured: never a pass.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from .collect import task_runs_of_items
+from .configure import add_options, runs_at_start, session_settings
 from .judge.models import run_self_grading, self_grading
 from .judge.report import summary_lines, task_feedback, verification_summary
 from .judge.settings import DEFAULT_API_KEY_ENV, DEFAULT_BUDGET, concurrency
@@ -30,7 +31,6 @@ from .options import JUDGE_PLUGIN, PLUGIN
 from .results import Report
 from .runinfo import RunDir, load_run_config
 from .secrets import register_setting
-from .settings import add_options, runs_at_start, session_settings
 from .state import CONCURRENT_JUDGING
 
 #: the name :class:`JudgeReporting` is registered under (the recorder looks it up)

@@ -30,6 +30,11 @@ from .errors import UsageError
 #: the entry-point names of the two plugins that register options (pyproject.toml)
 PLUGIN = "verial"
 JUDGE_PLUGIN = "verial-judge"
+#: the ``ctx.options`` key that says why the judge is off (``pytest -p no:verial-judge``): a
+#: judge criterion that would call it is an error with that reason, as with no judge model
+JUDGE_OFF_KEY = "judge_off"
+#: what a judge criterion says when the judge plugin is left out
+JUDGE_OFF = f"not judged: the LLM judge is off (pytest -p no:{JUDGE_PLUGIN})"
 
 #: how a value is read: ``text`` and ``number``/``whole`` are handed on as given (numbers are
 #: checked by the part that owns them, which also checks run.yaml's values); ``share`` is a

@@ -20,6 +20,7 @@ from .collect import (
     task_runs_of_ids,
     task_runs_of_items,
 )
+from .configure import add_options, runs_at_start, session_settings
 from .errors import CriterionError, RunConfigError, SourceError
 from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
 from .interrupts import TermAsInterrupt
@@ -27,12 +28,11 @@ from .loader import is_benchmark_file
 from .masking import SecretMasking
 from .nodeids import SEP, file_of
 from .options import PLUGIN, option
+from .recorder import Recorder
 from .reporting import baseline
-from .reporting.recorder import Recorder
 from .runinfo import RunDir
 from .secrets import register_setting, register_settings
 from .selection import split
-from .settings import add_options, runs_at_start, session_settings
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
 from .state import FINISHED, SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
 

@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError
 from .errors import RunConfigError
 from .models import Model
 from .safeparse import DataError, load_yaml
+from .sourcetable import unknown_setting
 
 
 class TaskRunMeta(Model):
@@ -135,8 +136,6 @@ def load_run_config(path: Path) -> RunConfig:
             f"field {'.'.join(str(p) for p in e['loc'])!r}: {e['msg']}" for e in exc.errors()
         )
         raise RunConfigError(f"{file}: {problems}") from None
-    from .sources import unknown_setting  # sources import this module
-
     problem = unknown_setting(config.sources)
     if problem is not None:
         raise RunConfigError(f"{file}: {problem}")

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 SETTINGS = pytest.StashKey[Settings]()
 SANDBOXES = pytest.StashKey[SandboxCache]()
-#: the run folders known before collection (:func:`pytest_verial.settings.runs_at_start`)
+#: the run folders known before collection (:func:`pytest_verial.configure.runs_at_start`)
 RUNS_AT_START = pytest.StashKey[list[RunDir]]()
 #: task-run nodeid -> criterion id -> criterion run, for gating within this process
 PRIOR = pytest.StashKey[dict[str, dict[str, CriterionRun]]]()

@@ -269,7 +269,7 @@ def test_the_judge_file_target_is_confined_too(tmp_path: Path) -> None:
 
 def test_the_link_blamed_is_the_one_leaving_the_task_folder(tmp_path: Path) -> None:
     from pytest_verial.errors import SourceError
-    from pytest_verial.sources.confine import inside, task_root, walk
+    from pytest_verial.sandbox_io.confine import inside, task_root, walk
 
     real_task = tmp_path / "real-run" / "t"
     (real_task / "fhir").mkdir(parents=True)

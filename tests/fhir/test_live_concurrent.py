@@ -15,9 +15,10 @@ from helpers import run
 from medplum_support import CLIENT_ID, CLIENT_SECRET, MedplumServer, live_settings
 
 from pytest_verial.checks.base import CheckOutcome
-from pytest_verial.checks.fhir import FhirResourceState, planned_searches
+from pytest_verial.checks.fhir import FhirResourceState
 from pytest_verial.errors import CriterionError, SourceError
 from pytest_verial.fhir.live import LiveFhir
+from pytest_verial.sources.fhir import planned_searches
 
 #: (resource type, search, match, fields): 8 distinct searches, 3 criteria each
 SEARCHES: list[tuple[str, dict[str, Any], str]] = [

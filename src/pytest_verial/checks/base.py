@@ -10,15 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..models import Benchmark, Criterion, Entity, Task
-from ..sources import SOURCE_NAMES
+from ..sourcetable import SOURCE_NAMES
 
 if TYPE_CHECKING:
+    from ..judge.source import JudgeSource
     from ..results import CriterionRun
+    from ..sources import Sandbox, Source
+    from ..sources.fhir import FhirSource
+    from ..sources.files.base import FilesSource
+    from ..sources.hl7 import Hl7Source
+    from ..sources.output import OutputSource
+    from ..sources.portal import PortalSource
+    from ..sources.voice import VoiceSource
+    from ..sources.x12 import X12Source
 
 
 class AssertionSpec(BaseModel):
@@ -63,9 +72,30 @@ class CheckContext:
     #: ids of this task run's deterministic criteria (its checks' ``judge`` flag is False):
     #: a judge criterion is gated until all of them ran and passed
     deterministic: tuple[str, ...] = ()
+    #: the task run's sandbox (None when a check is run on sources alone, as in tests)
+    sandbox: Sandbox | None = None
 
+    @overload
+    def source(self, name: Literal["fhir"]) -> FhirSource: ...
+    @overload
+    def source(self, name: Literal["files"]) -> FilesSource: ...
+    @overload
+    def source(self, name: Literal["hl7"]) -> Hl7Source: ...
+    @overload
+    def source(self, name: Literal["judge"]) -> JudgeSource: ...
+    @overload
+    def source(self, name: Literal["output"]) -> OutputSource: ...
+    @overload
+    def source(self, name: Literal["portal"]) -> PortalSource: ...
+    @overload
+    def source(self, name: Literal["voice"]) -> VoiceSource: ...
+    @overload
+    def source(self, name: Literal["x12"]) -> X12Source: ...
+    @overload
+    def source(self, name: str) -> Source: ...
     def source(self, name: str) -> Any:
-        """The source object the fixture ``verial_<name>`` gave."""
+        """The source object the fixture ``verial_<name>`` gave, typed by its name
+        (:mod:`pytest_verial.sourcetable`)."""
         return self.sources[name]
 
 
@@ -84,7 +114,7 @@ class CheckSpec:
     #: judge criteria run after all deterministic ones of their task and may be gated
     judge: bool = False
 
-    #: the source names a check may read: the sandbox's, declared once (sources.SOURCE_NAMES)
+    #: the source names a check may read: the sandbox's, declared once (sourcetable.SOURCE_NAMES)
     KNOWN_SOURCES: ClassVar[tuple[str, ...]] = SOURCE_NAMES
 
     def __post_init__(self) -> None:

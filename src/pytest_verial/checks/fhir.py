@@ -29,20 +29,21 @@ is one item, ``count`` one more (docs/fhir.md, Score and evidence).
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import Field, JsonValue, field_validator
 
 from ..compare import MISSING, FieldSpec, describe_field, field_result, fields_score
-from ..errors import CheckError, CriterionError
+from ..errors import CheckError
 from ..fhir.fhirpath import evaluate
 from ..fhir.query import Query, build_query
 from ..models import Model
 from ..paths import resolve, split_path
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+
+if TYPE_CHECKING:
+    from ..sources.fhir import FhirBaseline
 
 _DOT_INDEX = re.compile(r"\.(\d+)(?=[.\[]|$)")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.[A-Za-z0-9_]+)|\[\d+\])*")
@@ -98,6 +99,11 @@ class FhirResourceState(AssertionSpec):
         if isinstance(value, int) and not isinstance(value, bool) and value < 0:
             raise ValueError(f"a count of resources cannot be negative, got {value}")
         return value
+
+    def planned_search(self, source: Any) -> tuple[Query, bool]:
+        """The search this criterion sends to ``source``, which a live source sends ahead
+        (:class:`~pytest_verial.sources.fhir.PlansSearch`); see :func:`planned_search`."""
+        return planned_search(self, source)
 
 
 def actual_value(spec: FhirField, resource: dict[str, Any]) -> Any:
@@ -218,7 +224,8 @@ def _validate(resource: dict[str, Any], release: str) -> list[str]:
 def planned_search(spec: FhirResourceState, source: Any) -> tuple[Query, bool]:
     """The search ``spec`` sends to ``source``, and whether it needs every page.
 
-    The check and a live source's prefetch (:func:`planned_searches`) both use it, so a task
+    The check and a live source's prefetch
+    (:func:`pytest_verial.sources.fhir.planned_searches`) both use it, so a task
     run's searches are known, and sent, before its criteria run.
     """
     search = dict(spec.search)
@@ -240,17 +247,6 @@ def planned_search(spec: FhirResourceState, source: Any) -> tuple[Query, bool]:
     return query, need_all
 
 
-def planned_searches(specs: Iterable[Any], source: Any) -> list[tuple[Query, bool]]:
-    """The searches of the ``fhir-resource-state`` specs among ``specs``, in order; a spec whose
-    search cannot be built is left out (its criterion reports why when it runs)."""
-    planned = []
-    for spec in specs:
-        if isinstance(spec, FhirResourceState):
-            with contextlib.suppress(CriterionError):
-                planned.append(planned_search(spec, source))
-    return planned
-
-
 def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
     """Search, pick the target(s), compare fields."""
     source = ctx.source("fhir")
@@ -260,7 +256,8 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
     candidates = result.resources
     total = result.total
     if spec.changed_since_baseline and not live:
-        candidates = [r for r in candidates if source.changed(r)]
+        baseline = cast("FhirBaseline", source)  # a snapshot: live servers filter by time
+        candidates = [r for r in candidates if baseline.changed(r)]
         total = len(candidates)
     score, target, results, how = _select(spec, candidates)
     passed, items = _fields_part(spec, score, target)

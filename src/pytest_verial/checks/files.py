@@ -36,7 +36,7 @@ from pydantic import AliasChoices, Field, JsonValue, field_validator, model_vali
 
 from ..compare import MISSING, FieldSpec, check_regex, field_result, fields_score
 from ..errors import CheckError, CriterionError
-from ..sources.files.base import FileEntry, compile_glob, unsafe_reason
+from ..sources.files.base import BaseFilesSource, FileEntry, compile_glob, unsafe_reason
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .files_parse import BY_EXTENSION, Parsed, decode, parse
 
@@ -96,6 +96,22 @@ class SftpFilePresent(AssertionSpec):
         elif self.content_type is not None:
             specs.append((FieldSpec(path="$content_type", expected=self.content_type), False))
         return specs
+
+    def first_read(self, source: BaseFilesSource) -> FileEntry | None:
+        """The object this criterion certainly reads, which a live source downloads ahead
+        (:class:`~pytest_verial.sources.files.gcs.ReadsAhead`): the first match when it checks
+        content and the count is within bounds (the check reads matches in path order)."""
+        if not self.checks():
+            return None
+        try:
+            matched = source.match(self.pattern)
+        except CriterionError:
+            return None
+        count, high = len(matched), self.max_count
+        if not matched or count < self.min_count or (high is not None and count > high):
+            return None
+        first = matched[0]
+        return first if first.size <= source.max_read_bytes and reads_content(self, first) else None
 
 
 def _kind(spec: SftpFilePresent, entry: FileEntry) -> str:

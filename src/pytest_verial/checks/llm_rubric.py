@@ -70,8 +70,8 @@ def target_text(spec: LlmRubric, ctx: CheckContext) -> tuple[str | None, str]:
             return None, "the call transcript"
         return "\n".join(f"{t.speaker}: {t.text}" for t in turns), "the call transcript"
     if spec.target == "file":
-        from ..sources.confine import inside, task_root
-        from ..sources.jsonfiles import read_text
+        from ..sandbox_io.confine import inside, task_root
+        from ..sandbox_io.jsonfiles import read_text
 
         root = ctx.source("judge").sandbox_path
         if root is None:
@@ -85,7 +85,8 @@ def target_text(spec: LlmRubric, ctx: CheckContext) -> tuple[str | None, str]:
         return read_text(file), f"the file {spec.path}"
     output = ctx.source("output")
     text = output.text()
-    name = output.path.name if getattr(output, "path", None) else "output"
+    path = getattr(output, "path", None)  # a conftest's own output source may not say
+    name = path.name if path else "output"
     return text, f"the agent's final output ({name})"
 
 

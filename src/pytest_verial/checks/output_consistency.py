@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..errors import CheckError
 from ..sources.output import OutputSnapshot
 from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .llm_rubric import judge_principles, judge_threshold
@@ -49,6 +50,8 @@ class OutputConsistency(AssertionSpec):
 
 def _outputs(spec: OutputConsistency, ctx: CheckContext) -> tuple[str | None, str]:
     root = ctx.source("judge").sandbox_path
+    if root is None:  # the judge source of a sandbox always knows its folder
+        raise CheckError("output-consistency: the task run's sandbox folder is not known")
     own = ctx.source("output")
     keys = [ctx.task_key, *spec.tasks]
     described = "the final outputs of tasks " + ", ".join(keys)

@@ -2,16 +2,51 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Iterator
+from functools import cache
 
 from .base import CheckSpec
+
+#: ``assert`` name -> the module under ``checks/`` that defines its ``CHECK``. A module is
+#: imported when a criterion first needs its check, so a run of portal checks never loads the
+#: FHIR, HL7, X12 or judge code (issue 12: start-up and collection time).
+BUILTIN: dict[str, str] = {
+    "fhir-resource-state": "fhir",
+    "portal-state-match": "portal",
+    "voice-transcript": "voice",
+    "hl7-structural": "hl7",
+    "x12-response": "x12",
+    "sftp-file-present": "files",
+    "output-format": "output_format",
+    "output-length": "output_length",
+    "output-sections": "output_sections",
+    "output-match": "output_match",
+    "output-json-schema": "output_schema",
+    "llm-rubric": "llm_rubric",
+    "output-consistency": "output_consistency",
+}
+
+
+@cache
+def builtin_check(name: str) -> CheckSpec:
+    """The built-in check registered as ``name`` (its module is imported on first use)."""
+    spec: CheckSpec = importlib.import_module(f"{__package__}.{BUILTIN[name]}").CHECK
+    if spec.name != name:  # the table above and the module disagree: a bug of ours
+        raise RuntimeError(f"checks/{BUILTIN[name]}.py defines {spec.name!r}, not {name!r}")
+    return spec
+
+
+def builtin_checks() -> tuple[CheckSpec, ...]:
+    """Every built-in check, in registration order (imports them all)."""
+    return tuple(builtin_check(name) for name in BUILTIN)
 
 
 class CheckRegistry:
     """A mapping of ``assert`` names to checks, built once per benchmark file's scope.
 
-    ``builtins`` are ``assert`` names of built-in checks (``checks.BUILTIN``), registered
-    without importing them: each is loaded by :func:`~pytest_verial.checks.builtin_check` when
+    ``builtins`` are ``assert`` names of built-in checks (:data:`BUILTIN`), registered
+    without importing them: each is loaded by :func:`builtin_check` when
     first asked for, so a benchmark of portal checks never imports the FHIR or X12 code.
     """
 
@@ -32,8 +67,6 @@ class CheckRegistry:
             return None
         spec = self._specs[name]
         if spec is None:
-            from . import builtin_check
-
             spec = self._specs[name] = builtin_check(name)
         return spec
 
@@ -49,3 +82,8 @@ class CheckRegistry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._specs
+
+
+def default_registry() -> CheckRegistry:
+    """A registry holding only the built-in checks."""
+    return CheckRegistry(builtins=BUILTIN)

@@ -22,7 +22,7 @@ search share its requests; later pages are fetched only when a criterion needs m
 first (``match: any/all/none``, ``count``). When the source is first searched, the distinct
 searches of every criterion of the task run this session runs (``planner``) are sent at once,
 ``concurrency`` at a time, in the order the criteria need them
-(:mod:`pytest_verial.sources.prefetch`); each criterion waits only for its own search, and an
+(:mod:`pytest_verial.sandbox_io.prefetch`); each criterion waits only for its own search, and an
 error stays with the search that met it. Tokens are fetched and refreshed once, whichever
 thread needs them. Failures are :class:`SourceError` naming the URL and
 the cause; a search the server rejects (400) is a :class:`CheckError` with its diagnostics.
@@ -40,9 +40,9 @@ from typing import Any
 from urllib.parse import urljoin
 
 from ..errors import CriterionError, SourceError
+from ..sandbox_io.deadline import Deadline
+from ..sandbox_io.prefetch import Prefetch, ahead
 from ..secrets import register
-from ..sources.deadline import Deadline
-from ..sources.prefetch import Prefetch, ahead
 from .answers import fhir_json, google_token, retry_after
 from .index import SearchResult
 from .query import Query

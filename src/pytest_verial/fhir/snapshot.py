@@ -18,8 +18,8 @@ from typing import Any
 
 from ..errors import SourceError
 from ..safeparse import DataError, load_json
-from ..sources.confine import task_root, walk
-from ..sources.jsonfiles import read_json
+from ..sandbox_io.confine import task_root, walk
+from ..sandbox_io.jsonfiles import read_json
 from .definitions import resource_types
 from .index import FhirIndex, SearchResult
 from .query import Query

@@ -51,9 +51,6 @@ DEFAULT_RESPONSE_FORMAT: str = table.option("verial_judge_response_format").defa
 #: judge criteria of one task run scored at once (``judge_concurrency``); 1: one after another
 DEFAULT_CONCURRENCY: int = table.option("verial_judge_concurrency").default
 MAX_CONCURRENCY = 64
-#: the ``ctx.options`` key that says why the judge is off (``pytest -p no:verial-judge``): a
-#: judge criterion that would call it is an error with that reason, as with no judge model
-OFF = "judge_off"
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CheckError
+from ..options import JUDGE_OFF_KEY
 from .client import JudgeClient, JudgeError, shared_client
 from .models import self_grading
-from .settings import OFF, JudgeSettings, build_settings
+from .settings import JudgeSettings, build_settings
+
+if TYPE_CHECKING:
+    from ..sources import Sandbox
 
 
 class JudgeSource:
@@ -42,7 +46,7 @@ class JudgeSource:
 
 
 class JudgeOff(JudgeSource):
-    """The judge of a session that left it out (``ctx.options[OFF]`` says why): gating and
+    """The judge of a session that left it out (``ctx.options[JUDGE_OFF_KEY]`` says why): gating and
     bypass rules apply as usual, and a criterion that would call the judge is an error with
     that reason, as when no judge model is configured."""
 
@@ -69,10 +73,10 @@ def settings_for(options: Mapping[str, Any], run_config: Any = None) -> JudgeSet
     return build_settings(options, executor, judge_config)
 
 
-def from_sandbox(sandbox: Any) -> JudgeSource:
+def from_sandbox(sandbox: Sandbox) -> JudgeSource:
     """The judge source of a sandbox (options from the plugin, settings from run.yaml)."""
     options = getattr(sandbox, "options", {}) or {}
     settings = settings_for(options, sandbox.run.config)
-    if options.get(OFF):
-        return JudgeOff(str(options[OFF]), settings, sandbox.meta, sandbox.path)
+    if options.get(JUDGE_OFF_KEY):
+        return JudgeOff(str(options[JUDGE_OFF_KEY]), settings, sandbox.meta, sandbox.path)
     return JudgeSource(settings, sandbox.meta, sandbox.path)

@@ -44,7 +44,7 @@ class BaselineDeltas:
         report: Report | None = getattr(recorder, "report", None)
         if report is None:
             return
-        from .compare_cli import comparison_lines
+        from .comparison import comparison_lines
         from .diff import compare_reports
 
         comparison = compare_reports(self.baseline, report, names=(str(self.path), "session"))

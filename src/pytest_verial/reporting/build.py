@@ -35,7 +35,7 @@ from ..results import (
 )
 from ..runinfo import RunDir, shared_folders
 from ..scoring import verdict_threshold
-from ..sources import unknown_sources
+from ..sourcetable import unknown_sources
 
 
 @dataclass

@@ -12,6 +12,7 @@ from ..heap import no_gc
 from ..safeparse import strict_json_value
 from ..secrets import redact_json
 from .outputs import write_text_atomic
+from .reading import read_bytes, read_report
 from .seal import check, seal, sealed_digest
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -72,31 +73,6 @@ def write_json_report(path: Path, typed: Report) -> None:
     typed.integrity = Integrity(digest=sealed_digest(text))
 
 
-def read_report(path: str | Path, data: bytes | None = None) -> dict[str, Any]:
-    """A written JSON report (``data``: its bytes, when already read); ValueError with the
-    reason when the file is not one."""
-    from ..results import SCHEMA_ID
-
-    try:
-        text = (Path(path).read_bytes() if data is None else data).decode("utf-8")
-        report = json.loads(text)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not a pytest-verial JSON report (nested too deeply)") from None
-    if not (
-        isinstance(report, dict)
-        and report.get("schema") == SCHEMA_ID
-        and isinstance(report.get("benchmark_runs"), list)
-    ):
-        raise ValueError(f"{path}: not a pytest-verial JSON report (schema {SCHEMA_ID})")
-    return report
-
-
 def load_report(path: str | Path, sealed: bool = False) -> Report:
     """A written JSON report as its type; ValueError with the reason in one line.
 
@@ -104,7 +80,7 @@ def load_report(path: str | Path, sealed: bool = False) -> Report:
     Scores out of range, ``passed`` against the status, duplicate ids: refused
     (:func:`.scores.check_scores`), so every command agrees on what a valid report is."""
     from ..results import Report
-    from .scores import ReportScores, check_scores
+    from .scores import ReportScores, check_scores  # pydantic views, only when reading
 
     data = read_bytes(path)
     problem = check(data, sealed)
@@ -121,11 +97,3 @@ def load_report(path: str | Path, sealed: bool = False) -> Report:
     with no_gc():
         check_scores(ReportScores.of(report), path)  # the one validation every reader shares
     return report
-
-
-def read_bytes(path: str | Path) -> bytes:
-    """The file's bytes; ValueError in one line when it cannot be read."""
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None

@@ -32,7 +32,7 @@ from ..results import (
     TaskStatus,
 )
 from ..scoring import Verdict, passed
-from .json_report import read_bytes, read_report
+from .reading import read_bytes, read_report
 from .seal import check
 
 

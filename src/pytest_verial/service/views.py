@@ -27,8 +27,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from ..reporting.html import render_html
-from ..reporting.index_html import PLOT_RUNS, render_index, trend_section
 from ..store import Store, StoreError
+from ..store.index_html import PLOT_RUNS, render_index, trend_section
 from .keys import ApiKey, authenticate
 
 COOKIE = "verial_key"

@@ -5,88 +5,33 @@ use, from a factory chosen by name, and cached on the sandbox, so all criteria o
 share one loaded source. The fixtures ``verial_<name>`` hand these objects to checks; a
 conftest that overrides a fixture replaces the source for the criteria under it.
 
-Factories are named by import path and imported only when used, so ``--collect-only`` never
-pays for a FHIR, GCS or HL7 library.
+The sources themselves are declared in :mod:`pytest_verial.sourcetable`.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import RunConfigError, SourceError
 from ..models import Entity, Task
 from ..runinfo import RunDir, TaskRunMeta
-
-#: Every source, declared once: name -> ("module:factory", "module:SETTINGS" or None). The
-#: factory takes the Sandbox and returns the source; SETTINGS is the set of run.yaml keys
-#: (``sources.<name>.<key>``) the source reads, declared where it reads them.
-SOURCES: dict[str, tuple[str, str | None]] = {
-    "portal": (
-        "pytest_verial.sources.portal:from_sandbox",
-        "pytest_verial.sources.portal:SETTINGS",
-    ),
-    "voice": ("pytest_verial.sources.voice:from_sandbox", None),
-    "output": ("pytest_verial.sources.output:from_sandbox", None),
-    "fhir": ("pytest_verial.sources.fhir:from_sandbox", "pytest_verial.fhir.settings:KNOWN"),
-    "hl7": ("pytest_verial.sources.hl7:from_sandbox", "pytest_verial.sources.hl7:SETTINGS"),
-    "files": ("pytest_verial.sources.files:from_sandbox", "pytest_verial.sources.files:SETTINGS"),
-    "x12": ("pytest_verial.sources.x12:from_sandbox", "pytest_verial.sources.x12:SETTINGS"),
-    "judge": ("pytest_verial.judge.source:from_sandbox", "pytest_verial.judge.settings:RUN_YAML"),
-}
-SOURCE_FACTORIES: dict[str, str] = {name: factory for name, (factory, _) in SOURCES.items()}
-SOURCE_NAMES: tuple[str, ...] = tuple(SOURCES)
+from ..sourcetable import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES, load
 
 
-def _load(target: str) -> Any:
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
-def unknown_setting(sources: Any) -> str | None:
-    """The first run.yaml key no built-in source reads (``sources.<name>.<key>``), with what is
-    known and the nearest name, or None. Checked when run.yaml is read, so a typo is one error
-    before anything runs, whichever source it is under. A source name that is not built in
-    is left to conftest checks (``sandbox.settings(name)``); :func:`unknown_sources` names them
-    for the report's warnings."""
-    if not isinstance(sources, dict):
-        return None
-    for name, settings in sources.items():
-        if name not in SOURCES or not isinstance(settings, dict):
-            continue
-        target = SOURCES[name][1]
-        known = frozenset(_load(target)) if target else frozenset()
-        for key in settings:
-            if key not in known:
-                listed = ", ".join(sorted(known)) or f"none: {name} is read from the task folder"
-                return f"sources.{name}.{key}: unknown key{_nearest(key, known)}; known: {listed}"
-    return None
-
-
-def unknown_sources(sources: Any) -> list[str]:
-    """Warnings for run.yaml source names that are not built in (a typo, or a conftest's)."""
-    if not isinstance(sources, dict):
-        return []
-    return [
-        f"sources.{name}: not a built-in source{_nearest(name, SOURCES)}; only a conftest "
-        "check that reads it uses it"
-        for name in sources
-        if name not in SOURCES
-    ]
-
-
-def _nearest(word: str, known: Any) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(str(word), [str(k) for k in known], n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+class Source(Protocol):
+    """Any source a sandbox builds by name (:mod:`pytest_verial.sourcetable`); the sandbox
+    calls its ``settle()`` and ``close()`` when it has them. Each built-in kind has its own
+    protocol: :class:`~.fhir.FhirSource`, :class:`~.files.base.FilesSource`,
+    :class:`~.hl7.Hl7Source`, :class:`~.output.OutputSource`, :class:`~.portal.PortalSource`,
+    :class:`~.voice.VoiceSource`, :class:`~.x12.X12Source`."""
 
 
 class Sandbox:
@@ -116,7 +61,7 @@ class Sandbox:
         """run.yaml's facts about this task run (cost, task_type, ...)."""
         return self.run.task_meta(self.task_key, self.task.id)
 
-    def settings(self, name: str, known: set[str] | None = None) -> dict[str, Any]:
+    def settings(self, name: str, known: AbstractSet[str] | None = None) -> dict[str, Any]:
         """Live-source settings for ``name`` from run.yaml (empty: use the snapshot).
 
         With ``known``, a key outside it is a RunConfigError naming the file and the key.
@@ -140,16 +85,14 @@ class Sandbox:
         with self._lock:
             if name not in self._sources:
                 self._own_folder()
-                module, _, attr = SOURCE_FACTORIES[name].partition(":")
-                factory = getattr(importlib.import_module(module), attr)
-                self._sources[name] = factory(self)
+                self._sources[name] = load(SOURCE_FACTORIES[name])(self)
             return self._sources[name]
 
     def _own_folder(self) -> None:
         """A task folder that is a link into its own run folder (to a sibling task's folder,
         or below one) would score this task on another task's sandbox: a SourceError. A link
         out of the run folder stays allowed (a run assembled from elsewhere); what is read
-        below the folder is confined to it by :mod:`.confine`."""
+        below the folder is confined to it by :mod:`pytest_verial.sandbox_io.confine`."""
         if not self.path.is_symlink():
             return
         real = Path(os.path.realpath(self.path))
@@ -179,7 +122,7 @@ class Sandbox:
         self._sources.clear()
 
 
-def run_yaml(sandbox: Any) -> str:
+def run_yaml(sandbox: Sandbox) -> str:
     """How errors name the run's settings file: its path, else ``run.yaml``."""
     path = getattr(getattr(sandbox, "run", None), "path", None)
     if path is None:
@@ -191,7 +134,7 @@ def run_yaml(sandbox: Any) -> str:
 
 
 def setting_number(
-    sandbox: Any, source: str, settings: dict[str, Any], key: str, default: float, kind: type
+    sandbox: Sandbox, source: str, settings: dict[str, Any], key: str, default: float, kind: type
 ) -> Any:
     """A positive, finite number setting (an integer when ``kind`` is int), else one line."""
     value = settings.get(key, default)
@@ -207,7 +150,7 @@ def setting_number(
     return kind(value)
 
 
-def setting_text(sandbox: Any, source: str, settings: dict[str, Any], key: str) -> str | None:
+def setting_text(sandbox: Sandbox, source: str, settings: dict[str, Any], key: str) -> str | None:
     """A text setting (absent: None), else one line naming the file and key."""
     value = settings.get(key)
     if value is None:
@@ -223,7 +166,7 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
 def fill_template(
-    sandbox: Any, source: str, key: str, template: str, values: dict[str, str]
+    sandbox: Sandbox, source: str, key: str, template: str, values: dict[str, str]
 ) -> str:
     """Plain substitution of ``{name}`` for the names in ``values``; nothing is evaluated.
 

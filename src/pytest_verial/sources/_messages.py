@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..errors import SourceError
-from .jsonfiles import iter_jsonl
+from ..sandbox_io.jsonfiles import iter_jsonl
+
+if TYPE_CHECKING:
+    from . import Sandbox
 
 
 class Sent(Protocol):
@@ -22,7 +25,7 @@ class Sent(Protocol):
 S = TypeVar("S", bound=Sent)
 
 
-def live_file(sandbox: Any, source: str, key: str, known: frozenset[str]) -> Path | None:
+def live_file(sandbox: Sandbox, source: str, key: str, known: frozenset[str]) -> Path | None:
     """The file run.yaml's ``sources.<source>.<key>`` names for this task run (``{task}``
     replaced by the task key, a relative path taken from the run folder); None when unset, a
     SourceError when no such file exists."""

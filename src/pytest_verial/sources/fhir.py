@@ -9,14 +9,20 @@ run's ``started_at``). A conftest can override ``verial_fhir`` with any object t
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..errors import CriterionError
 from ..fhir.index import SearchResult
 from ..fhir.live import LiveFhir
 from ..fhir.query import Query
 from ..fhir.settings import check_settings
 from ..fhir.snapshot import FhirSnapshot
+
+if TYPE_CHECKING:
+    from . import Sandbox
 
 
 @runtime_checkable
@@ -30,6 +36,13 @@ class FhirSource(Protocol):
 
     def describe(self) -> str:
         """Where the data comes from (a directory or a base URL)."""
+
+
+class FhirBaseline(FhirSource, Protocol):
+    """A FHIR snapshot that knows ``fhir-baseline/``, for ``changed_since_baseline``."""
+
+    def changed(self, resource: dict[str, Any]) -> bool:
+        """True when ``resource`` is new or differs from the baseline."""
 
 
 class SnapshotSource(FhirSnapshot):
@@ -50,7 +63,7 @@ class SnapshotSource(FhirSnapshot):
         return super().search(query)
 
 
-def from_sandbox(sandbox: Any) -> SnapshotSource | LiveFhir:
+def from_sandbox(sandbox: Sandbox) -> SnapshotSource | LiveFhir:
     """A live server when run.yaml's ``sources.fhir`` names one, else the snapshot."""
     where = _run_file(sandbox)
     settings = check_settings(sandbox.settings("fhir"), where)
@@ -65,15 +78,34 @@ def from_sandbox(sandbox: Any) -> SnapshotSource | LiveFhir:
     return SnapshotSource(sandbox.path / "fhir", sandbox.path / "fhir-baseline", settings)
 
 
-def _planned(sandbox: Any, live: LiveFhir) -> list[tuple[Query, bool]]:
-    """The searches the task run's criteria in this session will send, in their order."""
-    from ..checks.fhir import planned_searches
+@runtime_checkable
+class PlansSearch(Protocol):
+    """A criterion's assertion that searches a FHIR source (``fhir-resource-state`` does), so a
+    live source can send its search ahead, with the task run's others."""
 
+    def planned_search(self, source: Any) -> tuple[Query, bool]:
+        """The search sent to ``source``, and whether it needs every page (CriterionError when
+        it cannot be built)."""
+
+
+def planned_searches(specs: Iterable[object], source: Any) -> list[tuple[Query, bool]]:
+    """The searches of the assertions among ``specs`` that plan one, in order; one that cannot
+    be built is left out (its criterion reports why when it runs)."""
+    planned = []
+    for spec in specs:
+        if isinstance(spec, PlansSearch):
+            with contextlib.suppress(CriterionError):
+                planned.append(spec.planned_search(source))
+    return planned
+
+
+def _planned(sandbox: Sandbox, live: LiveFhir) -> list[tuple[Query, bool]]:
+    """The searches the task run's criteria in this session will send, in their order."""
     criteria = sandbox.planned_criteria() if hasattr(sandbox, "planned_criteria") else []
     return planned_searches((c.spec for c in criteria), live)
 
 
-def _run_file(sandbox: Any) -> str:
+def _run_file(sandbox: Sandbox) -> str:
     """The run.yaml (or run.yml / run.json) holding the settings, for messages."""
     run_path = getattr(getattr(sandbox, "run", None), "path", None)
     if run_path is None:

@@ -21,13 +21,16 @@ and segment), so the criteria reading it are errors rather than silent misses.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import SourceError
 from ..hl7.parse import Hl7Message, Hl7ParseError, decode, parse_stream
+from ..sandbox_io.confine import is_file, task_root, walk
+from ..sandbox_io.jsonfiles import read_bytes
 from ._messages import live_file, oldest_first, rows, stamped
-from .confine import is_file, task_root, walk
-from .jsonfiles import read_bytes
+
+if TYPE_CHECKING:
+    from . import Sandbox
 
 EVENT_TYPE = "hl7_outbound"
 
@@ -121,7 +124,7 @@ def _snapshot_dir(sandbox_path: Path) -> Hl7Snapshot:
 SETTINGS = frozenset({"events"})
 
 
-def from_sandbox(sandbox: Any) -> Hl7Snapshot:
+def from_sandbox(sandbox: Sandbox) -> Hl7Snapshot:
     """The hl7 source of a sandbox: the live events file from run.yaml, else ``hl7_outbound/``."""
     events = live_file(sandbox, "hl7", "events", SETTINGS)
     return Hl7Snapshot([], [events]) if events else _snapshot_dir(sandbox.path)

@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
-from .confine import is_file, task_root
-from .jsonfiles import read_text
+from ..sandbox_io.confine import is_file, task_root
+from ..sandbox_io.jsonfiles import read_text
+
+if TYPE_CHECKING:
+    from . import Sandbox
 
 OUTPUT_NAMES = ("output.md", "output.txt", "output.json")
+
+
+class OutputSource(Protocol):
+    """What the ``output-*`` checks and the judge need: the agent's final output."""
+
+    #: the file the output was read from, once ``text()`` found one
+    path: Path | None
+
+    def text(self) -> str | None:
+        """The output as text, or None when the task run wrote none."""
+        ...
+
+    @property
+    def format(self) -> str | None:
+        """``md``, ``txt`` or ``json``: how the output is written."""
+        ...
 
 
 class OutputSnapshot:
@@ -39,6 +58,6 @@ class OutputSnapshot:
         return self.path.suffix.lstrip(".") if self.path else None
 
 
-def from_sandbox(sandbox: Any) -> OutputSnapshot:
+def from_sandbox(sandbox: Sandbox) -> OutputSnapshot:
     """The output source of a sandbox."""
     return OutputSnapshot(sandbox.path)

@@ -13,13 +13,16 @@ import os
 import re
 import sqlite3
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import RunConfigError, SourceError
 from ..safeparse import DataError, load_json
+from ..sandbox_io.confine import inside, is_dir, is_file, task_root
+from ..sandbox_io.jsonfiles import iter_jsonl, read_json
 from ..secrets import register_setting
-from .confine import inside, is_dir, is_file, task_root
-from .jsonfiles import iter_jsonl, read_json
+
+if TYPE_CHECKING:
+    from . import Sandbox
 
 Row = dict[str, Any]
 
@@ -148,7 +151,7 @@ def _maybe_json(value: Any) -> Any:
 SETTINGS = frozenset({"database_url", "database_url_env"})
 
 
-def from_sandbox(sandbox: Any) -> PortalSnapshot:
+def from_sandbox(sandbox: Sandbox) -> PortalSnapshot:
     """The portal source of a sandbox: a live SQLite database from run.yaml, else the snapshot."""
     from . import setting_text
 

@@ -7,13 +7,16 @@ empty transcript (no call happened).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import SourceError
-from .confine import is_file, task_root
-from .jsonfiles import iter_jsonl, read_json
+from ..sandbox_io.confine import is_file, task_root
+from ..sandbox_io.jsonfiles import iter_jsonl, read_json
+
+if TYPE_CHECKING:
+    from . import Sandbox
 
 
 class Turn(BaseModel):
@@ -72,6 +75,6 @@ class VoiceSnapshot:
         return turns
 
 
-def from_sandbox(sandbox: Any) -> VoiceSnapshot:
+def from_sandbox(sandbox: Sandbox) -> VoiceSnapshot:
     """The voice source of a sandbox."""
     return VoiceSnapshot(sandbox.path / "voice")

@@ -18,14 +18,17 @@ each transaction for the evidence.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..errors import SourceError
+from ..sandbox_io.confine import task_root, walk
+from ..sandbox_io.jsonfiles import read_text
 from ..x12.envelope import Transaction, parse_interchanges
 from ..x12.tokenizer import X12ParseError
 from ._messages import live_file, oldest_first, rows, stamped
-from .confine import task_root, walk
-from .jsonfiles import read_text
+
+if TYPE_CHECKING:
+    from . import Sandbox
 
 SUFFIXES = (".x12", ".edi", ".txt")
 
@@ -97,7 +100,7 @@ def _snapshot_dir(directory: Path) -> X12Snapshot:
 SETTINGS = frozenset({"records"})
 
 
-def from_sandbox(sandbox: Any) -> X12Snapshot:
+def from_sandbox(sandbox: Sandbox) -> X12Snapshot:
     """The x12 source of a sandbox: a live records file from run.yaml, else ``x12/``."""
     records = live_file(sandbox, "x12", "records", SETTINGS)
     return X12Snapshot([], [records]) if records else _snapshot_dir(sandbox.path / "x12")

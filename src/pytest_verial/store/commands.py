@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def is_store_ref(value: str | None) -> bool:
     """Whether a command argument names a stored run rather than a report file."""
-    from ..reporting.index_html import is_store_ref as ref
+    from .index_html import is_store_ref as ref
 
     return ref(value)
 

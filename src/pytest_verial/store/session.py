@@ -40,7 +40,7 @@ AGGREGATE_SECONDS = 1.0
 
 def store_url_of(config: pytest.Config) -> str | None:
     """The session's store URL (``--verial-store`` > ``$VERIAL_STORE`` > ini > default, read
-    once with every option: :mod:`pytest_verial.settings`); None when turned off."""
+    once with every option: :mod:`pytest_verial.configure`); None when turned off."""
     from ..state import SETTINGS
 
     return config.stash[SETTINGS].store.url

@@ -20,13 +20,16 @@ server, gcloud); none are ever written to settings, evidence or reports.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import RunConfigError
 from .. import fill_template, run_yaml, setting_number, setting_text
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, FilesSource, unsafe_reason
 from .disk import DirectoryFiles
 from .gcs import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, GCSFiles
+
+if TYPE_CHECKING:
+    from .. import Sandbox
 
 #: run.yaml ``sources.files`` keys
 SETTINGS = {
@@ -42,8 +45,9 @@ SETTINGS = {
 }
 
 
-def _prefix(template: str, sandbox: Any) -> str:
-    entity = sandbox.entity.id if getattr(sandbox, "entity", None) is not None else ""
+def _prefix(template: str, sandbox: Sandbox) -> str:
+    found = getattr(sandbox, "entity", None)  # a conftest's own sandbox may have none
+    entity = found.id if found is not None else ""
     values = {"task_key": sandbox.task_key, "task_id": sandbox.task.id, "entity": entity}
     prefix = fill_template(sandbox, "files", "prefix", template, values).strip("/")
     reason = unsafe_reason(prefix) if prefix else None
@@ -54,7 +58,7 @@ def _prefix(template: str, sandbox: Any) -> str:
     return prefix
 
 
-def from_sandbox(sandbox: Any) -> BaseFilesSource:
+def from_sandbox(sandbox: Sandbox) -> BaseFilesSource:
     """The files source of one task run (built once, shared by its criteria)."""
     settings = sandbox.settings("files", SETTINGS)
     limit = setting_number(

@@ -1,7 +1,7 @@
 """The files source of a captured run: the sandbox's ``sftp/`` directory tree.
 
 Symbolic links are followed only when their target stays inside the task folder (checked
-again when the file is read, :mod:`pytest_verial.sources.confine`); a link that points out,
+again when the file is read, :mod:`pytest_verial.sandbox_io.confine`); a link that points out,
 ``sftp/`` itself included, makes the source an error naming the link. Links to directories
 are listed in :attr:`refused`. A missing ``sftp/`` is an empty tree: the agent dropped nothing.
 """
@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from ...errors import SourceError
-from ..confine import inside, task_root
+from ...sandbox_io.confine import inside, task_root
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, guess_content_type
 
 

@@ -13,10 +13,11 @@ to what is left, and once it has passed every further listing or read is a one-l
 Every HTTP request is counted in :attr:`requests` (a transport adapter on the session, per
 thread), which the tests and ``bench/files.py`` use to prove the one-listing rule.
 
-Once listed, the objects the task run's criteria will certainly read (``planner``: for each
-``sftp-file-present`` criterion that checks content and whose count is within its bounds, the
+Once listed, the objects the task run's criteria will certainly read (``planner``, asking each
+assertion that is :class:`ReadsAhead`: for an ``sftp-file-present``
+criterion that checks content and whose count is within its bounds, the
 first matching object, which the check always reads) are downloaded at once, ``concurrency``
-at a time (:mod:`pytest_verial.sources.prefetch`); a criterion waits only for the objects it
+at a time (:mod:`pytest_verial.sandbox_io.prefetch`); a criterion waits only for the objects it
 reads, and a failed download is that criterion's error.
 """
 
@@ -26,11 +27,11 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from ...errors import CriterionError, SourceError
-from ..deadline import Deadline
-from ..prefetch import Prefetch, ahead
+from ...errors import SourceError
+from ...sandbox_io.deadline import Deadline
+from ...sandbox_io.prefetch import Prefetch, ahead
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry
 
 #: objects of one task run downloaded at once (``sources.files.concurrency``); 1: one at a time
@@ -182,7 +183,7 @@ class GCSFiles(BaseFilesSource):
         wanted: dict[str, FileEntry] = {}
         try:
             for spec in self.planner():
-                entry = first_read(self, spec)
+                entry = spec.first_read(self) if isinstance(spec, ReadsAhead) else None
                 if entry is not None:
                     wanted.setdefault(entry.path, entry)
         except Exception:  # noqa: BLE001 - only a head start: each criterion reads for itself
@@ -291,19 +292,10 @@ class GCSFiles(BaseFilesSource):
         self._client = None  # shared with other task runs of this process; kept open
 
 
-def first_read(source: BaseFilesSource, spec: Any) -> FileEntry | None:
-    """The object an ``sftp-file-present`` criterion certainly reads: the first match when it
-    checks content and the count is within bounds (the check reads matches in path order)."""
-    from ...checks.files import SftpFilePresent, reads_content
+@runtime_checkable
+class ReadsAhead(Protocol):
+    """A criterion's assertion that can name the object its check will certainly read (the
+    ``sftp-file-present`` check does), so the source downloads it ahead."""
 
-    if not isinstance(spec, SftpFilePresent) or not spec.checks():
-        return None
-    try:
-        matched = source.match(spec.pattern)
-    except CriterionError:
-        return None
-    count, high = len(matched), spec.max_count
-    if not matched or count < spec.min_count or (high is not None and count > high):
-        return None
-    first = matched[0]
-    return first if first.size <= source.max_read_bytes and reads_content(spec, first) else None
+    def first_read(self, source: BaseFilesSource) -> FileEntry | None:
+        """The object the check will certainly read from ``source``, or None."""

@@ -5,7 +5,7 @@ runs, newest first, with a trend plot per benchmark).
 Both are one self-contained file: no network request, no script at all on the index page, the
 plots are inline SVG drawn here. Every text from the store (benchmark names, agents, run
 labels, commits, ids) is HTML-escaped; a scored run shows its score and verdict, never task
-details, evidence, labels or feedback (as :mod:`.html` elides them).
+details, evidence, labels or feedback (as :mod:`pytest_verial.reporting.html` elides them).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..display import escape
 from ..scoring import VERDICTS
-from ..store.core import RunRow, Store, TrendPoint
+from .core import RunRow, Store, TrendPoint
 
 #: how many runs of a benchmark its plot shows (the newest)
 PLOT_RUNS = 50
@@ -44,7 +44,8 @@ code{font-size:12px}
 
 def _e(value: object) -> str:
     """Any value as escaped HTML text (quotes too: safe in attributes), its control characters
-    and bidi overrides written as escapes (:func:`.display.escape`, as on every surface)."""
+    and bidi overrides written as escapes (:func:`pytest_verial.display.escape`, as on every
+    surface)."""
     return html.escape(escape("" if value is None else str(value)), quote=True)
 
 
@@ -247,11 +248,11 @@ def is_store_ref(value: str | None) -> bool:
 def html_from_store(args: argparse.Namespace) -> int:
     """``verial html ID|latest [BASE] [-o FILE] [--open]`` and ``verial html --index``."""
     from ..display import escape
-    from ..store.cli import cli_rootdir, open_cli_store
-    from ..store.core import StoreError, sqlite_path, store_url_from
-    from .html import open_in_browser, write_html
-    from .json_report import load_report
-    from .outputs import EXIT_REFUSED, OutputRefused, refused, write_text_atomic
+    from ..reporting.html import open_in_browser, write_html
+    from ..reporting.json_report import load_report
+    from ..reporting.outputs import EXIT_REFUSED, OutputRefused, refused, write_text_atomic
+    from .cli import cli_rootdir, open_cli_store
+    from .core import StoreError, sqlite_path, store_url_from
 
     if args.index and (args.report or args.base):
         print("verial html: give ID|REPORT or --index, not both", file=sys.stderr)

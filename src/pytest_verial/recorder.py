@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .. import heap
-from ..collect import (
+from . import heap
+from .collect import (
     JUNIT_FIELDS,
     BenchmarkFile,
     CriterionItem,
@@ -34,11 +34,11 @@ from ..collect import (
     junit_value,
     registry_of,
 )
-from ..display import escape
-from ..engine import identity, now_iso
-from ..errors import BenchmarkFileError
-from ..loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
-from ..nodeids import (
+from .display import escape
+from .engine import identity, now_iso
+from .errors import BenchmarkFileError
+from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
+from .nodeids import (
     file_of,
     is_no_criteria,
     parse,
@@ -46,11 +46,8 @@ from ..nodeids import (
     split_task_name,
     task_run_of,
 )
-from ..results import CriterionRun, Report
-from ..scoring import reaches
-from ..state import FINISHED, SETTINGS, SHARD_INFO
-from .build import ReportInput, build_report
-from .journal import (
+from .reporting.build import ReportInput, build_report
+from .reporting.journal import (
     Journal,
     JournalBusy,
     journal_path,
@@ -58,12 +55,15 @@ from .journal import (
     recover,
     recovered_path,
 )
-from .json_report import write_json_report
-from .outputs import OutputRefused, check_outputs
-from .terminal import summary
+from .reporting.json_report import write_json_report
+from .reporting.outputs import OutputRefused, check_outputs
+from .reporting.terminal import summary
+from .results import CriterionRun, Report
+from .scoring import reaches
+from .state import FINISHED, SETTINGS, SHARD_INFO
 
 if TYPE_CHECKING:
-    from ..store.session import SessionStore
+    from .store.session import SessionStore
 
 CHECKPOINT_SECONDS = 2.0
 
@@ -249,8 +249,8 @@ class Recorder:
         self.session = session
         if self.config.option.collectonly:
             return
-        from ..store import StoreError
-        from ..store.session import SessionStore
+        from .store import StoreError
+        from .store.session import SessionStore
 
         args = [Path(file_of(a)) for a in self.config.args]
         try:  # a store that cannot be opened stops the session before any criterion runs
@@ -501,9 +501,9 @@ class Recorder:
 
     def _write_outputs(self, report: Report, scored: bool) -> None:
         """Each output on its own: one that cannot be written does not stop the others."""
-        from .html import write_html  # each writer loads when its output is asked for
-        from .junit import write_junit
-        from .markdown import append_step_summary, write_markdown
+        from .reporting.html import write_html  # each writer loads when its output is asked for
+        from .reporting.junit import write_junit
+        from .reporting.markdown import append_step_summary, write_markdown
 
         named = self.settings.outputs
         step_summary = next(

@@ -18,11 +18,11 @@ import sys
 
 from ..display import escape
 from ..nodeids import criterion_nodeid, parse, task_run_of
+from ..reporting.elide import elide
+from ..reporting.json_report import load_report
+from ..reporting.terminal import describe_failure, summary_lines
 from ..results import BenchmarkRun, CriterionRun, Report, TaskRun
 from ..secrets import redact, redact_json
-from .elide import elide
-from .json_report import load_report
-from .terminal import describe_failure, summary_lines
 
 #: evidence printed in full up to this many characters of JSON
 _EVIDENCE_CHARS = 4000
