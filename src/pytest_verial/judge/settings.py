@@ -93,21 +93,21 @@ class JudgeSettings:
         return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000, True
 
 
-_KEYS = {  # setting -> (option key, run.yaml sources.judge key)
-    "model": ("judge_model", "model"),
-    "base_url": ("judge_base_url", "base_url"),
-    "api_key_env": ("judge_api_key_env", "api_key_env"),
-    "temperature": ("judge_temperature", "temperature"),
-    "seed": ("judge_seed", "seed"),
-    "timeout": ("judge_timeout", "timeout"),
-    "retries": ("judge_retries", "retries"),
-    "backoff": ("judge_backoff", "backoff"),
-    "response_format": ("judge_response_format", "response_format"),
-    "max_tokens": ("judge_max_tokens", "max_tokens"),
-    "samples": ("judge_samples", "samples"),
+_JUDGE_KEY = "sources.judge."
+#: setting -> (its ``ctx.options`` key, its run.yaml ``sources.judge`` key): those of the
+#: options table, then the settings that only run.yaml and inline config give
+_KEYS: dict[str, tuple[str, str]] = {
+    **{
+        each.run_yaml.removeprefix(_JUDGE_KEY): (each.key, each.run_yaml.removeprefix(_JUDGE_KEY))
+        for each in table.of_plugin(table.JUDGE_PLUGIN)
+        if each.run_yaml is not None
+        and each.run_yaml.startswith(_JUDGE_KEY)
+        and each.run_yaml != _JUDGE_KEY + "prices"  # a table merged into the built-in one
+    },
+    # a pytest session's cache is under its rootdir (the option's default); run.yaml's key
+    # serves verify_task and the service
     "cache_dir": ("judge_cache_dir", "cache_dir"),
-    "bypass_cost": ("bypass_cost", "bypass_cost"),
-    "budget": ("verification_budget", "budget"),
+    **{name: (f"judge_{name}", name) for name in ("temperature", "seed", "backoff", "max_tokens")},
 }
 #: run.yaml ``sources.judge`` keys
 RUN_YAML = frozenset({key for _, key in _KEYS.values()} | {"prices", "executor_model"})
