@@ -18,41 +18,49 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import REPO, child_env
+from core_support import REPO, child_env, shared_project
 
 EXAMPLES = REPO / "example_benchmarks"
 
-#: one worker runs the module (scripts/test runs --dist loadgroup), so its venv is built once
-pytestmark = pytest.mark.xdist_group("plain-install")
 
+@pytest.fixture(scope="session")
+def plain_python(shared_base: Path) -> Path:
+    """A venv with ``pip install <repo>`` and nothing else, built once for the whole session
+    however many xdist workers run these tests (the others wait for it).
 
-@pytest.fixture(scope="module")
-def plain_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv with ``pip install <repo>`` and nothing else.
-
-    Built from a copy of what the package is made of: each xdist worker running a test of
-    this module sets the fixture up, and two builds in one source tree (its ``build/``) fail.
+    Built from a copy of what the package is made of: two builds in one source tree (its
+    ``build/``) fail.
     """
-    source = tmp_path_factory.mktemp("plain-source")
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, source / name)
-    shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("*.egg-info"))
-    venv = tmp_path_factory.mktemp("plain-venv")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    proc = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-compile", str(source)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    if proc.returncode != 0:
-        reason = f"pip install . failed: {proc.stderr.strip().splitlines()[-1:]}"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return python
+
+    def build(root: Path) -> None:
+        source = root / "source"
+        source.mkdir()
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(REPO / name, source / name)
+        shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("*.egg-info"))
+        subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
+        proc = subprocess.run(
+            [
+                str(root / "venv" / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-compile",
+                str(source),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        if proc.returncode != 0:
+            reason = f"pip install . failed: {proc.stderr.strip().splitlines()[-1:]}"
+            if os.environ.get("CI"):
+                pytest.fail(reason)
+            pytest.skip(reason)
+
+    return shared_project(shared_base, "plain-install", build) / "venv" / "bin" / "python"
 
 
 def _scores(python: Path, cwd: Path, out: Path, *args: str) -> dict[str, Any]:
