@@ -48,8 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _load_store_driver(config: pytest.Config) -> None:
     """Import SQLAlchemy now when the results store is on (workers too). Its compiled
     modules cannot be imported twice in one process, and pytester's in-process runs drop
-    every module first imported inside them: imported here, by the outer session, it stays."""
-    if config.stash[SETTINGS].store.url is not None:
+    every module first imported inside them: imported here, by the outer session, it stays.
+    ``--collect-only`` writes no store: no import (half of the plugin's start-up)."""
+    if config.stash[SETTINGS].store.url is not None and not config.option.collectonly:
         import sqlalchemy.dialects.postgresql  # noqa: F401
         import sqlalchemy.dialects.sqlite  # noqa: F401
 
