@@ -15,7 +15,7 @@ from core_support import Project, portal_criterion, run_subprocess
 # A user's conftest plugin: configures the collector as GC_MODE says, keeps an object made at
 # configure in a dict (its referrer), and records what its hooks see, at the session's end.
 CONFTEST = """
-import gc, json, os
+import atexit, gc, json, os
 
 MODE = os.environ["GC_MODE"]
 KEEPER = {}
@@ -45,7 +45,14 @@ def state():
 ORIGINAL = gc.get_threshold()
 
 
+def at_exit():
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(f"atexit-{worker}.json", "w") as out:
+        json.dump(state(), out)
+
+
 def pytest_configure(config):
+    atexit.register(at_exit)  # runs before the plugin's own handler (heap.at_exit)
     KEEPER["token"] = Token()
     if MODE == "disabled":
         gc.disable()
@@ -73,7 +80,7 @@ def pytest_sessionfinish(session):
 
 # The user's tests: each one checks what it sees, and so does a session fixture's teardown.
 USER_TEST = """
-import gc, json, os
+import atexit, gc, json, os
 import pytest
 import conftest
 
@@ -172,8 +179,8 @@ def test_user_tests_and_plugins_see_the_collector_as_configured(
             assert state["enabled"] == (mode != "disabled"), state
             if mode == "thresholds":
                 assert state["threshold"] == [5000, 20, 20], state
-    teardowns = seen_files(project, "teardown-")
-    assert len(teardowns) >= 3
+    teardowns = seen_files(project, "teardown-") + seen_files(project, "atexit-")
+    assert len(teardowns) >= 4
     for state in teardowns:
         assert state["enabled"] == (mode != "disabled")
         assert mode == "frozen" or (state["freeze_count"] == 0 and state["referrer_found"])
