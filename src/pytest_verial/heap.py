@@ -26,8 +26,8 @@ same session. So:
   over what was made since the last freeze (garbage included), then a freeze;
 - :func:`no_gc` around a bulk build (a benchmark file's plan, the report, the ``verial``
   commands' reads): no automatic collection while the block runs, then the collector is as
-  it was (left off if it was off). It freezes nothing.
-
+  it was (left off if it was off). It freezes nothing;
+- :func:`keep` inside the scope: a sandbox's loaded FHIR snapshot is frozen with the rest;
 - :func:`at_exit`, when the interpreter exits after a session whose scope froze anything: if
   the collector is still untouched, what is alive is frozen, so the interpreter's final
   collection does not walk the session's heap (0.44 s at 2,000 criteria on a loaded machine).
@@ -42,7 +42,10 @@ the next full collection walks the session's objects once, as it would in plain 
 
 Freezing only inside the scope means a benchmark file's plan and the collected items are
 walked by the full collections of the collection phase, and what is alive at the end by the
-collections of the session's end and of the interpreter's exit, as plain pytest's items are.
+collections of the session's end, as plain pytest's items are. User code that runs as part of
+a criterion item (an autouse fixture's set-up, a conftest's override of a source fixture,
+another plugin's hooks about that item) runs inside the scope and sees the freeze.
+``tests/core/test_core_gc_scope.py`` is the proof of the rest.
 """
 
 from __future__ import annotations
