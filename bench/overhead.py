@@ -7,6 +7,7 @@ and make the same comparison. Both are run by pytest in subprocesses, alternatin
 the median wall times give the ratio (DESIGN §8: target <= 1.5 at 5,000 criteria).
 
     python bench/overhead.py [--shape small|large] [--criteria 5000] [--repeat 3] [--report]
+        [--collect-only]
 
 Shapes (issue 12): ``large`` is few large tasks (tasks of 50 one-field criteria, the default);
 ``small`` is many small tasks (tasks of 10 criteria with 3 fields each). ``--tasks`` overrides
@@ -16,6 +17,19 @@ The plugin freezes what a session keeps out of the garbage collector's sight (``
 plain pytest does not, and pays for full collections over its items. So the script also
 runs the plain file with the same freeze after collection (``plain, heap frozen``): the
 ratio against it is the plugin's own per-criterion cost, with the collector out of both.
+
+The plain runs load neither pytest-verial nor its judge plugin (``-p no:verial -p
+no:verial-judge``): the plugin's import is counted in the plugin's figure only (issue 21).
+
+``--only-pytest`` runs pytest with no plugin but the one measured
+(``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``; the verial runs add ``-p pytest_verial.plugin``) and
+with bytecode caches written (``PYTHONDONTWRITEBYTECODE`` unset), as in a user's install:
+without it, both sides also load every plugin of the environment (hypothesis, schemathesis,
+xdist in the test extras) and, where ``PYTHONDONTWRITEBYTECODE=1`` is set, compile them anew in
+every process, which adds the same seconds of start-up to both sides.
+
+``--collect-only`` also times ``pytest --co`` of the benchmark file (issue 21: at most 0.3 x
+a full run of the plain file).
 
 ``--report`` makes the verial run write ``--verial-report`` (and so its journal, one line per
 criterion run, fsynced per task run): run it with the source before and after a change to
@@ -59,6 +73,9 @@ def test_field(task, key, fields):
             value = value[int(part)] if isinstance(value, list) else value[part]
         assert value == expected
 """
+
+#: the plain runs: without the plugin, so its import counts on its side only
+BARE = ["-p", "no:verial", "-p", "no:verial-judge"]
 
 #: ``-p freeze_after_collection``: plain pytest with the freeze the plugin does after collection
 FREEZE_PLUGIN = """
@@ -118,22 +135,49 @@ def build(root: Path, criteria: int, tasks: int, fields: int = 1) -> None:
     (root / "freeze_after_collection.py").write_text(FREEZE_PLUGIN)
 
 
+def only_pytest() -> None:
+    """From now on, pytest runs load no plugin but the one measured; bytecode is cached."""
+    ONLY_PYTEST.append(True)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+
+
+#: set by :func:`only_pytest`
+ONLY_PYTEST: list[bool] = []
+
+
+def verial_args(*args: str) -> list[str]:
+    """The arguments of a pytest-verial run (the plugin named when autoload is off)."""
+    return [*(["-p", "pytest_verial.plugin"] if ONLY_PYTEST else []), *args]
+
+
 def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(cwd), os.environ.get("PYTHONPATH", "")]),
-        },
-    )
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in ok:
-        raise SystemExit(f"pytest {' '.join(args)} failed:\n{proc.stdout[-2000:]}")
+    """Wall seconds of one pytest run; its CPU seconds (user + system) go to :data:`CPU`."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(cwd), os.environ.get("PYTHONPATH", "")]),
+    }
+    with (cwd / "pytest.out").open("w") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+    CPU.append(usage.ru_utime + usage.ru_stime)
+    if os.waitstatus_to_exitcode(status) not in ok:
+        output = (cwd / "pytest.out").read_text(errors="replace")
+        raise SystemExit(f"pytest {' '.join(args)} failed:\n{output[-2000:]}")
     return elapsed
+
+
+#: CPU seconds of each run of :func:`timed`, in order (on a shared machine, wall time
+#: includes waiting for a core; CPU time does not)
+CPU: list[float] = []
+
+
+def cpu_of_last() -> float:
+    """CPU seconds of the last :func:`timed` run."""
+    return CPU[-1]
 
 
 def main() -> None:
@@ -143,25 +187,43 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=None, help="default: from the shape")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--report", action="store_true", help="write the JSON report too")
+    parser.add_argument(
+        "--collect-only", action="store_true", help="also time `pytest --co` of the benchmark"
+    )
+    parser.add_argument(
+        "--only-pytest", action="store_true", help="no other plugin; bytecode caches on"
+    )
     args = parser.parse_args()
+    if args.only_pytest:
+        only_pytest()
     extra = ["--verial-report", "report.json"] if args.report else []
     per_task, fields = (10, 3) if args.shape == "small" else (50, 1)
     args.tasks = args.tasks or max(args.criteria // per_task, 1)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build(root, args.criteria, args.tasks, fields)
-        verial, plain, frozen, empty = [], [], [], []
+        verial, plain, frozen, empty, listed = [], [], [], [], []
+        cpu: dict[str, list[float]] = {"verial": [], "plain": [], "co": []}
         for _ in range(args.repeat):
-            verial.append(timed(["load.verial.json", "--verial-run", "sandbox", *extra], root))
-            plain.append(timed(["test_plain.py"], root))
-            frozen.append(timed(["test_plain.py", "-p", "freeze_after_collection"], root))
+            verial.append(
+                timed(verial_args("load.verial.json", "--verial-run", "sandbox", *extra), root)
+            )
+            cpu["verial"].append(cpu_of_last())
+            plain.append(timed(["test_plain.py", *BARE], root))
+            cpu["plain"].append(cpu_of_last())
+            frozen.append(timed(["test_plain.py", *BARE, "-p", "freeze_after_collection"], root))
             empty.append(
                 timed(
-                    ["-c", "pytest.ini", "--co", "-k", "nothing-at-all", "cases.json"],
+                    ["-c", "pytest.ini", *BARE, "--co", "-k", "nothing-at-all", "cases.json"],
                     root,
                     ok=(4, 5),
                 )
             )
+            if args.collect_only:
+                listed.append(
+                    timed(verial_args("--co", "load.verial.json", "--verial-run", "sandbox"), root)
+                )
+                cpu["co"].append(cpu_of_last())
         v, p, f, e = (statistics.median(x) for x in (verial, plain, frozen, empty))
     n = args.criteria
     print(
@@ -177,6 +239,16 @@ def main() -> None:
     print(f"ratio (wall):       {v / p:.2f}")
     print(f"ratio (per item):   {(v - e) / (p - e):.2f}")
     print(f"ratio against plain with the heap frozen (wall): {v / f:.2f}")
+    if listed:
+        c = statistics.median(listed)
+        print(f"pytest-verial --co:  {c:7.2f} s  (ratio to the plain full run: {c / p:.2f})")
+    vc, pc = statistics.median(cpu["verial"]), statistics.median(cpu["plain"])
+    print(f"CPU (user + system): pytest-verial {vc:.2f} s, plain {pc:.2f} s, ratio {vc / pc:.2f}")
+    if listed:
+        cc = statistics.median(cpu["co"])
+        print(f"CPU of --co: {cc:.2f} s, ratio to plain {cc / pc:.2f}")
+    runs = {"verial": verial, "plain": plain, "co": listed, "cpu": cpu}
+    print("runs (s): " + json.dumps(runs))
 
 
 if __name__ == "__main__":

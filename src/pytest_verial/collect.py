@@ -141,7 +141,7 @@ class BenchmarkFile(pytest.File):
         settings = self.config.stash[SETTINGS]
         scored = file_scored(settings, self.path)
         try:
-            with heap.building():
+            with heap.no_gc():
                 self.plan = load_benchmark(
                     self.path, registry, display_path(self.config, self.path), scored=scored
                 )

@@ -48,14 +48,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _load_store_driver(config: pytest.Config) -> None:
     """Import SQLAlchemy now when the results store is on (workers too). Its compiled
     modules cannot be imported twice in one process, and pytester's in-process runs drop
-    every module first imported inside them: imported here, by the outer session, it stays."""
-    if config.stash[SETTINGS].store.url is not None:
+    every module first imported inside them: imported here, by the outer session, it stays.
+    ``--collect-only`` writes no store: no import (half of the plugin's start-up)."""
+    if config.stash[SETTINGS].store.url is not None and not config.option.collectonly:
         import sqlalchemy.dialects.postgresql  # noqa: F401
         import sqlalchemy.dialects.sqlite  # noqa: F401
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    heap.release()  # a session before this one in the same process froze its objects
+    heap.release()  # nothing of an earlier session in this process stays frozen
+    config.pluginmanager.register(heap.Scope(is_verial_item), "verial-heap")
     config.pluginmanager.register(SecretMasking(), "verial-secret-masking")
     session_settings(config)  # every option, read once (the verial-judge plugin may have)
     mask_run_secrets(runs_at_start(config))
@@ -76,16 +78,23 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if SANDBOXES in config.stash:
         config.stash[SANDBOXES].close()
-    heap.end()  # nothing runs after this hook: the interpreter's exit skips the heap
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    # The sandboxes (a snapshot of a million resources, say) go before the heap is handed
-    # back, or the end-of-session collections of other plugins would walk them.
-    if SANDBOXES in session.config.stash:
-        session.config.stash[SANDBOXES].close()
-    heap.thaw()  # the terminal summary and other plugins see every object again
+def is_verial_item(item: pytest.Item) -> bool:
+    """The plugin's own items: the freeze of :mod:`.heap` is in effect only while they run."""
+    return isinstance(item, (CriterionItem, NoCriteriaItem))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Any:
+    try:
+        return (yield)
+    finally:
+        # The sandboxes (a snapshot of a million resources, say) go before the heap's scope
+        # hands its frozen objects back (heap.Scope, an outer wrapper), or the collections of
+        # the session's end would walk them.
+        if SANDBOXES in session.config.stash:
+            session.config.stash[SANDBOXES].close()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
@@ -180,8 +189,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in criteria:  # a task run's criterion runs are kept until its last one is done
         left = config.stash.setdefault(TASK_LEFT, {})
         left[item.task_node.nodeid] = left.get(item.task_node.nodeid, 0) + 1
-    if criteria:
-        heap.settle()  # plans and items live as long as the session
     if not hasattr(config, "workerinput") and not config.option.collectonly:
         # (the xdist controller checks node ids; listing tests needs no sandbox)
         refuse_empty_runs(session.config, task_runs_of_items(session.config, session.items))

@@ -462,7 +462,7 @@ class Recorder:
                 self.store.discard()
                 self.store = None
             return
-        with heap.building():
+        with heap.no_gc():
             data = self._input(running=False)
             report = build_report(data)
         resume = self.settings.resume

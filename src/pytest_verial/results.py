@@ -111,6 +111,23 @@ class Result(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_assignment=False)
 
 
+#: one set of explicitly set field names per distinct set, shared by the runs that have it
+_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
+
+
+def _share_fields_set(model: BaseModel) -> None:
+    """Give ``model`` the shared copy of its set of explicitly set field names.
+
+    pydantic keeps that set on every instance (2.3 KB for a criterion run's 28 names, a
+    quarter of what a session keeps per criterion: BENCHMARKS.md, "cost at scale"). Nothing
+    here reads it: no ``exclude_unset`` dump, no ``model_copy``; equality and the JSON form
+    ignore it. A later assignment adds its name to the shared set, which nothing reads either.
+    """
+    names = model.__pydantic_fields_set__
+    shared = _FIELDS_SETS.setdefault(frozenset(names), names)
+    object.__setattr__(model, "__pydantic_fields_set__", shared)
+
+
 def _absent(value: object) -> bool:
     """Left out of the JSON form: a key the check did not write."""
     return value is None
@@ -188,6 +205,7 @@ class CriterionRun(Result):
         (error and gated: not met); skipped, deselected and not run: None (not counted)."""
         counted = self.points is not None and self.status in COUNTED
         self.met = self.passed if counted else None
+        _share_fields_set(self)
         return self
 
     @property

@@ -1,5 +1,6 @@
-"""What a session loads and keeps: checks imported on first use, the heap frozen after
-collection and handed back to the next session (issue 12: per-criterion overhead)."""
+"""What a session loads and keeps: checks imported on first use, the heap frozen only while
+criterion items run (issue 12: per-criterion overhead; issue 21: a scoped freeze, whose
+session-level proof is in ``test_core_gc_scope.py``)."""
 
 from __future__ import annotations
 
@@ -81,25 +82,6 @@ def test_a_conftest_check_cannot_take_a_builtin_name() -> None:
     assert "voice-transcript" in registry and len(list(registry)) == len(BUILTIN)
 
 
-def test_the_heap_is_frozen_after_collection_and_handed_back_to_the_next_session(
-    pytester: pytest.Pytester, project: Project
-) -> None:
-    portal_project(project)
-    gc.unfreeze()
-    try:
-        result = pytester.runpytest_inprocess()
-        assert result.ret == 0
-        # frozen after the last hook (the interpreter's exit would skip them)
-        assert gc.get_freeze_count() > 0
-        # The next session in this process (no criteria) first hands them back.
-        pytester.makepyfile(test_plain="def test_one():\n    assert True\n")
-        result = pytester.runpytest_inprocess("test_plain.py")
-        assert result.ret == 0
-        assert gc.get_freeze_count() == 0
-    finally:
-        gc.unfreeze()
-
-
 class Node:
     """An object in a reference cycle with itself."""
 
@@ -108,24 +90,28 @@ class Node:
 
 
 @pytest.fixture
-def collector_off() -> Iterator[None]:
-    """Only the code under test collects; the frozen set is handed back afterwards."""
+def collector_untouched() -> Iterator[None]:
+    """The collector as Python starts it; whatever the test froze is handed back after."""
+    heap.release()  # an in-process session before this test may have counted runs
     gc.unfreeze()
     enabled = gc.isenabled()
-    gc.disable()
+    gc.enable()
     try:
         yield
     finally:
         heap.release()
         gc.unfreeze()
-        if enabled:
-            gc.enable()
+        (gc.enable if enabled else gc.disable)()
 
 
-def test_a_checkpoint_frees_cycles_before_freezing(
-    collector_off: None, monkeypatch: pytest.MonkeyPatch
+def test_a_checkpoint_in_the_scope_frees_cycles_before_freezing(
+    collector_untouched: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(heap, "EVERY", 2)
+    heap.enter()
+    assert heap.inside() and gc.get_freeze_count() > 0
+    gc.disable()  # only the code under test collects
+    gc.unfreeze()
     dead = weakref.ref(Node())
     kept = Node()
     heap.checkpoint()
@@ -133,25 +119,56 @@ def test_a_checkpoint_frees_cycles_before_freezing(
     heap.checkpoint()
     assert dead() is None  # collected, not frozen with the rest
     assert gc.get_freeze_count() > 0 and kept.me is kept
-    heap.release()
-    assert gc.get_freeze_count() == 0
-
-
-def test_a_bulk_build_runs_without_collections_then_frees_its_cycles(
-    collector_off: None,
-) -> None:
     gc.enable()
-    with heap.building():
-        assert not gc.isenabled()
-        dead = weakref.ref(Node())
-        kept = Node()
-    assert gc.isenabled()
-    assert dead() is None and kept.me is kept
-    assert gc.get_freeze_count() > 0
+    heap.leave()
+    assert gc.get_freeze_count() == 0 and not heap.inside()
+
+
+def test_a_checkpoint_outside_the_scope_touches_nothing(
+    collector_untouched: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(heap, "EVERY", 1)
     gc.disable()
-    with heap.building():  # a caller that had the collector off keeps it off
+    dead = weakref.ref(Node())
+    heap.checkpoint()
+    assert dead() is not None and gc.get_freeze_count() == 0
+    gc.enable()
+
+
+@pytest.mark.parametrize("setting", ["disabled", "threshold 0", "frozen"])
+def test_the_scope_leaves_a_configured_collector_alone(
+    collector_untouched: None, setting: str
+) -> None:
+    if setting == "disabled":
+        gc.disable()
+    elif setting == "threshold 0":
+        threshold = gc.get_threshold()
+        gc.set_threshold(0)
+    else:
+        gc.freeze()
+    frozen = gc.get_freeze_count()
+    try:
+        heap.enter()
+        assert not heap.inside() and gc.get_freeze_count() == frozen
+        heap.leave()  # not the scope's freeze: the user's stays
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.enable()
+        if setting == "threshold 0":
+            gc.set_threshold(*threshold)
+
+
+def test_a_bulk_build_runs_without_collections_and_freezes_nothing(
+    collector_untouched: None,
+) -> None:
+    with heap.no_gc():
+        assert not gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    with heap.no_gc():  # a caller that had the collector off keeps it off
         pass
     assert not gc.isenabled()
+    gc.enable()
 
 
 SPREAD = """
@@ -184,8 +201,8 @@ def test_python_tests_of_one_module_are_spread_over_the_workers(
 def test_automatic_collection_is_back_on_after_a_session(
     pytester: pytest.Pytester, project: Project, benchmark: str
 ) -> None:
-    # The heap is handed back with automatic collection paused for the end hooks; a session
-    # whose only benchmark file is broken (no criteria, a collection error) must resume it too.
+    # The plugin builds with automatic collection paused (heap.no_gc); a session whose only
+    # benchmark file is broken (no criteria, a collection error) must resume it too.
     portal_project(project)
     if benchmark == "broken":
         project.benchmark("pa", "tasks: [unclosed")
