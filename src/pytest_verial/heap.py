@@ -27,14 +27,7 @@ same session. So:
 - :func:`no_gc` around a bulk build (a benchmark file's plan, the report, the ``verial``
   commands' reads): no automatic collection while the block runs, then the collector is as
   it was (left off if it was off). It freezes nothing;
-- :func:`keep` inside the scope: a sandbox's loaded FHIR snapshot is frozen with the rest;
-- :func:`at_exit`, when the interpreter exits after a session whose scope froze anything: if
-  the collector is still untouched, what is alive is frozen, so the interpreter's final
-  collection does not walk the session's heap (0.44 s at 2,000 criteria on a loaded machine).
-  It is registered with :mod:`atexit` when this module is imported, as the plugin loads:
-  ``atexit`` runs handlers last-in first-out, so every handler that a conftest, a test or a
-  plugin registers later has run before it; only handlers registered before pytest loaded
-  its plugins (the standard library's, the interpreter's own) run after it.
+- :func:`keep` inside the scope: a sandbox's loaded FHIR snapshot is frozen with the rest.
 
 Consecutive criterion items keep one freeze (one :func:`gc.freeze` call, which is cheap: it
 moves list heads, not objects). A transition to a user's test costs one :func:`gc.unfreeze`;
@@ -50,7 +43,6 @@ another plugin's hooks about that item) runs inside the scope and sees the freez
 
 from __future__ import annotations
 
-import atexit
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,8 +56,6 @@ EVERY = 500
 #: the objects frozen now were frozen by :func:`enter` (so :func:`leave` hands them back)
 _ours = False
 _runs = 0
-#: the scope froze something in this process (so :func:`at_exit` freezes)
-_used = False
 
 
 def _untouched() -> bool:
@@ -76,10 +66,10 @@ def _untouched() -> bool:
 def enter() -> None:
     """A criterion item starts: freeze what is alive, unless this scope froze it already or
     someone configured the collector otherwise."""
-    global _ours, _used
+    global _ours
     if not _ours and _untouched():
         gc.freeze()
-        _ours = _used = True
+        _ours = True
 
 
 def leave() -> None:
@@ -133,15 +123,6 @@ def release() -> None:
     global _runs
     _runs = 0
     leave()
-
-
-def at_exit() -> None:
-    """The interpreter exits: skip its final collection over a session's heap."""
-    if _used and _untouched():
-        gc.freeze()
-
-
-atexit.register(at_exit)
 
 
 class Scope:

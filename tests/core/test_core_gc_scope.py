@@ -52,7 +52,7 @@ def at_exit():
 
 
 def pytest_configure(config):
-    atexit.register(at_exit)  # runs before the plugin's own handler (heap.at_exit)
+    atexit.register(at_exit)  # what the interpreter's exit sees
     KEEPER["token"] = Token()
     if MODE == "disabled":
         gc.disable()
