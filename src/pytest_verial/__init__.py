@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import lazy
+from . import _lazy as lazy
 
 __version__ = "0.1.0"
 
@@ -18,7 +18,7 @@ _PUBLIC = {
     **dict.fromkeys(
         ["AssertionSpec", "CheckContext", "CheckOutcome", "CheckRegistry", "CheckSpec"], "checks"
     ),
-    **dict.fromkeys(["FieldSpec", "compare", "field_result", "fields_score"], "compare"),
+    **dict.fromkeys(["FieldSpec", "compare", "field_result", "fields_score"], "_compare"),
     **dict.fromkeys(
         [
             "BenchmarkFileError",
@@ -30,28 +30,27 @@ _PUBLIC = {
             "UsageError",
             "VerialError",
         ],
-        "errors",
+        "_errors",
     ),
-    **dict.fromkeys(["verify_task", "verify_task_async"], "inline"),
-    **dict.fromkeys(["BenchmarkPlan", "CriterionPlan", "TaskPlan", "load_benchmark"], "loader"),
-    **dict.fromkeys(["Benchmark", "Criterion", "Entity", "Task"], "models"),
+    **dict.fromkeys(["verify_task", "verify_task_async"], "_inline"),
+    **dict.fromkeys(["BenchmarkPlan", "CriterionPlan", "TaskPlan", "load_benchmark"], "_loader"),
+    **dict.fromkeys(["Benchmark", "Criterion", "Entity", "Task"], "_models"),
     **dict.fromkeys(
-        ["BenchmarkRun", "CriterionRun", "InlineTaskRun", "Report", "Status", "TaskRun"], "results"
+        ["BenchmarkRun", "CriterionRun", "InlineTaskRun", "Report", "Status", "TaskRun"], "_results"
     ),
     **dict.fromkeys(["Sandbox", "Source"], "sources"),
-    "FhirSource": "sources.fhir",
-    "FilesSource": "sources.files.base",
-    "Hl7Source": "sources.hl7",
-    "OutputSource": "sources.output",
-    "PortalSource": "sources.portal",
-    "VoiceSource": "sources.voice",
-    "X12Source": "sources.x12",
+    "FhirSource": "sources._fhir",
+    "FilesSource": "sources._files.base",
+    "Hl7Source": "sources._hl7",
+    "OutputSource": "sources._output",
+    "PortalSource": "sources._portal",
+    "VoiceSource": "sources._voice",
+    "X12Source": "sources._x12",
 }
 
 if TYPE_CHECKING:
-    from .checks import AssertionSpec, CheckContext, CheckOutcome, CheckRegistry, CheckSpec
-    from .compare import FieldSpec, compare, field_result, fields_score
-    from .errors import (
+    from ._compare import FieldSpec, compare, field_result, fields_score
+    from ._errors import (
         BenchmarkFileError,
         CheckError,
         CriterionError,
@@ -61,18 +60,19 @@ if TYPE_CHECKING:
         UsageError,
         VerialError,
     )
-    from .inline import verify_task, verify_task_async
-    from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
-    from .models import Benchmark, Criterion, Entity, Task
-    from .results import BenchmarkRun, CriterionRun, InlineTaskRun, Report, Status, TaskRun
+    from ._inline import verify_task, verify_task_async
+    from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
+    from ._models import Benchmark, Criterion, Entity, Task
+    from ._results import BenchmarkRun, CriterionRun, InlineTaskRun, Report, Status, TaskRun
+    from .checks import AssertionSpec, CheckContext, CheckOutcome, CheckRegistry, CheckSpec
     from .sources import Sandbox, Source
-    from .sources.fhir import FhirSource
-    from .sources.files.base import FilesSource
-    from .sources.hl7 import Hl7Source
-    from .sources.output import OutputSource
-    from .sources.portal import PortalSource
-    from .sources.voice import VoiceSource
-    from .sources.x12 import X12Source
+    from .sources._fhir import FhirSource
+    from .sources._files.base import FilesSource
+    from .sources._hl7 import Hl7Source
+    from .sources._output import OutputSource
+    from .sources._portal import PortalSource
+    from .sources._voice import VoiceSource
+    from .sources._x12 import X12Source
 
 
 __getattr__, __dir__ = lazy.exports(__name__, _PUBLIC)

@@ -1,6 +1,6 @@
 """``verial compare`` and ``--verial-baseline`` (issue 10): two reports, their changes, a gate.
 
-(``test_core_compare.py`` holds the field-comparison operators of ``pytest_verial.compare``.)
+(``test_core_compare.py`` holds the field-comparison operators of ``pytest_verial._compare``.)
 """
 
 from __future__ import annotations
@@ -16,24 +16,15 @@ import jsonschema
 import pytest
 from core_support import REPO, Project, run_subprocess, shared_project, voice_criterion
 
+from pytest_verial import BenchmarkRun, CriterionRun, Report, TaskRun
+from pytest_verial._results import BenchmarkInfo, Generator, RunInfo, RunStatus, Session
 from pytest_verial.cli import main
-from pytest_verial.reporting.diff import (
+from pytest_verial.reporting._diff import (
     RESAMPLES,
     SEED,
     Comparison,
     compare_reports,
     paired_bootstrap,
-)
-from pytest_verial.results import (
-    BenchmarkInfo,
-    BenchmarkRun,
-    CriterionRun,
-    Generator,
-    Report,
-    RunInfo,
-    RunStatus,
-    Session,
-    TaskRun,
 )
 
 EXAMPLES = REPO / "example_benchmarks"

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from core_support import Project, run_subprocess
 
+from pytest_verial._display import sanitize, unlink
 from pytest_verial.cli import main
-from pytest_verial.display import sanitize, unlink
-from pytest_verial.reporting.markdown import cell
-from pytest_verial.store.index_html import _e  # every cell of the store's index page
+from pytest_verial.reporting._markdown import cell
+from pytest_verial.store._index_html import _e  # every cell of the store's index page
 
 HOSTILE = (
     "\x1b[31mRED\x1b[0m \x1b]8;;http://x\x07osc\x1b]8;;\x07 \u202eevil\u202c \u2066iso\u2069 "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_verial.nodeids import (
+from pytest_verial._nodeids import (
     benchmark_run_id,
     criterion_nodeid,
     file_of,

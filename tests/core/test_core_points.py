@@ -17,9 +17,9 @@ from core_support import Project, run_subprocess, strip_timing, task_runs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_verial import CriterionRun, Status, TaskRun
+from pytest_verial._scoring import Pointed, points_axes, points_score
 from pytest_verial.cli import main
-from pytest_verial.results import CriterionRun, Status, TaskRun
-from pytest_verial.scoring import Pointed, points_axes, points_score
 
 # -- the rule as a pure function ------------------------------------------------------------
 

@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_verial.reporting.terminal import (
+from pytest_verial import BenchmarkRun, CriterionRun, Report, TaskRun
+from pytest_verial._results import BenchmarkInfo, Generator, RunInfo, RunStatus, Session
+from pytest_verial.reporting._terminal import (
     MAX_FAILING,
     MAX_TASK_ROWS,
     _cut,
     describe_failure,
     summary_lines,
-)
-from pytest_verial.results import (
-    BenchmarkInfo,
-    BenchmarkRun,
-    CriterionRun,
-    Generator,
-    Report,
-    RunInfo,
-    RunStatus,
-    Session,
-    TaskRun,
 )
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_verial.checks.base import CheckOutcome
-from pytest_verial.checks.fhir import CHECK, FhirResourceState
+from pytest_verial.checks import CheckOutcome
+from pytest_verial.checks._fhir import CHECK, FhirResourceState
 
 VERIAL_EXAMPLE = {
     "assert": "fhir-resource-state",

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from medplum_support import MedplumServer, live_settings
 
-from pytest_verial.fhir.live import LiveFhir
-from pytest_verial.fhir.query import build_query
-from pytest_verial.fhir.snapshot import FhirSnapshot
+from pytest_verial.fhir import build_query
+from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.fhir._snapshot import FhirSnapshot
 
 LOINC, SNOMED, RX = (
     "http://loinc.org",

@@ -14,11 +14,11 @@ import pytest
 from helpers import run
 from medplum_support import CLIENT_ID, CLIENT_SECRET, MedplumServer, live_settings
 
-from pytest_verial.checks.base import CheckOutcome
-from pytest_verial.checks.fhir import FhirResourceState
-from pytest_verial.errors import CriterionError, SourceError
-from pytest_verial.fhir.live import LiveFhir
-from pytest_verial.sources.fhir import planned_searches
+from pytest_verial import CriterionError, SourceError
+from pytest_verial.checks import CheckOutcome
+from pytest_verial.checks._fhir import FhirResourceState
+from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.sources._fhir import planned_searches
 
 #: (resource type, search, match, fields): 8 distinct searches, 3 criteria each
 SEARCHES: list[tuple[str, dict[str, Any], str]] = [
@@ -185,7 +185,7 @@ def test_close_cancels_the_searches_not_started(medplum_slow: MedplumServer) -> 
 
 
 def test_concurrency_is_checked_like_every_setting() -> None:
-    from pytest_verial.errors import RunConfigError
+    from pytest_verial import RunConfigError
 
     for bad in (0, -1, 65, 2.5, "many", True):
         with pytest.raises(RunConfigError, match=r"sources\.fhir\.concurrency: expected a whole"):

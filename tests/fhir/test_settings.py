@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from pytest_verial.errors import RunConfigError
-from pytest_verial.fhir.live import LiveFhir
-from pytest_verial.fhir.settings import check_settings
+from pytest_verial import RunConfigError
+from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.fhir._settings import check_settings
 
 BASE = {"base_url": "http://127.0.0.1:9/fhir"}
 

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_verial.checks.base import CheckContext, CheckOutcome
-from pytest_verial.checks.files import CHECK, SftpFilePresent
-from pytest_verial.errors import CriterionError
-from pytest_verial.models import Criterion, Task
+from pytest_verial import Criterion, CriterionError, Task
+from pytest_verial.checks import CheckContext, CheckOutcome
+from pytest_verial.checks._files import CHECK, SftpFilePresent
 
 from .emulator import Emulator
 

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_verial.sources.files.base import guess_content_type
+from pytest_verial.sources._files.base import guess_content_type
 
 
 def free_port() -> int:

@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 
-from pytest_verial.checks.files import SftpFilePresent
-from pytest_verial.errors import RunConfigError, SourceError
-from pytest_verial.models import Task
-from pytest_verial.runinfo import RunDir
+from pytest_verial import RunConfigError, SourceError, Task
+from pytest_verial._runinfo import RunDir
+from pytest_verial.checks._files import SftpFilePresent
 from pytest_verial.sources import Sandbox
-from pytest_verial.sources.files import FileEntry, GCSFiles
+from pytest_verial.sources._files import FileEntry, GCSFiles
 
 from .conftest import BUCKET, result
 from .emulator import Emulator

@@ -16,8 +16,8 @@ from typing import Any
 
 from hl7.mllp import open_hl7_connection
 
-from pytest_verial.hl7.capture import CaptureProcess
-from pytest_verial.sources.hl7 import _snapshot_dir
+from pytest_verial.hl7._capture import CaptureProcess
+from pytest_verial.sources._hl7 import _snapshot_dir
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 TEMPLATES = [

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial.checks.hl7 import CHECK
-from pytest_verial.sources.hl7 import Hl7Snapshot, _snapshot_dir
+from pytest_verial.checks._hl7 import CHECK
+from pytest_verial.sources._hl7 import Hl7Snapshot, _snapshot_dir
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 MALFORMED = Path(__file__).parent / "corpus" / "malformed"

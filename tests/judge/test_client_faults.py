@@ -111,7 +111,7 @@ def test_client_error_is_not_retried_and_hides_the_key(stub_judge, tmp_path, mon
         rate(client_for(stub_judge, tmp_path))
     assert len(stub_judge.requests) == 1
     assert "sk-very-secret" in str(info.value)  # the raw error still has it ...
-    from pytest_verial.secrets import redact
+    from pytest_verial._secrets import redact
 
     assert "sk-very-secret" not in redact(str(info.value))  # ... the recorded details do not
 

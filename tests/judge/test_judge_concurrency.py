@@ -229,7 +229,7 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_verial import CheckSpec
-from pytest_verial.checks.llm_rubric import LlmRubric, check as rubric
+from pytest_verial.checks._llm_rubric import LlmRubric, check as rubric
 
 
 class HouseRubric(LlmRubric):

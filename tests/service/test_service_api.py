@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from service_support import EXAMPLES, FILES, RUNS, Api, child_env
 
-from pytest_verial.service.keys import revoke_key
-from pytest_verial.service.runs import count_rows
+from pytest_verial.service._keys import revoke_key
+from pytest_verial.service._runs import count_rows
 
 BENCH = "sftp-drops@1"
 TASKS = ["sftp-referral-packet", "sftp-claims-batch"]
@@ -61,7 +61,7 @@ def test_health_and_readiness(api: Api) -> None:
 def test_readiness_fails_when_the_schema_is_not_this_versions(api: Api) -> None:
     from sqlalchemy import update
 
-    from pytest_verial.store.core import _VERSION
+    from pytest_verial.store._core import _VERSION
 
     api.app.state.store.write(
         "t", lambda conn: conn.execute(update(_VERSION).values(version_num="0001"))
@@ -158,7 +158,7 @@ def test_auth_matrix(api: Api) -> None:
     ]
     revoked = api.solver + "x"  # a well-formed key nobody holds
     store = api.app.state.store
-    from pytest_verial.service.keys import create_key
+    from pytest_verial.service._keys import create_key
 
     gone, gone_key = create_key(store, "solver")
     revoke_key(store, gone.id)
@@ -394,8 +394,8 @@ def test_links_out_of_the_runs_root_are_refused(tmp_path: Path) -> None:
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
 
-    from pytest_verial.service.app import create_app
-    from pytest_verial.service.keys import create_key
+    from pytest_verial.service import create_app
+    from pytest_verial.service._keys import create_key
 
     root = tmp_path / "root"
     root.mkdir()
@@ -471,7 +471,7 @@ def test_benchmark_run_progress_and_report(api: Api) -> None:
     report = api.client.get(f"/v1/benchmark-runs/{body['benchmark_run_id']}/report", headers=h)
     data = report.json()
     assert data["schema"] and data["benchmark_runs"][0]["task_runs"][0]["score"] == body["score"]
-    from pytest_verial.results import Report
+    from pytest_verial import Report
 
     Report.from_json(data)  # the report's own schema
     junit = api.client.get(
@@ -496,7 +496,7 @@ def test_benchmark_run_progress_and_report(api: Api) -> None:
 def test_runs_scored_by_pytest_read_the_same_way(
     api: Api, plugin_reports: dict[str, dict[str, Any]]
 ) -> None:
-    from pytest_verial.results import Report
+    from pytest_verial import Report
 
     result = api.app.state.store.import_report(Report.from_json(plugin_reports["good-agent"]))
     run_id = result.run_ids[0]
@@ -565,7 +565,7 @@ def test_a_run_completed_task_by_task_equals_the_plugins_run(
 def test_run_tokens_see_their_run_only_and_expire(api: Api) -> None:
     from sqlalchemy import update
 
-    from pytest_verial.store.tables import run_tokens
+    from pytest_verial.store._tables import run_tokens
 
     one = _create(api, api.solver)
     two = _create(api, api.org)

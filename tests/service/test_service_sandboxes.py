@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from service_support import RUNS, Api
 
-from pytest_verial.service.runs import count_rows
-from pytest_verial.service.sandboxes import MAX_ENTRIES
+from pytest_verial.service._runs import count_rows
+from pytest_verial.service._sandboxes import MAX_ENTRIES
 
 BENCH = "sftp-drops@1"
 TASKS = ["sftp-referral-packet", "sftp-claims-batch"]

@@ -270,7 +270,7 @@ def _half_written(url: str) -> tuple[int, int]:
     from sqlalchemy import exists, func, select
 
     from pytest_verial.store import open_store
-    from pytest_verial.store.tables import benchmark_runs, criterion_runs, task_runs
+    from pytest_verial.store._tables import benchmark_runs, criterion_runs, task_runs
 
     def count(conn: object, table: object, child: object) -> int:
         query = select(func.count()).select_from(table).where(~exists().where(child))

@@ -12,7 +12,7 @@ import pytest
 from trend_support import report
 
 from pytest_verial.cli import main
-from pytest_verial.reporting.json_report import write_json_report
+from pytest_verial.reporting._json_report import write_json_report
 from pytest_verial.store import open_store
 
 EVIL = '<script>alert("x")</script>'
@@ -226,7 +226,7 @@ def test_html_argument_errors(
 def test_open_opens_the_written_page(
     store: tuple[str, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_verial.reporting import html as html_module
+    from pytest_verial.reporting import _html as html_module
 
     opened: list[str] = []
     monkeypatch.setattr(html_module, "OPENER", lambda uri: opened.append(uri) or True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from store_support import greeting_project, run_pytest, run_verial
 
-from pytest_verial.reporting.json_report import load_report
+from pytest_verial.reporting._json_report import load_report
 from pytest_verial.store import open_store
 
 
@@ -241,7 +241,7 @@ def test_a_read_only_store_is_one_line_at_session_start_and_still_readable(
 
     from sqlalchemy import create_engine, text
 
-    from pytest_verial.store.core import _engine_url
+    from pytest_verial.store._core import _engine_url
 
     greeting_project(tmp_path, tasks=2)
     first = run_pytest(tmp_path, "-n", "0", "--verial-store", store_url)

@@ -11,7 +11,7 @@ from trend_support import report
 
 from pytest_verial.cli import main
 from pytest_verial.store import open_store
-from pytest_verial.store.trend import spark
+from pytest_verial.store._trend import spark
 
 
 @pytest.fixture

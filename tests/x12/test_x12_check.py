@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial.checks.x12 import CHECK
-from pytest_verial.sources.x12 import X12Snapshot, _snapshot_dir
+from pytest_verial.checks._x12 import CHECK
+from pytest_verial.sources._x12 import X12Snapshot, _snapshot_dir
 
 CORPUS = Path(__file__).parent / "corpus"
 VALID = CORPUS / "valid"

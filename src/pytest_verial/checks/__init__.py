@@ -8,8 +8,8 @@ and add its ``assert`` name and module to ``registry.BUILTIN``. Conftests add ch
 
 from __future__ import annotations
 
-from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
-from .registry import BUILTIN, CheckRegistry, builtin_check, builtin_checks, default_registry
+from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+from ._registry import BUILTIN, CheckRegistry, builtin_check, builtin_checks, default_registry
 
 __all__ = [
     "BUILTIN",

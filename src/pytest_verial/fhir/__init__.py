@@ -7,7 +7,7 @@ directory), ``live`` (a FHIR REST server), ``fhirpath`` (compiled, cached FHIRPa
 
 from __future__ import annotations
 
-from .index import FhirIndex, SearchResult
-from .query import Query, build_query
+from ._index import FhirIndex, SearchResult
+from ._query import Query, build_query
 
 __all__ = ["FhirIndex", "Query", "SearchResult", "build_query"]

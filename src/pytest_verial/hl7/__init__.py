@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import lazy
+from .. import _lazy as lazy
 
 if TYPE_CHECKING:
-    from .parse import Hl7Message, Hl7ParseError, parse_message, parse_stream
-    from .paths import Hl7PathError, get, get_all, parse_path
+    from ._parse import Hl7Message, Hl7ParseError, parse_message, parse_stream
+    from ._paths import Hl7PathError, get, get_all, parse_path
 
 __getattr__, __dir__ = lazy.exports(
     __name__,
     {
-        **dict.fromkeys(["Hl7Message", "Hl7ParseError", "parse_message", "parse_stream"], "parse"),
-        **dict.fromkeys(["Hl7PathError", "get", "get_all", "parse_path"], "paths"),
+        **dict.fromkeys(["Hl7Message", "Hl7ParseError", "parse_message", "parse_stream"], "_parse"),
+        **dict.fromkeys(["Hl7PathError", "get", "get_all", "parse_path"], "_paths"),
     },
 )
 

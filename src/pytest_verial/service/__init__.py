@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 
 def create_app(store_url: str, benchmark_paths: Any = (), runs_root: Any = ".") -> FastAPI:
-    """See :func:`pytest_verial.service.app.create_app`."""
-    from .app import create_app as build
+    """See :func:`pytest_verial.service._app.create_app`."""
+    from ._app import create_app as build
 
     return build(store_url, benchmark_paths, runs_root)
 

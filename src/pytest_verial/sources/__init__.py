@@ -5,7 +5,7 @@ use, from a factory chosen by name, and cached on the sandbox, so all criteria o
 share one loaded source. The fixtures ``verial_<name>`` hand these objects to checks; a
 conftest that overrides a fixture replaces the source for the criteria under it.
 
-The sources themselves are declared in :mod:`pytest_verial.sourcetable`.
+The sources themselves are declared in :mod:`pytest_verial._sourcetable`.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import RunConfigError, SourceError
-from ..models import Entity, Task
-from ..runinfo import RunDir, TaskRunMeta
-from ..sourcetable import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES, load
+from .._errors import RunConfigError, SourceError
+from .._models import Entity, Task
+from .._runinfo import RunDir, TaskRunMeta
+from .._sourcetable import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES, load
 
 
 class Source(Protocol):
-    """Any source a sandbox builds by name (:mod:`pytest_verial.sourcetable`); the sandbox
+    """Any source a sandbox builds by name (:mod:`pytest_verial._sourcetable`); the sandbox
     calls its ``settle()`` and ``close()`` when it has them. Each built-in kind has its own
     protocol: :class:`~.fhir.FhirSource`, :class:`~.files.base.FilesSource`,
     :class:`~.hl7.Hl7Source`, :class:`~.output.OutputSource`, :class:`~.portal.PortalSource`,
@@ -92,7 +92,7 @@ class Sandbox:
         """A task folder that is a link into its own run folder (to a sibling task's folder,
         or below one) would score this task on another task's sandbox: a SourceError. A link
         out of the run folder stays allowed (a run assembled from elsewhere); what is read
-        below the folder is confined to it by :mod:`pytest_verial.sandbox_io.confine`."""
+        below the folder is confined to it by :mod:`pytest_verial._sandbox_io.confine`."""
         if not self.path.is_symlink():
             return
         real = Path(os.path.realpath(self.path))

@@ -8,9 +8,9 @@ Reusable from other checks (e.g. ``sftp-file-present`` with ``parse: x12``)::
     get(transactions[0], "CLP[CLP01=PCN1]/SVC[*].SVC03")                 # value, list, MISSING
 """
 
-from .envelope import Transaction, parse_interchanges
-from .paths import X12PathError, get, get_all, parse_path
-from .tokenizer import X12ParseError
+from ._envelope import Transaction, parse_interchanges
+from ._paths import X12PathError, get, get_all, parse_path
+from ._tokenizer import X12ParseError
 
 __all__ = [
     "Transaction",
