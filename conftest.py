@@ -79,7 +79,7 @@ def _json_files(root: Path) -> Iterator[Path]:
 def _validator() -> Any:
     import jsonschema
 
-    from pytest_verial._results import report_schema
+    from pytest_verial import report_schema
 
     schema = report_schema()
     return jsonschema.Draft202012Validator(schema)

@@ -31,7 +31,7 @@ from files.conftest import run_check  # noqa: E402
 from files.emulator import Emulator  # noqa: E402
 
 from pytest_verial import CriterionError  # noqa: E402
-from pytest_verial.sources._files import DirectoryFiles, GCSFiles  # noqa: E402
+from pytest_verial.sources import DirectoryFiles, GCSFiles  # noqa: E402
 
 BUCKET = "bench-sftp"
 TASK = "sftp-bench-task"

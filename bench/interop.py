@@ -54,8 +54,8 @@ def context(source_name: str, source: Any, assertion: dict[str, Any]) -> tuple[A
 def hl7_rows(repeat: int) -> list[tuple[str, str]]:
     import hl7
 
-    from pytest_verial.hl7 import Hl7Message, get, parse_stream
-    from pytest_verial.hl7._parse import decode, validate_message
+    from pytest_verial.hl7 import Hl7Message, decode, get, parse_stream
+    from pytest_verial.hl7._parse import validate_message
 
     texts = [
         decode(p.read_bytes()).replace("\r\n", "\r").replace("\n", "\r").strip()
@@ -138,7 +138,7 @@ def hl7_rows(repeat: int) -> list[tuple[str, str]]:
 def mllp_rows() -> list[tuple[str, str]]:
     from hl7.mllp import open_hl7_connection
 
-    from pytest_verial.hl7._capture import CaptureProcess
+    from pytest_verial.hl7 import CaptureProcess
 
     text = (HL7_CORPUS / "oru_r01.hl7").read_bytes()
     n = 500

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 from core_support import Project, criterion_runs, portal_criterion, voice_criterion
 
-from pytest_verial import BenchmarkFileError, load_benchmark
+from pytest_verial import BenchmarkFileError, RunDir, load_benchmark
 from pytest_verial._engine import run_criterion
-from pytest_verial._runinfo import RunDir
 from pytest_verial.checks import default_registry
 from pytest_verial.sources import Sandbox
 

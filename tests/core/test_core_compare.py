@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial import FieldSpec, compare, field_result, fields_score
-from pytest_verial._compare import MISSING
+from pytest_verial import MISSING, FieldSpec, compare, field_result, fields_score
 from pytest_verial._paths import resolve
 
 APPOINTMENT = {

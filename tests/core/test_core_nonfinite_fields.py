@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial import RunConfigError, SourceError
-from pytest_verial._runinfo import load_run_config
+from pytest_verial import RunConfigError, SourceError, load_run_config
 from pytest_verial._safeparse import DataError, load_json
 from pytest_verial._sandbox_io.jsonfiles import iter_jsonl, read_json
 

@@ -245,7 +245,8 @@ def test_the_judge_file_target_is_confined_too(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
     from pytest_verial import SourceError
-    from pytest_verial.checks._llm_rubric import LlmRubric, target_text
+    from pytest_verial.checks import LlmRubric
+    from pytest_verial.checks._llm_rubric import target_text
 
     task = tmp_path / "run" / "t"
     (task / "notes").mkdir(parents=True)

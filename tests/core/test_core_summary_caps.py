@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_verial import BenchmarkRun, CriterionRun, Report, TaskRun
-from pytest_verial._results import BenchmarkInfo, Generator, RunInfo, RunStatus, Session
+from pytest_verial import (
+    BenchmarkInfo,
+    BenchmarkRun,
+    CriterionRun,
+    Generator,
+    Report,
+    RunInfo,
+    RunStatus,
+    Session,
+    TaskRun,
+)
 from pytest_verial.reporting._terminal import (
     MAX_FAILING,
     MAX_TASK_ROWS,

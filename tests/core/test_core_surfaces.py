@@ -10,8 +10,7 @@ import pytest
 from core_support import REPO, run_subprocess
 
 from pytest_verial.cli import main
-from pytest_verial.reporting._json_report import load_report
-from pytest_verial.reporting._markdown import markdown
+from pytest_verial.reporting import load_report, markdown
 
 EXAMPLES = REPO / "example_benchmarks"
 
@@ -226,14 +225,12 @@ def test_step_summary_is_appended(tmp_path: Path) -> None:
 def _fake_report_path() -> Path:
     import tempfile
 
-    from pytest_verial import CriterionRun, Report, TaskRun
-    from pytest_verial._results import Generator, Session
+    from pytest_verial import CriterionRun, Generator, Report, Session, TaskRun
 
     hostile = "a|b\n<script>x</script> | injected"
     crit = CriterionRun.scored({"criterion_id": "c"}, 0.0, False, details=hostile)
     task = TaskRun.aggregate([crit], 0.9, id="f::t", task_id="t", task_key=hostile, run="r")
-    from pytest_verial import BenchmarkRun
-    from pytest_verial._results import BenchmarkInfo, RunInfo
+    from pytest_verial import BenchmarkInfo, BenchmarkRun, RunInfo
 
     run = BenchmarkRun.aggregate(
         [task],

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial import SourceError, Task
-from pytest_verial._runinfo import RunDir
+from pytest_verial import RunDir, SourceError, Task
 from pytest_verial.sources import Sandbox
 
 

@@ -11,8 +11,8 @@ from helpers import VERIAL_EXAMPLE, run
 from pydantic import ValidationError
 
 from pytest_verial import Benchmark, CheckError, SourceError
-from pytest_verial.checks._fhir import FhirResourceState
-from pytest_verial.sources._fhir import SnapshotSource
+from pytest_verial.checks import FhirResourceState
+from pytest_verial.sources import SnapshotSource
 
 RIVERA = {"reference": "Practitioner/rivera", "display": "Dr. Rivera"}
 JOHN = {"reference": "Patient/john-smith", "display": "John Smith"}

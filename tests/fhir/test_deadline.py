@@ -13,7 +13,7 @@ from helpers import run
 from silent_server import silent_server
 
 from pytest_verial import SourceError
-from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.fhir import LiveFhir
 
 SEARCHES = [
     {"name": "a"},

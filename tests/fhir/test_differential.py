@@ -17,9 +17,7 @@ from typing import Any
 import pytest
 from medplum_support import MedplumServer, live_settings
 
-from pytest_verial.fhir import build_query
-from pytest_verial.fhir._live import LiveFhir
-from pytest_verial.fhir._snapshot import FhirSnapshot
+from pytest_verial.fhir import FhirSnapshot, LiveFhir, build_query
 
 LOINC, SNOMED, RX = (
     "http://loinc.org",

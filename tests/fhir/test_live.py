@@ -12,8 +12,7 @@ from medplum_support import CLIENT_ID, CLIENT_SECRET, TOKEN, MedplumServer, live
 from stub_server import stub_server
 
 from pytest_verial import CheckError, SourceError
-from pytest_verial.fhir import build_query
-from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.fhir import LiveFhir, build_query
 
 
 def test_verial_example_runs_unchanged_against_the_server(medplum: MedplumServer) -> None:

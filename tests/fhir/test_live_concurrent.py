@@ -15,9 +15,8 @@ from helpers import run
 from medplum_support import CLIENT_ID, CLIENT_SECRET, MedplumServer, live_settings
 
 from pytest_verial import CriterionError, SourceError
-from pytest_verial.checks import CheckOutcome
-from pytest_verial.checks._fhir import FhirResourceState
-from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.checks import CheckOutcome, FhirResourceState
+from pytest_verial.fhir import LiveFhir
 from pytest_verial.sources._fhir import planned_searches
 
 #: (resource type, search, match, fields): 8 distinct searches, 3 criteria each

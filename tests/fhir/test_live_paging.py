@@ -15,7 +15,7 @@ from medplum_support import MedplumServer, live_settings
 from stub_server import stub_server
 
 from pytest_verial import SourceError
-from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.fhir import LiveFhir
 
 PENICILLIN = [
     {"path": "medicationCodeableConcept.text", "op": "contains", "expected": "Penicillin"}

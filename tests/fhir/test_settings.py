@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_verial import RunConfigError
-from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.fhir import LiveFhir
 from pytest_verial.fhir._settings import check_settings
 
 BASE = {"base_url": "http://127.0.0.1:9/fhir"}

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from pytest_verial import Criterion, CriterionError, Task
-from pytest_verial.checks import CheckContext, CheckOutcome
-from pytest_verial.checks._files import CHECK, SftpFilePresent
+from pytest_verial.checks import CheckContext, CheckOutcome, SftpFilePresent, builtin_check
 
 from .emulator import Emulator
+
+CHECK = builtin_check("sftp-file-present")
 
 BUCKET = "verial-sftp"
 #: sandboxes of the shared tree; "sandbox-1" is a string-prefix of "sandbox-10"

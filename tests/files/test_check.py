@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_verial import CheckError
-from pytest_verial.sources._files import DirectoryFiles
+from pytest_verial.sources import DirectoryFiles
 
 from .conftest import run_check
 

@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_verial import SourceError
-from pytest_verial.sources._files import DirectoryFiles
-from pytest_verial.sources._files.base import FileEntry, compile_glob, unsafe_reason
+from pytest_verial.sources import DirectoryFiles, FileEntry
+from pytest_verial.sources._files.base import compile_glob, unsafe_reason
 
 from .conftest import run_check
 

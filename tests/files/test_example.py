@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial import CriterionError, load_benchmark
-from pytest_verial._runinfo import RunDir
+from pytest_verial import CriterionError, RunDir, load_benchmark
 from pytest_verial.checks import CheckContext, default_registry
 from pytest_verial.sources import Sandbox
 

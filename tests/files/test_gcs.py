@@ -12,10 +12,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from pytest_verial import RunConfigError, Task
-from pytest_verial._runinfo import RunDir
-from pytest_verial.sources import Sandbox
-from pytest_verial.sources._files import DirectoryFiles, GCSFiles
+from pytest_verial import RunConfigError, RunDir, Task
+from pytest_verial.sources import DirectoryFiles, GCSFiles, Sandbox
 
 from .conftest import BUCKET, SANDBOXES, result
 from .emulator import Emulator

@@ -16,7 +16,7 @@ from typing import Any
 
 from hl7.mllp import open_hl7_connection
 
-from pytest_verial.hl7._capture import CaptureProcess
+from pytest_verial.hl7 import CaptureProcess
 from pytest_verial.sources._hl7 import _snapshot_dir
 
 VALID = Path(__file__).parent / "corpus" / "valid"

@@ -10,8 +10,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial.checks._hl7 import CHECK
-from pytest_verial.sources._hl7 import Hl7Snapshot, _snapshot_dir
+from pytest_verial.checks import builtin_check
+from pytest_verial.sources import Hl7Snapshot
+from pytest_verial.sources._hl7 import _snapshot_dir
+
+CHECK = builtin_check("hl7-structural")
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 MALFORMED = Path(__file__).parent / "corpus" / "malformed"

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial._compare import MISSING
-from pytest_verial.hl7 import Hl7PathError, get, get_all, parse_path, parse_stream
-from pytest_verial.hl7._parse import decode
+from pytest_verial import MISSING
+from pytest_verial.hl7 import Hl7PathError, decode, get, get_all, parse_path, parse_stream
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 

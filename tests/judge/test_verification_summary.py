@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_verial import TaskRun
-from pytest_verial.judge._report import summary_lines, task_feedback, verification_summary
+from pytest_verial.judge import task_feedback, verification_summary
+from pytest_verial.judge._report import summary_lines
 
 
 def task(**fields):

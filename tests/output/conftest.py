@@ -10,7 +10,7 @@ import pytest
 
 from pytest_verial import Criterion, Task
 from pytest_verial.checks import CheckContext, CheckOutcome, default_registry
-from pytest_verial.sources._output import OutputSnapshot
+from pytest_verial.sources import OutputSnapshot
 
 
 @pytest.fixture

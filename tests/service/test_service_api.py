@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from service_support import EXAMPLES, FILES, RUNS, Api, child_env
 
-from pytest_verial.service._keys import revoke_key
+from pytest_verial.service import revoke_key
 from pytest_verial.service._runs import count_rows
 
 BENCH = "sftp-drops@1"
@@ -158,7 +158,7 @@ def test_auth_matrix(api: Api) -> None:
     ]
     revoked = api.solver + "x"  # a well-formed key nobody holds
     store = api.app.state.store
-    from pytest_verial.service._keys import create_key
+    from pytest_verial.service import create_key
 
     gone, gone_key = create_key(store, "solver")
     revoke_key(store, gone.id)
@@ -394,8 +394,7 @@ def test_links_out_of_the_runs_root_are_refused(tmp_path: Path) -> None:
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
 
-    from pytest_verial.service import create_app
-    from pytest_verial.service._keys import create_key
+    from pytest_verial.service import create_app, create_key
 
     root = tmp_path / "root"
     root.mkdir()

@@ -17,8 +17,10 @@ from service_support import FILES, ROOT, RUNS
 sys.path.insert(0, str(ROOT / "tests" / "judge"))
 from judge_support import StubJudge, completion, ratings  # noqa: E402
 
-from pytest_verial.service import create_app  # noqa: E402
-from pytest_verial.service._keys import create_key  # noqa: E402
+from pytest_verial.service import (
+    create_app,  # noqa: E402
+    create_key,  # noqa: E402
+)
 from pytest_verial.service._runs import count_rows  # noqa: E402
 
 with warnings.catch_warnings():

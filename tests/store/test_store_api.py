@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_verial import Report
-from pytest_verial.reporting._json_report import load_report
+from pytest_verial.reporting import load_report
 from pytest_verial.store import StoreError, open_store
 from pytest_verial.store._ids import new_id
 
@@ -183,7 +183,7 @@ def test_delete_and_prune(store_url: str, example_reports: list[Path]) -> None:
 def test_task_runs_written_as_they_complete_then_finished(
     store_url: str, example_reports: list[Path]
 ) -> None:
-    from pytest_verial._results import RunStatus, TaskStatus
+    from pytest_verial import RunStatus, TaskStatus
     from pytest_verial.store import SessionMeta
 
     report = load_report(example_reports[0])
@@ -388,7 +388,7 @@ def test_a_write_that_meets_a_lock_is_retried_whole(
 
     from sqlalchemy.exc import OperationalError
 
-    from pytest_verial._results import RunStatus
+    from pytest_verial import RunStatus
     from pytest_verial.store import SessionMeta
 
     report = load_report(example_reports[0])

@@ -10,8 +10,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial.checks._x12 import CHECK
-from pytest_verial.sources._x12 import X12Snapshot, _snapshot_dir
+from pytest_verial.checks import builtin_check
+from pytest_verial.sources import X12Snapshot
+from pytest_verial.sources._x12 import _snapshot_dir
+
+CHECK = builtin_check("x12-response")
 
 CORPUS = Path(__file__).parent / "corpus"
 VALID = CORPUS / "valid"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial._compare import MISSING
+from pytest_verial import MISSING
 from pytest_verial.x12 import (
     Transaction,
     X12PathError,
@@ -14,8 +14,8 @@ from pytest_verial.x12 import (
     get_all,
     parse_interchanges,
     parse_path,
+    read_delimiters,
 )
-from pytest_verial.x12._tokenizer import read_delimiters
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 

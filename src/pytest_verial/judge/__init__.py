@@ -1,6 +1,8 @@
 """The LLM judge of PRD-103: rubric prompt, OpenAI-compatible client, gating and cost.
 
-Each public name loads its module on first use; httpx is imported when a client is made.
+Public API: the names in ``__all__``, each loaded from its private module on first use; httpx
+is imported when a client is made. The judge's pytest wiring is the separate plugin
+:mod:`pytest_verial.judge_plugin`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from .. import _lazy as lazy
 if TYPE_CHECKING:
     from ._client import JudgeClient, JudgeError, Judgement, close_clients, shared_client
     from ._gating import Decision, decide
-    from ._models import normalise_model_id, same_model
+    from ._models import normalise_model_id, same_model, self_grading
     from ._prompt import build_messages, prompt_hash
     from ._reply import MalformedReply, Rating, Ratings, parse_reply
+    from ._report import task_feedback, verification_summary
     from ._settings import DEFAULT_PRICES, JudgeSettings, build_settings
     from ._source import JudgeSource, from_sandbox, settings_for
 
@@ -25,7 +28,8 @@ __getattr__, __dir__ = lazy.exports(
             ["JudgeClient", "JudgeError", "Judgement", "close_clients", "shared_client"], "_client"
         ),
         **dict.fromkeys(["Decision", "decide"], "_gating"),
-        **dict.fromkeys(["normalise_model_id", "same_model"], "_models"),
+        **dict.fromkeys(["normalise_model_id", "same_model", "self_grading"], "_models"),
+        **dict.fromkeys(["task_feedback", "verification_summary"], "_report"),
         **dict.fromkeys(["build_messages", "prompt_hash"], "_prompt"),
         **dict.fromkeys(["MalformedReply", "Rating", "Ratings", "parse_reply"], "_reply"),
         **dict.fromkeys(["DEFAULT_PRICES", "JudgeSettings", "build_settings"], "_settings"),
@@ -53,6 +57,9 @@ __all__ = [
     "parse_reply",
     "prompt_hash",
     "same_model",
+    "self_grading",
     "settings_for",
     "shared_client",
+    "task_feedback",
+    "verification_summary",
 ]
