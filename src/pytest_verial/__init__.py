@@ -28,7 +28,8 @@ _PUBLIC = {
         ["AssertionSpec", "CheckContext", "CheckOutcome", "CheckRegistry", "CheckSpec"], "checks"
     ),
     **dict.fromkeys(
-        ["FieldSpec", "MISSING", "compare", "field_result", "fields_score"], "_compare"
+        ["FieldSpec", "MISSING", "compare", "describe_field", "field_result", "fields_score"],
+        "_compare",
     ),
     **dict.fromkeys(
         [
@@ -83,7 +84,7 @@ _PUBLIC = {
 }
 
 if TYPE_CHECKING:
-    from ._compare import MISSING, FieldSpec, compare, field_result, fields_score
+    from ._compare import MISSING, FieldSpec, compare, describe_field, field_result, fields_score
     from ._errors import (
         BenchmarkFileError,
         CheckError,
@@ -177,6 +178,7 @@ __all__ = [
     "VoiceSource",
     "X12Source",
     "compare",
+    "describe_field",
     "field_result",
     "fields_score",
     "load_benchmark",

@@ -30,7 +30,7 @@ from ._runinfo import RunDir, load_run_config
 from ._secrets import register_setting
 from ._state import CONCURRENT_JUDGING
 from .judge._models import run_self_grading, self_grading
-from .judge._report import summary_lines, task_feedback, verification_summary
+from .judge._report import task_feedback, verification_lines, verification_summary
 from .judge._settings import DEFAULT_API_KEY_ENV, DEFAULT_BUDGET, concurrency
 
 #: the name :class:`JudgeReporting` is registered under (the recorder looks it up)
@@ -124,7 +124,7 @@ class JudgeReporting:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
             return
-        for line in summary_lines(self.summary):
+        for line in verification_lines(self.summary):
             terminalreporter.write_line(line)
 
     def pytest_unconfigure(self) -> None:

@@ -88,7 +88,7 @@ def test_quiet_shortens_the_summary(tmp_path: Path, flag: str, tables: bool) -> 
 
 
 def test_details_show_op_and_quantifier_in_one_line() -> None:
-    from pytest_verial._compare import describe_field
+    from pytest_verial import describe_field
 
     assert describe_field({"path": "PID.3", "op": "exists", "actual": None}) == (
         "PID.3: expected a value, got nothing"

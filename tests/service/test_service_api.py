@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_support import EXAMPLES, FILES, RUNS, Api, child_env
+from service_support import EXAMPLES, FILES, RUNS, Api, child_env, count_rows
 
 from pytest_verial.service import revoke_key
-from pytest_verial.service._runs import count_rows
 
 BENCH = "sftp-drops@1"
 TASKS = ["sftp-referral-packet", "sftp-claims-batch"]
@@ -59,12 +58,11 @@ def test_health_and_readiness(api: Api) -> None:
 
 
 def test_readiness_fails_when_the_schema_is_not_this_versions(api: Api) -> None:
-    from sqlalchemy import update
+    from sqlalchemy import column, table, update
 
-    from pytest_verial.store._core import _VERSION
-
+    version = table("alembic_version", column("version_num"))  # alembic's own table
     api.app.state.store.write(
-        "t", lambda conn: conn.execute(update(_VERSION).values(version_num="0001"))
+        "t", lambda conn: conn.execute(update(version).values(version_num="0001"))
     )
     body = is_problem(api.client.get("/readyz"), 503)
     assert "0001" in body["detail"]
@@ -562,9 +560,9 @@ def test_a_run_completed_task_by_task_equals_the_plugins_run(
 
 
 def test_run_tokens_see_their_run_only_and_expire(api: Api) -> None:
-    from sqlalchemy import update
+    from sqlalchemy import column, table, update
 
-    from pytest_verial.store._tables import run_tokens
+    run_tokens = table("run_tokens", column("expires_at"))  # the store's SQL schema
 
     one = _create(api, api.solver)
     two = _create(api, api.org)

@@ -8,10 +8,10 @@ import time
 from typing import Any
 
 import pytest
-from service_support import Api
+from service_support import Api, count_rows
 
 from pytest_verial.service import _jobs as jobs
-from pytest_verial.service._runs import Replay, count_rows
+from pytest_verial.service._runs import Replay
 
 BENCH = "sftp-drops@1"
 TASK = "sftp-referral-packet"

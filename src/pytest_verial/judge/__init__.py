@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ._models import normalise_model_id, same_model, self_grading
     from ._prompt import build_messages, prompt_hash
     from ._reply import MalformedReply, Rating, Ratings, parse_reply
-    from ._report import task_feedback, verification_summary
+    from ._report import task_feedback, verification_lines, verification_summary
     from ._settings import DEFAULT_PRICES, JudgeSettings, build_settings
     from ._source import JudgeSource, from_sandbox, settings_for
 
@@ -29,7 +29,7 @@ __getattr__, __dir__ = lazy.exports(
         ),
         **dict.fromkeys(["Decision", "decide"], "_gating"),
         **dict.fromkeys(["normalise_model_id", "same_model", "self_grading"], "_models"),
-        **dict.fromkeys(["task_feedback", "verification_summary"], "_report"),
+        **dict.fromkeys(["task_feedback", "verification_lines", "verification_summary"], "_report"),
         **dict.fromkeys(["build_messages", "prompt_hash"], "_prompt"),
         **dict.fromkeys(["MalformedReply", "Rating", "Ratings", "parse_reply"], "_reply"),
         **dict.fromkeys(["DEFAULT_PRICES", "JudgeSettings", "build_settings"], "_settings"),
@@ -61,5 +61,6 @@ __all__ = [
     "settings_for",
     "shared_client",
     "task_feedback",
+    "verification_lines",
     "verification_summary",
 ]

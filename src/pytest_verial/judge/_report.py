@@ -145,7 +145,7 @@ def verification_summary(
     }
 
 
-def summary_lines(summary: Mapping[str, Any]) -> list[str]:
+def verification_lines(summary: Mapping[str, Any]) -> list[str]:
     """Terminal lines for the verification summary (nothing when no judge criterion ran)."""
     if not summary.get("judge_criteria"):
         return []

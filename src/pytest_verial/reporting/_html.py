@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import webbrowser
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -87,14 +86,10 @@ def default_html_path(report: Path) -> Path:
     )
 
 
-#: how ``verial html --open`` opens a file URL (Python's :mod:`webbrowser`: ``$BROWSER`` when
-#: set, else the desktop's browser); tests replace it, or set ``$BROWSER`` in a child process
-OPENER: Callable[[str], bool] = webbrowser.open
-
-
 def open_in_browser(path: Path) -> bool:
-    """Open the written page in the user's browser; False when no browser could be started."""
+    """Open the written page in the user's browser (Python's :func:`webbrowser.open`:
+    ``$BROWSER`` when set, else the desktop's browser); False when none could be started."""
     try:
-        return bool(OPENER(path.resolve().as_uri()))
+        return bool(webbrowser.open(path.resolve().as_uri()))
     except (OSError, webbrowser.Error):
         return False

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy import Connection, and_, or_, select
 
 from .._results import BenchmarkRun, CriterionRun, Report, TaskRun, TaskStatus
 from ..store import Store, StoreError
@@ -432,15 +432,3 @@ def store_verified(
         if found is None:
             raise
         return found
-
-
-def count_rows(store: Store) -> dict[str, int]:
-    """Rows per level (the tests' "nothing stored twice")."""
-
-    def work(conn: Connection) -> dict[str, int]:
-        return {
-            t.name: int(conn.execute(select(func.count()).select_from(t)).scalar_one())
-            for t in (sessions, benchmark_runs, task_runs, criterion_runs, idempotency)
-        }
-
-    return store.read("count rows", work)

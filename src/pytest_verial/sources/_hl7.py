@@ -58,6 +58,18 @@ class Hl7Snapshot:
         self._rejected: list[dict[str, Any]] = []
         self._warnings: list[str] = []
 
+    @classmethod
+    def from_task_folder(cls, task_folder: Path) -> Hl7Snapshot:
+        """The snapshot of a task folder: its ``hl7_outbound/`` files (``*.hl7``, events
+        ``*.jsonl``) and a sandbox-wide ``events.jsonl``, read confined to the folder."""
+        directory = task_folder / "hl7_outbound"
+        root = task_root(task_folder)
+        files = walk(directory, root, lambda p: p.suffix == ".hl7")
+        events = walk(directory, root, lambda p: p.suffix == ".jsonl")
+        if is_file(task_folder / "events.jsonl", root):  # a sandbox-wide SandboxEvent export
+            events.append(task_folder / "events.jsonl")
+        return cls(files, events)
+
     def messages(self) -> list[Hl7Message]:
         if self._messages is None:
             self._messages = self._load()
@@ -110,16 +122,6 @@ class Hl7Snapshot:
         return found
 
 
-def _snapshot_dir(sandbox_path: Path) -> Hl7Snapshot:
-    directory = sandbox_path / "hl7_outbound"
-    root = task_root(sandbox_path)
-    files = walk(directory, root, lambda p: p.suffix == ".hl7")
-    events = walk(directory, root, lambda p: p.suffix == ".jsonl")
-    if is_file(sandbox_path / "events.jsonl", root):  # a sandbox-wide SandboxEvent export
-        events.append(sandbox_path / "events.jsonl")
-    return Hl7Snapshot(files, events)
-
-
 #: run.yaml ``sources.hl7`` keys
 SETTINGS = frozenset({"events"})
 
@@ -127,4 +129,4 @@ SETTINGS = frozenset({"events"})
 def from_sandbox(sandbox: Sandbox) -> Hl7Snapshot:
     """The hl7 source of a sandbox: the live events file from run.yaml, else ``hl7_outbound/``."""
     events = live_file(sandbox, "hl7", "events", SETTINGS)
-    return Hl7Snapshot([], [events]) if events else _snapshot_dir(sandbox.path)
+    return Hl7Snapshot([], [events]) if events else Hl7Snapshot.from_task_folder(sandbox.path)

@@ -58,6 +58,15 @@ class X12Snapshot:
         self.records = records
         self._transactions: list[Transaction] | None = None
 
+    @classmethod
+    def from_folder(cls, directory: Path) -> X12Snapshot:
+        """The snapshot of a task folder's ``x12/`` directory: its X12 files and ``*.jsonl``
+        records, read confined to the task folder."""
+        root = task_root(directory.parent)
+        files = walk(directory, root, lambda p: p.suffix.lower() in SUFFIXES)
+        records = walk(directory, root, lambda p: p.suffix == ".jsonl")
+        return cls(files, records)
+
     def transactions(self) -> list[Transaction]:
         if self._transactions is None:
             self._transactions = self._load()
@@ -89,13 +98,6 @@ class X12Snapshot:
         return found
 
 
-def _snapshot_dir(directory: Path) -> X12Snapshot:
-    root = task_root(directory.parent)
-    files = walk(directory, root, lambda p: p.suffix.lower() in SUFFIXES)
-    records = walk(directory, root, lambda p: p.suffix == ".jsonl")
-    return X12Snapshot(files, records)
-
-
 #: run.yaml ``sources.x12`` keys
 SETTINGS = frozenset({"records"})
 
@@ -103,4 +105,4 @@ SETTINGS = frozenset({"records"})
 def from_sandbox(sandbox: Sandbox) -> X12Snapshot:
     """The x12 source of a sandbox: a live records file from run.yaml, else ``x12/``."""
     records = live_file(sandbox, "x12", "records", SETTINGS)
-    return X12Snapshot([], [records]) if records else _snapshot_dir(sandbox.path / "x12")
+    return X12Snapshot([], [records]) if records else X12Snapshot.from_folder(sandbox.path / "x12")
