@@ -8,6 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_verial import MISSING, FieldSpec, compare, field_result, fields_score
+
+# private module: unit test of the field operators' quantifiers and JSON paths
 from pytest_verial._paths import resolve
 
 APPOINTMENT = {

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from core_support import Project, run_subprocess
 
+# private module: unit test of each format's cell escaping
 from pytest_verial._display import sanitize, unlink
 from pytest_verial.cli import main
 from pytest_verial.reporting._markdown import cell

@@ -15,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_verial import BenchmarkFileError, FieldSpec, compare, load_benchmark
+
+# private module: unit test of the escaping helpers every output format shares
 from pytest_verial._compare import as_number, values_equal
 from pytest_verial._display import escape, unsafe_id_char
 from pytest_verial.checks import CheckRegistry, builtin_checks

@@ -14,6 +14,8 @@ import pytest
 from core_support import Project, portal_criterion, run_subprocess
 
 import pytest_verial.checks
+
+# private module: unit test of the garbage-collector checkpoints (_heap)
 from pytest_verial import _heap as heap
 from pytest_verial.checks import BUILTIN, builtin_check, default_registry
 

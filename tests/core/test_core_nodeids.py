@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+# private module: unit test of node-id building and parsing (one module owns it)
 from pytest_verial._nodeids import (
     benchmark_run_id,
     criterion_nodeid,

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_verial import RunConfigError, SourceError, load_run_config
+
+# private module: unit test of the JSON readers' refusal of NaN/Infinity
 from pytest_verial._safeparse import DataError, load_json
 from pytest_verial._sandbox_io.jsonfiles import iter_jsonl, read_json
 

@@ -9,6 +9,8 @@ import pytest
 from core_support import Project, run_subprocess, voice_criterion
 
 from pytest_verial import UsageError
+
+# private module: unit test of option resolution into the frozen Settings
 from pytest_verial._options import option, resolve
 from pytest_verial._settings import Settings
 from pytest_verial._state import SETTINGS

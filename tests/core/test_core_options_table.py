@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from core_support import REPO
 
+# private module: unit test of the options table (docs generated from it)
 from pytest_verial._options import JUDGE_PLUGIN, OPTIONS, markdown_table, of_plugin, option
 from pytest_verial._scoring import DEFAULT_VERDICT_THRESHOLD
 from pytest_verial.judge import JudgeSettings

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from core_support import Project, run_subprocess, voice_criterion, write_sealed
 
+# private module: unit test of the journal's hash chain (seal.link, secrets)
 from pytest_verial import _secrets as secrets
 from pytest_verial.cli import main
 from pytest_verial.reporting._seal import link

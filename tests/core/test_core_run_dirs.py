@@ -246,6 +246,8 @@ def test_the_judge_file_target_is_confined_too(tmp_path: Path) -> None:
 
     from pytest_verial import SourceError
     from pytest_verial.checks import LlmRubric
+
+    # private module: unit test of confined reads and the judge's file target
     from pytest_verial.checks._llm_rubric import target_text
 
     task = tmp_path / "run" / "t"

@@ -18,6 +18,8 @@ import pytest
 from core_support import Project, criterion_runs
 
 from pytest_verial import FieldSpec, compare
+
+# private module: unit test of the bounded JSON/YAML parsers and schema refs
 from pytest_verial._compare import RegexTimeout
 from pytest_verial._safeparse import (
     MAX_DEPTH,

@@ -10,6 +10,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_verial import Criterion, CriterionPlan
+
+# private module: property tests of the scoring rules (README, Scoring)
 from pytest_verial._engine import criterion_threshold
 from pytest_verial._scoring import (
     DEFAULT_AXIS,

@@ -22,6 +22,7 @@ from core_support import Project, run_subprocess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+# private module: unit test of secret masking (register, reset, MASK)
 from pytest_verial import _secrets as secrets
 
 

@@ -18,6 +18,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 from core_support import Project, criterion_runs, run_subprocess
 
+# private module: unit test of secret masking's encoded forms
 from pytest_verial import _secrets as secrets
 
 KEY = "sk-live-Q7m2/xVb9+LpT4=kR"

@@ -14,6 +14,7 @@ from core_support import (
     voice_criterion,
 )
 
+# private module: private: counts builds of the portal source by patching its module
 import pytest_verial.sources._portal as portal_source
 from pytest_verial.sources import SOURCE_NAMES
 

@@ -16,6 +16,8 @@ from pytest_verial import (
     Session,
     TaskRun,
 )
+
+# private module: unit test of the terminal summary's caps and cuts
 from pytest_verial.reporting._terminal import (
     MAX_FAILING,
     MAX_TASK_ROWS,

@@ -396,6 +396,7 @@ def test_large_snapshot_path_loads_the_same_and_restores_gc(
 ) -> None:
     import gc
 
+    # private module: private: the large-snapshot threshold, lowered to take the streaming path
     from pytest_verial.fhir import _snapshot as snapshot_module
 
     small = run(source(sandbox), VERIAL_EXAMPLE)

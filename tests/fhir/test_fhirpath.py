@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 
 from pytest_verial import CheckError
+
+# private module: unit test of the compiled FHIRPath and the R4 search-parameter table
 from pytest_verial.fhir import _fhirpath as fhirpath
 from pytest_verial.fhir._definitions import param_codes, search_param
 

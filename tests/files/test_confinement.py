@@ -10,6 +10,8 @@ from pydantic import ValidationError
 
 from pytest_verial import SourceError
 from pytest_verial.sources import DirectoryFiles, FileEntry
+
+# private module: unit test of the files source's glob and name checks; no public name fits
 from pytest_verial.sources._files.base import compile_glob, unsafe_reason
 
 from .conftest import run_check

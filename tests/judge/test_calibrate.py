@@ -20,6 +20,8 @@ from local_model import (
 )
 
 from pytest_verial.cli import main
+
+# private module: unit test of the calibration statistics behind 'verial judge-calibrate'
 from pytest_verial.judge._calibrate import Figures, agreement, kappa, macro_f1
 
 #: the CPU-bound tests run one after another on one xdist worker (scripts/test runs

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from service_support import Api, count_rows
 
+# private module: unit test of the job queue's leases, which no API exposes
 from pytest_verial.service import _jobs as jobs
 from pytest_verial.service._runs import Replay
 

@@ -14,6 +14,8 @@ import pytest
 from pytest_verial import Report
 from pytest_verial.reporting import load_report
 from pytest_verial.store import StoreError, open_store
+
+# private module: unit test of the store's migrations and ids, which no API exposes
 from pytest_verial.store._ids import new_id
 
 REPO = Path(__file__).resolve().parents[2]
