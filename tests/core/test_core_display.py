@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import REPO, Project, portal_criterion, run_subprocess
+from core_support import (
+    HOSTILE,
+    LINKS,
+    REPO,
+    Project,
+    bad_characters,
+    portal_criterion,
+    run_subprocess,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +26,10 @@ from pytest_verial import BenchmarkFileError, FieldSpec, compare, load_benchmark
 
 # private module: unit test of the escaping helpers every output format shares
 from pytest_verial._compare import as_number, values_equal
-from pytest_verial._display import escape, unsafe_id_char
+from pytest_verial._display import escape, sanitize, unlink, unsafe_id_char
 from pytest_verial.checks import CheckRegistry, builtin_checks
+from pytest_verial.reporting._markdown import cell
+from pytest_verial.store._index_html import _e  # every cell of the store's index page
 
 
 def builtin_registry() -> CheckRegistry:
@@ -429,3 +439,19 @@ def test_any_id_loads_or_gives_printable_one_line_problems(text: str, where: str
                 assert str(problem).isprintable(), repr(str(problem))
         else:
             assert unsafe_id_char(text) is None
+
+
+# -- control characters: each format's cell escaping (the surfaces: test_core_control_chars)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [HOSTILE, "see https://a.example", "WWW.Example.org", "x\r\ny", "a|b`c`[d](e)", "\u202e"],
+)
+def test_markdown_cells_and_the_sanitizer(text: str) -> None:
+    for out in (cell(text), sanitize(text, markdown=True), sanitize(text, keep="\n"), _e(text)):
+        assert bad_characters(out) == []
+    assert LINKS.findall(cell(text)) == [] and LINKS.findall(unlink(text)) == []
+    # nothing else changes: the break is an entity a page shows as nothing
+    plain = "https://a www.b c@d.org mailto:e"
+    assert unlink(plain).replace("&#8203;", "") == plain

@@ -39,7 +39,7 @@ FACES = tuple(m for m in PUBLIC if (SRC.parent / m.replace(".", "/") / "__init__
 #: issue 21's "Done when": at most 10 test files import a private module, each saying why
 TARGET = 10
 #: today's count; lower it as tests move to the public API, never raise it
-CEILING = 23
+CEILING = 22
 
 
 def private(module: str) -> bool:
