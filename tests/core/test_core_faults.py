@@ -532,8 +532,6 @@ def test_disk_full_on_the_report_keeps_junit_and_the_journal(
     """ENOSPC cannot be produced on this machine's disk: the rename of the report raises it."""
     import errno
 
-    from pytest_verial.reporting import _outputs as outputs
-
     _project(pytester.path, [_first()])
     real = os.replace
 
@@ -542,7 +540,7 @@ def test_disk_full_on_the_report_keeps_junit_and_the_journal(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real(src, dst)
 
-    monkeypatch.setattr(outputs.os, "replace", replace)
+    monkeypatch.setattr(os, "replace", replace)  # the writers' atomic rename
     result = pytester.runpytest(
         "--verial-report", "report.json", "--verial-junit", "junit.xml", "--verial-fail-under", "0"
     )
