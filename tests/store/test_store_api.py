@@ -302,10 +302,9 @@ def test_a_new_store_has_the_schema_the_migrations_build(tmp_path: Path) -> None
 def test_a_newer_store_is_refused_and_untouched(store_url: str) -> None:
     from sqlalchemy import create_engine, text
 
-    from pytest_verial.store._core import _engine_url
-
     open_store(store_url).close()
-    engine = create_engine(_engine_url(store_url))
+    driver = store_url.replace("postgresql://", "postgresql+psycopg://", 1)  # the store's driver
+    engine = create_engine(driver)
     with engine.begin() as conn:
         conn.execute(text("update alembic_version set version_num = '9999'"))
     engine.dispose()
@@ -313,7 +312,7 @@ def test_a_newer_store_is_refused_and_untouched(store_url: str) -> None:
         open_store(store_url)
     message = str(info.value)
     assert "newer pytest-verial" in message and "9999" in message and "\n" not in message
-    engine = create_engine(_engine_url(store_url))
+    engine = create_engine(driver)
     with engine.connect() as conn:
         assert conn.execute(text("select version_num from alembic_version")).scalar() == "9999"
     engine.dispose()
