@@ -17,10 +17,7 @@ from service_support import FILES, ROOT, RUNS, count_rows
 sys.path.insert(0, str(ROOT / "tests" / "judge"))
 from judge_support import StubJudge, completion, ratings  # noqa: E402
 
-from pytest_verial.service import (
-    create_app,  # noqa: E402
-    create_key,  # noqa: E402
-)
+from pytest_verial.service import create_app, create_key  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -8,6 +8,7 @@ does). The modules behind them are private (``_app.py``, ``_keys.py``, ``_runs.p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import exports
@@ -18,11 +19,22 @@ if TYPE_CHECKING:
     from ._keys import ApiKey, create_key, list_keys, revoke_key
 
 
-def create_app(store_url: str, benchmark_paths: Any = (), runs_root: Any = ".") -> FastAPI:
-    """The FastAPI application over the store at ``store_url`` (see ``service/_app.py``)."""
+def create_app(
+    store_url: str,
+    benchmark_paths: Any = (),
+    runs_root: Any = ".",
+    *,
+    max_body: int | None = None,
+    judge: Mapping[str, str] | None = None,
+) -> FastAPI:
+    """The FastAPI application over the store at ``store_url`` (see ``service/_app.py``):
+    ``max_body`` caps a request body (default 8 MiB), ``judge`` holds the server's judge
+    settings (``judge_model``, ``judge_base_url``, ``judge_api_key_env``)."""
     from ._app import create_app as build
+    from ._http import MAX_BODY
 
-    return build(store_url, benchmark_paths, runs_root)
+    limit = MAX_BODY if max_body is None else max_body
+    return build(store_url, benchmark_paths, runs_root, max_body=limit, judge=judge)
 
 
 __getattr__, __dir__ = exports(
