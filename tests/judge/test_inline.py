@@ -204,8 +204,12 @@ def test_public_api_is_pinned():
             "parse_reply",
             "prompt_hash",
             "same_model",
+            "self_grading",
             "settings_for",
             "shared_client",
+            "task_feedback",
+            "verification_lines",
+            "verification_summary",
         ]
     )
 
