@@ -79,7 +79,7 @@ def _json_files(root: Path) -> Iterator[Path]:
 def _validator() -> Any:
     import jsonschema
 
-    from pytest_verial.results import report_schema
+    from pytest_verial import report_schema
 
     schema = report_schema()
     return jsonschema.Draft202012Validator(schema)
@@ -92,7 +92,7 @@ _ROUND_TRIP_LIMIT = 20_000_000
 def _round_trip(path: Path, data: dict[str, Any]) -> list[str]:
     """The results store gives back every report the suite writes: imported into a store
     (one per test process), then exported, it is the same report (issue 19)."""
-    from pytest_verial.results import Report
+    from pytest_verial import Report
 
     try:
         if path.stat().st_size > _ROUND_TRIP_LIMIT:

@@ -44,7 +44,7 @@ from store_support import (  # noqa: E402
     voice_criterion,
 )
 
-from pytest_verial.reporting.json_report import report_text  # noqa: E402
+from pytest_verial.reporting import report_text  # noqa: E402
 
 WORDS = ("good morning", "thanks", "hello", "goodbye")
 

@@ -129,14 +129,14 @@ def requests_per_task(criteria: int = 50) -> dict[str, object]:
 SNAPSHOT_PROBE = r"""
 import json, resource, sys, time
 from pathlib import Path
-from pytest_verial.fhir.query import build_query
-from pytest_verial.fhir.snapshot import FhirSnapshot
+from pytest_verial.fhir._query import build_query
+from pytest_verial.fhir._snapshot import FhirSnapshot
 
 def rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-import pytest_verial.fhir.index, pytest_verial.fhir.fhirpath, fhirpathpy  # imports first
-from pytest_verial.fhir.fhirpath import compiled
+import pytest_verial.fhir._index, pytest_verial.fhir._fhirpath, fhirpathpy  # imports first
+from pytest_verial.fhir._fhirpath import compiled
 compiled("Patient.name")
 p0 = time.perf_counter()
 with open(Path(sys.argv[1]) / "export.ndjson", encoding="utf-8") as handle:
@@ -209,14 +209,14 @@ def fhirpath_per_criterion(criteria: int) -> dict[str, object]:
     """Mean time of one criterion with FHIRPath fields: compiled+cached vs re-parsed."""
     from fhirpathpy import evaluate as reparsed
 
-    import pytest_verial.checks.fhir as check_module
-    from pytest_verial.fhir.fhirpath import _model, evaluate
+    import pytest_verial.checks._fhir as check_module
+    from pytest_verial.fhir._fhirpath import _model, evaluate
 
     def evaluate_uncompiled(expression: str, resource: Any) -> list[Any]:
         """fhirpathpy parsing the expression every time: what the cache saves."""
         return list(reparsed(resource, expression, {}, _model()))
 
-    from pytest_verial.fhir.index import SearchResult
+    from pytest_verial.fhir import SearchResult
 
     appointments = [r for r in make_corpus() if r["resourceType"] == "Appointment"]
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from files.conftest import run_check  # noqa: E402
 from files.emulator import Emulator  # noqa: E402
 
-from pytest_verial.errors import CriterionError  # noqa: E402
-from pytest_verial.sources.files import DirectoryFiles, GCSFiles  # noqa: E402
+from pytest_verial import CriterionError  # noqa: E402
+from pytest_verial.sources import DirectoryFiles, GCSFiles  # noqa: E402
 
 BUCKET = "bench-sftp"
 TASK = "sftp-bench-task"

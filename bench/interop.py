@@ -33,8 +33,8 @@ def timed(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def context(source_name: str, source: Any, assertion: dict[str, Any]) -> tuple[Any, Any]:
+    from pytest_verial import Criterion, Task
     from pytest_verial.checks import CheckContext, default_registry
-    from pytest_verial.models import Criterion, Task
 
     check = default_registry().get(assertion["assert"])
     assert check is not None
@@ -54,8 +54,8 @@ def context(source_name: str, source: Any, assertion: dict[str, Any]) -> tuple[A
 def hl7_rows(repeat: int) -> list[tuple[str, str]]:
     import hl7
 
-    from pytest_verial.hl7.parse import Hl7Message, decode, parse_stream, validate_message
-    from pytest_verial.hl7.paths import get
+    from pytest_verial.hl7 import Hl7Message, decode, get, parse_stream
+    from pytest_verial.hl7._parse import validate_message
 
     texts = [
         decode(p.read_bytes()).replace("\r\n", "\r").replace("\n", "\r").strip()
@@ -138,7 +138,7 @@ def hl7_rows(repeat: int) -> list[tuple[str, str]]:
 def mllp_rows() -> list[tuple[str, str]]:
     from hl7.mllp import open_hl7_connection
 
-    from pytest_verial.hl7.capture import CaptureProcess
+    from pytest_verial.hl7 import CaptureProcess
 
     text = (HL7_CORPUS / "oru_r01.hl7").read_bytes()
     n = 500
@@ -165,8 +165,7 @@ def mllp_rows() -> list[tuple[str, str]]:
 
 def x12_rows(repeat: int) -> list[tuple[str, str]]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ helpers
-    from pytest_verial.x12.envelope import Transaction, parse_interchanges
-    from pytest_verial.x12.paths import get
+    from pytest_verial.x12 import Transaction, get, parse_interchanges
     from tests.x12.x12_build import claims_835, interchange
 
     text = interchange([("835", "005010X221A1", claims_835(1000))], control=9001)

@@ -1,4 +1,4 @@
-"""Cost of masking secrets (:mod:`pytest_verial.secrets`) on the strings of a large report.
+"""Cost of masking secrets (:mod:`pytest_verial._secrets`) on the strings of a large report.
 
 Builds a report-like JSON value of N task runs (each a few short strings, evidence rows and a
 1 KB details text), registers K random keys (the judge key and run.yaml keys), and times
@@ -17,7 +17,7 @@ import string
 import time
 from typing import Any
 
-from pytest_verial import secrets
+from pytest_verial import _secrets as secrets
 
 
 def _report(tasks: int, rng: random.Random) -> dict[str, Any]:

@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import overhead  # noqa: E402
 
-from pytest_verial.results import Report  # noqa: E402
-from pytest_verial.safeparse import strict_json_value  # noqa: E402
+from pytest_verial import Report  # noqa: E402
+from pytest_verial._safeparse import strict_json_value  # noqa: E402
 
 
 def timed(fn: Callable[[], object], repeat: int) -> float:

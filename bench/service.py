@@ -77,9 +77,8 @@ def write_benchmarks(folder: Path) -> list[Path]:
 
 
 def inline_p50(bench: Path, n: int) -> float:
+    from pytest_verial import load_benchmark, verify_task
     from pytest_verial.checks import default_registry
-    from pytest_verial.inline import verify_task
-    from pytest_verial.loader import load_benchmark
 
     plan = load_benchmark(bench, default_registry())
     task = plan.tasks[0]
@@ -177,7 +176,7 @@ def rss_mb(pid: int) -> list[float]:
 
 
 def new_store(kind: str, tmp: Path, pg: Any) -> str:
-    from pytest_verial.service.keys import create_key
+    from pytest_verial.service import create_key
     from pytest_verial.store import open_store
 
     url = (
@@ -189,7 +188,7 @@ def new_store(kind: str, tmp: Path, pg: Any) -> str:
 
 
 def org_key(url: str) -> str:
-    from pytest_verial.service.keys import create_key
+    from pytest_verial.service import create_key
     from pytest_verial.store import open_store
 
     with open_store(url) as store:

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tests" / "store"))
 
 from store_support import child_env, greeting_project, pytest_command  # noqa: E402
 
-from pytest_verial.results import Report  # noqa: E402
+from pytest_verial import Report  # noqa: E402
 from pytest_verial.store import open_store  # noqa: E402
 
 

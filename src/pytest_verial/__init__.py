@@ -1,5 +1,14 @@
 """pytest-verial: score healthcare AI agents' sandbox state against typed criteria.
 
+Public API (README, "Public API"): the names in ``__all__`` below, and the packages
+:mod:`pytest_verial.checks`, :mod:`~pytest_verial.sources`, :mod:`~pytest_verial.judge`,
+:mod:`~pytest_verial.store`, :mod:`~pytest_verial.service`, :mod:`~pytest_verial.reporting`,
+:mod:`~pytest_verial.fhir`, :mod:`~pytest_verial.hl7`, :mod:`~pytest_verial.x12` through their
+own ``__all__``; :mod:`pytest_verial.testing` for authors of custom checks;
+:mod:`pytest_verial.cli` (the ``verial`` command) and the pytest plugins
+:mod:`pytest_verial.plugin` and :mod:`pytest_verial.judge_plugin`. Every module whose name
+starts with ``_`` is private and may change without notice.
+
 The public names below load their module on first use (PEP 562), so the pytest plugin, which
 every pytest run in an environment with this package imports, does not pay for the inline
 API, the judge client or the comparison code until something asks for them.
@@ -9,16 +18,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import lazy
+from . import _lazy as lazy
 
 __version__ = "0.1.0"
 
-#: public name -> the module that defines it
+#: public name -> the private module that defines it, or the public package that exports it
 _PUBLIC = {
     **dict.fromkeys(
         ["AssertionSpec", "CheckContext", "CheckOutcome", "CheckRegistry", "CheckSpec"], "checks"
     ),
-    **dict.fromkeys(["FieldSpec", "compare", "field_result", "fields_score"], "compare"),
+    **dict.fromkeys(
+        ["FieldSpec", "MISSING", "compare", "describe_field", "field_result", "fields_score"],
+        "_compare",
+    ),
     **dict.fromkeys(
         [
             "BenchmarkFileError",
@@ -30,28 +42,50 @@ _PUBLIC = {
             "UsageError",
             "VerialError",
         ],
-        "errors",
+        "_errors",
     ),
-    **dict.fromkeys(["verify_task", "verify_task_async"], "inline"),
-    **dict.fromkeys(["BenchmarkPlan", "CriterionPlan", "TaskPlan", "load_benchmark"], "loader"),
-    **dict.fromkeys(["Benchmark", "Criterion", "Entity", "Task"], "models"),
+    **dict.fromkeys(["verify_task", "verify_task_async"], "_inline"),
+    **dict.fromkeys(["BenchmarkPlan", "CriterionPlan", "TaskPlan", "load_benchmark"], "_loader"),
+    **dict.fromkeys(["Benchmark", "Criterion", "Entity", "Task"], "_models"),
     **dict.fromkeys(
-        ["BenchmarkRun", "CriterionRun", "InlineTaskRun", "Report", "Status", "TaskRun"], "results"
+        [
+            "BenchmarkInfo",
+            "BenchmarkRun",
+            "CriterionRun",
+            "Generator",
+            "InlineTaskRun",
+            "Report",
+            "RunInfo",
+            "RunStatus",
+            "Session",
+            "Status",
+            "TaskRun",
+            "TaskStatus",
+            "report_schema",
+        ],
+        "_results",
     ),
-    **dict.fromkeys(["Sandbox", "Source"], "sources"),
-    "FhirSource": "sources.fhir",
-    "FilesSource": "sources.files.base",
-    "Hl7Source": "sources.hl7",
-    "OutputSource": "sources.output",
-    "PortalSource": "sources.portal",
-    "VoiceSource": "sources.voice",
-    "X12Source": "sources.x12",
+    **dict.fromkeys(["RunConfig", "RunDir", "TaskRunMeta", "load_run_config"], "_runinfo"),
+    # the sandbox and each source kind's Protocol, as the sources package exports them
+    **dict.fromkeys(
+        [
+            "FhirSource",
+            "FilesSource",
+            "Hl7Source",
+            "OutputSource",
+            "PortalSource",
+            "Sandbox",
+            "Source",
+            "VoiceSource",
+            "X12Source",
+        ],
+        "sources",
+    ),
 }
 
 if TYPE_CHECKING:
-    from .checks import AssertionSpec, CheckContext, CheckOutcome, CheckRegistry, CheckSpec
-    from .compare import FieldSpec, compare, field_result, fields_score
-    from .errors import (
+    from ._compare import MISSING, FieldSpec, compare, describe_field, field_result, fields_score
+    from ._errors import (
         BenchmarkFileError,
         CheckError,
         CriterionError,
@@ -61,18 +95,37 @@ if TYPE_CHECKING:
         UsageError,
         VerialError,
     )
-    from .inline import verify_task, verify_task_async
-    from .loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
-    from .models import Benchmark, Criterion, Entity, Task
-    from .results import BenchmarkRun, CriterionRun, InlineTaskRun, Report, Status, TaskRun
-    from .sources import Sandbox, Source
-    from .sources.fhir import FhirSource
-    from .sources.files.base import FilesSource
-    from .sources.hl7 import Hl7Source
-    from .sources.output import OutputSource
-    from .sources.portal import PortalSource
-    from .sources.voice import VoiceSource
-    from .sources.x12 import X12Source
+    from ._inline import verify_task, verify_task_async
+    from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
+    from ._models import Benchmark, Criterion, Entity, Task
+    from ._results import (
+        BenchmarkInfo,
+        BenchmarkRun,
+        CriterionRun,
+        Generator,
+        InlineTaskRun,
+        Report,
+        RunInfo,
+        RunStatus,
+        Session,
+        Status,
+        TaskRun,
+        TaskStatus,
+        report_schema,
+    )
+    from ._runinfo import RunConfig, RunDir, TaskRunMeta, load_run_config
+    from .checks import AssertionSpec, CheckContext, CheckOutcome, CheckRegistry, CheckSpec
+    from .sources import (
+        FhirSource,
+        FilesSource,
+        Hl7Source,
+        OutputSource,
+        PortalSource,
+        Sandbox,
+        Source,
+        VoiceSource,
+        X12Source,
+    )
 
 
 __getattr__, __dir__ = lazy.exports(__name__, _PUBLIC)
@@ -81,7 +134,9 @@ __all__ = [
     "AssertionSpec",
     "Benchmark",
     "BenchmarkFileError",
+    "BenchmarkInfo",
     "BenchmarkPlan",
+    "BenchmarkRun",
     "CheckContext",
     "CheckError",
     "CheckOutcome",
@@ -90,35 +145,46 @@ __all__ = [
     "Criterion",
     "CriterionError",
     "CriterionPlan",
+    "CriterionRun",
     "Entity",
     "FhirSource",
     "FieldSpec",
     "FilesSource",
+    "Generator",
     "Hl7Source",
+    "InlineTaskRun",
+    "MISSING",
     "OutputSource",
     "PortalSource",
     "Problem",
+    "Report",
+    "RunConfig",
     "RunConfigError",
+    "RunDir",
+    "RunInfo",
+    "RunStatus",
     "Sandbox",
+    "Session",
     "Source",
     "SourceError",
+    "Status",
     "Task",
     "TaskPlan",
     "TaskRun",
-    "InlineTaskRun",
-    "CriterionRun",
-    "BenchmarkRun",
-    "Report",
-    "Status",
+    "TaskRunMeta",
+    "TaskStatus",
     "UsageError",
     "VerialError",
     "VoiceSource",
     "X12Source",
-    "__version__",
     "compare",
+    "describe_field",
     "field_result",
     "fields_score",
     "load_benchmark",
+    "load_run_config",
+    "report_schema",
     "verify_task",
     "verify_task_async",
+    "__version__",
 ]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 
 if TYPE_CHECKING:
-    from .results import Report
+    from ._results import Report
 
 #: subcommands added by other modules: name -> (configure parser, run) ; see ``add_command``
 _EXTRA: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[Any], int]]] = {}
@@ -43,14 +43,14 @@ def add_command(
 
 def report_schema() -> dict[str, Any]:
     """The JSON report's schema, generated from the result types."""
-    from .results import report_schema as generated
+    from ._results import report_schema as generated
 
     return generated()
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print a JSON Schema."""
-    from .schema import benchmark_schema, conftest_registry, criteria_schema
+    from ._schema import benchmark_schema, conftest_registry, criteria_schema
 
     registry = conftest_registry(Path(args.rootdir)) if args.rootdir else None
     if args.which == "benchmark":
@@ -73,11 +73,11 @@ def cmd_recover(
     says; the journal is removed once the report is written (README, "Interrupted and crashed
     runs"). An output that must not be written is refused (exit 4) before anything is rebuilt.
     """
-    from .display import escape
-    from .reporting.journal import JournalBusy, journal_inputs, recover, report_of_journal
-    from .reporting.json_report import write_json_report
-    from .reporting.junit import write_junit
-    from .reporting.outputs import EXIT_REFUSED, OutputRefused, check_outputs, refused
+    from ._display import escape
+    from .reporting._journal import JournalBusy, journal_inputs, recover, report_of_journal
+    from .reporting._json_report import write_json_report
+    from .reporting._junit import write_junit
+    from .reporting._outputs import EXIT_REFUSED, OutputRefused, check_outputs, refused
 
     path = Path(journal)
     default = report_of_journal(path)
@@ -130,8 +130,8 @@ def cmd_recover(
     if status == 0:
         path.unlink(missing_ok=True)
     # the session in the results store gets the recovered report and is marked interrupted
-    from .store.cli import cli_rootdir
-    from .store.session import recovered_into_store
+    from .store._cli import cli_rootdir
+    from .store._session import recovered_into_store
 
     problem = recovered_into_store(
         getattr(args_store, "store", None),
@@ -147,8 +147,8 @@ def cmd_recover(
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Print the summary table of a JSON report (rebuilt from a journal with ``--recover``)."""
-    from .reporting.json_report import load_report
-    from .reporting.terminal import summary_lines
+    from .reporting._json_report import load_report
+    from .reporting._terminal import summary_lines
 
     if args.recover is not None:
         if args.report is not None:
@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="verial", description=__doc__.splitlines()[0])
     parser.add_argument("-V", "--version", action="version", version=f"pytest-verial {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    from . import validate
+    from . import _validate as validate
 
     p = sub.add_parser("validate", help="check benchmark files and list every problem")
     validate.configure(p)
@@ -224,12 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--junit", metavar="PATH", help="with --recover: also write JUnit XML here")
     p.add_argument("--scored", action="store_true", help="omit details and evidence")
-    from .store.cli import add_store_argument  # --recover marks the session in the store
+    from .store._cli import add_store_argument  # --recover marks the session in the store
 
     add_store_argument(p)
     p.set_defaults(func=cmd_report)
     # -- LLM judge (PRD-103): retry-with-feedback text of a task from a JSON report --------
-    from .judge import feedback_cli
+    from .judge import _feedback_cli as feedback_cli
 
     p = sub.add_parser("feedback", help="print a failed or partial task's retry feedback")
     feedback_cli.configure(p)
@@ -241,15 +241,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# --- hl7-capture (issue 4): the MLLP capture server lives in pytest_verial.hl7.capture ---
+# --- hl7-capture (issue 4): the MLLP capture server lives in pytest_verial.hl7._capture ---
 def _hl7_capture_configure(parser: argparse.ArgumentParser) -> None:
-    from .hl7.capture import configure_parser
+    from .hl7._capture import configure_parser
 
     configure_parser(parser)
 
 
 def _hl7_capture_run(args: argparse.Namespace) -> int:
-    from .hl7.capture import run_from_args
+    from .hl7._capture import run_from_args
 
     return run_from_args(args)
 
@@ -265,13 +265,13 @@ add_command(
 
 # --- show (issue 11): Verial's three levels from a saved report ---
 def _show_configure(parser: argparse.ArgumentParser) -> None:
-    from .commands.show import configure
+    from ._commands.show import configure
 
     configure(parser)
 
 
 def _show_run(args: argparse.Namespace) -> int:
-    from .commands.show import run
+    from ._commands.show import run
 
     return run(args)
 
@@ -297,7 +297,7 @@ def _html_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--index", action="store_true", help="an index page of the stored runs, with trend plots"
     )
-    from .store.cli import add_store_argument
+    from .store._cli import add_store_argument
 
     add_store_argument(parser)
     parser.add_argument(
@@ -315,10 +315,10 @@ def _html_configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _html_run(args: argparse.Namespace) -> int:
-    from .reporting.html import default_html_path, open_in_browser, write_html
-    from .reporting.json_report import load_report
-    from .reporting.outputs import EXIT_REFUSED, OutputRefused, refused
-    from .store.index_html import html_from_store, is_store_ref
+    from .reporting._html import default_html_path, open_in_browser, write_html
+    from .reporting._json_report import load_report
+    from .reporting._outputs import EXIT_REFUSED, OutputRefused, refused
+    from .store._index_html import html_from_store, is_store_ref
 
     if args.index or is_store_ref(args.report):
         return html_from_store(args)
@@ -362,13 +362,13 @@ add_command(
 
 # --- compare (issue 10): the changes between two JSON reports, and a gate on them ---
 def _compare_configure(parser: argparse.ArgumentParser) -> None:
-    from .commands.compare import configure
+    from ._commands.compare import configure
 
     configure(parser)
 
 
 def _compare_run(args: argparse.Namespace) -> int:
-    from .commands.compare import run
+    from ._commands.compare import run
 
     return run(args)
 
@@ -384,13 +384,13 @@ add_command(
 
 # --- merge (issue 10): one report from the shards of a --verial-shard run ---
 def _merge_configure(parser: argparse.ArgumentParser) -> None:
-    from .reporting.merge import configure
+    from .reporting._merge import configure
 
     configure(parser)
 
 
 def _merge_run(args: argparse.Namespace) -> int:
-    from .reporting.merge import run
+    from .reporting._merge import run
 
     return run(args)
 
@@ -404,7 +404,7 @@ add_command(
 # --- end merge ---
 
 
-# --- results store (issue 19): import and export; see pytest_verial.store.cli ---------------
+# --- results store (issue 19): import and export; see pytest_verial.store._cli ---------------
 def _lazy_command(module: str, name: str) -> tuple[Callable[[Any], None], Callable[[Any], int]]:
     """A command whose ``<name>_configure`` and ``<name>_run`` live in ``module`` (relative
     to this package), imported when the parser is built or the command runs, not before."""
@@ -422,27 +422,27 @@ def _lazy_command(module: str, name: str) -> tuple[Callable[[Any], None], Callab
 
 add_command(
     "import",
-    *_lazy_command("store.cli", "import"),
+    *_lazy_command("store._cli", "import"),
     help="store JSON reports in the results store (CI artifacts, shards, merged, recovered)",
 )
 add_command(
-    "export", *_lazy_command("store.cli", "export"), help="write a stored run's JSON report"
+    "export", *_lazy_command("store._cli", "export"), help="write a stored run's JSON report"
 )
 add_command(
     "runs",
-    *_lazy_command("store.commands", "runs"),
+    *_lazy_command("store._commands", "runs"),
     help="list the stored benchmark runs, newest first (`runs delete REF...` deletes)",
 )
 add_command(
     "prune",
-    *_lazy_command("store.commands", "prune"),
+    *_lazy_command("store._commands", "prune"),
     help="delete old stored runs: --keep N per benchmark, or --older-than DAYS",
 )
 
 
 add_command(
     "trend",
-    *_lazy_command("store.commands", "trend"),
+    *_lazy_command("store._commands", "trend"),
     help="a benchmark's score per stored run over time, per axis and per task (a sparkline)",
 )
 # --- end results store ---
@@ -450,13 +450,13 @@ add_command(
 
 # --- judge (issue 22): calibrate the judge on human labels ---
 def _judge_configure(parser: argparse.ArgumentParser) -> None:
-    from .judge.calibrate import configure
+    from .judge._calibrate import configure
 
     configure(parser)
 
 
 def _judge_run(args: argparse.Namespace) -> int:
-    from .judge.calibrate import run
+    from .judge._calibrate import run
 
     return run(args)
 
@@ -472,13 +472,13 @@ add_command(
 
 # --- convert (issue 22): HealthBench-style examples into a benchmark scored by points ---
 def _convert_configure(parser: argparse.ArgumentParser) -> None:
-    from .convert import configure
+    from ._convert import configure
 
     configure(parser)
 
 
 def _convert_run(args: argparse.Namespace) -> int:
-    from .convert import run
+    from ._convert import run
 
     return run(args)
 
@@ -492,15 +492,15 @@ add_command(
 # --- end convert ---
 
 
-# --- service (issue 20): verial serve, verial keys; see pytest_verial.service.cli ---
+# --- service (issue 20): verial serve, verial keys; see pytest_verial.service._cli ---
 add_command(
     "serve",
-    *_lazy_command("service.cli", "serve"),
+    *_lazy_command("service._cli", "serve"),
     help="serve verification over HTTP (POST /v1/verify-task; needs the [serve] extra)",
 )
 add_command(
     "keys",
-    *_lazy_command("service.cli", "keys"),
+    *_lazy_command("service._cli", "keys"),
     help="create, list or revoke the service's API keys",
 )
 # --- end service ---

@@ -1,6 +1,6 @@
 """The ``verial-judge`` plugin: the LLM judge's pytest wiring, its own ``pytest11`` entry point.
 
-It registers the judge's options (its rows of :mod:`pytest_verial.options`), refuses a judge
+It registers the judge's options (its rows of :mod:`pytest_verial._options`), refuses a judge
 that would grade its own executor's outputs (a usage error before anything runs), registers
 the API key its options name for masking, and extends the report: a ``feedback`` text per
 failed or partial task run, the session's ``verification`` summary and its terminal lines
@@ -9,7 +9,7 @@ failed or partial task run, the session's ``verification`` summary and its termi
 ``pytest -p no:verial-judge`` leaves all of it out, and the judge's options with it; the rest
 of the plugin works as before. A judge criterion is then gated or bypassed as usual, and one
 that would call the judge is an error naming why (``ctx.options`` carries the reason, see
-:data:`pytest_verial.options.JUDGE_OFF`), as when no judge model is configured: never a pass.
+:data:`pytest_verial._options.JUDGE_OFF`), as when no judge model is configured: never a pass.
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ from typing import Any
 
 import pytest
 
-from .collect import task_runs_of_items
-from .configure import add_options, runs_at_start, session_settings
-from .judge.models import run_self_grading, self_grading
-from .judge.report import summary_lines, task_feedback, verification_summary
-from .judge.settings import DEFAULT_API_KEY_ENV, DEFAULT_BUDGET, concurrency
-from .options import JUDGE_PLUGIN, PLUGIN
-from .results import Report
-from .runinfo import RunDir, load_run_config
-from .secrets import register_setting
-from .state import CONCURRENT_JUDGING
+from ._collect import task_runs_of_items
+from ._configure import add_options, runs_at_start, session_settings
+from ._options import JUDGE_PLUGIN, PLUGIN
+from ._results import Report
+from ._runinfo import RunDir, load_run_config
+from ._secrets import register_setting
+from ._state import CONCURRENT_JUDGING
+from .judge._models import run_self_grading, self_grading
+from .judge._report import task_feedback, verification_lines, verification_summary
+from .judge._settings import DEFAULT_API_KEY_ENV, DEFAULT_BUDGET, concurrency
 
 #: the name :class:`JudgeReporting` is registered under (the recorder looks it up)
 REPORTING = "verial-judge-reporting"
@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
     manager.register(JudgeReporting(config, options), REPORTING)
     limit = concurrency(options)
     if limit > 1:  # 1: each judge criterion scores itself at its turn, as it always did
-        from .judge_concurrency import ConcurrentJudging
+        from ._judge_concurrency import ConcurrentJudging
 
         judging = config.stash[CONCURRENT_JUDGING] = ConcurrentJudging(limit)
         manager.register(judging, "verial-judge-concurrency")
@@ -79,7 +79,7 @@ def judge_conflict(options: dict[str, Any], runs: Iterable[RunDir]) -> str | Non
 
 def register_api_key(options: dict[str, Any]) -> None:
     """Register, for masking in every artifact, the judge's API key that the options name
-    (:mod:`pytest_verial.secrets`), read from the environment now: before any judge cache
+    (:mod:`pytest_verial._secrets`), read from the environment now: before any judge cache
     lookup, and in every process. (The ``verial`` plugin registers the runs' own settings,
     ``sources.judge.api_key_env`` included, and the default variable.)"""
     name = options.get("judge_api_key_env") or DEFAULT_API_KEY_ENV
@@ -124,11 +124,11 @@ class JudgeReporting:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
             return
-        for line in summary_lines(self.summary):
+        for line in verification_lines(self.summary):
             terminalreporter.write_line(line)
 
     def pytest_unconfigure(self) -> None:
-        client = sys.modules.get("pytest_verial.judge.client")
+        client = sys.modules.get("pytest_verial.judge._client")
         if client is not None:  # a session that judged nothing never loaded the client
             client.close_clients()
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from . import heap, hooks
-from .collect import (
+from . import _heap as heap
+from . import _hooks as hooks
+from ._collect import (
     BenchmarkFile,
     CriterionItem,
     NoCriteriaItem,
@@ -20,21 +21,21 @@ from .collect import (
     task_runs_of_ids,
     task_runs_of_items,
 )
-from .configure import add_options, runs_at_start, session_settings
-from .errors import CriterionError, RunConfigError, SourceError
-from .hl7.fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
-from .interrupts import TermAsInterrupt
-from .loader import is_benchmark_file
-from .masking import SecretMasking
-from .nodeids import SEP, file_of
-from .options import PLUGIN, option
-from .recorder import Recorder
-from .reporting import baseline
-from .runinfo import RunDir
-from .secrets import register_setting, register_settings
-from .selection import split
+from ._configure import add_options, runs_at_start, session_settings
+from ._errors import CriterionError, RunConfigError, SourceError
+from ._interrupts import TermAsInterrupt
+from ._loader import is_benchmark_file
+from ._masking import SecretMasking
+from ._nodeids import SEP, file_of
+from ._options import PLUGIN, option
+from ._recorder import Recorder
+from ._runinfo import RunDir
+from ._secrets import register_setting, register_settings
+from ._selection import split
+from ._state import FINISHED, SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
+from .hl7._fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
+from .reporting import _baseline as baseline
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache
-from .state import FINISHED, SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -269,7 +270,7 @@ class XdistScheduling:
         # loadfile keeps a whole file on one worker and is left to xdist.
         if config.getoption("dist") not in ("load", "worksteal", "loadgroup", "loadscope"):
             return None
-        from .xdist_scheduling import TaskRunScheduling
+        from ._xdist_scheduling import TaskRunScheduling
 
         return TaskRunScheduling(config, log)
 

@@ -1,7 +1,7 @@
 """Score one assertion against source objects, outside a benchmark file: for check tests.
 
 ``run_check("x12-response", {...}, {"x12": source})`` validates the assertion and scores it
-through :func:`pytest_verial.engine.run_criterion`, exactly as a criterion item does, and
+through :func:`pytest_verial._engine.run_criterion`, exactly as a criterion item does, and
 returns the criterion run (``score``, ``passed``, ``status``, ``details``, ``evidence``...).
 Useful to authors testing a check they register through ``pytest_verial_checks`` too.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._engine import run_criterion
+from ._loader import CriterionPlan, TaskPlan
+from ._models import Criterion, Task
 from .checks import CheckRegistry, default_registry
-from .engine import run_criterion
-from .loader import CriterionPlan, TaskPlan
-from .models import Criterion, Task
 
 
 def run_check(

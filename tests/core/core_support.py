@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -170,7 +171,7 @@ def strip_timing(value: Any) -> Any:
 def write_sealed(path: Path, report: dict[str, Any]) -> Path:
     """Write an edited report sealed anew, as a forger without the signing key could: the
     checks behind the seal (merge, resume) are what such a test exercises."""
-    from pytest_verial.reporting.json_report import report_text
+    from pytest_verial.reporting import report_text
 
     path.write_text(report_text(report) + "\n", encoding="utf-8")
     return path
@@ -546,3 +547,19 @@ def crash_project(path: Path) -> None:
     )
     project.sandbox("crashy", _GREETS)
     project.sandbox("steady", _GREETS)
+
+
+#: sandbox text with every kind of control character, for the surfaces' tests
+HOSTILE = (
+    "\x1b[31mRED\x1b[0m \x1b]8;;http://x\x07osc\x1b]8;;\x07 \u202eevil\u202c \u2066iso\u2069 "
+    "\u202aemb\u202b \u200fmark cr\rline nul\x00 bell\x07 del\x7f nel\x85 csi\x9b2J "
+    "www.evil.example HTTPS://evil.example/p?q=1 ftp://host mail me@evil.example mailto:x"
+)
+#: what may not reach a surface (line feed and tab are a surface's own layout)
+BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+LINKS = re.compile(r"://|\bwww\.|\w@[\w-]+\.|mailto:", re.IGNORECASE)
+
+
+def bad_characters(text: str) -> list[str]:
+    """The control and bidi characters in ``text`` that no surface may show."""
+    return sorted({repr(m.group()) for m in BAD.finditer(text)})

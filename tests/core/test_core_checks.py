@@ -1,7 +1,7 @@
 """portal-state-match and voice-transcript on realistic sandboxes.
 
-Most cases run the engine directly (loader -> sandbox -> run_criterion), the same path a
-pytest item takes; the corrupt-file case also runs end to end through pytest.
+Most cases score the task with ``verify_task`` (loader -> sandbox -> the engine), the path a
+pytest item takes too; the corrupt-file case also runs end to end through pytest.
 """
 
 from __future__ import annotations
@@ -14,11 +14,8 @@ from typing import Any
 import pytest
 from core_support import Project, criterion_runs, portal_criterion, voice_criterion
 
+from pytest_verial import BenchmarkFileError, RunDir, load_benchmark, verify_task
 from pytest_verial.checks import default_registry
-from pytest_verial.engine import run_criterion
-from pytest_verial.errors import BenchmarkFileError
-from pytest_verial.loader import load_benchmark
-from pytest_verial.runinfo import RunDir
 from pytest_verial.sources import Sandbox
 
 PA_ROWS = [
@@ -63,12 +60,9 @@ def score(
     for task_plan in plan.tasks:
         project.sandbox(task_plan.key, files)
         sandbox = Sandbox(run, task_plan.task, task_plan.key, task_plan.entity)
-        for c in task_plan.criteria:
-            sources = {}
-            for name in c.check.sources if c.check else ():
-                sources[name] = sandbox.source(name)
-            record = run_criterion(c, task_plan, sources)
-            out[f"{task_plan.key}::{c.id}" if entities else c.id] = record
+        for record in verify_task(task_plan, sandbox).criterion_runs:
+            cid = record.criterion_id
+            out[f"{task_plan.key}::{cid}" if entities else cid] = record
     return out
 
 
@@ -641,8 +635,8 @@ def test_portal_live_sqlite_from_run_yaml(tmp_path: Path, monkeypatch: pytest.Mo
     runs = score(tmp_path, crit, files)
     assert runs["pa"]["score"] == 1.0
     monkeypatch.delenv("PORTAL_DB_URL")
-    with pytest.raises(Exception, match=r"PORTAL_DB_URL is not set"):
-        score(tmp_path, crit, files)
+    unset = score(tmp_path, crit, files)["pa"]  # an error criterion run, as under pytest
+    assert unset["status"] == "error" and "PORTAL_DB_URL is not set" in unset["details"]
 
 
 def test_a_live_portal_is_read_instead_of_the_snapshot(

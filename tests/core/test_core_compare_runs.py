@@ -1,6 +1,6 @@
 """``verial compare`` and ``--verial-baseline`` (issue 10): two reports, their changes, a gate.
 
-(``test_core_compare.py`` holds the field-comparison operators of ``pytest_verial.compare``.)
+(``test_core_compare.py`` holds the field-comparison operators of ``pytest_verial._compare``.)
 """
 
 from __future__ import annotations
@@ -16,15 +16,7 @@ import jsonschema
 import pytest
 from core_support import REPO, Project, run_subprocess, shared_project, voice_criterion
 
-from pytest_verial.cli import main
-from pytest_verial.reporting.diff import (
-    RESAMPLES,
-    SEED,
-    Comparison,
-    compare_reports,
-    paired_bootstrap,
-)
-from pytest_verial.results import (
+from pytest_verial import (
     BenchmarkInfo,
     BenchmarkRun,
     CriterionRun,
@@ -35,6 +27,8 @@ from pytest_verial.results import (
     Session,
     TaskRun,
 )
+from pytest_verial.cli import main
+from pytest_verial.reporting import Comparison, compare_reports, paired_bootstrap
 
 EXAMPLES = REPO / "example_benchmarks"
 WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
@@ -105,7 +99,11 @@ def test_two_shared_tasks_interval_is_the_two_differences() -> None:
     assert run.interval is not None
     assert (run.interval.low, run.interval.high) == (-1.0, -0.5)
     assert run.interval.mean == pytest.approx(-0.75)
-    assert (run.interval.tasks, run.interval.resamples, run.interval.seed) == (2, RESAMPLES, SEED)
+    assert (run.interval.tasks, run.interval.resamples, run.interval.seed) == (
+        2,
+        10_000,
+        20261123,
+    )  # README, "verial compare"
 
 
 def test_interval_of_one_in_five_tasks_changed() -> None:

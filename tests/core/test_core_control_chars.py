@@ -15,25 +15,9 @@ import re
 from pathlib import Path
 
 import pytest
-from core_support import Project, run_subprocess
+from core_support import HOSTILE, LINKS, Project, bad_characters, run_subprocess
 
 from pytest_verial.cli import main
-from pytest_verial.display import sanitize, unlink
-from pytest_verial.reporting.markdown import cell
-from pytest_verial.store.index_html import _e  # every cell of the store's index page
-
-HOSTILE = (
-    "\x1b[31mRED\x1b[0m \x1b]8;;http://x\x07osc\x1b]8;;\x07 \u202eevil\u202c \u2066iso\u2069 "
-    "\u202aemb\u202b \u200fmark cr\rline nul\x00 bell\x07 del\x7f nel\x85 csi\x9b2J "
-    "www.evil.example HTTPS://evil.example/p?q=1 ftp://host mail me@evil.example mailto:x"
-)
-#: what may not reach a surface (line feed and tab are a surface's own layout)
-BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-LINKS = re.compile(r"://|\bwww\.|\w@[\w-]+\.|mailto:", re.IGNORECASE)
-
-
-def _bad(text: str) -> list[str]:
-    return sorted({repr(m.group()) for m in BAD.finditer(text)})
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +106,7 @@ def test_session_surfaces_hold_no_control_character(session: Path, name: str) ->
     if name.endswith(".html"):
         text = _page_strings(text)
     assert "RED" in text, name  # the hostile text did reach this surface
-    assert _bad(text) == [], name
+    assert bad_characters(text) == [], name
     if name.endswith(".md"):
         assert LINKS.findall(text) == [], name
 
@@ -151,7 +135,7 @@ def test_commands_print_no_control_character(
 ) -> None:
     code, output = _verial(capsys, *(a.format(r=session / "report.json") for a in argv))
     assert code in (0, 1), output
-    assert _bad(output) == []
+    assert bad_characters(output) == []
     if argv[0] != "compare" and argv[-1] != "phrase":
         assert "RED" in output
 
@@ -165,17 +149,4 @@ def test_verial_html_page_holds_no_control_character(
     )
     assert code == 0, output
     text = _page_strings(out.read_text(encoding="utf-8"))
-    assert "RED" in text and _bad(text) == []
-
-
-@pytest.mark.parametrize(
-    "text",
-    [HOSTILE, "see https://a.example", "WWW.Example.org", "x\r\ny", "a|b`c`[d](e)", "\u202e"],
-)
-def test_markdown_cells_and_the_sanitizer(text: str) -> None:
-    for out in (cell(text), sanitize(text, markdown=True), sanitize(text, keep="\n"), _e(text)):
-        assert _bad(out) == []
-    assert LINKS.findall(cell(text)) == [] and LINKS.findall(unlink(text)) == []
-    # nothing else changes: the break is an entity a page shows as nothing
-    plain = "https://a www.b c@d.org mailto:e"
-    assert unlink(plain).replace("&#8203;", "") == plain
+    assert "RED" in text and bad_characters(text) == []

@@ -10,15 +10,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import REPO, Project, portal_criterion, run_subprocess
+from core_support import (
+    HOSTILE,
+    LINKS,
+    REPO,
+    Project,
+    bad_characters,
+    portal_criterion,
+    run_subprocess,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_verial import BenchmarkFileError, FieldSpec, compare, load_benchmark
+
+# private module: unit test of the escaping helpers every output format shares
+from pytest_verial._compare import as_number, values_equal
+from pytest_verial._display import escape, sanitize, unlink, unsafe_id_char
 from pytest_verial.checks import CheckRegistry, builtin_checks
-from pytest_verial.compare import FieldSpec, as_number, compare, values_equal
-from pytest_verial.display import escape, unsafe_id_char
-from pytest_verial.errors import BenchmarkFileError
-from pytest_verial.loader import load_benchmark
+from pytest_verial.reporting._markdown import cell
+from pytest_verial.store._index_html import _e  # every cell of the store's index page
 
 
 def builtin_registry() -> CheckRegistry:
@@ -274,7 +285,7 @@ def test_nasty_data_is_escaped_on_terminal_and_xml_stays_valid(tmp_path: Path, f
 
 
 def test_junit_text_and_attributes_are_escaped() -> None:
-    from pytest_verial.reporting.junit import xml_safe
+    from pytest_verial.reporting._junit import xml_safe
 
     root = ET.Element("testsuites", name="a\x1bb")
     ET.SubElement(root, "failure", message="m\x00\u202e").text = "line1\nline2\x1b\udc80"
@@ -407,7 +418,7 @@ def test_portal_row_with_arabic_digits_does_not_match_a_number(pytester: pytest.
 @pytest.mark.parametrize("text", ["٢٠٢٤", "٢٠٢٤-٠١-٠٥", "２０２４-01-05"])
 def test_dates_in_other_scripts_digits_are_not_dates(text: str) -> None:
     assert not compare(FieldSpec(path="x", expected="2000-01-01", op="gt"), text)
-    from pytest_verial.fhir.values import date_range
+    from pytest_verial.fhir._values import date_range
 
     assert date_range(text) is None
 
@@ -428,3 +439,19 @@ def test_any_id_loads_or_gives_printable_one_line_problems(text: str, where: str
                 assert str(problem).isprintable(), repr(str(problem))
         else:
             assert unsafe_id_char(text) is None
+
+
+# -- control characters: each format's cell escaping (the surfaces: test_core_control_chars)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [HOSTILE, "see https://a.example", "WWW.Example.org", "x\r\ny", "a|b`c`[d](e)", "\u202e"],
+)
+def test_markdown_cells_and_the_sanitizer(text: str) -> None:
+    for out in (cell(text), sanitize(text, markdown=True), sanitize(text, keep="\n"), _e(text)):
+        assert bad_characters(out) == []
+    assert LINKS.findall(cell(text)) == [] and LINKS.findall(unlink(text)) == []
+    # nothing else changes: the break is an entity a page shows as nothing
+    plain = "https://a www.b c@d.org mailto:e"
+    assert unlink(plain).replace("&#8203;", "") == plain

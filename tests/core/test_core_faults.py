@@ -39,7 +39,8 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
-from pytest_verial.secrets import register
+# private module: private: secret registration, SIGTERM handling, output writers
+from pytest_verial._secrets import register
 
 HERE = Path(__file__).parent
 
@@ -228,7 +229,7 @@ def test_sigterm_keeps_completed_tasks_and_writes_every_file(
 
 
 def test_a_second_sigterm_acts_as_without_the_plugin() -> None:
-    from pytest_verial.interrupts import TermAsInterrupt
+    from pytest_verial._interrupts import TermAsInterrupt
 
     before = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -531,8 +532,6 @@ def test_disk_full_on_the_report_keeps_junit_and_the_journal(
     """ENOSPC cannot be produced on this machine's disk: the rename of the report raises it."""
     import errno
 
-    from pytest_verial.reporting import outputs
-
     _project(pytester.path, [_first()])
     real = os.replace
 
@@ -541,7 +540,7 @@ def test_disk_full_on_the_report_keeps_junit_and_the_journal(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real(src, dst)
 
-    monkeypatch.setattr(outputs.os, "replace", replace)
+    monkeypatch.setattr(os, "replace", replace)  # the writers' atomic rename
     result = pytester.runpytest(
         "--verial-report", "report.json", "--verial-junit", "junit.xml", "--verial-fail-under", "0"
     )

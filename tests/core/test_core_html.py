@@ -201,8 +201,7 @@ def test_a_scored_run_is_embedded_without_details(tmp_path: Path) -> None:
 
 def test_hostile_text_stays_text(tmp_path: Path) -> None:
     """A value from the sandbox is shown, never run: no markup can leave the data block."""
-    from pytest_verial.reporting.html import render_html
-    from pytest_verial.reporting.json_report import load_report
+    from pytest_verial.reporting import load_report, render_html
 
     source = tmp_path / "r.json"
     code, _ = run_subprocess(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pytest_verial.nodeids import (
+# private module: unit test of node-id building and parsing (one module owns it)
+from pytest_verial._nodeids import (
     benchmark_run_id,
     criterion_nodeid,
     file_of,

@@ -7,10 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial.errors import RunConfigError, SourceError
-from pytest_verial.runinfo import load_run_config
-from pytest_verial.safeparse import DataError, load_json
-from pytest_verial.sandbox_io.jsonfiles import iter_jsonl, read_json
+from pytest_verial import RunConfigError, load_run_config, verify_task
+
+
+def details_of(task_folder: Path, resource: str) -> str:
+    """The details of a portal criterion reading ``portal/<resource>.*`` of the folder."""
+    assertion = {
+        "assert": "portal-state-match",
+        "correlate_by": {"resource": resource},
+        "assertions": [{"path": "x", "op": "exists"}],
+    }
+    task = {"id": "t", "criteria": [{"id": "c", "assertion": assertion}]}
+    run = verify_task(task, task_folder).criterion_runs[0]
+    assert run["status"] == "error"
+    return str(run["details"])
 
 
 @pytest.mark.parametrize(
@@ -24,25 +34,22 @@ from pytest_verial.sandbox_io.jsonfiles import iter_jsonl, read_json
         ),
     ],
 )
-def test_json_names_the_field_of_a_non_finite_number(text: str, field: str) -> None:
-    with pytest.raises(DataError) as refused:
-        load_json(text, "obs.json")
-    message = refused.value.located()
-    assert message.startswith(f"obs.json: field {field!r}: the non-finite number ")
+def test_json_names_the_field_of_a_non_finite_number(tmp_path: Path, text: str, field: str) -> None:
+    task = tmp_path / "run" / "t"
+    (task / "portal").mkdir(parents=True)
+    (task / "portal" / "obs.json").write_text(text)
+    message = details_of(task, "obs")
+    assert message.startswith(f"{task / 'portal' / 'obs.json'}: field {field!r}: the non-finite ")
     assert len(message.splitlines()) == 1
 
 
 def test_snapshot_files_name_file_line_and_field(tmp_path: Path) -> None:
-    single = tmp_path / "bundle.json"
-    single.write_text('{"entry": [{"resource": {"valueDecimal": NaN}}]}')
-    with pytest.raises(
-        SourceError, match=r"bundle\.json: field 'entry\[0\]\.resource\.valueDecimal'"
-    ):
-        read_json(single)
-    lines = tmp_path / "rows.ndjson"
-    lines.write_text('{"ok": 1}\n{"amount": {"value": Infinity}}\n')
-    with pytest.raises(SourceError, match=r"rows\.ndjson:2: field 'amount\.value': the non-finite"):
-        list(iter_jsonl(lines))
+    task = tmp_path / "run" / "t"
+    (task / "portal").mkdir(parents=True)
+    (task / "portal" / "bundle.json").write_text('{"entry": [{"resource": {"valueDecimal": NaN}}]}')
+    assert "bundle.json: field 'entry[0].resource.valueDecimal'" in details_of(task, "bundle")
+    (task / "portal" / "rows.jsonl").write_text('{"ok": 1}\n{"amount": {"value": Infinity}}\n')
+    assert "rows.jsonl:2: field 'amount.value': the non-finite" in details_of(task, "rows")
 
 
 def test_run_yaml_names_the_key(tmp_path: Path) -> None:

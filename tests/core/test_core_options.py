@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 from core_support import Project, run_subprocess, voice_criterion
 
-from pytest_verial.errors import UsageError
-from pytest_verial.options import option, resolve
-from pytest_verial.settings import Settings
-from pytest_verial.state import SETTINGS
+from pytest_verial import UsageError
+
+# private module: unit test of option resolution into the frozen Settings
+from pytest_verial._options import option, resolve
+from pytest_verial._settings import Settings
+from pytest_verial._state import SETTINGS
 
 BENCH = {"tasks": [{"id": "t", "criteria": [voice_criterion("hi", contains=["hi"])]}]}
 TURNS = {"voice/turns.json": [{"speaker": "agent", "text": "hi"}]}

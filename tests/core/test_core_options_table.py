@@ -1,4 +1,4 @@
-"""The options table (``pytest_verial.options``) is the one place options are declared: pytest
+"""The options table (``pytest_verial._options``) is the one place options are declared: pytest
 registers exactly its rows, the judge's settings agree with it, and README.md's options table
 is generated from it (``scripts/options_table.py``; this test is the CI check)."""
 
@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 from core_support import REPO
 
-from pytest_verial.judge.settings import _KEYS, JudgeOptions, JudgeSettings
-from pytest_verial.options import JUDGE_PLUGIN, OPTIONS, markdown_table, of_plugin, option
-from pytest_verial.scoring import DEFAULT_VERDICT_THRESHOLD
+# private module: unit test of the options table (docs generated from it)
+from pytest_verial._options import JUDGE_PLUGIN, OPTIONS, markdown_table, of_plugin, option
+from pytest_verial._scoring import DEFAULT_VERDICT_THRESHOLD
+from pytest_verial.judge import JudgeSettings
+from pytest_verial.judge._settings import _KEYS, JudgeOptions
 
 SCRIPT = REPO / "scripts" / "options_table.py"
 

@@ -17,52 +17,57 @@ from core_support import Project, run_subprocess, strip_timing, task_runs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_verial import CriterionRun, Status, TaskRun
 from pytest_verial.cli import main
-from pytest_verial.results import CriterionRun, Status, TaskRun
-from pytest_verial.scoring import Pointed, points_axes, points_score
 
-# -- the rule as a pure function ------------------------------------------------------------
+# -- the rule, on task runs aggregated from criterion runs -------------------------------------
+
+
+def tally(*rows: tuple[int, bool] | tuple[int, bool, str | None]) -> TaskRun:
+    """The task run of criteria (points, met[, axis]): met is the check passing."""
+    runs = [
+        _run(f"c{i}", row[0], Status.PASSED if row[1] else Status.FAILED, *row[2:])
+        for i, row in enumerate(rows)
+    ]
+    return _task(*runs)
 
 
 def test_healthbench_example_two_positive_two_penalties() -> None:
     # +5 met, +3 unmet, -4 met, -2 unmet: (5 - 4) / (5 + 3) = 0.125
-    tally = points_score(
-        [Pointed(5, True), Pointed(3, False), Pointed(-4, True), Pointed(-2, False)]
-    )
-    assert (tally.earned, tally.possible, tally.penalties) == (1, 8, 1)
-    assert tally.score == pytest.approx(0.125)
+    task = tally((5, True), (3, False), (-4, True), (-2, False))
+    assert (task.points_earned, task.points_possible, task.penalties_applied) == (1, 8, ["c2"])
+    assert task.score == pytest.approx(0.125)
 
 
 def test_clipped_at_zero_when_penalties_outweigh() -> None:
     # +2 met, -5 met: -3 / 2 -> clipped to 0
-    tally = points_score([Pointed(2, True), Pointed(-5, True)])
-    assert (tally.earned, tally.possible, tally.score) == (-3, 2, 0.0)
+    task = tally((2, True), (-5, True))
+    assert (task.points_earned, task.points_possible, task.score) == (-3, 2, 0.0)
 
 
 def test_top_of_the_scale_every_positive_met_and_no_penalty() -> None:
-    tally = points_score([Pointed(4, True), Pointed(6, True), Pointed(-10, False)])
-    assert (tally.earned, tally.possible, tally.score) == (10, 10, 1.0)
+    task = tally((4, True), (6, True), (-10, False))
+    assert (task.points_earned, task.points_possible, task.score) == (10, 10, 1.0)
 
 
 def test_all_penalty_task_scores_one_clean_and_zero_once_any_penalty_applies() -> None:
-    assert points_score([Pointed(-3, False), Pointed(-2, False)]).score == 1.0
-    assert points_score([Pointed(-3, False), Pointed(-2, True)]).score == 0.0
-    assert points_score([]).score == 0.0  # nothing counted: nothing to pass on
+    assert tally((-3, False), (-2, False)).score == 1.0
+    assert tally((-3, False), (-2, True)).score == 0.0
+    nothing_counted = _task(_run("c", 3, Status.DESELECTED))
+    assert nothing_counted.score == 0.0  # nothing counted: nothing to pass on
 
 
 def test_axes_use_the_same_rule_on_their_own_criteria() -> None:
-    result = points_axes(
-        [
-            Pointed(4, True, "accuracy"),
-            Pointed(4, False, "accuracy"),
-            Pointed(-2, True, "accuracy"),
-            Pointed(-5, False, "safety"),  # a penalty-only axis, clean
-            Pointed(3, True, None),
-        ]
-    )
-    assert result["accuracy"].score == pytest.approx((4 - 2) / 8)
-    assert (result["safety"].possible, result["safety"].score) == (0, 1.0)
-    assert result["__default__"].score == 1.0
+    axes = tally(
+        (4, True, "accuracy"),
+        (4, False, "accuracy"),
+        (-2, True, "accuracy"),
+        (-5, False, "safety"),  # a penalty-only axis, clean
+        (3, True, None),
+    ).axes
+    assert axes["accuracy"].score == pytest.approx((4 - 2) / 8)
+    assert (axes["safety"].points_possible, axes["safety"].score) == (0, 1.0)
+    assert axes["__default__"].score == 1.0
 
 
 @given(
@@ -75,13 +80,12 @@ def test_axes_use_the_same_rule_on_their_own_criteria() -> None:
     )
 )
 def test_score_is_the_clipped_ratio(rows: list[tuple[int, bool, str]]) -> None:
-    items = [Pointed(p, m, a) for p, m, a in rows]
-    tally = points_score(items)
+    score = tally(*rows).score
     positive = sum(p for p, _, _ in rows if p > 0)
     earned = sum(p for p, m, _ in rows if m)
-    assert 0.0 <= tally.score <= 1.0
+    assert score is not None and 0.0 <= score <= 1.0
     if positive:
-        assert tally.score == pytest.approx(min(1.0, max(0.0, earned / positive)))
+        assert score == pytest.approx(min(1.0, max(0.0, earned / positive)))
 
 
 # -- met, and how statuses count ---------------------------------------------------------------

@@ -21,7 +21,7 @@ from core_support import (
     task_runs,
 )
 
-from pytest_verial.results import report_schema
+from pytest_verial import report_schema
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from core_support import Project, run_subprocess, voice_criterion, write_sealed
 
-from pytest_verial import secrets
+# private module: unit test of the journal's hash chain (seal.link, secrets)
+from pytest_verial import _secrets as secrets
 from pytest_verial.cli import main
-from pytest_verial.reporting.seal import link
+from pytest_verial.reporting._seal import link
 
 HELLO = {"voice/turns.json": [{"speaker": "agent", "text": "hello there"}]}
 

@@ -244,8 +244,11 @@ def test_bad_top_level_run_yaml_fields_are_one_line(
 def test_the_judge_file_target_is_confined_too(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from pytest_verial.checks.llm_rubric import LlmRubric, target_text
-    from pytest_verial.errors import SourceError
+    from pytest_verial import SourceError
+    from pytest_verial.checks import LlmRubric
+
+    # private module: unit test of confined reads and the judge's file target
+    from pytest_verial.checks._llm_rubric import target_text
 
     task = tmp_path / "run" / "t"
     (task / "notes").mkdir(parents=True)
@@ -268,8 +271,8 @@ def test_the_judge_file_target_is_confined_too(tmp_path: Path) -> None:
 
 
 def test_the_link_blamed_is_the_one_leaving_the_task_folder(tmp_path: Path) -> None:
-    from pytest_verial.errors import SourceError
-    from pytest_verial.sandbox_io.confine import inside, task_root, walk
+    from pytest_verial import SourceError
+    from pytest_verial._sandbox_io.confine import inside, task_root, walk
 
     real_task = tmp_path / "real-run" / "t"
     (real_task / "fhir").mkdir(parents=True)

@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 from core_support import Project, criterion_runs
 
-from pytest_verial.compare import FieldSpec, RegexTimeout, compare
-from pytest_verial.hl7.parse import parse_stream
-from pytest_verial.safeparse import (
+from pytest_verial import FieldSpec, compare
+
+# private module: unit test of the bounded JSON/YAML parsers and schema refs
+from pytest_verial._compare import RegexTimeout
+from pytest_verial._safeparse import (
     MAX_DEPTH,
     DataError,
     json_depth_error,
@@ -27,7 +29,8 @@ from pytest_verial.safeparse import (
     load_yaml,
     strict_json_value,
 )
-from pytest_verial.yamlsource import ParseError, parse
+from pytest_verial._yamlsource import ParseError, parse
+from pytest_verial.hl7 import parse_stream
 
 MSH = "MSH|^~\\&|A|B|C|D|20260101||ADT^A01|{}|P|2.5"
 
@@ -282,7 +285,7 @@ def test_the_validator_never_retrieves_even_when_asked(
     counting_server: tuple[str, list[str]],
 ) -> None:
     """The runtime backstop: a schema that slipped past the load-time check is not fetched."""
-    from pytest_verial.checks.output_schema import _unresolvable, _validator
+    from pytest_verial.checks._output_schema import _unresolvable, _validator
 
     base, hits = counting_server
     validator = _validator({"properties": {"a": {"$ref": f"{base}/a.json"}}})

@@ -214,8 +214,7 @@ def test_junit_elides_a_scored_benchmark_run_on_its_own(reports: dict[str, Path]
     its run.yaml) still keeps each scored run's details out of the JUnit file."""
     import xml.etree.ElementTree as ET
 
-    from pytest_verial.reporting.json_report import load_report
-    from pytest_verial.reporting.junit import build_junit
+    from pytest_verial.reporting import build_junit, load_report
 
     report = load_report(str(reports["scored"]))
     session = report.session.model_copy(update={"scored": False})

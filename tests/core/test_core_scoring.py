@@ -9,10 +9,11 @@ from core_support import Project, task_runs
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_verial.engine import criterion_threshold
-from pytest_verial.loader import CriterionPlan
-from pytest_verial.models import Criterion
-from pytest_verial.scoring import (
+from pytest_verial import Criterion, CriterionPlan
+
+# private module: property tests of the scoring rules (README, Scoring)
+from pytest_verial._engine import criterion_threshold
+from pytest_verial._scoring import (
     DEFAULT_AXIS,
     TOLERANCE,
     Scored,

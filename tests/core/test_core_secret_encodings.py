@@ -1,6 +1,6 @@
 """A registered secret is masked in every reversible common encoding (issue 18, class 3).
 
-A hypothesis property on :func:`pytest_verial.secrets.redact`: random keys, several registered
+A hypothesis property on :func:`pytest_verial._secrets.redact`: random keys, several registered
 at once, each written whole in one encoding (case changes, ``_`` as ``-``, percent-encoding per
 byte in either case, JSON ``\\uXXXX``, Python ``\\xNN`` and ``\\_``-style escapes, HTML
 references, hex, base64 and base64url at 3 offsets with and without padding), or with every
@@ -22,7 +22,8 @@ from core_support import Project, run_subprocess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_verial import secrets
+# private module: unit test of secret masking (register, reset, MASK)
+from pytest_verial import _secrets as secrets
 
 
 def _b64(offset: int, url: bool, pad: bool) -> Callable[[str], str]:

@@ -1,6 +1,6 @@
 """A secret never reaches an artifact in any form (issue 9, item 4).
 
-Unit tests of :mod:`pytest_verial.secrets` (the forms a server or library echoes a secret in),
+Unit tests of :mod:`pytest_verial._secrets` (the forms a server or library echoes a secret in),
 then child sessions at ``-n 0`` and ``-n 2`` where a check echoes a key that only run.yaml names,
 in every channel pytest has: details, evidence, stdout, logs, warnings, a traceback with locals.
 """
@@ -18,7 +18,8 @@ from urllib.parse import quote, quote_plus
 import pytest
 from core_support import Project, criterion_runs, run_subprocess
 
-from pytest_verial import secrets
+# private module: unit test of secret masking's encoded forms
+from pytest_verial import _secrets as secrets
 
 KEY = "sk-live-Q7m2/xVb9+LpT4=kR"
 

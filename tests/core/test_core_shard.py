@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from core_support import REPO, Project, run_subprocess, strip_timing, voice_criterion, write_sealed
 
+# private module: unit test of the shard assignment's balance and stability
+from pytest_verial._selection import assign, parse_shard
 from pytest_verial.cli import main
-from pytest_verial.selection import assign, parse_shard
 
 EXAMPLES = REPO / "example_benchmarks"
 FLAWED = EXAMPLES / "runs" / "flawed-agent"

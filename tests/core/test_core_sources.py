@@ -14,7 +14,8 @@ from core_support import (
     voice_criterion,
 )
 
-import pytest_verial.sources.portal as portal_source
+# private module: private: counts builds of the portal source by patching its module
+import pytest_verial.sources._portal as portal_source
 from pytest_verial.sources import SOURCE_NAMES
 
 SUBMITTED = [{"path": "status", "expected": "submitted"}]
@@ -323,7 +324,7 @@ COUNTING_CONFTEST = """
 import os
 from pathlib import Path
 
-import pytest_verial.sources.portal as portal_source
+import pytest_verial.sources._portal as portal_source
 
 _real = portal_source.from_sandbox
 

@@ -5,14 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_verial.reporting.terminal import (
-    MAX_FAILING,
-    MAX_TASK_ROWS,
-    _cut,
-    describe_failure,
-    summary_lines,
-)
-from pytest_verial.results import (
+from pytest_verial import (
     BenchmarkInfo,
     BenchmarkRun,
     CriterionRun,
@@ -22,6 +15,15 @@ from pytest_verial.results import (
     RunStatus,
     Session,
     TaskRun,
+)
+
+# private module: unit test of the terminal summary's caps and cuts
+from pytest_verial.reporting._terminal import (
+    MAX_FAILING,
+    MAX_TASK_ROWS,
+    _cut,
+    describe_failure,
+    summary_lines,
 )
 
 

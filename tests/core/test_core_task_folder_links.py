@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial.errors import SourceError
-from pytest_verial.models import Task
-from pytest_verial.runinfo import RunDir
+from pytest_verial import RunDir, SourceError, Task
 from pytest_verial.sources import Sandbox
 
 

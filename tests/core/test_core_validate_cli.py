@@ -174,9 +174,8 @@ def test_an_empty_fhir_search_value_is_refused_at_collection(
     """``subject=`` silently matches nothing on a FHIR server: refused before any run, in the
     line naming the file, task, criterion and field (the plugin's collection uses the same
     loader)."""
+    from pytest_verial import BenchmarkFileError, load_benchmark
     from pytest_verial.checks import default_registry
-    from pytest_verial.errors import BenchmarkFileError
-    from pytest_verial.loader import load_benchmark
 
     path = tmp_path / "f.verial.yaml"
     path.write_text(

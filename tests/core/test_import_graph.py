@@ -21,7 +21,7 @@ SRC = Path(pytest_verial.__file__).parent
 ROOT = "pytest_verial"
 
 #: the highest floor each of these modules may sit on
-FLOORS = {"pytest_verial.results": 2, "pytest_verial.settings": 4}
+FLOORS = {"pytest_verial._results": 2, "pytest_verial._settings": 4}
 
 
 def _module_name(path: Path) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_verial.checks.base import CheckOutcome
-from pytest_verial.checks.fhir import CHECK, FhirResourceState
+from pytest_verial.checks import CheckOutcome, FhirResourceState, builtin_check
+
+CHECK = builtin_check("fhir-resource-state")
 
 VERIAL_EXAMPLE = {
     "assert": "fhir-resource-state",

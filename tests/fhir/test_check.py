@@ -10,10 +10,9 @@ import pytest
 from helpers import VERIAL_EXAMPLE, run
 from pydantic import ValidationError
 
-from pytest_verial.checks.fhir import FhirResourceState
-from pytest_verial.errors import CheckError, SourceError
-from pytest_verial.models import Benchmark
-from pytest_verial.sources.fhir import SnapshotSource
+from pytest_verial import Benchmark, CheckError, SourceError
+from pytest_verial.checks import FhirResourceState
+from pytest_verial.sources import SnapshotSource
 
 RIVERA = {"reference": "Practitioner/rivera", "display": "Dr. Rivera"}
 JOHN = {"reference": "Patient/john-smith", "display": "John Smith"}
@@ -397,7 +396,8 @@ def test_large_snapshot_path_loads_the_same_and_restores_gc(
 ) -> None:
     import gc
 
-    from pytest_verial.fhir import snapshot as snapshot_module
+    # private module: private: the large-snapshot threshold, lowered to take the streaming path
+    from pytest_verial.fhir import _snapshot as snapshot_module
 
     small = run(source(sandbox), VERIAL_EXAMPLE)
     monkeypatch.setattr(snapshot_module, "LARGE_SNAPSHOT_BYTES", 0)

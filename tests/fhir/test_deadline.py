@@ -12,8 +12,8 @@ import pytest
 from helpers import run
 from silent_server import silent_server
 
-from pytest_verial.errors import SourceError
-from pytest_verial.fhir.live import LiveFhir
+from pytest_verial import SourceError
+from pytest_verial.fhir import LiveFhir
 
 SEARCHES = [
     {"name": "a"},

@@ -17,9 +17,7 @@ from typing import Any
 import pytest
 from medplum_support import MedplumServer, live_settings
 
-from pytest_verial.fhir.live import LiveFhir
-from pytest_verial.fhir.query import build_query
-from pytest_verial.fhir.snapshot import FhirSnapshot
+from pytest_verial.fhir import FhirSnapshot, LiveFhir, build_query
 
 LOINC, SNOMED, RX = (
     "http://loinc.org",

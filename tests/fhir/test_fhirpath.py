@@ -6,9 +6,11 @@ from typing import Any
 
 import pytest
 
-from pytest_verial.errors import CheckError
-from pytest_verial.fhir import fhirpath
-from pytest_verial.fhir.definitions import param_codes, search_param
+from pytest_verial import CheckError
+
+# private module: unit test of the compiled FHIRPath and the R4 search-parameter table
+from pytest_verial.fhir import _fhirpath as fhirpath
+from pytest_verial.fhir._definitions import param_codes, search_param
 
 
 def test_fast_path_gives_what_fhirpathpy_gives(corpus: list[dict[str, Any]]) -> None:

@@ -11,9 +11,8 @@ from helpers import VERIAL_EXAMPLE, run
 from medplum_support import CLIENT_ID, CLIENT_SECRET, TOKEN, MedplumServer, live_settings
 from stub_server import stub_server
 
-from pytest_verial.errors import CheckError, SourceError
-from pytest_verial.fhir.live import LiveFhir
-from pytest_verial.fhir.query import build_query
+from pytest_verial import CheckError, SourceError
+from pytest_verial.fhir import LiveFhir, build_query
 
 
 def test_verial_example_runs_unchanged_against_the_server(medplum: MedplumServer) -> None:

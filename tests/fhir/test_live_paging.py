@@ -14,8 +14,8 @@ from helpers import run
 from medplum_support import MedplumServer, live_settings
 from stub_server import stub_server
 
-from pytest_verial.errors import SourceError
-from pytest_verial.fhir.live import LiveFhir
+from pytest_verial import SourceError
+from pytest_verial.fhir import LiveFhir
 
 PENICILLIN = [
     {"path": "medicationCodeableConcept.text", "op": "contains", "expected": "Penicillin"}

@@ -8,9 +8,7 @@ from typing import Any
 import pytest
 from real_corpus import corpus_path
 
-from pytest_verial.fhir.index import FhirIndex
-from pytest_verial.fhir.query import build_query
-from pytest_verial.fhir.snapshot import iter_resources
+from pytest_verial.fhir import FhirIndex, build_query, iter_resources
 
 
 def _ids(index: FhirIndex, rtype: str, search: dict[str, object]) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from helpers import run
 
-from pytest_verial.sources.fhir import SnapshotSource
+from pytest_verial.sources import SnapshotSource
 
 FINAL = [{"path": "status", "expected": "final"}]  # o1 passes, o2 does not
 CANCELLED = [{"path": "status", "expected": "cancelled"}]  # no result passes

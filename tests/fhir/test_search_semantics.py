@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from pytest_verial.errors import CheckError
-from pytest_verial.fhir.index import FhirIndex
-from pytest_verial.fhir.query import build_query
+from pytest_verial import CheckError
+from pytest_verial.fhir import FhirIndex, build_query
 
 
 def _index(*resources: dict[str, Any]) -> FhirIndex:

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from pytest_verial.errors import RunConfigError
-from pytest_verial.fhir.live import LiveFhir
-from pytest_verial.fhir.settings import check_settings
+from pytest_verial import RunConfigError
+from pytest_verial.fhir import LiveFhir
 
 BASE = {"base_url": "http://127.0.0.1:9/fhir"}
 
@@ -43,7 +42,7 @@ def test_bad_setting_names_file_and_key(extra: dict[str, Any], says: str) -> Non
 
 def test_good_settings_pass_and_a_yaml_timestamp_becomes_text() -> None:
     since = datetime(2026, 11, 21, 15, tzinfo=UTC)
-    checked = check_settings(
+    checked = LiveFhir(
         {
             **BASE,
             "timeout": 2,
@@ -53,7 +52,7 @@ def test_good_settings_pass_and_a_yaml_timestamp_becomes_text() -> None:
             "backoff": 0,
             "baseline_since": since,
         }
-    )
+    ).settings
     assert checked["baseline_since"] == "2026-11-21T15:00:00+00:00"
     live = LiveFhir({**BASE, "timeout": 2, "deadline": 30.5, "max_pages": 3})
     assert (live.timeout, live.deadline.seconds, live.max_pages) == (2, 30.5, 3)

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from pytest_verial.checks.base import CheckContext, CheckOutcome
-from pytest_verial.checks.files import CHECK, SftpFilePresent
-from pytest_verial.errors import CriterionError
-from pytest_verial.models import Criterion, Task
+from pytest_verial import Criterion, CriterionError, Task
+from pytest_verial.checks import CheckContext, CheckOutcome, SftpFilePresent, builtin_check
 
 from .emulator import Emulator
+
+CHECK = builtin_check("sftp-file-present")
 
 BUCKET = "verial-sftp"
 #: sandboxes of the shared tree; "sandbox-1" is a string-prefix of "sandbox-10"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial.errors import CheckError, CriterionError, SourceError
-from pytest_verial.sources.files import DirectoryFiles, GCSFiles
+from pytest_verial import CheckError, CriterionError, SourceError
+from pytest_verial.sources import DirectoryFiles, GCSFiles
 
 from .conftest import BUCKET, run_check
 from .emulator import Emulator

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial.errors import CheckError
-from pytest_verial.sources.files import DirectoryFiles
+from pytest_verial import CheckError
+from pytest_verial.sources import DirectoryFiles
 
 from .conftest import run_check
 

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial.errors import SourceError
-from pytest_verial.sources.files import DirectoryFiles
-from pytest_verial.sources.files.base import FileEntry, compile_glob, unsafe_reason
+from pytest_verial import SourceError
+from pytest_verial.sources import DirectoryFiles, FileEntry
+
+# private module: unit test of the files source's glob and name checks; no public name fits
+from pytest_verial.sources._files.base import compile_glob, unsafe_reason
 
 from .conftest import run_check
 

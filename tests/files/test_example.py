@@ -6,11 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial.checks import default_registry
-from pytest_verial.checks.base import CheckContext
-from pytest_verial.errors import CriterionError
-from pytest_verial.loader import load_benchmark
-from pytest_verial.runinfo import RunDir
+from pytest_verial import CriterionError, RunDir, load_benchmark
+from pytest_verial.checks import CheckContext, default_registry
 from pytest_verial.sources import Sandbox
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_benchmarks"

@@ -12,11 +12,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from pytest_verial.errors import RunConfigError
-from pytest_verial.models import Task
-from pytest_verial.runinfo import RunDir
-from pytest_verial.sources import Sandbox
-from pytest_verial.sources.files import DirectoryFiles, GCSFiles
+from pytest_verial import RunConfigError, RunDir, Task
+from pytest_verial.sources import DirectoryFiles, GCSFiles, Sandbox
 
 from .conftest import BUCKET, SANDBOXES, result
 from .emulator import Emulator

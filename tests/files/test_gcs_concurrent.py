@@ -13,12 +13,9 @@ from typing import Any
 
 import pytest
 
-from pytest_verial.checks.files import SftpFilePresent
-from pytest_verial.errors import RunConfigError, SourceError
-from pytest_verial.models import Task
-from pytest_verial.runinfo import RunDir
-from pytest_verial.sources import Sandbox
-from pytest_verial.sources.files import FileEntry, GCSFiles
+from pytest_verial import RunConfigError, RunDir, SourceError, Task
+from pytest_verial.checks import SftpFilePresent
+from pytest_verial.sources import FileEntry, GCSFiles, Sandbox
 
 from .conftest import BUCKET, result
 from .emulator import Emulator

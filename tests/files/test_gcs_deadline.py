@@ -13,12 +13,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fhir"))
 
 from silent_server import silent_server  # noqa: E402
 
-from pytest_verial.errors import SourceError  # noqa: E402
-from pytest_verial.sources.files.base import FileEntry  # noqa: E402
+from pytest_verial import SourceError  # noqa: E402
+from pytest_verial.sources import FileEntry  # noqa: E402
 
 pytest.importorskip("google.cloud.storage")
 
-from pytest_verial.sources.files.gcs import GCSFiles  # noqa: E402
+from pytest_verial.sources import GCSFiles  # noqa: E402
 
 
 def test_a_silent_bucket_costs_one_deadline_not_one_timeout_per_read() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial.errors import CheckError, SourceError
-from pytest_verial.sources.files import DirectoryFiles
+from pytest_verial import CheckError, SourceError
+from pytest_verial.sources import DirectoryFiles
 
 from .conftest import run_check
 

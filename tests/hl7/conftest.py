@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from pytest_verial.hl7.fixtures import verial_hl7_capture  # noqa: F401 - fixture under test
 from pytest_verial.testing import run_check
 
 CORPUS = Path(__file__).parent / "corpus"

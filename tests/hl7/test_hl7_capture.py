@@ -16,8 +16,8 @@ from typing import Any
 
 from hl7.mllp import open_hl7_connection
 
-from pytest_verial.hl7.capture import CaptureProcess
-from pytest_verial.sources.hl7 import _snapshot_dir
+from pytest_verial.hl7 import CaptureProcess
+from pytest_verial.sources import Hl7Snapshot
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 TEMPLATES = [
@@ -66,7 +66,7 @@ def test_500_messages_acked_and_recorded(verial_hl7_capture: CaptureProcess, run
     assert {e["type"] for e in events} == {"hl7_outbound"}
     assert events[499]["control_id"] == "CAP00499" and events[499]["ack_code"] == "AA"
     # the recorded events are a source the check reads
-    source = _snapshot_dir(verial_hl7_capture.out_path.parent.parent)
+    source = Hl7Snapshot.from_task_folder(verial_hl7_capture.out_path.parent.parent)
     assert len(source.messages()) == 500
     result = run_hl7(
         source,

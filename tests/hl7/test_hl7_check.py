@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial.checks.hl7 import CHECK
-from pytest_verial.sources.hl7 import Hl7Snapshot, _snapshot_dir
+from pytest_verial.checks import builtin_check
+from pytest_verial.sources import Hl7Snapshot
+
+CHECK = builtin_check("hl7-structural")
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 MALFORMED = Path(__file__).parent / "corpus" / "malformed"
@@ -31,7 +33,7 @@ def sandbox(tmp_path: Path, **files: str | bytes) -> Hl7Snapshot:
             target.write_bytes(data)
         else:
             target.write_text(data, encoding="utf-8", newline="")
-    return _snapshot_dir(tmp_path)
+    return Hl7Snapshot.from_task_folder(tmp_path)
 
 
 def corpus_source() -> Hl7Snapshot:
@@ -143,7 +145,7 @@ def events_file(tmp_path: Path, rows: list[dict[str, Any]]) -> Hl7Snapshot:
     folder = tmp_path / "hl7_outbound"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return _snapshot_dir(tmp_path)
+    return Hl7Snapshot.from_task_folder(tmp_path)
 
 
 def test_events_latest_first_any_all(tmp_path: Path, run_hl7: Any) -> None:
@@ -186,7 +188,9 @@ def test_no_match_scores_zero_and_lists_what_was_sent(run_hl7: Any) -> None:
 
 
 def test_empty_sandbox_is_no_target_not_an_error(tmp_path: Path, run_hl7: Any) -> None:
-    result = run_hl7(_snapshot_dir(tmp_path), {"correlate_by": {"trigger_event": "A01"}})
+    result = run_hl7(
+        Hl7Snapshot.from_task_folder(tmp_path), {"correlate_by": {"trigger_event": "A01"}}
+    )
     assert result["status"] == "failed" and "0 sent" in result["details"]
 
 
@@ -242,7 +246,7 @@ def test_malformed_events_name_file_and_line(
     folder = tmp_path / "hl7_outbound"
     folder.mkdir()
     (folder / "events.jsonl").write_text(rows)
-    result = run_hl7(_snapshot_dir(tmp_path), {"correlate_by": {}})
+    result = run_hl7(Hl7Snapshot.from_task_folder(tmp_path), {"correlate_by": {}})
     assert result["status"] == "error"
     assert fragment in result["details"]
 

@@ -7,9 +7,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_verial.errors import SourceError
-from pytest_verial.hl7.parse import Hl7ParseError, decode, parse_stream
-from pytest_verial.hl7.paths import get
+from pytest_verial import SourceError
+from pytest_verial.hl7 import Hl7ParseError, decode, get, parse_stream
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 SAMPLES = [decode(p.read_bytes()) for p in sorted(VALID.glob("*.hl7"))]

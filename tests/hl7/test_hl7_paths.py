@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial.compare import MISSING
-from pytest_verial.hl7.parse import decode, parse_stream
-from pytest_verial.hl7.paths import Hl7PathError, get, get_all, parse_path
+from pytest_verial import MISSING
+from pytest_verial.hl7 import Hl7PathError, decode, get, get_all, parse_path, parse_stream
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 

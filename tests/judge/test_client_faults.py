@@ -7,9 +7,14 @@ import json
 import pytest
 from judge_support import completion, ratings
 
+from pytest_verial import verify_task
 from pytest_verial.judge import JudgeClient, JudgeError, build_messages, build_settings
 
 PRINCIPLES = ["States the medical necessity.", "Names the CPT code."]
+
+
+#: a rubric the stub judge is asked to rate
+RUBRIC = {"assert": "llm-rubric", "principles": ["States why the MRI is necessary."]}
 
 
 def client_for(stub, tmp_path, **options):
@@ -111,9 +116,21 @@ def test_client_error_is_not_retried_and_hides_the_key(stub_judge, tmp_path, mon
         rate(client_for(stub_judge, tmp_path))
     assert len(stub_judge.requests) == 1
     assert "sk-very-secret" in str(info.value)  # the raw error still has it ...
-    from pytest_verial.secrets import redact
-
-    assert "sk-very-secret" not in redact(str(info.value))  # ... the recorded details do not
+    stub_judge.reply((401, b'{"error": "Incorrect API key provided: sk-very-secret"}'))
+    box = tmp_path / "run" / "t"
+    box.mkdir(parents=True)
+    (box / "output.md").write_text("Lumbar MRI is necessary after 6 weeks of failed PT.")
+    task = {"id": "t", "criteria": [{"id": "j", "assertion": RUBRIC}]}
+    options = {
+        "judge_model": "gpt-4o-mini",
+        "judge_base_url": stub_judge.url,
+        "judge_backoff": 0,
+        "judge_cache_dir": str(tmp_path / "cache"),
+        "judge_api_key_env": "VERIAL_TEST_KEY",
+    }
+    recorded = verify_task(task, box, options).criterion_runs[0]
+    assert recorded["status"] == "error" and "HTTP 401" in recorded["details"]
+    assert "sk-very-secret" not in json.dumps(recorded.to_json())  # ... the criterion run not
 
 
 def test_unreachable_server_is_an_error(tmp_path):

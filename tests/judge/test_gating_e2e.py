@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from judge_support import completion, ratings
 
-from pytest_verial.results import report_schema
+from pytest_verial import report_schema
 
 BENCHMARK = """
 benchmark: verify-e2e
@@ -240,7 +240,9 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_verial import CheckSpec
-from pytest_verial.checks.llm_rubric import LlmRubric, check as rubric
+from pytest_verial.checks import LlmRubric, builtin_check
+
+rubric = builtin_check("llm-rubric").run
 
 
 class HouseRubric(LlmRubric):

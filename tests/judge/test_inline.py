@@ -8,9 +8,16 @@ import json
 import pytest
 from judge_support import completion, ratings
 
-from pytest_verial import TaskRun, UsageError, verify_task, verify_task_async
+from pytest_verial import (
+    BenchmarkRun,
+    CriterionRun,
+    Report,
+    TaskRun,
+    UsageError,
+    verify_task,
+    verify_task_async,
+)
 from pytest_verial.cli import main
-from pytest_verial.results import BenchmarkRun, CriterionRun, Report
 
 TASK = {
     "id": "verify-inline-pa",
@@ -197,15 +204,19 @@ def test_public_api_is_pinned():
             "parse_reply",
             "prompt_hash",
             "same_model",
+            "self_grading",
             "settings_for",
             "shared_client",
+            "task_feedback",
+            "verification_lines",
+            "verification_summary",
         ]
     )
 
 
 def test_judge_equal_to_executor_is_one_message_everywhere(stub_judge, tmp_path, pytester):
     """Options, run.yaml and inline callers get the same words from one function."""
-    from pytest_verial.judge.models import self_grading
+    from pytest_verial.judge import self_grading
 
     words = "an LLM must not grade its own output: choose a different --verial-judge-model"
     assert words in str(self_grading("gpt-4o-mini", "openai/gpt-4o-mini"))

@@ -229,7 +229,9 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_verial import CheckSpec
-from pytest_verial.checks.llm_rubric import LlmRubric, check as rubric
+from pytest_verial.checks import LlmRubric, builtin_check
+
+rubric = builtin_check("llm-rubric").run
 
 
 class HouseRubric(LlmRubric):

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 import pytest_verial
-from pytest_verial.results import report_schema
+from pytest_verial import report_schema
 
 BENCHMARK = """
 benchmark: judge-off

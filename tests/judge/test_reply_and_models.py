@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_verial.errors import RunConfigError
+from pytest_verial import RunConfigError
 from pytest_verial.judge import (
     MalformedReply,
     build_settings,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_verial.judge.report import summary_lines, task_feedback, verification_summary
-from pytest_verial.results import TaskRun
+from pytest_verial import TaskRun
+from pytest_verial.judge import task_feedback, verification_lines, verification_summary
 
 
 def task(**fields):
@@ -47,7 +47,7 @@ def test_over_budget_warns():
     summary = verification_summary(tasks, {("r", "t1"): 0.02}, budget=0.15)
     assert summary["judge_calls"] == 2 and summary["saved_by_gating"] == 1
     assert summary["cost_share"] == pytest.approx(0.2) and summary["over_budget"]
-    lines = summary_lines(summary)
+    lines = verification_lines(summary)
     assert lines[1] == "verification cost $0.0040 = 20.0% of task cost $0.0200 (budget 15%)"
     assert lines[2] == ("warning: verification cost is 20.0% of task cost, above the 15% budget")
 
@@ -62,12 +62,12 @@ def test_unknown_task_cost_and_cache_hits():
     summary = verification_summary(tasks, {("r", "t1"): None})
     assert summary["cached"] == 1 and summary["saved_by_bypass"] == 1
     assert summary["cost_share"] is None
-    assert "task cost unknown" in summary_lines(summary)[1]
+    assert "task cost unknown" in verification_lines(summary)[1]
 
 
 def test_no_judge_criteria_no_lines():
     summary = verification_summary([task(criterion_runs=[])], {})
-    assert summary_lines(summary) == []
+    assert verification_lines(summary) == []
 
 
 def test_feedback_includes_low_rated_principles_of_a_passing_criterion():

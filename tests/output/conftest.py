@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from pytest_verial import Criterion, Task
 from pytest_verial.checks import CheckContext, CheckOutcome, default_registry
-from pytest_verial.models import Criterion, Task
-from pytest_verial.sources.output import OutputSnapshot
+from pytest_verial.sources import OutputSnapshot
 
 
 @pytest.fixture

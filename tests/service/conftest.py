@@ -20,8 +20,7 @@ with warnings.catch_warnings():  # starlette suggests another HTTP client; httpx
 
 from service_support import EXAMPLES, RUNS, Api
 
-from pytest_verial.service.app import create_app
-from pytest_verial.service.keys import create_key
+from pytest_verial.service import create_app, create_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 

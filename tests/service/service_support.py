@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import func, select, table
+
+from pytest_verial.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "example_benchmarks"
@@ -132,3 +135,20 @@ class Api:
 
     def h(self, key: str | None) -> dict[str, str]:
         return {} if key is None else {"Authorization": f"Bearer {key}"}
+
+
+#: the store's tables the service writes a verification to (its SQL schema, read as a user of
+#: the database would, not through the store's code)
+SERVICE_TABLES = ("sessions", "benchmark_runs", "task_runs", "criterion_runs", "idempotency")
+
+
+def count_rows(store: Store) -> dict[str, int]:
+    """Rows per level (the tests' "nothing stored twice")."""
+
+    def work(conn: Any) -> dict[str, int]:
+        return {
+            name: int(conn.execute(select(func.count()).select_from(table(name))).scalar_one())
+            for name in SERVICE_TABLES
+        }
+
+    return store.read("count rows", work)

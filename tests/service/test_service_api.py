@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_support import EXAMPLES, FILES, RUNS, Api, child_env
+from service_support import EXAMPLES, FILES, RUNS, Api, child_env, count_rows
 
-from pytest_verial.service.keys import revoke_key
-from pytest_verial.service.runs import count_rows
+from pytest_verial.service import revoke_key
 
 BENCH = "sftp-drops@1"
 TASKS = ["sftp-referral-packet", "sftp-claims-batch"]
@@ -59,12 +58,11 @@ def test_health_and_readiness(api: Api) -> None:
 
 
 def test_readiness_fails_when_the_schema_is_not_this_versions(api: Api) -> None:
-    from sqlalchemy import update
+    from sqlalchemy import column, table, update
 
-    from pytest_verial.store.core import _VERSION
-
+    version = table("alembic_version", column("version_num"))  # alembic's own table
     api.app.state.store.write(
-        "t", lambda conn: conn.execute(update(_VERSION).values(version_num="0001"))
+        "t", lambda conn: conn.execute(update(version).values(version_num="0001"))
     )
     body = is_problem(api.client.get("/readyz"), 503)
     assert "0001" in body["detail"]
@@ -158,7 +156,7 @@ def test_auth_matrix(api: Api) -> None:
     ]
     revoked = api.solver + "x"  # a well-formed key nobody holds
     store = api.app.state.store
-    from pytest_verial.service.keys import create_key
+    from pytest_verial.service import create_key
 
     gone, gone_key = create_key(store, "solver")
     revoke_key(store, gone.id)
@@ -394,8 +392,7 @@ def test_links_out_of_the_runs_root_are_refused(tmp_path: Path) -> None:
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
 
-    from pytest_verial.service.app import create_app
-    from pytest_verial.service.keys import create_key
+    from pytest_verial.service import create_app, create_key
 
     root = tmp_path / "root"
     root.mkdir()
@@ -471,7 +468,7 @@ def test_benchmark_run_progress_and_report(api: Api) -> None:
     report = api.client.get(f"/v1/benchmark-runs/{body['benchmark_run_id']}/report", headers=h)
     data = report.json()
     assert data["schema"] and data["benchmark_runs"][0]["task_runs"][0]["score"] == body["score"]
-    from pytest_verial.results import Report
+    from pytest_verial import Report
 
     Report.from_json(data)  # the report's own schema
     junit = api.client.get(
@@ -496,7 +493,7 @@ def test_benchmark_run_progress_and_report(api: Api) -> None:
 def test_runs_scored_by_pytest_read_the_same_way(
     api: Api, plugin_reports: dict[str, dict[str, Any]]
 ) -> None:
-    from pytest_verial.results import Report
+    from pytest_verial import Report
 
     result = api.app.state.store.import_report(Report.from_json(plugin_reports["good-agent"]))
     run_id = result.run_ids[0]
@@ -563,9 +560,9 @@ def test_a_run_completed_task_by_task_equals_the_plugins_run(
 
 
 def test_run_tokens_see_their_run_only_and_expire(api: Api) -> None:
-    from sqlalchemy import update
+    from sqlalchemy import column, table, update
 
-    from pytest_verial.store.tables import run_tokens
+    run_tokens = table("run_tokens", column("expires_at"))  # the store's SQL schema
 
     one = _create(api, api.solver)
     two = _create(api, api.org)

@@ -12,14 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_support import FILES, ROOT, RUNS
+from service_support import FILES, ROOT, RUNS, count_rows
 
 sys.path.insert(0, str(ROOT / "tests" / "judge"))
 from judge_support import StubJudge, completion, ratings  # noqa: E402
 
-from pytest_verial.service.app import create_app  # noqa: E402
-from pytest_verial.service.keys import create_key  # noqa: E402
-from pytest_verial.service.runs import count_rows  # noqa: E402
+from pytest_verial.service import create_app, create_key  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

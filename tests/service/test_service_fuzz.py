@@ -22,8 +22,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from schemathesis import checks  # noqa: E402
 from service_support import FILES, RUNS  # noqa: E402
 
-from pytest_verial.service.app import create_app  # noqa: E402
-from pytest_verial.service.keys import create_key  # noqa: E402
+from pytest_verial.service import create_app, create_key  # noqa: E402
 
 FOLDER = Path(tempfile.mkdtemp(prefix="verial-fuzz-"))
 APP = create_app(f"sqlite:///{FOLDER / 'store.db'}", [FILES], RUNS)

@@ -8,10 +8,11 @@ import time
 from typing import Any
 
 import pytest
-from service_support import Api
+from service_support import Api, count_rows
 
-from pytest_verial.service import jobs
-from pytest_verial.service.runs import Replay, count_rows
+# private module: unit test of the job queue's leases, which no API exposes
+from pytest_verial.service import _jobs as jobs
+from pytest_verial.service._runs import Replay
 
 BENCH = "sftp-drops@1"
 TASK = "sftp-referral-packet"
@@ -74,7 +75,7 @@ def test_jobs_are_read_by_their_owner_or_an_org_key_only(api: Api) -> None:
     assert api.client.get(location, headers=api.h(api.org)).status_code == 200
     assert api.client.get(location).status_code == 401
     assert api.client.get(location, headers=api.h("vrl_slv_" + "x" * 40)).status_code == 401
-    from pytest_verial.service.keys import create_key
+    from pytest_verial.service import create_key
 
     _, stranger = create_key(api.app.state.store, "solver", "another agent")
     assert api.client.get(location, headers=api.h(stranger)).status_code == 404
@@ -131,6 +132,6 @@ def test_a_job_left_by_a_dead_worker_is_claimed_again(
 
 
 def _keys(api: Api) -> list[Any]:
-    from pytest_verial.service.keys import list_keys
+    from pytest_verial.service import list_keys
 
     return list(list_keys(api.app.state.store))

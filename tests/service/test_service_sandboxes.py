@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_support import RUNS, Api
+from service_support import RUNS, Api, count_rows
 
-from pytest_verial.service.runs import count_rows
-from pytest_verial.service.sandboxes import MAX_ENTRIES
+#: the archive entry limit the service states in its 413 answer
+MAX_ENTRIES = 10_000
+
 
 BENCH = "sftp-drops@1"
 TASKS = ["sftp-referral-packet", "sftp-claims-batch"]

@@ -267,10 +267,14 @@ def test_kill_9_loses_no_acknowledged_write(
 
 def _half_written(url: str) -> tuple[int, int]:
     """Benchmark runs without a task run, task runs without a criterion run."""
-    from sqlalchemy import exists, func, select
+    from sqlalchemy import column, exists, func, select, table
 
     from pytest_verial.store import open_store
-    from pytest_verial.store.tables import benchmark_runs, criterion_runs, task_runs
+
+    # the store's SQL schema, read as a user of the database would
+    benchmark_runs = table("benchmark_runs", column("id"))
+    task_runs = table("task_runs", column("id"), column("benchmark_run_id"))
+    criterion_runs = table("criterion_runs", column("task_run_id"))
 
     def count(conn: object, table: object, child: object) -> int:
         query = select(func.count()).select_from(table).where(~exists().where(child))

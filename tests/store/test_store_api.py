@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial.reporting.json_report import load_report
-from pytest_verial.results import Report
+from pytest_verial import Report
+from pytest_verial.reporting import load_report
 from pytest_verial.store import StoreError, open_store
-from pytest_verial.store.ids import new_id
+
+# private module: unit test of the store's migrations and ids, which no API exposes
+from pytest_verial.store._ids import new_id
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -183,7 +185,7 @@ def test_delete_and_prune(store_url: str, example_reports: list[Path]) -> None:
 def test_task_runs_written_as_they_complete_then_finished(
     store_url: str, example_reports: list[Path]
 ) -> None:
-    from pytest_verial.results import RunStatus, TaskStatus
+    from pytest_verial import RunStatus, TaskStatus
     from pytest_verial.store import SessionMeta
 
     report = load_report(example_reports[0])
@@ -224,7 +226,7 @@ def test_an_older_store_is_migrated_on_open(tmp_path: Path) -> None:
     from alembic.config import Config
     from sqlalchemy import create_engine
 
-    from pytest_verial.store.core import MIGRATIONS
+    from pytest_verial.store._core import MIGRATIONS
 
     path = tmp_path / "old.db"
     engine = create_engine(f"sqlite:///{path}")
@@ -239,7 +241,7 @@ def test_an_older_store_is_migrated_on_open(tmp_path: Path) -> None:
     with open_store(f"sqlite:///{path}") as store:
         assert store.list_runs() == []
     db = sqlite3.connect(path)
-    from pytest_verial.store.core import revisions
+    from pytest_verial.store._core import revisions
 
     head = revisions()[-1]
     assert db.execute("select version_num from alembic_version").fetchall() == [(head,)]
@@ -255,7 +257,7 @@ def test_a_new_store_has_the_schema_the_migrations_build(tmp_path: Path) -> None
     from alembic.script import ScriptDirectory
     from sqlalchemy import create_engine, inspect
 
-    from pytest_verial.store.core import MIGRATIONS, revisions
+    from pytest_verial.store._core import MIGRATIONS, revisions
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
@@ -300,10 +302,9 @@ def test_a_new_store_has_the_schema_the_migrations_build(tmp_path: Path) -> None
 def test_a_newer_store_is_refused_and_untouched(store_url: str) -> None:
     from sqlalchemy import create_engine, text
 
-    from pytest_verial.store.core import _engine_url
-
     open_store(store_url).close()
-    engine = create_engine(_engine_url(store_url))
+    driver = store_url.replace("postgresql://", "postgresql+psycopg://", 1)  # the store's driver
+    engine = create_engine(driver)
     with engine.begin() as conn:
         conn.execute(text("update alembic_version set version_num = '9999'"))
     engine.dispose()
@@ -311,7 +312,7 @@ def test_a_newer_store_is_refused_and_untouched(store_url: str) -> None:
         open_store(store_url)
     message = str(info.value)
     assert "newer pytest-verial" in message and "9999" in message and "\n" not in message
-    engine = create_engine(_engine_url(store_url))
+    engine = create_engine(driver)
     with engine.connect() as conn:
         assert conn.execute(text("select version_num from alembic_version")).scalar() == "9999"
     engine.dispose()
@@ -388,7 +389,7 @@ def test_a_write_that_meets_a_lock_is_retried_whole(
 
     from sqlalchemy.exc import OperationalError
 
-    from pytest_verial.results import RunStatus
+    from pytest_verial import RunStatus
     from pytest_verial.store import SessionMeta
 
     report = load_report(example_reports[0])

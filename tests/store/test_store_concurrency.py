@@ -8,7 +8,7 @@ from pathlib import Path
 
 from store_support import child_env, greeting_project, pytest_command
 
-from pytest_verial.reporting.json_report import load_report
+from pytest_verial.reporting import load_report
 from pytest_verial.store import open_store
 
 

@@ -12,7 +12,7 @@ import pytest
 from trend_support import report
 
 from pytest_verial.cli import main
-from pytest_verial.reporting.json_report import write_json_report
+from pytest_verial.reporting import write_json_report
 from pytest_verial.store import open_store
 
 EVIL = '<script>alert("x")</script>'
@@ -226,10 +226,10 @@ def test_html_argument_errors(
 def test_open_opens_the_written_page(
     store: tuple[str, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_verial.reporting import html as html_module
+    import webbrowser
 
     opened: list[str] = []
-    monkeypatch.setattr(html_module, "OPENER", lambda uri: opened.append(uri) or True)
+    monkeypatch.setattr(webbrowser, "open", lambda uri: opened.append(uri) or True)
     url, _ids = store
     out = tmp_path / "i.html"
     assert main(["html", "--index", "-o", str(out), "--open", "--store", url]) == 0

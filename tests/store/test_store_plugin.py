@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from store_support import greeting_project, run_pytest, run_verial
 
-from pytest_verial.reporting.json_report import load_report
+from pytest_verial.reporting import load_report
 from pytest_verial.store import open_store
 
 
@@ -241,8 +241,6 @@ def test_a_read_only_store_is_one_line_at_session_start_and_still_readable(
 
     from sqlalchemy import create_engine, text
 
-    from pytest_verial.store.core import _engine_url
-
     greeting_project(tmp_path, tasks=2)
     first = run_pytest(tmp_path, "-n", "0", "--verial-store", store_url)
     assert first.returncode == 1, first.stdout + first.stderr
@@ -254,7 +252,8 @@ def test_a_read_only_store_is_one_line_at_session_start_and_still_readable(
             p.chmod(0o444)
         path.parent.chmod(0o555)
     else:  # a database that refuses every write, as a replica or a revoked grant does
-        engine = create_engine(_engine_url(store_url), isolation_level="AUTOCOMMIT")
+        driver_url = "postgresql+psycopg://" + store_url.split("://", 1)[1]
+        engine = create_engine(driver_url, isolation_level="AUTOCOMMIT")
         with engine.connect() as conn:
             name = conn.execute(text("select current_database()")).scalar()
             conn.execute(text(f'alter database "{name}" set default_transaction_read_only = on'))

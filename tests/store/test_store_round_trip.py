@@ -12,7 +12,7 @@ import pytest
 from store_support import greeting_project, run_pytest, run_verial
 
 from pytest_verial.cli import main
-from pytest_verial.reporting.json_report import load_report
+from pytest_verial.reporting import load_report
 from pytest_verial.store import open_store
 
 

@@ -11,7 +11,6 @@ from trend_support import report
 
 from pytest_verial.cli import main
 from pytest_verial.store import open_store
-from pytest_verial.store.trend import spark
 
 
 @pytest.fixture
@@ -27,10 +26,28 @@ def store(store_url: str) -> str:
     return url
 
 
-def test_spark_scales_zero_to_one_and_shows_gaps() -> None:
-    assert spark([0.0, None, 1.0, 0.5]) == "▁ █▅"
-    assert spark([2.0, -1.0]) == "█▁"  # clamped
-    assert spark([1.0] * 70, width=60) == "…" + "█" * 60
+def _score_line(store: str, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["trend", "spark@1", *args, "--store", store]) == 0
+    out = capsys.readouterr().out
+    return next(line for line in out.splitlines() if line.startswith("score"))
+
+
+def test_spark_scales_zero_to_one_and_shows_gaps(
+    store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(store_url) as s:
+        for i, score in enumerate([0.0, None, 1.0, 0.5]):
+            s.import_report(report(i, score, {"t1": score}, benchmark="spark"))
+    assert "▁ █▅" in _score_line(store_url, capsys)
+
+
+def test_spark_keeps_the_newest_sixty_runs(
+    store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(store_url) as s:
+        for i in range(70):
+            s.import_report(report(i, 1.0, {"t1": 1.0}, benchmark="spark"))
+    assert "…" + "█" * 60 in _score_line(store_url, capsys)
 
 
 def test_trend_table_has_score_axes_and_tasks_with_gaps(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pytest_verial.results import Report
+from pytest_verial import Report
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial.checks.x12 import CHECK
-from pytest_verial.sources.x12 import X12Snapshot, _snapshot_dir
+from pytest_verial.checks import builtin_check
+from pytest_verial.sources import X12Snapshot
+
+CHECK = builtin_check("x12-response")
 
 CORPUS = Path(__file__).parent / "corpus"
 VALID = CORPUS / "valid"
@@ -20,7 +22,7 @@ EXPECTED = json.loads((MALFORMED / "expected.json").read_text(encoding="utf-8"))
 
 
 def corpus_source() -> X12Snapshot:
-    return _snapshot_dir(VALID)
+    return X12Snapshot.from_folder(VALID)
 
 
 def test_snapshot_reads_files_and_records() -> None:
@@ -128,7 +130,7 @@ def test_no_match(run_x12: Any) -> None:
     assert result["status"] == "failed" and result["score"] == 0
     assert "no X12 271 matching {'member_id': 'NOPE'}" in result["details"]
     assert "271, 277, 278, 835, 999" in result["details"]
-    empty = run_x12(_snapshot_dir(Path("/nonexistent")), {"transaction": "271"})
+    empty = run_x12(X12Snapshot.from_folder(Path("/nonexistent")), {"transaction": "271"})
     assert empty["status"] == "failed" and "0 transactions" in empty["details"]
 
 
@@ -152,7 +154,7 @@ def test_match_modes(tmp_path: Path, run_x12: Any) -> None:
     ]
     (tmp_path / "x12").mkdir()
     (tmp_path / "x12" / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    source = _snapshot_dir(tmp_path / "x12")
+    source = X12Snapshot.from_folder(tmp_path / "x12")
     spec = {"transaction": "271", "fields": [{"path": "EB01", "expected": "1"}]}
     assert run_x12(source, spec)["score"] == 0  # latest by created_at is the lapsed one
     assert run_x12(source, {**spec, "match": "first"})["score"] == 1

@@ -7,9 +7,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_verial.x12.envelope import parse_interchanges
-from pytest_verial.x12.paths import get, get_all
-from pytest_verial.x12.tokenizer import X12ParseError
+from pytest_verial.x12 import X12ParseError, get, get_all, parse_interchanges
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 SAMPLES = [p.read_text(encoding="utf-8") for p in sorted(VALID.glob("*.x12"))]

@@ -6,10 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial.compare import MISSING
-from pytest_verial.x12.envelope import Transaction, parse_interchanges
-from pytest_verial.x12.paths import X12PathError, get, get_all, parse_path
-from pytest_verial.x12.tokenizer import read_delimiters
+from pytest_verial import MISSING
+from pytest_verial.x12 import (
+    Transaction,
+    X12PathError,
+    get,
+    get_all,
+    parse_interchanges,
+    parse_path,
+    read_delimiters,
+)
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_verial.sources.x12 import X12Snapshot
+from pytest_verial.sources import X12Snapshot
 from tests.x12.x12_build import claims_835, interchange
 
 VALID = Path(__file__).parent / "corpus" / "valid"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_verial.x12.tokenizer import Delimiters
+from pytest_verial.x12 import Delimiters
 
 DEFAULT = Delimiters(element="*", component=":", repetition="^", segment="~")
 _GS_CODES = {

@@ -1,15 +1,57 @@
-"""Built-in checks, one module per ``assert`` type, registered in :mod:`.registry` and nowhere
+"""Built-in checks, one module per ``assert`` type, registered in :mod:`._registry` and nowhere
 else.
 
-To add a built-in check: write ``checks/<name>.py`` with its model and a ``CHECK = CheckSpec(...)``
-and add its ``assert`` name and module to ``registry.BUILTIN``. Conftests add checks through the
-``pytest_verial_checks`` hook instead.
+Public API: the names in ``__all__``: what a custom check is made of (:class:`CheckSpec`,
+:class:`AssertionSpec`, :class:`CheckContext`, :class:`CheckOutcome`), the registry, and the
+built-in checks with their assertion models (``FhirResourceState``, ...), each model loaded
+with its private module on first use. Conftests add checks through the
+``pytest_verial_checks`` hook; :mod:`pytest_verial.testing` runs one in a test.
+
+To add a built-in check: write ``checks/_<name>.py`` with its model and a
+``CHECK = CheckSpec(...)``, add its ``assert`` name and module to ``_registry.BUILTIN`` and its
+model to ``_MODELS``.
 """
 
 from __future__ import annotations
 
-from .base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
-from .registry import BUILTIN, CheckRegistry, builtin_check, builtin_checks, default_registry
+from typing import TYPE_CHECKING
+
+from .._lazy import exports
+from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+from ._registry import BUILTIN, CheckRegistry, builtin_check, builtin_checks, default_registry
+
+if TYPE_CHECKING:
+    from ._fhir import FhirResourceState
+    from ._files import SftpFilePresent
+    from ._hl7 import Hl7Structural
+    from ._llm_rubric import LlmRubric
+    from ._output_consistency import OutputConsistency
+    from ._output_format import OutputFormat
+    from ._output_length import OutputLength
+    from ._output_match import OutputMatch
+    from ._output_schema import OutputJsonSchema
+    from ._output_sections import OutputSections
+    from ._portal import PortalStateMatch
+    from ._voice import VoiceTranscript
+    from ._x12 import X12Response
+
+#: the built-in checks' assertion models -> their module (loaded on first use)
+_MODELS = {
+    "FhirResourceState": "_fhir",
+    "SftpFilePresent": "_files",
+    "Hl7Structural": "_hl7",
+    "LlmRubric": "_llm_rubric",
+    "OutputConsistency": "_output_consistency",
+    "OutputFormat": "_output_format",
+    "OutputLength": "_output_length",
+    "OutputMatch": "_output_match",
+    "OutputJsonSchema": "_output_schema",
+    "OutputSections": "_output_sections",
+    "PortalStateMatch": "_portal",
+    "VoiceTranscript": "_voice",
+    "X12Response": "_x12",
+}
+__getattr__, __dir__ = exports(__name__, _MODELS)
 
 __all__ = [
     "BUILTIN",
@@ -21,4 +63,17 @@ __all__ = [
     "builtin_check",
     "builtin_checks",
     "default_registry",
+    "FhirResourceState",
+    "Hl7Structural",
+    "LlmRubric",
+    "OutputConsistency",
+    "OutputFormat",
+    "OutputJsonSchema",
+    "OutputLength",
+    "OutputMatch",
+    "OutputSections",
+    "PortalStateMatch",
+    "SftpFilePresent",
+    "VoiceTranscript",
+    "X12Response",
 ]

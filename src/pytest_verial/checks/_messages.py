@@ -16,7 +16,7 @@ from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 from pydantic import JsonValue
 
-from ..compare import (
+from .._compare import (
     MISSING,
     FieldSpec,
     correlation_matches,
@@ -26,7 +26,7 @@ from ..compare import (
     quantified,
 )
 
-#: one message (an :class:`~pytest_verial.hl7.parse.Hl7Message`) or one X12 transaction
+#: one message (an :class:`~pytest_verial.hl7._parse.Hl7Message`) or one X12 transaction
 M = TypeVar("M")
 Rows = list[dict[str, JsonValue]]
 Match = Literal["latest", "first", "any", "all"]

@@ -1,38 +1,51 @@
-"""HL7 v2 support: reading messages (:mod:`.parse`), Verial paths (:mod:`.paths`), and the
-MLLP capture server (:mod:`.capture`). python-hl7 is imported only when a message is parsed.
+"""HL7 v2 support: reading messages, Verial paths, and the MLLP capture server (docs/hl7.md).
 
-Reusable from other checks (e.g. ``sftp-file-present`` with ``parse: hl7``)::
+Public API: the names in ``__all__``, each loaded from its private module on first use;
+python-hl7 is imported only when a message is parsed. Reusable from other checks (e.g.
+``sftp-file-present`` with ``parse: hl7``)::
 
     from pytest_verial.hl7 import parse_stream, get
     messages = parse_stream(text, "outbound/adt.hl7")   # Hl7ParseError names the problem
     get(messages[0], "PID.3[2].1")                       # value, None, list, or MISSING
+
+The capture server: :func:`run_capture` (blocking), :class:`CaptureProcess` (``verial
+hl7-capture`` as a child process), :class:`CaptureThread` (in-process); the plugin provides
+the ``verial_hl7_capture`` fixture.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import lazy
+from .._lazy import exports
 
 if TYPE_CHECKING:
-    from .parse import Hl7Message, Hl7ParseError, parse_message, parse_stream
-    from .paths import Hl7PathError, get, get_all, parse_path
+    from ._capture import CaptureProcess, CaptureThread, run_capture
+    from ._parse import Hl7Message, Hl7ParseError, decode, parse_message, parse_stream
+    from ._paths import Hl7PathError, get, get_all, parse_path
 
-__getattr__, __dir__ = lazy.exports(
+__getattr__, __dir__ = exports(
     __name__,
     {
-        **dict.fromkeys(["Hl7Message", "Hl7ParseError", "parse_message", "parse_stream"], "parse"),
-        **dict.fromkeys(["Hl7PathError", "get", "get_all", "parse_path"], "paths"),
+        **dict.fromkeys(["CaptureProcess", "CaptureThread", "run_capture"], "_capture"),
+        **dict.fromkeys(
+            ["Hl7Message", "Hl7ParseError", "decode", "parse_message", "parse_stream"], "_parse"
+        ),
+        **dict.fromkeys(["Hl7PathError", "get", "get_all", "parse_path"], "_paths"),
     },
 )
 
 __all__ = [
+    "CaptureProcess",
+    "CaptureThread",
     "Hl7Message",
     "Hl7ParseError",
     "Hl7PathError",
+    "decode",
     "get",
     "get_all",
     "parse_message",
     "parse_path",
     "parse_stream",
+    "run_capture",
 ]

@@ -1,35 +1,39 @@
 """The LLM judge of PRD-103: rubric prompt, OpenAI-compatible client, gating and cost.
 
-Each public name loads its module on first use; httpx is imported when a client is made.
+Public API: the names in ``__all__``, each loaded from its private module on first use; httpx
+is imported when a client is made. The judge's pytest wiring is the separate plugin
+:mod:`pytest_verial.judge_plugin`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import lazy
+from .. import _lazy as lazy
 
 if TYPE_CHECKING:
-    from .client import JudgeClient, JudgeError, Judgement, close_clients, shared_client
-    from .gating import Decision, decide
-    from .models import normalise_model_id, same_model
-    from .prompt import build_messages, prompt_hash
-    from .reply import MalformedReply, Rating, Ratings, parse_reply
-    from .settings import DEFAULT_PRICES, JudgeSettings, build_settings
-    from .source import JudgeSource, from_sandbox, settings_for
+    from ._client import JudgeClient, JudgeError, Judgement, close_clients, shared_client
+    from ._gating import Decision, decide
+    from ._models import normalise_model_id, same_model, self_grading
+    from ._prompt import build_messages, prompt_hash
+    from ._reply import MalformedReply, Rating, Ratings, parse_reply
+    from ._report import task_feedback, verification_lines, verification_summary
+    from ._settings import DEFAULT_PRICES, JudgeSettings, build_settings
+    from ._source import JudgeSource, from_sandbox, settings_for
 
 __getattr__, __dir__ = lazy.exports(
     __name__,
     {
         **dict.fromkeys(
-            ["JudgeClient", "JudgeError", "Judgement", "close_clients", "shared_client"], "client"
+            ["JudgeClient", "JudgeError", "Judgement", "close_clients", "shared_client"], "_client"
         ),
-        **dict.fromkeys(["Decision", "decide"], "gating"),
-        **dict.fromkeys(["normalise_model_id", "same_model"], "models"),
-        **dict.fromkeys(["build_messages", "prompt_hash"], "prompt"),
-        **dict.fromkeys(["MalformedReply", "Rating", "Ratings", "parse_reply"], "reply"),
-        **dict.fromkeys(["DEFAULT_PRICES", "JudgeSettings", "build_settings"], "settings"),
-        **dict.fromkeys(["JudgeSource", "from_sandbox", "settings_for"], "source"),
+        **dict.fromkeys(["Decision", "decide"], "_gating"),
+        **dict.fromkeys(["normalise_model_id", "same_model", "self_grading"], "_models"),
+        **dict.fromkeys(["task_feedback", "verification_lines", "verification_summary"], "_report"),
+        **dict.fromkeys(["build_messages", "prompt_hash"], "_prompt"),
+        **dict.fromkeys(["MalformedReply", "Rating", "Ratings", "parse_reply"], "_reply"),
+        **dict.fromkeys(["DEFAULT_PRICES", "JudgeSettings", "build_settings"], "_settings"),
+        **dict.fromkeys(["JudgeSource", "from_sandbox", "settings_for"], "_source"),
     },
 )
 
@@ -53,6 +57,10 @@ __all__ = [
     "parse_reply",
     "prompt_hash",
     "same_model",
+    "self_grading",
     "settings_for",
     "shared_client",
+    "task_feedback",
+    "verification_lines",
+    "verification_summary",
 ]

@@ -1,23 +1,45 @@
 """``verial serve`` (issue 20): the verification engine over HTTP, over the results store.
 
-:func:`create_app` builds the FastAPI application (``app.py``); keys are in ``keys.py``, the
-store reads and writes in ``runs.py``, problem+json and the body guard in ``http.py``, the
-commands in ``cli.py``. FastAPI and uvicorn come with the ``[serve]`` extra.
+Public API: :func:`create_app` builds the FastAPI application; :func:`create_key`,
+:func:`list_keys` and :func:`revoke_key` manage its API keys in a store (what ``verial keys``
+does). The modules behind them are private (``_app.py``, ``_keys.py``, ``_runs.py``,
+``_http.py``, ``_cli.py``). FastAPI and uvicorn come with the ``[serve]`` extra.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from .._lazy import exports
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-
-def create_app(store_url: str, benchmark_paths: Any = (), runs_root: Any = ".") -> FastAPI:
-    """See :func:`pytest_verial.service.app.create_app`."""
-    from .app import create_app as build
-
-    return build(store_url, benchmark_paths, runs_root)
+    from ._keys import ApiKey, create_key, list_keys, revoke_key
 
 
-__all__ = ["create_app"]
+def create_app(
+    store_url: str,
+    benchmark_paths: Any = (),
+    runs_root: Any = ".",
+    *,
+    max_body: int | None = None,
+    judge: Mapping[str, str] | None = None,
+) -> FastAPI:
+    """The FastAPI application over the store at ``store_url`` (see ``service/_app.py``):
+    ``max_body`` caps a request body (default 8 MiB), ``judge`` holds the server's judge
+    settings (``judge_model``, ``judge_base_url``, ``judge_api_key_env``)."""
+    from ._app import create_app as build
+    from ._http import MAX_BODY
+
+    limit = MAX_BODY if max_body is None else max_body
+    return build(store_url, benchmark_paths, runs_root, max_body=limit, judge=judge)
+
+
+__getattr__, __dir__ = exports(
+    __name__, dict.fromkeys(["ApiKey", "create_key", "list_keys", "revoke_key"], "_keys")
+)
+
+
+__all__ = ["ApiKey", "create_app", "create_key", "list_keys", "revoke_key"]

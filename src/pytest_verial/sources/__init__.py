@@ -5,7 +5,12 @@ use, from a factory chosen by name, and cached on the sandbox, so all criteria o
 share one loaded source. The fixtures ``verial_<name>`` hand these objects to checks; a
 conftest that overrides a fixture replaces the source for the criteria under it.
 
-The sources themselves are declared in :mod:`pytest_verial.sourcetable`.
+The sources themselves are declared in :mod:`pytest_verial._sourcetable`.
+
+Public API: the names in ``__all__``: the :class:`Sandbox`, :class:`Source` and each source
+kind's Protocol (what a check reads, and what a conftest's replacement for a ``verial_<name>``
+fixture provides), and the built-in snapshot and files sources, which load their private
+module on first use.
 """
 
 from __future__ import annotations
@@ -18,20 +23,29 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import RunConfigError, SourceError
-from ..models import Entity, Task
-from ..runinfo import RunDir, TaskRunMeta
-from ..sourcetable import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES, load
+from .._errors import RunConfigError, SourceError
+from .._lazy import exports
+from .._models import Entity, Task
+from .._runinfo import RunDir, TaskRunMeta
+from .._sourcetable import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES, load
+
+if TYPE_CHECKING:
+    from ._fhir import FhirSource, SnapshotSource
+    from ._files import BaseFilesSource, DirectoryFiles, FileEntry, FilesSource, GCSFiles
+    from ._hl7 import Hl7Snapshot, Hl7Source
+    from ._output import OutputSnapshot, OutputSource
+    from ._portal import PortalSnapshot, PortalSource
+    from ._voice import Turn, VoiceSnapshot, VoiceSource
+    from ._x12 import X12Snapshot, X12Source
 
 
 class Source(Protocol):
-    """Any source a sandbox builds by name (:mod:`pytest_verial.sourcetable`); the sandbox
+    """Any source a sandbox builds by name (:mod:`pytest_verial._sourcetable`); the sandbox
     calls its ``settle()`` and ``close()`` when it has them. Each built-in kind has its own
-    protocol: :class:`~.fhir.FhirSource`, :class:`~.files.base.FilesSource`,
-    :class:`~.hl7.Hl7Source`, :class:`~.output.OutputSource`, :class:`~.portal.PortalSource`,
-    :class:`~.voice.VoiceSource`, :class:`~.x12.X12Source`."""
+    protocol: :class:`FhirSource`, :class:`FilesSource`, :class:`Hl7Source`,
+    :class:`OutputSource`, :class:`PortalSource`, :class:`VoiceSource`, :class:`X12Source`."""
 
 
 class Sandbox:
@@ -92,7 +106,7 @@ class Sandbox:
         """A task folder that is a link into its own run folder (to a sibling task's folder,
         or below one) would score this task on another task's sandbox: a SourceError. A link
         out of the run folder stays allowed (a run assembled from elsewhere); what is read
-        below the folder is confined to it by :mod:`pytest_verial.sandbox_io.confine`."""
+        below the folder is confined to it by :mod:`pytest_verial._sandbox_io.confine`."""
         if not self.path.is_symlink():
             return
         real = Path(os.path.realpath(self.path))
@@ -230,12 +244,45 @@ class SandboxCache:
         self._items.clear()
 
 
+#: public source classes -> the private module that defines them (loaded on first use)
+_LAZY = {
+    **dict.fromkeys(["FhirSource", "SnapshotSource"], "_fhir"),
+    **dict.fromkeys(["Hl7Snapshot", "Hl7Source"], "_hl7"),
+    **dict.fromkeys(["OutputSnapshot", "OutputSource"], "_output"),
+    **dict.fromkeys(["PortalSnapshot", "PortalSource"], "_portal"),
+    **dict.fromkeys(["Turn", "VoiceSnapshot", "VoiceSource"], "_voice"),
+    **dict.fromkeys(["X12Snapshot", "X12Source"], "_x12"),
+    **dict.fromkeys(
+        ["BaseFilesSource", "DirectoryFiles", "FileEntry", "FilesSource", "GCSFiles"], "_files"
+    ),
+}
+__getattr__, __dir__ = exports(__name__, _LAZY)
+
 __all__ = [
     "SOURCES",
     "SOURCE_FACTORIES",
     "SOURCE_NAMES",
+    "BaseFilesSource",
+    "DirectoryFiles",
+    "FhirSource",
+    "FileEntry",
+    "FilesSource",
+    "GCSFiles",
+    "Hl7Snapshot",
+    "Hl7Source",
+    "OutputSnapshot",
+    "OutputSource",
+    "PortalSnapshot",
+    "PortalSource",
     "Sandbox",
     "SandboxCache",
+    "SnapshotSource",
+    "Source",
+    "Turn",
+    "VoiceSnapshot",
+    "VoiceSource",
+    "X12Snapshot",
+    "X12Source",
     "fill_template",
     "run_yaml",
     "setting_number",

@@ -9,8 +9,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..errors import SourceError
-from ..sandbox_io.jsonfiles import iter_jsonl
+from .._errors import SourceError
+from .._sandbox_io.jsonfiles import iter_jsonl
 
 if TYPE_CHECKING:
     from . import Sandbox

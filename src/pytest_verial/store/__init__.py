@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import lazy
+from .. import _lazy as lazy
 
 if TYPE_CHECKING:
-    from .core import (
+    from ._core import (
         ENV,
         ImportResult,
         RunRow,
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         sqlite_path,
         store_url_from,
     )
-    from .rows import SessionMeta, digest_of
+    from ._rows import SessionMeta, digest_of
 
 __all__ = [
     "ENV",
@@ -53,21 +53,21 @@ __all__ = [
 __getattr__, __dir__ = lazy.exports(
     __name__,
     {
-        "ENV": "core",
-        "ImportResult": "core",
-        "RunRow": "core",
-        "SessionWriter": "core",
-        "Store": "core",
-        "StoreError": "core",
-        "TrendPoint": "core",
-        "default_store_url": "core",
-        "mark_interrupted": "core",
-        "mask_url": "core",
-        "open_store": "core",
-        "opened": "core",
-        "sqlite_path": "core",
-        "store_url_from": "core",
-        "SessionMeta": "rows",
-        "digest_of": "rows",
+        "ENV": "_core",
+        "ImportResult": "_core",
+        "RunRow": "_core",
+        "SessionWriter": "_core",
+        "Store": "_core",
+        "StoreError": "_core",
+        "TrendPoint": "_core",
+        "default_store_url": "_core",
+        "mark_interrupted": "_core",
+        "mask_url": "_core",
+        "open_store": "_core",
+        "opened": "_core",
+        "sqlite_path": "_core",
+        "store_url_from": "_core",
+        "SessionMeta": "_rows",
+        "digest_of": "_rows",
     },
 )

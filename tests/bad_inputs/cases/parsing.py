@@ -3,7 +3,7 @@
 
 Deep nesting (libyaml segfaults, ``json`` recurses), integers of thousands of digits, NaN and
 Infinity, YAML alias bombs and cycles, patterns that backtrack without bound, remote ``$ref``s,
-empty, truncated, binary and non-UTF-8 files. See ``src/pytest_verial/safeparse.py``.
+empty, truncated, binary and non-UTF-8 files. See ``src/pytest_verial/_safeparse.py``.
 """
 
 from __future__ import annotations

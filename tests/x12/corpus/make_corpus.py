@@ -2,7 +2,7 @@
 
 The bodies follow the ASC X12 implementation guides (271 X279A1, 277 X212, 278 X217, 835
 X221A1, 999 X231A1); envelopes (ISA/GS/ST/SE/GE/IEA) are computed by
-``pytest_verial.x12.build.interchange``. Run ``python tests/x12/corpus/make_corpus.py`` to
+``interchange`` of tests/x12/x12_build.py. Run ``python tests/x12/corpus/make_corpus.py`` to
 regenerate; the files are committed.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root
 
-from pytest_verial.x12.tokenizer import Delimiters
+from pytest_verial.x12 import Delimiters
 from tests.x12.x12_build import HEADER_835, PAYER, PROVIDER, Party, interchange
 
 HERE = Path(__file__).parent / "valid"

@@ -1,0 +1,159 @@
+"""Run one criterion against its sandbox: the same code for pytest items and inline use.
+
+:func:`run_criterion` returns a :class:`~pytest_verial._results.CriterionRun`. It never raises
+for bad input: a :class:`~pytest_verial._errors.CriterionError` becomes a run with status
+``error`` and score 0; an ``assert`` with no registered check becomes a failed
+run with ``unsupported assertion: <value>`` (Verial's rule).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from ._display import escape
+from ._errors import CriterionError, RunConfigError
+from ._loader import CriterionPlan, TaskPlan
+from ._models import Benchmark
+from ._results import CriterionRun
+from ._safeparse import strict_json_value
+from ._scoring import (
+    DEFAULT_CRITERION_THRESHOLD,
+    DEFAULT_VERDICT_THRESHOLD,
+    clamp,
+    passed,
+    resolve_threshold,
+)
+from ._secrets import redact, redact_json
+from .checks import CheckContext, CheckOutcome
+
+if TYPE_CHECKING:
+    from .sources import Sandbox
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with milliseconds and ``Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def criterion_threshold(
+    plan: CriterionPlan, task_threshold: float = DEFAULT_VERDICT_THRESHOLD
+) -> float:
+    """The criterion's pass threshold.
+
+    Its own ``pass_threshold`` first. A deterministic check then defaults to 1.0 (every field
+    must hold); a judge criterion inherits ``task_threshold``, its task's verdict threshold
+    (:func:`~pytest_verial._scoring.verdict_threshold`), since a rubric mean rarely reaches
+    exactly 1.
+    """
+    default = task_threshold if plan.judge else DEFAULT_CRITERION_THRESHOLD
+    return resolve_threshold(plan.criterion.pass_threshold, default=default)
+
+
+def identity(plan: CriterionPlan, task: TaskPlan) -> dict[str, Any]:
+    """Identity fields of a criterion run (everything but the result)."""
+    return {
+        "criterion_id": plan.id,
+        "label": plan.criterion.label,
+        "assert": plan.assert_name,
+        "axis": plan.criterion.axis,
+        "weight": plan.criterion.weight,
+        "points": plan.criterion.points,
+        "critical": plan.criterion.critical,
+        "judge": plan.judge,
+        "line": plan.line,
+        "task_key": task.key,
+        "task_id": task.task.id,
+        "entity": task.entity.id if task.entity else None,
+    }
+
+
+def verification_skipped(task: TaskPlan, sandbox: Sandbox | None) -> bool:
+    """``skip_verification: true`` in run.yaml for this task run (else on the task): PRD-103
+    §8's opt-out, under which no criterion of the task is checked."""
+    meta = getattr(sandbox, "meta", None)
+    skip = getattr(meta, "skip_verification", None)
+    return bool(task.task.skip_verification if skip is None else skip)
+
+
+def run_criterion(
+    plan: CriterionPlan,
+    task: TaskPlan,
+    sources: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
+    prior: Mapping[str, CriterionRun] | None = None,
+    task_threshold: float = DEFAULT_VERDICT_THRESHOLD,
+    benchmark: Benchmark | None = None,
+    placement: Mapping[str, Any] | None = None,
+    sandbox: Sandbox | None = None,
+) -> CriterionRun:
+    """Score one criterion. ``placement`` (node ids, file, run) is added to its identity;
+    ``task_threshold`` is the task's verdict threshold, which a judge criterion inherits."""
+    started, clock = now_iso(), time.perf_counter()
+    threshold = criterion_threshold(plan, task_threshold)
+    who = {**identity(plan, task), **(placement or {}), "pass_threshold": threshold}
+    try:
+        if verification_skipped(task, sandbox):
+            outcome = CheckOutcome(
+                0.0,
+                "verification skipped: skip_verification is true for this task",
+                {},
+                passed=False,
+                status="skipped",
+            )
+        else:
+            outcome = _outcome(
+                plan, task, sources, options or {}, prior or {}, threshold, benchmark, sandbox
+            )
+    except (CriterionError, RunConfigError) as exc:
+        outcome = CheckOutcome(0.0, str(exc), {"error": type(exc).__name__}, status="error")
+    result = {
+        # one printable line whatever the data quoted in it holds (ESC, newlines, bidi)
+        "details": escape(redact(outcome.details)) if outcome.details else outcome.details,
+        "evidence": redact_json(strict_json_value(outcome.evidence)),  # always strict JSON
+        "started_at": started,
+        "completed_at": now_iso(),
+        "duration": round(time.perf_counter() - clock, 6),
+    }
+    status = outcome.status
+    if status == "error":
+        return CriterionRun.errored(who, **result)
+    if status == "gated":
+        return CriterionRun.gated(who, **result)
+    if status == "skipped":
+        return CriterionRun.skipped(who, **result)
+    score = clamp(float(outcome.score))
+    ok = outcome.passed if outcome.passed is not None else passed(score, threshold)
+    return CriterionRun.scored(who, score, bool(ok), **result)
+
+
+def _outcome(
+    plan: CriterionPlan,
+    task: TaskPlan,
+    sources: Mapping[str, Any],
+    options: Mapping[str, Any],
+    prior: Mapping[str, CriterionRun],
+    threshold: float,
+    benchmark: Benchmark | None,
+    sandbox: Sandbox | None,
+) -> CheckOutcome:
+    if plan.check is None or plan.spec is None:
+        return CheckOutcome(0.0, f"unsupported assertion: {plan.assert_name}", {}, passed=False)
+    context = CheckContext(
+        sources=sources,
+        task=task.task,
+        task_key=task.key,
+        criterion=plan.criterion,
+        criterion_id=plan.id,
+        entity=task.entity,
+        pass_threshold=threshold,
+        # ``options["sandbox"]``: how conftest checks reached the sandbox before ``ctx.sandbox``
+        options={**options, "sandbox": sandbox} if sandbox is not None else options,
+        prior=prior,
+        benchmark=benchmark,
+        deterministic=tuple(c.id for c in task.criteria if not c.judge),
+        sandbox=sandbox,
+    )
+    return plan.check.run(plan.spec, context)

@@ -1,0 +1,161 @@
+"""Run directories and their ``run.yaml`` metadata (DESIGN §3.2).
+
+A run directory holds one sandbox per task run (``<task_id>/`` or ``<task_id>[<entity>]/``)
+and an optional ``run.yaml``. Secrets are never values here: live sources name environment
+variables (``client_secret_env: FHIR_SECRET``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from ._errors import RunConfigError
+from ._models import Model
+from ._safeparse import DataError, load_yaml
+from ._sourcetable import unknown_setting
+
+
+class TaskRunMeta(Model):
+    """Per-task facts about the rollout, used by the judge's bypass rules (PRD-103 §8)."""
+
+    cost: float | None = Field(default=None, ge=0)
+    task_type: str | None = None
+    skip_verification: bool | None = None
+
+
+class RunConfig(Model):
+    """The contents of ``run.yaml``."""
+
+    id: str | None = None
+    agent: str | None = None
+    executor_model: str | None = None
+    scored: bool | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    tasks: dict[str, TaskRunMeta] = Field(default_factory=dict)
+    #: live-source settings by source name (``fhir``, ``files``, ``hl7``, ``portal``, ...)
+    sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+#: run.yaml source keys that read state live rather than from the task folder
+LIVE_KEYS = (
+    "base_url",
+    "base_url_env",
+    "fhir_base_url",
+    "bucket",
+    "events",
+    "records",
+    "database_url",
+    "database_url_env",
+)
+
+
+class RunDir:
+    """One run directory: its path, label and parsed ``run.yaml`` (``config``: already read)."""
+
+    def __init__(self, path: Path, label: str | None = None, config: RunConfig | None = None):
+        self.path = path
+        self.label = label or path.name
+        self.config = config if config is not None else load_run_config(path)
+
+    def sandbox_path(self, task_key: str) -> Path:
+        """The sandbox directory of one task run (a missing one is an error, DESIGN §3.2)."""
+        return self.path / task_key
+
+    def task_meta(self, task_key: str, task_id: str) -> TaskRunMeta:
+        """``tasks.<key>`` of run.yaml, falling back to the bare task id, else empty."""
+        return self.config.tasks.get(task_key) or self.config.tasks.get(task_id) or TaskRunMeta()
+
+    @property
+    def reads_live(self) -> bool:
+        """True when run.yaml names a live source (a server, bucket, events or records file,
+        database): its task runs may have no folder, so a missing one is not an error."""
+        return any(
+            isinstance(settings, dict) and any(settings.get(k) for k in LIVE_KEYS)
+            for settings in self.config.sources.values()
+        )
+
+    def folder_missing(self, task_key: str) -> bool:
+        """True when the task run's folder is missing and nothing is read live."""
+        return not self.sandbox_path(task_key).is_dir() and not self.reads_live
+
+    def missing_message(self, task_key: str) -> str:
+        """The details of every criterion of a task run whose folder is missing."""
+        return f"no sandbox folder for task run {task_key!r}: {self.sandbox_path(task_key)} " + (
+            "is not a directory" if self.sandbox_path(task_key).exists() else "does not exist"
+        )
+
+
+def expected_folders(keys: list[str], shown: int = 5) -> str:
+    """``a/, b/, c/ ... and 7 more``: the task folders a run directory should hold."""
+    names = ", ".join(f"{k}/" for k in keys[:shown])
+    return names + (f" ... and {len(keys) - shown} more" if len(keys) > shown else "")
+
+
+def empty_run_problem(file: str, run: RunDir, keys: list[str], explicit: bool) -> str | None:
+    """One line when ``run`` holds no folder for any of ``keys`` (the selected task runs of
+    ``file``), else None. Scoring such a run would score every task against nothing."""
+    if run.reads_live or any(run.sandbox_path(k).is_dir() for k in keys):
+        return None
+    where = (
+        f"--verial-run {run.path}" if explicit else f"{run.path} (the default sandbox/ beside it)"
+    )
+    state = "does not exist" if not run.path.exists() else "holds none of its task folders"
+    return (
+        f"{file}: no sandbox for any task run: {where} {state}; "
+        f"expected task folders {expected_folders(sorted(set(keys)))}"
+    )
+
+
+RUN_FILES = ("run.yaml", "run.yml", "run.json")
+
+
+def load_run_config(path: Path) -> RunConfig:
+    """Parse ``<path>/run.yaml`` (or ``run.json``); a missing file is an empty config."""
+    for name in RUN_FILES:
+        file = path / name
+        if file.is_file():
+            break
+    else:
+        return RunConfig()
+    try:
+        data = load_yaml(file.read_text(encoding="utf-8-sig"), str(file)) or {}
+    except UnicodeDecodeError as exc:
+        raise RunConfigError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+    except DataError as exc:
+        raise RunConfigError(exc.located()) from None
+    if not isinstance(data, dict):
+        raise RunConfigError(f"{file}: expected a mapping at the top level")
+    try:
+        config = RunConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"field {'.'.join(str(p) for p in e['loc'])!r}: {e['msg']}" for e in exc.errors()
+        )
+        raise RunConfigError(f"{file}: {problems}") from None
+    problem = unknown_setting(config.sources)
+    if problem is not None:
+        raise RunConfigError(f"{file}: {problem}")
+    return config
+
+
+def shared_folders(claims: list[tuple[str, RunDir, str]]) -> list[str]:
+    """Warnings for task runs of different benchmark files reading one sandbox folder.
+
+    ``claims`` are (benchmark file, run directory, task key) in collection order; two files
+    with the same task id score the same folder, which is rarely meant (DESIGN §3.2).
+    """
+    owners: dict[tuple[str, str], list[str]] = {}
+    for file, run, key in claims:
+        files = owners.setdefault((str(run.path), key), [])
+        if file not in files:
+            files.append(file)
+    return [
+        f"task run {key!r} of {' and '.join(files)} reads the same sandbox folder "
+        f"{Path(run_path) / key}: rename one task id or score the files on separate runs"
+        for (run_path, key), files in owners.items()
+        if len(files) > 1
+    ]

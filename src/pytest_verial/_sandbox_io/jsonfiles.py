@@ -1,0 +1,67 @@
+"""Reading JSON, JSON Lines and YAML data files with errors that name the file and line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .._errors import SourceError
+from .._safeparse import DataError, load_json
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes; an unreadable file is a SourceError naming it."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_text(path: Path) -> str:
+    """The file as UTF-8 text; a binary or unreadable file is a SourceError naming it."""
+    data = read_bytes(path)
+    if b"\x00" in data[:8192]:
+        raise SourceError(f"{path}: binary data where text was expected")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; errors name the file, line and column."""
+    text = read_text(path)
+    if not text.strip():
+        size = "0 bytes" if not text else "only blank space"
+        raise SourceError(f"{path}: empty file ({size}): no JSON in it")
+    try:
+        return load_json(text, str(path))
+    except DataError as exc:
+        raise SourceError(exc.located()) from None
+
+
+def iter_jsonl(path: Path) -> Iterator[Any]:
+    """Parse a JSON Lines file one line at a time; blank lines are skipped."""
+    try:
+        handle = path.open("r", encoding="utf-8-sig")
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with handle:
+        lineno = 0
+        try:
+            for lineno, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = load_json(line, str(path))
+                except DataError as exc:
+                    raise SourceError(f"{path}:{lineno}: {_line_problem(exc)}") from None
+                yield row
+        except UnicodeDecodeError:
+            raise SourceError(f"{path}:{lineno + 1}: not UTF-8 text") from None
+
+
+def _line_problem(exc: DataError) -> str:
+    """A JSON Lines row's problem: syntax errors read "invalid JSON line: ..."."""
+    return exc.detail().replace("invalid JSON:", "invalid JSON line:", 1)

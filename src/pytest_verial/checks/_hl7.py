@@ -1,0 +1,125 @@
+"""``hl7-structural``: fields of the outbound HL7 v2 message(s) the agent sent.
+
+::
+
+    assert: hl7-structural
+    correlate_by: {"MSH.9.1": ORU, "MSH.9.2": R01}      # or {trigger_event: A04}, {PID.3.1: MRN1}
+    fields:
+      - {path: PID.5.1, expected: CHEN}
+      - {path: "OBX[*].5", expected: "POS", op: contains, quantifier: all}
+    match: latest                                        # extension: first | latest | any | all
+
+``correlate_by`` keys are HL7 paths (:mod:`pytest_verial.hl7._paths`) or the aliases
+``trigger_event`` (MSH.9.2), ``message_type`` (MSH.9.1), ``message_structure`` (MSH.9.3) and
+``control_id`` (MSH.10). A message matches when every key matches (for a path that yields several
+values, e.g. ``OBX[*].3.1``, when any of them equals the expected value; a list as expected
+value means "one of").
+
+Several matching messages: ``latest`` (default; by event time, else file order) is scored;
+``first`` takes the oldest; ``any`` scores the best one (the latest on ties); ``all`` scores
+every one and averages, and its evidence shows the worst. A field whose path has ``[*]``
+passes when ``any`` (default) or ``all`` (``quantifier: all``; an empty list fails) of its values
+pass. Score = passed fields / fields; no matching message = score 0.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, JsonValue, field_validator
+
+from ..hl7._parse import Hl7Message
+from ..hl7._paths import Hl7Path, Hl7PathError, get, get_all, parse_path
+from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+from ._messages import Match, PathField, PathSyntax, choose, fields_details, message_evidence
+
+ALIASES = {
+    "trigger_event": "MSH.9.2",
+    "message_type": "MSH.9.1",
+    "message_structure": "MSH.9.3",
+    "control_id": "MSH.10",
+}
+
+
+def _missing(path: Hl7Path) -> str:
+    return f"no {path.segment} segment #{path.segment_index or 1} in the message"
+
+
+HL7: PathSyntax[Hl7Message] = PathSyntax(
+    "HL7", ALIASES, parse_path, Hl7PathError, get, get_all, _missing
+)
+
+
+class Hl7Field(PathField):
+    """A field assertion on an HL7 path, with a quantifier for ``[*]`` paths."""
+
+    @field_validator("path")
+    @classmethod
+    def _valid_path(cls, value: str) -> str:
+        return HL7.valid_path(value)
+
+
+class Hl7Structural(AssertionSpec):
+    """The ``hl7-structural`` assertion."""
+
+    kind: Literal["hl7-structural"] = Field(alias="assert")
+    correlate_by: dict[str, JsonValue] = Field(default_factory=dict)
+    fields: list[Hl7Field] = Field(default_factory=list)
+    match: Match = "latest"
+
+    @field_validator("correlate_by")
+    @classmethod
+    def _valid_keys(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        return HL7.valid_keys(value)
+
+
+def _describe(messages: list[Hl7Message]) -> str:
+    kinds: dict[str, int] = {}
+    for m in messages:
+        kinds[m.message_type] = kinds.get(m.message_type, 0) + 1
+    return ", ".join(f"{n}x {t}" for t, n in kinds.items()) or "none"
+
+
+def check(spec: Hl7Structural, ctx: CheckContext) -> CheckOutcome:
+    """Score the outbound message(s) matching ``correlate_by``."""
+    source = ctx.source("hl7")
+    messages: list[Hl7Message] = source.messages()
+    rejected = source.rejected()
+    candidates = [m for m in messages if HL7.correlates(m, spec.correlate_by)]
+    warnings: list[str] = list(getattr(source, "warnings", list)())
+    base: dict[str, JsonValue] = {"candidates": len(candidates), "rejected": len(rejected)}
+    if warnings:  # empty files, bytes outside MLLP frames: ignored, never silently
+        base["warnings"] = warnings  # type: ignore[assignment]
+    if not candidates:
+        wanted = f" matching {spec.correlate_by}" if spec.correlate_by else ""
+        details = f"no outbound HL7 message{wanted} ({len(messages)} sent: {_describe(messages)})"
+        if rejected:
+            details += f"; {len(rejected)} rejected as unparseable: {rejected[-1]['error']}"
+        if warnings:
+            details += f"; {len(warnings)} warning(s), first: {warnings[0]}"
+        return CheckOutcome(0.0, details, {"field_results": [], "message": None, **base})
+    score, index, results, each = choose(
+        candidates, spec.match, lambda m: HL7.field_results(m, spec.fields)
+    )
+    if spec.match == "all":
+        base["messages"] = [
+            {"control_id": candidates[i].control_id, "score": round(s, 6)} for i, s in each
+        ]
+    message = candidates[index]
+    details = fields_details(
+        f"{message.message_type} {message.control_id!r}",
+        results,
+        len(candidates),
+        spec.match,
+        "messages",
+        mean=score if spec.match == "all" else None,
+    )
+    evidence: dict[str, JsonValue] = {
+        "field_results": results,  # type: ignore[dict-item]
+        "message": message_evidence(message),
+        **base,
+    }
+    return CheckOutcome(score, details, evidence)
+
+
+CHECK = CheckSpec(name="hl7-structural", model=Hl7Structural, run=check, sources=("hl7",))

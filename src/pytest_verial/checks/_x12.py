@@ -1,0 +1,163 @@
+"""``x12-response``: element values of an X12 EDI response (271, 277, 278, 835, 999; 005010).
+
+::
+
+    assert: x12-response
+    transaction: "271"                         # ST01; "270/271" is read as 271
+    correlate_by: {trace_number: 93175-012547} # or member_id, control_number, any X12 path
+    fields:
+      - {path: EB01, expected: "1"}
+      - {path: "EB[EB01=B][EB03=98].EB07", expected: 30}
+      - {path: "HL[HL03=22]/NM1[NM101=IL].NM109", expected: W123456789}
+    match: latest                              # extension: first | latest | any | all
+    envelope: report                           # extension: report | strict
+    validate: false                            # extension: pyx12 implementation-guide check
+
+Paths are described in :mod:`pytest_verial.x12._paths` and docs/x12.md. ``correlate_by`` keys are
+X12 paths or the aliases ``trace_number`` (any TRN02), ``member_id`` (any NM109),
+``control_number`` (ST02), ``group_control_number`` (GS06) and ``interchange_control_number``
+(ISA13); a path key matches when *any* segment it selects has the value (a list = one of).
+
+Envelope problems (ISA length, SE/GE/IEA counts, control numbers) are always in the evidence as
+``envelope_problems``; with ``envelope: strict`` they make the criterion an error instead.
+With ``validate: true`` the transaction's interchange is also validated against its
+implementation guide by pyx12 (835, 999; :mod:`pytest_verial.x12._validate`): the result is one
+more row of ``field_results`` (path ``(implementation guide)``, expected ``valid``) and a
+``validation`` entry in the evidence. Selection among several matches and the score follow
+``hl7-structural``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, JsonValue, field_validator
+
+from .._compare import fields_score
+from .._errors import CheckError
+from ..x12._envelope import Transaction
+from ..x12._paths import X12PathError, get, get_all, parse_path
+from ..x12._validate import validate
+from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+from ._messages import Match, PathField, PathSyntax, choose, fields_details, message_evidence
+
+ALIASES = {
+    "trace_number": "TRN02",
+    "member_id": "NM109",
+    "control_number": "ST02",
+    "group_control_number": "GS06",
+    "interchange_control_number": "ISA13",
+}
+
+
+X12: PathSyntax[Transaction] = PathSyntax(
+    "X12",
+    ALIASES,
+    parse_path,
+    X12PathError,
+    get,
+    get_all,
+    lambda path: "no segment selected by the path",
+)
+
+
+class X12Field(PathField):
+    """A field assertion on an X12 path, with a quantifier for ``[*]`` paths."""
+
+    @field_validator("path")
+    @classmethod
+    def _valid_path(cls, value: str) -> str:
+        return X12.valid_path(value)
+
+
+class X12Response(AssertionSpec):
+    """The ``x12-response`` assertion."""
+
+    kind: Literal["x12-response"] = Field(alias="assert")
+    transaction: str | None = None
+    correlate_by: dict[str, JsonValue] = Field(default_factory=dict)
+    fields: list[X12Field] = Field(default_factory=list)
+    match: Match = "latest"
+    envelope: Literal["report", "strict"] = "report"
+    #: ``validate: true`` in the criterion (a field named ``validate`` would shadow pydantic's)
+    validate_ig: bool = Field(default=False, alias="validate")
+
+    @field_validator("transaction", mode="before")
+    @classmethod
+    def _set_id(cls, value: Any) -> Any:
+        if isinstance(value, int):
+            value = str(value)
+        if isinstance(value, str):
+            value = value.strip().split("/")[-1]
+            if not (value.isdigit() and len(value) == 3):
+                raise ValueError(f"transaction {value!r} is not an X12 set id like 271")
+        return value
+
+    @field_validator("correlate_by")
+    @classmethod
+    def _valid_keys(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        return X12.valid_keys(value)
+
+
+def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
+    """Score the response transaction(s) matching ``transaction`` and ``correlate_by``."""
+    everything: list[Transaction] = ctx.source("x12").transactions()
+    typed = [t for t in everything if spec.transaction in (None, t.set_id)]
+    candidates = [t for t in typed if X12.correlates(t, spec.correlate_by)]
+    if not candidates:
+        kinds = ", ".join(sorted({t.set_id for t in everything})) or "none"
+        what = f"X12 {spec.transaction or 'transaction'}"
+        wanted = f" matching {spec.correlate_by}" if spec.correlate_by else ""
+        return CheckOutcome(
+            0.0,
+            f"no {what}{wanted} ({len(everything)} transactions: {kinds})",
+            {"field_results": [], "transaction": None, "candidates": 0},
+        )
+    score, index, results, each = choose(
+        candidates, spec.match, lambda t: X12.field_results(t, spec.fields)
+    )
+    extra: dict[str, JsonValue] = {}
+    if spec.match == "all":
+        extra["transactions"] = [
+            {"control_number": candidates[i].control_number, "score": round(s, 6)} for i, s in each
+        ]
+    tx = candidates[index]
+    if tx.problems and spec.envelope == "strict":
+        raise CheckError(f"{tx.origin}: envelope problems: " + "; ".join(tx.problems))
+    validation = None
+    if spec.validate_ig:
+        validation = validate(tx.source_text, tx.origin)
+        first = validation.errors[0] if validation.errors else ""
+        actual = "valid" if validation.valid else f"{len(validation.errors)} error(s): {first}"
+        results = [
+            *results,
+            {
+                "path": "(implementation guide)",
+                "expected": "valid",
+                "actual": actual,
+                "passed": validation.valid,
+            },
+        ]
+        score = fields_score(results)
+    details = fields_details(
+        f"X12 {tx.set_id} {tx.control_number!r}",
+        results,
+        len(candidates),
+        spec.match,
+        "transactions",
+    )
+    if tx.problems:
+        details += f"; {len(tx.problems)} envelope problem(s): {tx.problems[0]}"
+    evidence: dict[str, JsonValue] = {
+        "field_results": results,  # type: ignore[dict-item]
+        "transaction": message_evidence(tx),
+        "envelope_problems": list(tx.problems),
+        "candidates": len(candidates),
+        **extra,
+    }
+    if validation is not None:
+        evidence["validation"] = validation.evidence()
+    return CheckOutcome(score, details, evidence)
+
+
+CHECK = CheckSpec(name="x12-response", model=X12Response, run=check, sources=("x12",))

@@ -1,0 +1,176 @@
+"""Verification facts for the report: retry-with-feedback text and the judge/cost summary.
+
+Both read only the typed report (criterion runs with their evidence), so they give the same
+result under ``-n 0`` and ``-n 2`` and can be recomputed from a saved report.
+
+``feedback`` (PRD-103 §7.2) is written for every failed or partial task run: the criteria that
+did not pass, their failed fields with expected and actual values, and the judge's reasoning
+for principles rated below 4, phrased for a coordinator to put into the agent's next attempt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .._results import FAILING, CriterionRun, Status, TaskRun
+from ._settings import DEFAULT_BUDGET
+
+_MAX_ROWS = 8
+
+
+def _value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _criterion_feedback(run: CriterionRun) -> list[str]:
+    name = run.label or run.criterion_id
+    details = (run.details or "").strip()
+    lines = [f"- {name} [{run.assertion}, {run.status}]: {details}".rstrip(": ")]
+    evidence = run.evidence
+    rows = (
+        [
+            r
+            for r in (evidence.field_results or []) + (evidence.assertion_results or [])
+            if not r.passed
+        ]
+        if evidence
+        else []
+    )
+    for r in rows[:_MAX_ROWS]:
+        if r.message:  # a schema violation says it best itself
+            lines.append(f"    {r.path}: {_value(r.message)}")
+            continue
+        op = f" ({r.op})" if r.op else ""
+        lines.append(f"    {r.path}: expected {_value(r.expected)}{op}, got {_value(r.actual)}")
+    if len(rows) > _MAX_ROWS:
+        lines.append(f"    ... and {len(rows) - _MAX_ROWS} more failed fields")
+    extra = (evidence.model_extra or {}) if evidence else {}
+    for phrase in _dicts(extra.get("phrase_results")):
+        if not phrase.get("passed"):
+            verb = "must say" if phrase.get("expected") == "present" else "must not say"
+            lines.append(f"    {verb}: {_value(phrase.get('phrase'))}")
+    for rating in _dicts(extra.get("rubric_results")):
+        if int(rating.get("rating") or 0) < 4:
+            lines.append(
+                f"    principle {_value(rating.get('principle'))}: rated "
+                f"{rating.get('rating')}/5 - {rating.get('reasoning')}"
+            )
+    return lines
+
+
+def _dicts(rows: Any) -> list[Mapping[str, Any]]:
+    """The object rows of a check's own evidence list (anything else is not a row)."""
+    return [r for r in rows if isinstance(r, Mapping)] if isinstance(rows, list) else []
+
+
+def _judge_info(run: CriterionRun) -> Mapping[str, Any]:
+    """The judge's facts on a criterion run's evidence (calls, cost, models)."""
+    info = (run.evidence.model_extra or {}).get("judge") if run.evidence else None
+    return info if isinstance(info, Mapping) else {}
+
+
+def task_feedback(task_run: TaskRun) -> str | None:
+    """The feedback text of a failed or partial task run (None for a pass or no verdict)."""
+    if task_run.verdict not in ("fail", "partial"):
+        return None
+    runs = [
+        r
+        for r in task_run.criterion_runs
+        if r.status in FAILING or (r.status is Status.PASSED and (r.score or 0) < 1)
+    ]
+    head = (
+        f"Task {task_run.task_key} scored {task_run.score:.2f} ({task_run.verdict})"
+        if task_run.score is not None
+        else f"Task {task_run.task_key} failed"
+    )
+    lines = [head + ". Address these before the next attempt:"]
+    for run in runs:
+        lines.extend(_criterion_feedback(run))
+    if not runs:
+        lines.append("- the task has no criteria, or none that could be scored")
+    return "\n".join(lines)
+
+
+def verification_summary(
+    task_runs: Iterable[TaskRun],
+    task_costs: Mapping[tuple[str, str], float | None],
+    budget: float = DEFAULT_BUDGET,
+) -> dict[str, Any]:
+    """Judge calls made and saved, verification cost and its share of task cost.
+
+    ``task_costs`` maps (run label, task key) to the task's cost from run.yaml (None unknown).
+    A judge-everything pipeline would call the judge once per judge criterion that ran.
+    """
+    judge_runs: list[CriterionRun] = []
+    cost_by_task: dict[tuple[str, str], float] = {}
+    models: set[str] = set()
+    executors: set[str] = set()
+    for task in task_runs:
+        key = (task.run, task.task_key)
+        for run in task.criterion_runs:
+            if not run.judge or run.status in (Status.DESELECTED, Status.NOT_RUN):
+                continue
+            judge_runs.append(run)
+            info = _judge_info(run)
+            cost_by_task[key] = cost_by_task.get(key, 0.0) + float(info.get("cost") or 0.0)
+            if info.get("model"):
+                models.add(str(info["model"]))
+            if info.get("executor_model"):
+                executors.add(str(info["executor_model"]))
+    infos = [_judge_info(r) for r in judge_runs]
+    verification_cost = sum(cost_by_task.values())
+    known = {k: c for k, c in task_costs.items() if c is not None}
+    task_cost = sum(known.values())
+    share = verification_cost / task_cost if task_cost > 0 else None
+    return {
+        "judge_models": sorted(models),
+        "executor_models": sorted(executors),
+        "judge_criteria": len(judge_runs),
+        "judge_calls": sum(int(i.get("calls") or 0) for i in infos),
+        "evaluations": sum(1 for i in infos if i.get("called") or i.get("cached")),
+        "cached": sum(1 for i in infos if i.get("cached")),
+        "saved_by_gating": sum(1 for r in judge_runs if r.status is Status.GATED),
+        "saved_by_bypass": sum(1 for r in judge_runs if r.status is Status.SKIPPED),
+        "judge_everything_calls": len(judge_runs),
+        "errors": sum(1 for r in judge_runs if r.status is Status.ERROR),
+        "cost": round(verification_cost, 8),
+        "cost_known": all(i.get("cost_known", True) for i in infos),
+        "task_cost": round(task_cost, 6) if known else None,
+        "cost_share": round(share, 10) if share is not None else None,
+        "budget": budget,
+        "over_budget": bool(share is not None and share > budget),
+    }
+
+
+def verification_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Terminal lines for the verification summary (nothing when no judge criterion ran)."""
+    if not summary.get("judge_criteria"):
+        return []
+    models = ", ".join(summary["judge_models"]) or "(no model configured)"
+    lines = [
+        f"judge {models}: {summary['judge_calls']} call(s) made for "
+        f"{summary['judge_criteria']} judge criteria ({summary['cached']} from cache); "
+        f"saved {summary['saved_by_gating']} by gating and {summary['saved_by_bypass']} by "
+        f"bypass (a judge-everything pipeline: {summary['judge_everything_calls']} evaluations)"
+    ]
+    share = summary.get("cost_share")
+    cost = f"${summary['cost']:.4f}" + ("" if summary.get("cost_known") else " (price unknown)")
+    if share is None:
+        lines.append(
+            f"verification cost {cost}; task cost unknown (add cost per task in "
+            "run.yaml to see the share)"
+        )
+    else:
+        lines.append(
+            f"verification cost {cost} = {share:.1%} of task cost "
+            f"${summary['task_cost']:.4f} (budget {summary['budget']:.0%})"
+        )
+        if summary.get("over_budget"):
+            lines.append(
+                f"warning: verification cost is {share:.1%} of task cost, above the "
+                f"{summary['budget']:.0%} budget"
+            )
+    return lines

@@ -1,0 +1,235 @@
+"""Build the report (session -> benchmark runs -> task runs -> criterion runs) from results.
+
+Pure: takes the plans, the selected node ids and the criterion runs received, and returns a
+:class:`~pytest_verial._results.Report`. The same function serves ``-n 0`` and ``-n 2``, the
+journal's recovery and ``verial merge``, which is why their reports agree.
+
+One benchmark run per benchmark file per run folder: run folders whose run.yaml names the same
+``agent`` (or every folder, with ``--verial-trials``) are trials of one benchmark run; folders
+of different agents are never averaged together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import __version__
+from .._engine import identity
+from .._loader import BenchmarkPlan, TaskPlan
+from .._nodeids import NO_CRITERIA, benchmark_run_id, criterion_nodeid, task_name, task_nodeid
+from .._results import (
+    BenchmarkInfo,
+    BenchmarkRun,
+    CollectionError,
+    CriterionRun,
+    Generator,
+    Report,
+    RunCounts,
+    RunInfo,
+    RunStatus,
+    Session,
+    TaskRun,
+    TaskStatus,
+)
+from .._runinfo import RunDir, shared_folders
+from .._scoring import verdict_threshold
+from .._sourcetable import unknown_sources
+
+
+@dataclass
+class ReportInput:
+    """Everything the report is made of."""
+
+    files: Sequence[tuple[str, BenchmarkPlan]]  # display path, plan; in collection order
+    #: run directories scored for each file (by display path); all of them, in order
+    file_runs: Mapping[str, Sequence[RunDir]]
+    runs: Sequence[RunDir]
+    selected: set[str]
+    criterion_runs: Mapping[str, CriterionRun]
+    pass_threshold: float | None
+    scored: bool
+    started_at: str
+    completed_at: str | None
+    duration: float
+    interrupted: bool
+    collection_errors: Sequence[dict[str, str]]
+    running: bool = False
+    #: every run folder of a file is a trial of one agent (``--verial-trials``)
+    trials: bool = False
+    exit_status: int | None = None
+    extra_warnings: Sequence[str] = field(default_factory=list)
+    #: ``session.shard`` and ``session.resumed`` (``--verial-shard``, ``--verial-resume``)
+    shard: dict[str, Any] | None = None
+    resumed: dict[str, Any] | None = None
+
+
+def run_yaml_of(run: RunDir) -> str:
+    """The run folder's run.yaml as a warning names it."""
+    return str(run.path / "run.yaml")
+
+
+def run_groups(runs: Sequence[RunDir], trials: bool) -> list[list[RunDir]]:
+    """Run folders grouped into benchmark runs: one agent's trials together, else one each."""
+    if trials:
+        return [list(runs)] if runs else []
+    groups: list[list[RunDir]] = []
+    by_agent: dict[str, list[RunDir]] = {}
+    for run in runs:
+        agent = run.config.agent
+        if agent is None:
+            groups.append([run])
+        elif agent in by_agent:
+            by_agent[agent].append(run)
+        else:
+            by_agent[agent] = [run]
+            groups.append(by_agent[agent])
+    return groups
+
+
+def _criterion_run(nodeid: str, plan: Any, task: TaskPlan, data: ReportInput) -> CriterionRun:
+    received = data.criterion_runs.get(nodeid)
+    if received is not None:
+        return received
+    who = {**identity(plan, task), "nodeid": nodeid}
+    if nodeid not in data.selected:
+        return CriterionRun.deselected(who)
+    return CriterionRun.not_run(who)
+
+
+def _task_run(
+    display: str, plan: BenchmarkPlan, task: TaskPlan, run: RunDir, data: ReportInput
+) -> TaskRun | None:
+    several = len(data.file_runs[display]) > 1
+    node = task_nodeid(display, task_name(task.key, run.label, several))
+    ordered = sorted(task.criteria, key=lambda c: c.position)
+    ids = [criterion_nodeid(node, c.id) for c in ordered]
+    if task.criteria and not any(i in data.selected for i in ids):
+        return None
+    if not task.criteria and criterion_nodeid(node, NO_CRITERIA) not in data.selected:
+        return None
+    runs = [_criterion_run(i, c, task, data) for i, c in zip(ids, ordered, strict=True)]
+    threshold = verdict_threshold(
+        task.task.pass_threshold, plan.benchmark.pass_threshold, data.pass_threshold
+    )
+    return TaskRun.aggregate(
+        runs,
+        threshold,
+        running=data.running,
+        id=node,
+        task_id=task.task.id,
+        task_key=task.key,
+        entity=task.entity.id if task.entity else None,
+        name=task.task.name,
+        benchmark=plan.slug,
+        file=display,
+        run=run.label,
+        snapshot=task.task.model_dump(mode="json", exclude_none=True),
+    )
+
+
+def _run_info(run: RunDir, scored: bool) -> RunInfo:
+    return RunInfo(
+        label=run.label,
+        path=str(run.path),
+        id=run.config.id,
+        agent=run.config.agent,
+        executor_model=run.config.executor_model,
+        scored=scored or bool(run.config.scored),
+    )
+
+
+def benchmark_info(display: str, plan: BenchmarkPlan) -> BenchmarkInfo:
+    """The benchmark's identity as the report shows it."""
+    version = plan.benchmark.version
+    return BenchmarkInfo(
+        slug=plan.slug,
+        version=version,
+        name=plan.benchmark.name,
+        ref=f"{plan.slug}@{version}" if version is not None else plan.slug,
+        file=display,
+        pass_threshold=plan.benchmark.pass_threshold,
+        sha256=plan.sha256 or None,
+    )
+
+
+def _benchmark_runs(data: ReportInput) -> list[BenchmarkRun]:
+    out: list[BenchmarkRun] = []
+    for display, plan in data.files:
+        for group in run_groups(data.file_runs[display], data.trials):
+            task_runs = [
+                tr
+                for run in group
+                for task in plan.tasks
+                for tr in [_task_run(display, plan, task, run, data)]
+                if tr is not None
+            ]
+            if not task_runs:
+                continue
+            out.append(
+                BenchmarkRun.aggregate(
+                    task_runs,
+                    verdict_threshold(None, plan.benchmark.pass_threshold, data.pass_threshold),
+                    running=data.running,
+                    interrupted=data.interrupted,
+                    id=benchmark_run_id(display, [r.label for r in group]),
+                    benchmark=benchmark_info(display, plan),
+                    runs=[_run_info(r, data.scored) for r in group],
+                    scored=data.scored or any(bool(r.config.scored) for r in group),
+                )
+            )
+    return out
+
+
+def build_report(data: ReportInput) -> Report:
+    """The report (``verial schema report`` prints its JSON Schema)."""
+    benchmark_runs = _benchmark_runs(data)
+    task_runs = [t for b in benchmark_runs for t in b.task_runs]
+    warnings = (
+        shared_folders(
+            [
+                (display, run, task.key)
+                for display, plan in data.files
+                for run in data.file_runs[display]
+                for task in plan.tasks
+            ]
+        )
+        + [
+            f"task run {t.id} is incomplete ({t.counts.deselected} criteria deselected): "
+            "left out of the run score"
+            for t in task_runs
+            if t.status is TaskStatus.INCOMPLETE
+        ]
+        + [
+            f"{run_yaml_of(run)}: {warning}"
+            for run in data.runs
+            for warning in unknown_sources(run.config.sources)
+        ]
+    )
+    status = (
+        RunStatus.RUNNING
+        if data.running
+        else RunStatus.CANCELLED
+        if data.interrupted or any(t.status is TaskStatus.CANCELLED for t in task_runs)
+        else RunStatus.COMPLETED
+    )
+    session = Session(
+        status=status,
+        phase="started" if data.running else "completed",
+        scored=data.scored,
+        started_at=data.started_at,
+        completed_at=data.completed_at,
+        duration=round(data.duration, 3),
+        exit_status=data.exit_status,
+        counts=RunCounts.of(task_runs),
+        collection_errors=[CollectionError(**e) for e in data.collection_errors],
+        warnings=[*warnings, *data.extra_warnings],
+        shard=data.shard,
+        resumed=data.resumed,
+    )
+    return Report(
+        generator=Generator(name="pytest-verial", version=__version__),
+        session=session,
+        benchmark_runs=benchmark_runs,
+    )

@@ -1,0 +1,140 @@
+"""Task-level JUnit XML: one ``<testsuite>`` per task run, one ``<testcase>`` per criterion.
+
+Suite properties carry the task's score, verdict, status and axis scores, and each criterion's
+score, weight, axis and status as ``criterion.<id>.<field>`` (the JUnit schema allows
+properties on suites only). Errors (a source could not be read) are ``<failure
+type="error">`` since the Jenkins JUnit schema allows no ``<error>`` inside a testcase. In a
+scored run the failure text says only the score: details and evidence stay in the JSON report.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from .._display import escape
+from .._results import UNCOUNTED, Report, counts_against
+from .._safeparse import strict_json_value
+from .._secrets import redact_json
+from ._json_report import write_atomic
+
+
+def _t(seconds: float | None) -> str:
+    return f"{(seconds or 0.0):.3f}"
+
+
+def _props(parent: ET.Element, values: dict[str, Any]) -> None:
+    props = ET.SubElement(parent, "properties")
+    for name, value in values.items():
+        if value is not None:
+            ET.SubElement(props, "property", name=name, value=str(value))
+
+
+def _against(c: dict[str, Any]) -> bool:
+    """A case that counts against its task (:func:`~pytest_verial._results.counts_against`)."""
+    return counts_against(c["status"], c.get("points"), c.get("met"))
+
+
+def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
+    """The ``<testsuites>`` element for a report (its JSON form)."""
+    root = ET.Element("testsuites", name="pytest-verial", time=_t(report["session"]["duration"]))
+    total = failures = 0
+    task_runs = [
+        (t, scored or bool(run.get("scored")))  # a scored benchmark run is elided on its own
+        for run in report["benchmark_runs"]
+        for t in run["task_runs"]
+    ]
+    for task, scored in task_runs:
+        cases = task["criterion_runs"]
+        fails = sum(1 for c in cases if _against(c))
+        errors = sum(1 for c in cases if c["status"] == "error")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=task["id"],
+            tests=str(len(cases)),
+            failures=str(fails),
+            errors="0",
+            skipped=str(sum(1 for c in cases if c["status"] in UNCOUNTED)),
+            time=_t(sum(c["duration"] or 0.0 for c in cases)),
+        )
+        total, failures = total + len(cases), failures + fails
+        props: dict[str, Any] = {
+            "score": task["score"],
+            "verdict": task["verdict"],
+            "status": task["status"],
+            "errors": errors,
+            "benchmark": task["benchmark"],
+            "run": task["run"],
+            # a task scored by points (None, so left out, for a weighted task)
+            "points_earned": task.get("points_earned"),
+            "points_possible": task.get("points_possible"),
+            "penalties_applied": ",".join(task.get("penalties_applied") or []) or None,
+        }
+        for axis, value in task["axes"].items():
+            props[f"axis.{axis}.score"] = value["score"]
+            props[f"axis.{axis}.weight"] = value["weight"]
+            props[f"axis.{axis}.points_earned"] = value.get("points_earned")
+            props[f"axis.{axis}.points_possible"] = value.get("points_possible")
+        for c in cases:
+            for field in ("score", "weight", "axis", "status", "assert", "points", "met"):
+                props[f"criterion.{c['criterion_id']}.{field}"] = c.get(field)
+        _props(suite, props)
+        for c in cases:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                name=c["criterion_id"],
+                classname=task["id"],
+                time=_t(c["duration"]),
+            )
+            status = c["status"]
+            if _against(c):
+                score = c["score"] if c["score"] is not None else 0.0
+                penalty = f"penalty applied ({c.get('points')} points)" if c.get("met") else ""
+                message = (
+                    f"criterion {penalty or status} (score {score:.2f})"
+                    if scored
+                    else "; ".join(x for x in (penalty, c["details"] or "") if x)
+                    or f"criterion {status}"
+                )
+                failure = ET.SubElement(
+                    case, "failure", message=message, type="error" if status == "error" else status
+                )
+                if not scored and c["evidence"]:
+                    evidence = strict_json_value(c["evidence"])
+                    failure.text = json.dumps(evidence, indent=2, default=str)
+            elif status in UNCOUNTED:
+                reason = status if scored else (c["details"] or status)
+                ET.SubElement(case, "skipped", message=reason)
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    root.set("errors", "0")
+    xml_safe(root)
+    return root
+
+
+def xml_safe(root: ET.Element) -> None:
+    """Escape, in place, what XML 1.0 cannot hold or a CI page would act on (ESC, NUL, bidi
+    overrides, lone surrogates...) in every attribute and text: ``\x1b``, ``\u202e``.
+
+    Ids are clean (the loader refuses such characters), but file names, run labels and the
+    values quoted in details and evidence come from the sandbox (pytest_verial._display).
+    """
+    for element in root.iter():
+        for key, value in element.attrib.items():
+            element.set(key, escape(value))
+        if element.text:
+            element.text = escape(element.text, keep="\n\t")
+        if element.tail:
+            element.tail = escape(element.tail, keep="\n\t")
+
+
+def write_junit(path: Path, report: Report, scored: bool) -> None:
+    """Write the task-level JUnit file atomically, with every secret masked (:mod:`..secrets`)."""
+    root = build_junit(redact_json(report.to_json()), scored)
+    ET.indent(root)
+    text = ET.tostring(root, encoding="unicode", xml_declaration=False)
+    write_atomic(path, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")

@@ -1,0 +1,243 @@
+"""The scores of a report, and the one check of a report's consistency that every reader runs.
+
+``verial compare`` reads two reports of up to 60,000 task runs each and needs only their
+scores: :class:`ReportScores` is that view (ids, statuses, scores, verdicts; no evidence), read
+one task run at a time from the line-per-task-run layout the writer emits
+(:func:`.json_report.report_text`), so that its memory stays a fraction of the files' size.
+
+:func:`check_scores` is what a valid report is beyond its types, for every reader (compare,
+show, report, html, merge, resume, import, the service): every score and threshold a number in
+[0, 1], ``passed`` agreeing with the status and the threshold, no benchmark run, task run or
+criterion run twice. Its errors are one line naming the file and the JSON path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .._heap import no_gc
+from .._results import COUNTED, BenchmarkInfo, Report, RunInfo, RunStatus, Status, TaskStatus
+from .._scoring import Verdict, passed
+from ._reading import read_bytes, read_report
+from ._seal import check
+
+
+class _View(BaseModel):
+    """Only the fields named; the report's other fields are read past (checked by load_report)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, from_attributes=True)
+
+
+class CriterionScore(_View):
+    criterion_id: str
+    status: Status
+    passed: bool = False
+    score: float | None = None
+    pass_threshold: float | None = None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the score counts in the task's weighted mean."""
+        return self.status in COUNTED
+
+
+class TaskScore(_View):
+    id: str
+    task_key: str
+    run: str
+    status: TaskStatus
+    verdict: Verdict | None = None
+    score: float | None = None
+    pass_threshold: float
+    criterion_runs: list[CriterionScore] = Field(default_factory=list)
+
+
+class BenchmarkRunScores(_View):
+    id: str
+    benchmark: BenchmarkInfo
+    runs: list[RunInfo]
+    status: RunStatus
+    score: float | None = None
+    verdict: Verdict | None = None
+    pass_threshold: float
+    task_runs: list[TaskScore] = Field(default_factory=list)
+
+
+class ReportScores(_View):
+    schema_: Literal["pytest-verial/report/v2"] = Field(alias="schema")
+    benchmark_runs: list[BenchmarkRunScores]
+
+    @classmethod
+    def of(cls, report: Report) -> ReportScores:
+        """The scores of a report already read (a stored run, a merged report)."""
+        runs = [
+            BenchmarkRunScores.model_validate(r, from_attributes=True)
+            for r in report.benchmark_runs
+        ]
+        return cls.model_validate({"schema": report.schema_, "benchmark_runs": runs})
+
+
+# -- the check ----------------------------------------------------------------------------------
+def _number(value: float | None, where: str, name: str) -> str | None:
+    if value is None or (math.isfinite(value) and 0.0 <= value <= 1.0):
+        return None
+    return f"{where}: {name} {value!r} is not a number in [0, 1]"
+
+
+def _plain(crit: CriterionScore, seen: set[str]) -> bool:
+    """True when a criterion run has none of the problems :func:`_problems` looks for."""
+    score, threshold = crit.score, crit.pass_threshold
+    return (
+        crit.criterion_id not in seen
+        and (score is None or 0.0 <= score <= 1.0)  # NaN fails both comparisons
+        and (threshold is None or 0.0 <= threshold <= 1.0)
+        and crit.passed == (crit.status is Status.PASSED)
+        and not (
+            crit.passed
+            and score is not None
+            and threshold is not None
+            and not passed(score, threshold)
+        )
+    )
+
+
+def _problems(scores: ReportScores) -> Iterator[str]:
+    runs: set[str] = set()
+    for r, run in enumerate(scores.benchmark_runs):
+        task_ids: set[str] = set()
+        at = f"benchmark_runs[{r}]"
+        if run.id in runs:
+            yield f"{at}: benchmark run {run.id} is in the report twice"
+        runs.add(run.id)
+        yield from filter(None, (_number(run.score, at, "score"),))
+        yield from filter(None, (_number(run.pass_threshold, at, "pass_threshold"),))
+        keys: set[tuple[str, str]] = set()
+        for t, task in enumerate(run.task_runs):
+            where = f"{at}.task_runs[{t}] (task {task.task_key})"
+            if task.id in task_ids:
+                yield f"{where}: task run {task.id} is in {run.id} twice"
+            task_ids.add(task.id)
+            if (task.task_key, task.run) in keys:
+                yield f"{where}: task {task.task_key} of run {task.run} is in {run.id} twice"
+            keys.add((task.task_key, task.run))
+            for name, value in (("score", task.score), ("pass_threshold", task.pass_threshold)):
+                yield from filter(None, (_number(value, where, name),))
+            criteria: set[str] = set()
+            for c, crit in enumerate(task.criterion_runs):
+                if _plain(crit, criteria):  # the common case, checked without building text
+                    criteria.add(crit.criterion_id)
+                    continue
+                here = f"{at}.task_runs[{t}].criterion_runs[{c}] (criterion {crit.criterion_id})"
+                if crit.criterion_id in criteria:
+                    yield f"{here}: criterion {crit.criterion_id} is in task run {task.id} twice"
+                criteria.add(crit.criterion_id)
+                for name, value in (
+                    ("score", crit.score),
+                    ("pass_threshold", crit.pass_threshold),
+                ):
+                    yield from filter(None, (_number(value, here, name),))
+                if crit.passed != (crit.status is Status.PASSED):
+                    yield (
+                        f"{here}: passed is {str(crit.passed).lower()} "
+                        f"but status is {crit.status.value}"
+                    )
+                elif (
+                    crit.passed
+                    and crit.score is not None
+                    and crit.pass_threshold is not None
+                    and not passed(crit.score, crit.pass_threshold)
+                ):
+                    yield (
+                        f"{here}: passed with score {crit.score:g} under its pass_threshold "
+                        f"{crit.pass_threshold:g}"
+                    )
+
+
+def check_scores(scores: ReportScores, path: str | Path) -> None:
+    """ValueError, one line naming ``path`` and the JSON path, for the first inconsistency."""
+    for problem in _problems(scores):
+        raise ValueError(f"{path}: not a valid pytest-verial report: {problem}")
+
+
+# -- reading ----------------------------------------------------------------------------------
+def _validation_line(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in error["loc"])
+    return f"{where}: {error['msg']}" if where else str(error["msg"])
+
+
+def _by_lines(data: bytes) -> ReportScores | None:
+    """The scores read one task run per line, or None when ``data`` is not in that layout
+    (written by hand, pretty-printed): the caller then reads the file whole."""
+    skeleton: list[bytes] = []
+    blocks: list[list[TaskScore]] = []
+    tasks: list[TaskScore] | None = None
+    pos = 0
+    size = len(data)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        end = size if end < 0 else end
+        line = data[pos:end]
+        pos = end + 1
+        if tasks is not None and line.startswith(b"{"):
+            try:
+                tasks.append(TaskScore.model_validate_json(line.removesuffix(b",")))
+            except ValidationError:
+                return None
+            continue
+        if tasks is not None:
+            if not line.startswith(b"]"):
+                return None
+            skeleton.append(str(len(blocks)).encode())
+            blocks.append(tasks)
+            tasks = None
+        if line.endswith(b"["):  # the writer breaks lines only around task runs
+            tasks = []
+        skeleton.append(line)
+    if tasks is not None or not blocks:
+        return None
+    try:
+        outline: dict[str, Any] = json.loads(b"".join(skeleton))
+        runs = outline["benchmark_runs"]
+        for run in runs:
+            (index,) = run["task_runs"]
+            run["task_runs"] = blocks[index]
+            blocks[index] = []  # each block once
+        return ReportScores.model_validate(outline)
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def load_scores(path: str | Path) -> ReportScores:
+    """The scores of a report file, checked (:func:`check_scores`); ValueError in one line."""
+    data = read_bytes(path)
+    problem = check(data, False)
+    if problem is not None:
+        raise ValueError(f"{path}: {problem}")
+    with no_gc():  # every task run's view stays alive: collections would walk them again
+        scores = _by_lines(data)
+    if scores is None:  # not in the writer's layout: read whole, with read_report's errors
+        try:
+            scores = ReportScores.model_validate(read_report(path, data))
+        except ValidationError as exc:
+            raise ValueError(
+                f"{path}: not a valid pytest-verial report: {_validation_line(exc)}"
+            ) from None
+    check_scores(scores, path)
+    return scores
+
+
+__all__ = [
+    "BenchmarkRunScores",
+    "CriterionScore",
+    "ReportScores",
+    "TaskScore",
+    "check_scores",
+    "load_scores",
+]

@@ -1,0 +1,358 @@
+"""The sandbox a request brings, in one of three forms, as a folder the engine reads.
+
+- ``{"run_dir": "good-agent"}``: a run folder under ``--runs-root`` (never outside it, no link
+  leading out); the task's sandbox is ``<run_dir>/<task>/`` exactly as for the plugin.
+- ``{"archive": {"format": "tar.gz" | "zip", "data": "<base64>"}}``: one task's folder packed.
+  Its entries are the sandbox's files, either at the archive's top or under one folder named
+  as the task (key or id), which is then dropped. Unpacked by hand, entry by entry, into a
+  fresh temporary folder: only regular files and folders (a link, hard link or device is
+  refused), no absolute name, no ``..``, at most :data:`MAX_ENTRIES` entries and
+  :data:`MAX_UNPACKED` bytes counted as they are written (so a decompression bomb stops at the
+  cap, whatever its headers say).
+- ``{"files": {"voice/turns.json": [...], "hl7/outbound/1.hl7": "MSH|..."}}``: the file-based
+  sources' state inline: each path relative to the task's sandbox, a string written as text,
+  any other JSON value written as JSON.
+
+Every refusal is a :class:`~.http.Problem` naming ``body sandbox.<form>`` and the entry, in one
+line: 400 for a malformed or unsafe archive, 413 over a cap.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import os
+import re
+import tarfile
+import tempfile
+import threading
+import zipfile
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from .._runinfo import RUN_FILES, RunConfig, RunDir
+from ._http import Problem
+
+#: entries a sandbox may hold (a run folder's are walked one by one for links)
+MAX_ENTRIES = 10_000
+#: an archive's size once base64 is decoded
+MAX_ARCHIVE = 6 * 1024 * 1024
+#: the bytes an archive may unpack to (all files together)
+MAX_UNPACKED = 64 * 1024 * 1024
+#: files given inline
+MAX_FILES = 1_000
+_CHUNK = 1024 * 1024
+_S_IFMT, _S_IFLNK = 0o170000, 0o120000
+
+
+class ArchiveIn(BaseModel):
+    """One task's folder as a tar.gz or zip, base64-encoded."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal["tar.gz", "zip"]
+    data: str = Field(
+        min_length=1,
+        max_length=(MAX_ARCHIVE + 2) // 3 * 4 + 4,
+        description=f"the archive, base64 (at most {MAX_ARCHIVE // 1024 // 1024} MiB decoded)",
+    )
+
+
+class SandboxIn(BaseModel):
+    """Where the task's sandbox is: exactly one of ``run_dir``, ``archive`` or ``files``."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_dir: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1024,
+        description="run folder relative to --runs-root; the task's sandbox is <run_dir>/<task>/",
+    )
+    archive: ArchiveIn | None = Field(
+        default=None, description="the task's folder as a tar.gz or zip (base64)"
+    )
+    files: dict[str, JsonValue] | None = Field(
+        default=None,
+        description=(
+            "the task's files inline: path relative to its sandbox -> content (a string is "
+            f"written as text, any other value as JSON); at most {MAX_FILES}"
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> SandboxIn:
+        given = [n for n in ("run_dir", "archive", "files") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of run_dir, archive or files")
+        return self
+
+    @property
+    def form(self) -> str:
+        return "run_dir" if self.run_dir is not None else "archive" if self.archive else "files"
+
+
+@dataclass(frozen=True)
+class TaskFolder:
+    """A task's sandbox as the engine reads it: the run folder holding ``<task key>/``, the
+    run's label in the report and the path the report names."""
+
+    run_folder: Path
+    label: str
+    shown: str
+    kept: bool = False  # a run folder under --runs-root (else unpacked for this request)
+
+
+@contextmanager
+def task_folder(
+    sandbox: SandboxIn, root: Path, task_key: str, task_id: str
+) -> Iterator[TaskFolder]:
+    """The folder of ``sandbox`` for one task; an unpacked one is removed afterwards."""
+    if sandbox.run_dir is not None:
+        folder = run_folder(root, sandbox.run_dir)
+        check_links(root, folder / task_key, sandbox.run_dir)
+        yield TaskFolder(folder, sandbox.run_dir, sandbox.run_dir, kept=True)
+        return
+    with tempfile.TemporaryDirectory(prefix="verial-sandbox-") as tmp:
+        target = Path(tmp) / task_key
+        target.mkdir()
+        if sandbox.archive is not None:
+            _unpack(sandbox.archive, target, {task_key, task_id})
+            yield TaskFolder(Path(tmp), "upload", f"archive ({sandbox.archive.format})")
+        else:
+            assert sandbox.files is not None
+            _write_files(sandbox.files, target)
+            yield TaskFolder(Path(tmp), "inline", "inline files")
+
+
+# -- a run folder under --runs-root ----------------------------------------------------------------
+def run_folder(root: Path, run_dir: str) -> Path:
+    """The run folder ``run_dir`` names under ``root`` (--runs-root, resolved); never outside
+    it."""
+    if "\x00" in run_dir or "\\" in run_dir:
+        raise Problem(400, "body sandbox.run_dir: must be a relative path with '/' separators")
+    rel = PurePosixPath(run_dir)
+    if rel.is_absolute() or re.match(r"^[A-Za-z]:", run_dir):
+        raise Problem(400, "body sandbox.run_dir: must be relative to --runs-root, not absolute")
+    if ".." in rel.parts:
+        raise Problem(400, "body sandbox.run_dir: '..' is not allowed")
+    base = root  # resolved by create_app
+    folder = (base / rel).resolve()
+    if not folder.is_relative_to(base):
+        raise Problem(400, f"body sandbox.run_dir: {run_dir} leads outside --runs-root (a link)")
+    if not folder.is_dir():
+        raise Problem(400, f"body sandbox.run_dir: no run folder {run_dir} under --runs-root")
+    return folder
+
+
+def check_links(base: Path, folder: Path, run_dir: str) -> None:
+    """No link inside the task's sandbox leads outside --runs-root."""
+    if not folder.exists():
+        return
+    if not folder.resolve().is_relative_to(base):
+        raise Problem(
+            400, f"body sandbox.run_dir: {folder.name} in {run_dir} leads outside --runs-root"
+        )
+    seen = 0
+    pending = [str(folder)]
+    while pending:  # scandir's entries know links without a stat each
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                seen += 1
+                if seen > MAX_ENTRIES:
+                    raise Problem(
+                        400, f"body sandbox.run_dir: over {MAX_ENTRIES} entries in {folder.name}"
+                    )
+                if entry.is_symlink():
+                    if not Path(entry.path).resolve().is_relative_to(base):
+                        where = Path(entry.path).relative_to(base)
+                        raise Problem(
+                            400, f"body sandbox.run_dir: {where} is a link outside --runs-root"
+                        )
+                elif entry.is_dir():
+                    pending.append(entry.path)
+
+
+class RunConfigs:
+    """The run folders under --runs-root, each ``run.yaml`` parsed once and again only when
+    one of its files changes (a stat of each instead of a parse per request)."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._kept: OrderedDict[Path, tuple[tuple[Any, ...], RunConfig]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def run_dir(self, folder: Path, label: str) -> RunDir:
+        """The run folder ``folder`` (RunConfigError as RunDir raises it)."""
+        stamp = tuple(_stamp(folder / name) for name in RUN_FILES)
+        with self._lock:
+            kept = self._kept.get(folder)
+        if kept is not None and kept[0] == stamp:
+            return RunDir(folder, label, kept[1])
+        run = RunDir(folder, label)
+        with self._lock:
+            self._kept[folder] = (stamp, run.config)
+            self._kept.move_to_end(folder)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return run
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+# -- names -----------------------------------------------------------------------------------------
+def _relative(name: str, where: str) -> PurePosixPath | None:
+    """A safe relative path for an entry name; None for the archive's top (``./``)."""
+    shown = json.dumps(name[:200])
+    if not name or "\x00" in name or "\\" in name:
+        raise Problem(400, f"body sandbox.{where}: entry {shown}: not a '/'-separated path")
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        raise Problem(400, f"body sandbox.{where}: entry {shown}: an absolute path")
+    parts = [p for p in PurePosixPath(name).parts if p != "."]
+    if ".." in parts:
+        raise Problem(400, f"body sandbox.{where}: entry {shown}: '..' leads out of the sandbox")
+    return PurePosixPath(*parts) if parts else None
+
+
+class _Budget:
+    """What may still be unpacked: entries and bytes."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.entries = 0
+        self.left = MAX_UNPACKED
+
+    def entry(self) -> None:
+        self.entries += 1
+        if self.entries > MAX_ENTRIES:
+            raise Problem(413, f"body sandbox.{self.where}: over {MAX_ENTRIES} entries")
+
+    def take(self, size: int, name: PurePosixPath) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise Problem(
+                413,
+                f"body sandbox.{self.where}: unpacks to over {MAX_UNPACKED // 1024 // 1024} MiB "
+                f"(at {name})",
+            )
+
+
+def _write(target: Path, rel: PurePosixPath, source: IO[bytes], budget: _Budget) -> None:
+    """Copy ``source`` into ``target/rel``, a new regular file, counting every byte."""
+    path = target.joinpath(*rel.parts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        raise Problem(400, f"body sandbox.{budget.where}: entry {rel} is given twice") from None
+    except OSError as exc:  # a file where a folder was needed, or the reverse
+        raise Problem(
+            400, f"body sandbox.{budget.where}: entry {rel}: {exc.strerror or exc}"
+        ) from None
+    with os.fdopen(fd, "wb") as out:
+        while chunk := source.read(_CHUNK):
+            budget.take(len(chunk), rel)
+            out.write(chunk)
+
+
+# -- archives --------------------------------------------------------------------------------------
+def _unpack(archive: ArchiveIn, target: Path, task_names: set[str]) -> None:
+    where = "archive"
+    try:
+        raw = base64.b64decode(archive.data, validate=True)
+    except (binascii.Error, ValueError):
+        raise Problem(400, f"body sandbox.{where}.data: not base64") from None
+    if len(raw) > MAX_ARCHIVE:
+        raise Problem(
+            413, f"body sandbox.{where}: over {MAX_ARCHIVE // 1024 // 1024} MiB once decoded"
+        )
+    budget = _Budget(where)
+    try:
+        if archive.format == "zip":
+            _unzip(raw, target, budget, task_names)
+        else:
+            _untar(raw, target, budget, task_names)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise Problem(
+            400, f"body sandbox.{where}: not a readable {archive.format}: {reason}"
+        ) from None
+
+
+def _strip_top(names: list[PurePosixPath], task_names: set[str]) -> int:
+    """1 when every entry lies under one folder named as the task (then dropped), else 0."""
+    tops = {n.parts[0] for n in names}
+    if len(tops) == 1 and tops <= task_names and any(len(n.parts) > 1 for n in names):
+        return 1
+    return 0
+
+
+def _untar(raw: bytes, target: Path, budget: _Budget, task_names: set[str]) -> None:
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+        members: list[tuple[PurePosixPath, tarfile.TarInfo]] = []
+        for member in tar:  # headers only: file data is read below, counted
+            budget.entry()
+            rel = _relative(member.name, budget.where)
+            if member.issym() or member.islnk():
+                raise Problem(400, f"body sandbox.{budget.where}: entry {member.name}: a link")
+            if not (member.isreg() or member.isdir()):
+                raise Problem(
+                    400, f"body sandbox.{budget.where}: entry {member.name}: not a file or folder"
+                )
+            if rel is not None:
+                members.append((rel, member))
+        cut = _strip_top([rel for rel, _ in members], task_names)
+        for rel, member in members:
+            rel = PurePosixPath(*rel.parts[cut:]) if len(rel.parts) > cut else PurePosixPath()
+            if member.isdir() or not rel.parts:
+                target.joinpath(*rel.parts).mkdir(parents=True, exist_ok=True)
+                continue
+            source = tar.extractfile(member)
+            assert source is not None  # a regular file
+            _write(target, rel, source, budget)
+
+
+def _unzip(raw: bytes, target: Path, budget: _Budget, task_names: set[str]) -> None:
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        entries: list[tuple[PurePosixPath, zipfile.ZipInfo]] = []
+        for info in zf.infolist():
+            budget.entry()
+            rel = _relative(info.filename, budget.where)
+            if (info.external_attr >> 16) & _S_IFMT == _S_IFLNK:
+                raise Problem(400, f"body sandbox.{budget.where}: entry {info.filename}: a link")
+            if rel is not None:
+                entries.append((rel, info))
+        cut = _strip_top([rel for rel, _ in entries], task_names)
+        for rel, info in entries:
+            rel = PurePosixPath(*rel.parts[cut:]) if len(rel.parts) > cut else PurePosixPath()
+            if info.is_dir() or not rel.parts:
+                target.joinpath(*rel.parts).mkdir(parents=True, exist_ok=True)
+                continue
+            with zf.open(info) as source:
+                _write(target, rel, source, budget)
+
+
+# -- inline files ----------------------------------------------------------------------------------
+def _write_files(files: dict[str, Any], target: Path) -> None:
+    budget = _Budget("files")
+    if len(files) > MAX_FILES:
+        raise Problem(413, f"body sandbox.files: over {MAX_FILES} files")
+    for name, content in files.items():
+        budget.entry()
+        rel = _relative(name, "files")
+        if rel is None:
+            raise Problem(400, f"body sandbox.files: entry {json.dumps(name)}: not a file path")
+        data = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        _write(target, rel, io.BytesIO(data.encode("utf-8")), budget)

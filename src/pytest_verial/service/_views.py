@@ -1,0 +1,187 @@
+"""The service's pages for a browser: stored runs, a run's HTML report, two runs side by side,
+a benchmark's trend.
+
+- ``GET /``: every stored run, newest first, each linking to its report, a trend plot per
+  benchmark, and a form that opens two runs as a comparison;
+- ``GET /ui/runs/{id}``: the run's HTML report (the same page ``--verial-html`` writes, with
+  the benchmark's trend plot);
+- ``GET /ui/compare?base=ID&head=ID``: HEAD's report with BASE as its base (``verial html
+  HEAD BASE``); ids are store refs (``br_...``, a unique prefix, ``latest``, ``latest~N``);
+- ``GET /ui/benchmarks/{ref}``: the benchmark's trend over its newest runs.
+
+The pages are an org key's (they show every run, evidence included, as ``verial html`` does
+from the store). A browser signs in once at ``GET /ui/login`` with its key, which the server
+sets as an ``HttpOnly``, ``SameSite=Strict`` cookie (never in a URL, never logged); a
+``Authorization: Bearer`` header works too. Without a valid org key a page answers 401 with the
+sign-in form; a solver key or a run token gets a 404, as for anything it may not see.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Annotated
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from ..reporting._html import render_html
+from ..store import Store, StoreError
+from ..store._index_html import PLOT_RUNS, render_index, trend_section
+from ._keys import ApiKey, authenticate
+
+COOKIE = "verial_key"
+#: every page: no script but the report's own, nothing fetched, never cached, never framed
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
+_LOGIN = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>pytest-verial: sign in</title>
+<style>body{{font:14px/1.45 system-ui,sans-serif;margin:40px;color:#1d2330}}
+input{{font:inherit;padding:4px 8px;width:28em}}</style></head>
+<body><h1>pytest-verial</h1><p>{message}</p>
+<form method="post" action="/ui/login"><label>org key
+<input type="password" name="key" autocomplete="off" required></label>
+<button type="submit">Sign in</button></form></body></html>
+"""
+_COMPARE_FORM = """<section><h2>Compare two runs</h2><form method="get" action="/ui/compare">
+<label>base <input name="base" placeholder="latest~1" required></label>
+<label>head <input name="head" placeholder="latest" required></label>
+<button type="submit">Open side by side</button></form></section>"""
+
+
+def _page(body: str, status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
+    return HTMLResponse(body, status_code=status, headers={**_HEADERS, **(headers or {})})
+
+
+def _login_page(message: str, status: int = 401) -> HTMLResponse:
+    return _page(_LOGIN.format(message=html.escape(message)), status)
+
+
+def _viewer(request: Request, store: Store) -> ApiKey | HTMLResponse:
+    """The org key of the request (cookie or Bearer header), or the page to answer instead."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    presented = token.strip() if scheme.lower() == "bearer" else request.cookies.get(COOKIE, "")
+    if not presented:
+        return _login_page("Sign in with an org key to see the stored runs.")
+    try:
+        key = authenticate(store, presented)
+    except StoreError:
+        return _page("<p>the results store is not reachable</p>", 503)
+    if key is None:
+        return _login_page("That key is unknown, revoked or expired.")
+    if not key.org:
+        return _page("<p>not found</p>", 404)
+    return key
+
+
+def install_views(app: FastAPI, store: Store) -> None:
+    """Add the pages to ``app`` (kept out of /openapi.json: they answer HTML)."""
+
+    @app.get("/", include_in_schema=False)
+    def index(request: Request) -> Response:
+        viewer = _viewer(request, store)
+        if isinstance(viewer, Response):
+            return viewer
+        page = render_index(
+            store,
+            link=lambda run_id: f"/ui/runs/{run_id}",
+            extra=_COMPARE_FORM,
+            hint="a run's id opens its report",
+        )
+        return _page(page)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204, headers=_HEADERS)  # none: but no 404 in the console
+
+    @app.get("/ui/login", include_in_schema=False)
+    def login_form() -> Response:
+        return _login_page("Sign in with an org key to see the stored runs.", 200)
+
+    @app.post("/ui/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        # the form's one field, read here (FastAPI's Form needs python-multipart)
+        form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=5)
+        key = (form.get("key") or [""])[0].strip()
+        if not key or len(key) > 200:
+            return _login_page("Give an org key.")
+        try:
+            found = await run_in_threadpool(authenticate, store, key)
+        except StoreError:
+            return _page("<p>the results store is not reachable</p>", 503)
+        if found is None or not found.org:
+            return _login_page("That is not an active org key.")
+        answer = RedirectResponse("/", status_code=303, headers=_HEADERS)
+        answer.set_cookie(
+            COOKIE,
+            key,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
+        return answer
+
+    @app.post("/ui/logout", include_in_schema=False)
+    def logout() -> Response:
+        answer = RedirectResponse("/ui/login", status_code=303, headers=_HEADERS)
+        answer.delete_cookie(COOKIE, path="/")
+        return answer
+
+    @app.get("/ui/runs/{ref}", include_in_schema=False)
+    def run_page(request: Request, ref: str) -> Response:
+        viewer = _viewer(request, store)
+        if isinstance(viewer, Response):
+            return viewer
+        try:
+            run_id = store.resolve(ref)
+            report = store.report_of_run(run_id)
+        except StoreError as exc:
+            return _page(f"<p>{html.escape(str(exc))}</p>", 404)
+        ref_of = report.benchmark_runs[0].benchmark.ref if report.benchmark_runs else None
+        trend = (
+            trend_section(ref_of, store.trend(ref_of, last=PLOT_RUNS, per_task=False), run_id)
+            if ref_of
+            else ""
+        )
+        return _page(render_html(report, trend=trend))
+
+    @app.get("/ui/compare", include_in_schema=False)
+    def compare_page(
+        request: Request,
+        base: Annotated[str, Query(min_length=1, max_length=100)],
+        head: Annotated[str, Query(min_length=1, max_length=100)],
+    ) -> Response:
+        viewer = _viewer(request, store)
+        if isinstance(viewer, Response):
+            return viewer
+        try:
+            head_report = store.report_of_run(store.resolve(head))
+            base_report = store.report_of_run(store.resolve(base))
+        except StoreError as exc:
+            return _page(f"<p>{html.escape(str(exc))}</p>", 404)
+        return _page(render_html(head_report, base_report))
+
+    @app.get("/ui/benchmarks/{benchmark}", include_in_schema=False)
+    def trend_page(request: Request, benchmark: str) -> Response:
+        viewer = _viewer(request, store)
+        if isinstance(viewer, Response):
+            return viewer
+        try:
+            points = store.trend(benchmark, last=PLOT_RUNS, per_task=False)
+        except StoreError as exc:
+            return _page(f"<p>{html.escape(str(exc))}</p>", 503)
+        if not points:
+            return _page(f"<p>no stored run of {html.escape(benchmark)}</p>", 404)
+        section = trend_section(benchmark, points, None)
+        return _page(
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>trend: {html.escape(benchmark)}</title></head><body>{section}"
+            '<p><a href="/">every run</a></p></body></html>\n'
+        )

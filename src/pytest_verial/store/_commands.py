@@ -1,0 +1,259 @@
+"""``verial runs``, ``verial runs delete`` and ``verial prune``, and the one rule by which
+``show``, ``compare`` and ``html`` take a stored run where they take a report file.
+
+A command argument names a stored run when it reads as a ref (``latest``, ``latest~N``,
+``br_...`` or a unique prefix of one) and no file of that name exists; anything else is a
+report file, read as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._display import escape
+from .._results import Report
+from ._cli import add_store_argument, open_cli_store
+
+if TYPE_CHECKING:
+    from ._core import RunRow
+
+
+def is_store_ref(value: str | None) -> bool:
+    """Whether a command argument names a stored run rather than a report file."""
+    from ._index_html import is_store_ref as ref
+
+    return ref(value)
+
+
+def report_or_stored(
+    value: str, store: str | None, load: Callable[[str], Report]
+) -> tuple[Report, str]:
+    """The report a command argument names, and the name to show for it: a stored run's
+    report (its benchmark run and session) for a ref, else ``load(value)`` of a file.
+    ValueError in one line when neither works."""
+    if not is_store_ref(value):
+        return load(value), value
+    from ._core import StoreError
+
+    try:
+        with open_cli_store(store) as opened:
+            run_id = opened.resolve(value)
+            report = opened.report_of_run(run_id)
+    except StoreError as exc:
+        raise ValueError(str(exc)) from None
+    return report, value if value == run_id else f"{value} ({run_id})"
+
+
+# -- verial runs ------------------------------------------------------------------------------
+def runs_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action",
+        nargs="*",
+        metavar="delete REF",
+        help="`delete REF...` deletes stored runs (an id, a unique prefix, latest, latest~N)",
+    )
+    parser.add_argument(
+        "--benchmark", metavar="B", help="only this benchmark (slug or slug@version)"
+    )
+    parser.add_argument("--agent", metavar="A", help="only this agent (run folder label)")
+    parser.add_argument("--since", metavar="DATE", help="only runs since DATE (ISO 8601, UTC)")
+    parser.add_argument("--limit", metavar="N", help="at most N runs (default 50)")
+    parser.add_argument("--json", action="store_true", help="a JSON list instead of the table")
+    add_store_argument(parser)
+
+
+def _since(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"--since: {text!r} is not a date (YYYY-MM-DD or an ISO 8601 time)"
+        ) from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _limit(text: str | None) -> int:
+    if text is None:
+        return 50
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"--limit: {text!r} is not a whole number") from None
+    if value < 1:
+        raise ValueError(f"--limit: {value} is below 1")
+    return value
+
+
+def _row_json(row: RunRow) -> dict[str, object]:
+    return {
+        "id": row.id,
+        "created_at": row.created_at.isoformat(),
+        "benchmark": row.benchmark_ref,
+        "benchmark_file": row.benchmark_file,
+        "runs": row.run_labels,
+        "agent": row.agent,
+        "scored": row.scored,
+        "status": row.status,
+        "score": row.score,
+        "verdict": row.verdict,
+        "strict_success": row.strict_success,
+        "criteria_passed": row.criteria_passed,
+        "criteria_failed": row.criteria_failed,
+        "criteria_error": row.criteria_error,
+        "git_commit": row.git_commit,
+        "session_id": row.session_id,
+    }
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _table(rows: list[RunRow]) -> list[str]:
+    head = (
+        "id",
+        "when (UTC)",
+        "benchmark",
+        "agent",
+        "score",
+        "verdict",
+        "strict",
+        "passed",
+        "failed",
+        "commit",
+    )
+    body = [
+        (
+            row.id,
+            row.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+            row.benchmark_ref,
+            row.agent or row.run_labels or "-",
+            _number(row.score) + (" (scored)" if row.scored else ""),
+            row.verdict or row.status,
+            _number(row.strict_success),
+            str(row.criteria_passed),
+            str(row.criteria_failed + row.criteria_error),
+            (row.git_commit or "-")[:10],
+        )
+        for row in rows
+    ]
+    cells = [tuple(escape(c) for c in line) for line in [head, *body]]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(head))]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells
+    ]
+
+
+def runs_run(args: argparse.Namespace) -> int:
+    """List the stored runs newest first, or delete some (``runs delete REF...``)."""
+    if args.action:
+        if args.action[0] != "delete":
+            print(
+                f"verial runs: unknown action {escape(args.action[0])!r} (did you mean "
+                "`verial runs delete REF...`?)",
+                file=sys.stderr,
+            )
+            return 2
+        return _delete(args.action[1:], args.store)
+    from ._core import StoreError
+
+    try:
+        since, limit = _since(args.since), _limit(args.limit)
+        with open_cli_store(args.store) as store:
+            rows = store.list_runs(
+                benchmark=args.benchmark, agent=args.agent, since=since, limit=limit
+            )
+    except (ValueError, StoreError) as exc:
+        print(f"verial runs: {escape(str(exc))}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps([_row_json(r) for r in rows], indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no stored runs" + (" match" if args.benchmark or args.agent or since else ""))
+        return 0
+    for line in _table(rows):
+        print(line)
+    return 0
+
+
+def _delete(refs: list[str], store_value: str | None) -> int:
+    if not refs:
+        print("verial runs delete: give the runs to delete (REF...)", file=sys.stderr)
+        return 2
+    from ._core import StoreError
+
+    try:
+        with open_cli_store(store_value) as store:
+            ids = [store.resolve(ref) for ref in refs]  # every ref first: all or nothing
+            deleted = store.delete_runs(ids)
+    except StoreError as exc:
+        print(f"verial runs delete: {escape(str(exc))}", file=sys.stderr)
+        return 2
+    print(f"deleted {deleted} benchmark run{'' if deleted == 1 else 's'}: {', '.join(ids)}")
+    return 0
+
+
+# -- verial trend (the command itself: trend.py) ----------------------------------------------
+def trend_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("benchmark", metavar="BENCHMARK", help="benchmark ref, slug or file")
+    parser.add_argument("--task", metavar="T", help="only this task (its task key)")
+    parser.add_argument("--last", metavar="N", type=int, help="only the newest N runs")
+    parser.add_argument("--json", action="store_true", help="every point as JSON")
+    add_store_argument(parser)
+
+
+def trend_run(args: argparse.Namespace) -> int:
+    from ._trend import run
+
+    return run(args)
+
+
+# -- verial prune -----------------------------------------------------------------------------
+def prune_configure(parser: argparse.ArgumentParser) -> None:
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--keep", metavar="N", help="keep the N newest runs of each benchmark")
+    which.add_argument("--older-than", metavar="DAYS", help="delete runs older than DAYS days")
+    add_store_argument(parser)
+
+
+def prune_run(args: argparse.Namespace) -> int:
+    """Delete old runs; prints how many."""
+    try:
+        keep = older = None
+        if args.keep is not None:
+            keep = int(args.keep)
+            if keep < 0:
+                raise ValueError(f"--keep: {keep} is below 0")
+        else:
+            older = float(args.older_than)
+            if not older >= 0 or older == float("inf"):
+                raise ValueError(f"--older-than: {args.older_than!r} is not a number of days")
+            timedelta(days=older)  # OverflowError for an absurd count
+    except (ValueError, OverflowError) as exc:
+        text = str(exc) if str(exc).startswith("--") else f"not a number: {exc}"
+        print(f"verial prune: {escape(text)}", file=sys.stderr)
+        return 2
+    from ._core import StoreError
+
+    try:
+        with open_cli_store(args.store) as store:
+            deleted = store.prune(keep=keep, older_than_days=older)
+    except StoreError as exc:
+        print(f"verial prune: {escape(str(exc))}", file=sys.stderr)
+        return 2
+    print(f"pruned {deleted} benchmark run{'' if deleted == 1 else 's'}")
+    return 0
+
+
+def file_inputs(*values: str | None) -> list[str]:
+    """The arguments that are report files (not store refs): the inputs a writer must spare."""
+    return [v for v in values if v is not None and not is_store_ref(v) and Path(v).name]

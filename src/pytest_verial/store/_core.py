@@ -1,0 +1,1228 @@
+"""The results store: open (create, migrate, refuse), write sessions and imports, read runs
+back as the typed results of :mod:`pytest_verial._results`.
+
+SQLite (the default, ``<rootdir>/.verial/results.db``) runs in WAL mode with a busy timeout,
+and every write transaction starts ``BEGIN IMMEDIATE`` and is retried while another process
+holds the lock, so "database is locked" never reaches a user. PostgreSQL is reached through
+psycopg 3. Every error is a :class:`StoreError` with a one-line message that never holds a
+password.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic_core import PydanticSerializationError, from_json, to_json
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    delete,
+    event,
+    func,
+    inspect,
+    select,
+    update,
+)
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+from .._heap import no_gc
+from .._nodeids import task_name
+from .._results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
+from ._ids import new_id
+from ._rows import (
+    SessionMeta,
+    as_utc,
+    benchmark_run_row,
+    criterion_json,
+    digest_of,
+    parse_time,
+    report_from_rows,
+    report_split,
+    session_row,
+    task_run_rows,
+)
+from ._tables import benchmark_runs, criterion_runs, judge_calls, metadata, sessions, task_runs
+from ._url import ENV as ENV
+from ._url import default_store_url as default_store_url
+from ._url import store_url_from as store_url_from
+
+if TYPE_CHECKING:
+    from ..reporting._scores import ReportScores
+
+T = TypeVar("T")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+MIGRATIONS = Path(__file__).with_name("_migrations")
+#: how long a writer waits for another process's lock before it gives up (seconds)
+LOCK_WAIT = 120.0
+REF_MIN = 6
+
+
+class StoreError(Exception):
+    """A store that cannot be opened, read or written: a one-line message, no password."""
+
+
+def mask_url(url: str) -> str:
+    """The URL with its password masked (for every message)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        return re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
+
+
+def _clean(exc: BaseException, url: str, password: str | None) -> str:
+    """One line of an exception's message, without the password or a SQL statement."""
+    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    line = text[0] if text else type(exc).__name__
+    line = re.sub(r"\s*\(Background on this error.*$", "", line)
+    if password:
+        line = line.replace(password, "***")
+    return line.replace(url, mask_url(url))
+
+
+def _no_nul(value: Any) -> Any:
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
+
+
+def _postgresql_events(engine: Any) -> None:
+    """PostgreSQL's text cannot hold NUL, which a sandbox value quoted in a criterion's details
+    can: every string parameter has its NULs replaced by U+FFFD before it is sent. Nothing is
+    lost: a report is read back from its JSON columns, where a NUL is the escape ``\u0000``;
+    the text columns are for queries, and a query for a NUL matches nothing, as it should."""
+
+    @event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _clean_parameters(
+        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool
+    ) -> tuple[str, Any]:
+        return statement, [_clean_row(p) for p in parameters] if many else _clean_row(parameters)
+
+
+def _clean_row(parameters: Any) -> Any:
+    if isinstance(parameters, dict):
+        return {k: _no_nul(v) for k, v in parameters.items()}
+    if isinstance(parameters, list | tuple):
+        return type(parameters)(_no_nul(v) for v in parameters)
+    return parameters
+
+
+def json_text(value: Any) -> str:
+    """A JSON column's text. pydantic-core's encoder takes a third of ``json.dumps``'s time on
+    report rows; ``json.dumps`` writes what it refuses (a lone surrogate, escaped)."""
+    try:
+        return to_json(value).decode()
+    except (PydanticSerializationError, ValueError):
+        return json.dumps(value)
+
+
+def json_value(text: str | bytes) -> Any:
+    """A JSON column's value (pydantic-core's parser; ``json.loads`` for what it refuses)."""
+    try:
+        return from_json(text)
+    except ValueError:
+        return json.loads(text)
+
+
+def _engine_url(url: str) -> str:
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a ``sqlite:///`` URL (None for memory or other databases)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return None
+    if parsed.database == ":memory:" or parsed.database.startswith("file:"):
+        return None
+    return Path(parsed.database)
+
+
+def _locked(exc: BaseException) -> bool:
+    text = str(getattr(exc, "orig", exc)).lower()
+    return "database is locked" in text or "database is busy" in text or "sqlite_busy" in text
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What ``import_report`` did: the session it stored (or found) and its benchmark runs."""
+
+    session_id: str
+    created: bool
+    run_ids: list[str] = field(default_factory=list)
+    # with ``ids=True``: per benchmark run, each task run's id and its criterion runs' ids
+    task_runs: list[list[tuple[str, list[str]]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One benchmark run as ``verial runs`` lists it."""
+
+    id: str
+    created_at: datetime
+    benchmark_ref: str
+    benchmark_slug: str
+    benchmark_version: str | None
+    benchmark_file: str
+    run_labels: str
+    agent: str | None
+    scored: bool
+    score: float | None
+    verdict: str | None
+    strict_success: float | None
+    criteria_passed: int
+    criteria_failed: int
+    criteria_error: int
+    status: str
+    git_commit: str | None
+    session_id: str
+    report_id: str
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One benchmark run in a trend: its score, axes and per-task scores."""
+
+    id: str
+    created_at: datetime
+    score: float | None
+    verdict: str | None
+    axes: dict[str, float]
+    tasks: dict[str, float | None]
+    git_commit: str | None
+    agent: str | None
+    status: str
+
+
+_RUN_COLUMNS = (
+    benchmark_runs.c.id,
+    benchmark_runs.c.created_at,
+    benchmark_runs.c.benchmark_ref,
+    benchmark_runs.c.benchmark_slug,
+    benchmark_runs.c.benchmark_version,
+    benchmark_runs.c.benchmark_file,
+    benchmark_runs.c.run_labels,
+    benchmark_runs.c.agent,
+    benchmark_runs.c.scored,
+    benchmark_runs.c.score,
+    benchmark_runs.c.verdict,
+    benchmark_runs.c.strict_success,
+    benchmark_runs.c.criteria_passed,
+    benchmark_runs.c.criteria_failed,
+    benchmark_runs.c.criteria_error,
+    benchmark_runs.c.status,
+    sessions.c.git_commit,
+    benchmark_runs.c.session_id,
+    benchmark_runs.c.report_id,
+)
+
+
+class Store:
+    """An open results store (see :func:`open_store`)."""
+
+    def __init__(self, engine: Engine, url: str, password: str | None) -> None:
+        self.engine = engine
+        self.url = url
+        self.url_masked = mask_url(url)
+        self._password = password
+        self.sqlite = engine.dialect.name == "sqlite"
+
+    # -- plumbing -------------------------------------------------------------------------
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def error(self, exc: BaseException, doing: str) -> StoreError:
+        """A one-line StoreError for a database error while ``doing`` something."""
+        return StoreError(
+            f"results store {self.url_masked}: cannot {doing}: "
+            f"{_clean(exc, self.url, self._password)}"
+        )
+
+    def write(self, doing: str, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in one write transaction, retried while another process holds the
+        SQLite lock (up to :data:`LOCK_WAIT` seconds)."""
+        deadline = time.monotonic() + LOCK_WAIT
+        delay = 0.01
+        while True:
+            try:
+                with self.engine.connect() as conn:
+                    conn.info["verial_write"] = True
+                    try:
+                        with conn.begin():
+                            return work(conn)
+                    finally:
+                        conn.info.pop("verial_write", None)
+            except DBAPIError as exc:
+                if _locked(exc) and time.monotonic() < deadline:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.5)
+                    continue
+                raise self.error(exc, doing) from None
+            except SQLAlchemyError as exc:
+                raise self.error(exc, doing) from None
+
+    def read(self, doing: str, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in one read transaction (retried on a lock like :meth:`write`)."""
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                with self.engine.connect() as conn, conn.begin():
+                    return work(conn)
+            except DBAPIError as exc:
+                if _locked(exc) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                raise self.error(exc, doing) from None
+            except SQLAlchemyError as exc:
+                raise self.error(exc, doing) from None
+
+    # -- writing --------------------------------------------------------------------------
+    def begin_session(self, meta: SessionMeta) -> SessionWriter:
+        """Start storing a pytest session (the controller only): its row is written now."""
+        return SessionWriter(self, meta)
+
+    def import_report(self, report: Report, *, origin: str | None = None) -> ImportResult:
+        """Store a whole report; the same report (same digest) twice is stored once."""
+        with no_gc():
+            return self._import(report, origin)
+
+    def _import(self, report: Report, origin: str | None) -> ImportResult:
+        return self.write(
+            "import the report", lambda conn: insert_report(conn, report, origin=origin)
+        )
+
+    # -- reading --------------------------------------------------------------------------
+    def list_runs(
+        self,
+        *,
+        benchmark: str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[RunRow]:
+        """Benchmark runs, newest first."""
+        query = select(*_RUN_COLUMNS).join(sessions, sessions.c.id == benchmark_runs.c.session_id)
+        if benchmark:
+            query = query.where(
+                (benchmark_runs.c.benchmark_ref == benchmark)
+                | (benchmark_runs.c.benchmark_slug == benchmark)
+                | (benchmark_runs.c.benchmark_file == benchmark)
+            )
+        if agent:
+            query = query.where(benchmark_runs.c.agent == agent)
+        if since is not None:
+            if since.tzinfo is None:
+                since = since.replace(tzinfo=UTC)
+            query = query.where(benchmark_runs.c.created_at >= self._time(since))
+        query = query.order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
+        if limit is not None:
+            query = query.limit(max(0, limit))
+
+        def work(conn: Connection) -> list[RunRow]:
+            out = []
+            for r in conn.execute(query):
+                values = r._asdict()
+                values["created_at"] = as_utc(values["created_at"])
+                out.append(RunRow(**values))
+            return out
+
+        return self.read("list runs", work)
+
+    def _time(self, value: datetime) -> datetime:
+        """A time as the columns hold it (SQLite: naive UTC)."""
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if self.sqlite else value
+
+    def resolve(self, ref: str) -> str:
+        """A benchmark run's id from a ref: a full id, a unique prefix (at least 6 characters
+        after ``br_``), ``latest`` or ``latest~N``."""
+        ref = ref.strip()
+        match = re.fullmatch(r"latest(?:~(\d+))?", ref)
+
+        def work(conn: Connection) -> str:
+            order = (benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
+            if match:
+                latest = conn.execute(
+                    select(benchmark_runs.c.id, benchmark_runs.c.benchmark_ref)
+                    .order_by(*order)
+                    .limit(1)
+                ).first()
+                if latest is None:
+                    raise StoreError(f"{ref}: the results store {self.url_masked} holds no runs")
+                back = int(match.group(1) or 0)
+                if back == 0:
+                    return str(latest.id)
+                found = conn.execute(
+                    select(benchmark_runs.c.id)
+                    .where(benchmark_runs.c.benchmark_ref == latest.benchmark_ref)
+                    .order_by(*order)
+                    .offset(back)
+                    .limit(1)
+                ).scalar()
+                if found is None:
+                    count = conn.execute(
+                        select(func.count())
+                        .select_from(benchmark_runs)
+                        .where(benchmark_runs.c.benchmark_ref == latest.benchmark_ref)
+                    ).scalar_one()
+                    raise StoreError(
+                        f"{ref}: the store holds {count} run(s) of {latest.benchmark_ref}, "
+                        f"not {back + 1}"
+                    )
+                return str(found)
+            if not re.fullmatch(r"br_[0-9A-Za-z]*", ref):
+                raise StoreError(f"{ref}: not a benchmark run id (br_...), 'latest' or 'latest~N'")
+            if len(ref) - 3 < REF_MIN:
+                raise StoreError(
+                    f"{ref}: give at least {REF_MIN} characters after 'br_' to name a run"
+                )
+            exact = conn.execute(
+                select(benchmark_runs.c.id).where(
+                    benchmark_runs.c.id == ref.upper()[:3].lower() + ref.upper()[3:]
+                )
+            ).scalar()
+            if exact is not None:
+                return str(exact)
+            prefix = "br_" + ref[3:].upper()
+            candidates = list(
+                conn.execute(
+                    select(benchmark_runs.c.id, benchmark_runs.c.benchmark_ref)
+                    .where(benchmark_runs.c.id.startswith(prefix, autoescape=True))
+                    .order_by(benchmark_runs.c.id)
+                    .limit(11)
+                )
+            )
+            if len(candidates) == 1:
+                return str(candidates[0].id)
+            if not candidates:
+                raise StoreError(f"{ref}: no benchmark run in the store {self.url_masked}")
+            shown = ", ".join(f"{c.id} ({c.benchmark_ref})" for c in candidates[:10])
+            more = ", ..." if len(candidates) > 10 else ""
+            raise StoreError(f"{ref}: ambiguous, matches {shown}{more}")
+
+        return self.read("resolve a run", work)
+
+    def report_of_run(self, run_id: str) -> Report:
+        """One benchmark run with its session block, as a report."""
+        with no_gc():
+            return self.read("read a run", lambda conn: _report(conn, run_id=run_id))
+
+    def scores_of_run(self, run_id: str) -> ReportScores:
+        """One benchmark run's scores alone (what ``verial compare`` reads): the score
+        columns of its task and criterion runs, never their evidence or snapshots."""
+        with no_gc():
+            return self.read("read a run", lambda conn: _scores(conn, run_id))
+
+    def report_of_session(self, session_id: str) -> Report:
+        """The whole report of a session (``verial export``)."""
+        with no_gc():
+            return self.read("read a session", lambda conn: _report(conn, session_id=session_id))
+
+    def recover_session(self, session_id: str, report: Report) -> None:
+        """A session that died: its report recovered from the journal replaces what the
+        store holds of it, and it is marked interrupted."""
+        SessionWriter.attach(self, session_id).finish(report)
+        mark_interrupted(self, session_id)
+
+    def session_of_run(self, run_id: str) -> str:
+        """The session a benchmark run belongs to."""
+
+        def work(conn: Connection) -> str:
+            found = conn.execute(
+                select(benchmark_runs.c.session_id).where(benchmark_runs.c.id == run_id)
+            ).scalar()
+            if found is None:
+                raise StoreError(f"{run_id}: no benchmark run in the store {self.url_masked}")
+            return str(found)
+
+        return self.read("read a run", work)
+
+    def trend(
+        self,
+        benchmark: str,
+        *,
+        task: str | None = None,
+        last: int | None = None,
+        per_task: bool = True,
+    ) -> list[TrendPoint]:
+        """Per benchmark run of ``benchmark`` (ref, slug or file), oldest first: its score,
+        axes and per-task scores (only ``task`` when given; none when not ``per_task``: a plot
+        of the run score of a benchmark of many tasks reads no task run)."""
+
+        def work(conn: Connection) -> list[TrendPoint]:
+            query = (
+                select(
+                    benchmark_runs.c.id,
+                    benchmark_runs.c.created_at,
+                    benchmark_runs.c.score,
+                    benchmark_runs.c.verdict,
+                    benchmark_runs.c.data,
+                    benchmark_runs.c.agent,
+                    benchmark_runs.c.status,
+                    sessions.c.git_commit,
+                )
+                .join(sessions, sessions.c.id == benchmark_runs.c.session_id)
+                .where(
+                    (benchmark_runs.c.benchmark_ref == benchmark)
+                    | (benchmark_runs.c.benchmark_slug == benchmark)
+                    | (benchmark_runs.c.benchmark_file == benchmark)
+                )
+                .order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
+            )
+            if last is not None:
+                query = query.limit(max(0, last))
+            rows = list(conn.execute(query))[::-1]
+            ids = [r.id for r in rows]
+            tasks: dict[str, dict[str, float | None]] = {i: {} for i in ids}
+            tq = select(
+                task_runs.c.benchmark_run_id,
+                task_runs.c.task_key,
+                task_runs.c.run_label,
+                task_runs.c.score,
+            )
+            if task is not None:
+                tq = tq.where(task_runs.c.task_key == task)
+            for chunk in _chunks(ids if per_task else [], 500):
+                for t in conn.execute(
+                    tq.where(task_runs.c.benchmark_run_id.in_(chunk)).order_by(
+                        task_runs.c.benchmark_run_id, task_runs.c.position
+                    )
+                ):
+                    several = t.task_key in tasks[t.benchmark_run_id]
+                    key = task_name(t.task_key, t.run_label, several)
+                    tasks[t.benchmark_run_id][key] = t.score
+            return [
+                TrendPoint(
+                    id=r.id,
+                    created_at=as_utc(r.created_at) or datetime.now(UTC),
+                    score=r.score,
+                    verdict=r.verdict,
+                    axes={k: float(v["score"]) for k, v in (r.data.get("axes") or {}).items()},
+                    tasks=tasks[r.id],
+                    git_commit=r.git_commit,
+                    agent=r.agent,
+                    status=r.status,
+                )
+                for r in rows
+            ]
+
+        return self.read("read the trend", work)
+
+    def delete_runs(self, ids: Sequence[str]) -> int:
+        """Delete benchmark runs (and a session left with none); how many were deleted."""
+        wanted = list(dict.fromkeys(ids))
+
+        def work(conn: Connection) -> int:
+            return _delete(conn, wanted)
+
+        return self.write("delete runs", work)
+
+    def delete_sessions(self, ids: Sequence[str]) -> int:
+        """Delete whole sessions (and their runs)."""
+
+        def work(conn: Connection) -> int:
+            count = 0
+            for chunk in _chunks(list(ids), 500):
+                count += conn.execute(delete(sessions).where(sessions.c.id.in_(chunk))).rowcount
+            return count
+
+        return self.write("delete sessions", work)
+
+    def prune(self, *, keep: int | None = None, older_than_days: float | None = None) -> int:
+        """Delete old runs: beyond the ``keep`` newest of each benchmark and/or created more
+        than ``older_than_days`` ago (both when both are given); how many were deleted."""
+        if keep is None and older_than_days is None:
+            return 0
+
+        def work(conn: Connection) -> int:
+            rows = conn.execute(
+                select(
+                    benchmark_runs.c.id, benchmark_runs.c.benchmark_ref, benchmark_runs.c.created_at
+                ).order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
+            )
+            seen: dict[str, int] = {}
+            cutoff = (
+                datetime.now(UTC) - timedelta(days=older_than_days)
+                if older_than_days is not None
+                else None
+            )
+            doomed = []
+            for r in rows:
+                seen[r.benchmark_ref] = seen.get(r.benchmark_ref, 0) + 1
+                beyond = keep is None or seen[r.benchmark_ref] > keep
+                old = cutoff is None or (as_utc(r.created_at) or cutoff) < cutoff
+                if beyond and old:
+                    doomed.append(r.id)
+            return _delete(conn, doomed)
+
+        return self.write("prune runs", work)
+
+
+def insert_report(
+    conn: Connection,
+    report: Report,
+    *,
+    source: str = "import",
+    origin: str | None = None,
+    ids: bool = False,
+) -> ImportResult:
+    """Store a whole report inside the caller's write transaction (``import_report``, and the
+    service, which stores its own rows in the same transaction); the same report (same digest)
+    twice is stored once. ``ids``: also answer every task run's and criterion run's id."""
+    data, extra = report_split(report)
+    digest = digest_of(data)
+    found = conn.execute(select(sessions.c.id).where(sessions.c.report_digest == digest)).scalar()
+    if found is not None:
+        run_ids = list(
+            conn.execute(
+                select(benchmark_runs.c.id)
+                .where(benchmark_runs.c.session_id == found)
+                .order_by(benchmark_runs.c.position)
+            ).scalars()
+        )
+        tasks = [_stored_ids(conn, run_id) for run_id in run_ids] if ids else []
+        return ImportResult(found, False, run_ids, tasks)
+    meta = SessionMeta(started_at=report.session.started_at, source=source, origin=origin)
+    session_id = new_id("ses")
+    row = session_row(session_id, report.session, meta, extra)
+    row["report_digest"] = digest
+    conn.execute(sessions.insert(), [row])
+    run_ids, tasks = _insert_runs(conn, session_id, report, data, row["started_at"], ids=ids)
+    return ImportResult(session_id, True, run_ids, tasks)
+
+
+def _stored_ids(conn: Connection, run_id: str) -> list[tuple[str, list[str]]]:
+    """A stored benchmark run's task run ids, each with its criterion run ids, in order."""
+    tasks: dict[str, list[str]] = {
+        str(i): []
+        for i in conn.execute(
+            select(task_runs.c.id)
+            .where(task_runs.c.benchmark_run_id == run_id)
+            .order_by(task_runs.c.position)
+        ).scalars()
+    }
+    for c in conn.execute(
+        select(criterion_runs.c.task_run_id, criterion_runs.c.id)
+        .join(task_runs, task_runs.c.id == criterion_runs.c.task_run_id)
+        .where(task_runs.c.benchmark_run_id == run_id)
+        .order_by(criterion_runs.c.task_run_id, criterion_runs.c.position)
+    ):
+        tasks[str(c.task_run_id)].append(str(c.id))
+    return list(tasks.items())
+
+
+def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _delete(conn: Connection, ids: Sequence[str]) -> int:
+    count = 0
+    touched: set[str] = set()
+    for chunk in _chunks(ids, 500):
+        touched.update(
+            conn.execute(
+                select(benchmark_runs.c.session_id).where(benchmark_runs.c.id.in_(chunk))
+            ).scalars()
+        )
+        count += conn.execute(delete(benchmark_runs).where(benchmark_runs.c.id.in_(chunk))).rowcount
+    for session_id in touched:
+        left = conn.execute(
+            select(func.count())
+            .select_from(benchmark_runs)
+            .where(benchmark_runs.c.session_id == session_id)
+        ).scalar_one()
+        if left:  # a part of a report: importing it again stores it again
+            conn.execute(
+                update(sessions).where(sessions.c.id == session_id).values(report_digest=None)
+            )
+        else:
+            conn.execute(delete(sessions).where(sessions.c.id == session_id))
+    return count
+
+
+def _insert_runs(
+    conn: Connection,
+    session_id: str,
+    report: Report,
+    data: Mapping[str, Any],
+    created_at: datetime,
+    *,
+    ids: bool = False,
+) -> tuple[list[str], list[list[tuple[str, list[str]]]]]:
+    """Insert every benchmark run of a report (its canonical JSON ``data``) under a session;
+    the benchmark runs' ids and, with ``ids``, their task and criterion runs' ids."""
+    run_ids = []
+    tasks: list[list[tuple[str, list[str]]]] = []
+    run_rows = []
+    task_rows: list[dict[str, Any]] = []
+    crit_rows: list[dict[str, Any]] = []
+    judge_rows: list[dict[str, Any]] = []
+    for position, (run, run_data) in enumerate(
+        zip(report.benchmark_runs, data["benchmark_runs"], strict=True)
+    ):
+        run_id = new_id("br")
+        run_ids.append(run_id)
+        run_rows.append(benchmark_run_row(run_id, session_id, position, run, created_at, run_data))
+        if ids:
+            tasks.append([])
+        for index, (task, task_data) in enumerate(
+            zip(run.task_runs, run_data["task_runs"], strict=True)
+        ):
+            rows = task_run_rows(new_id("tr"), run_id, session_id, index, task, task_data)
+            task_rows.append(rows.task)
+            crit_rows.extend(rows.criteria)
+            judge_rows.extend(rows.judge)
+            if ids:
+                tasks[-1].append((rows.task["id"], [c["id"] for c in rows.criteria]))
+    for table, batch in (
+        (benchmark_runs, run_rows),
+        (task_runs, task_rows),
+        (criterion_runs, crit_rows),
+        (judge_calls, judge_rows),
+    ):
+        for start in range(0, len(batch), 5000):
+            conn.execute(table.insert(), batch[start : start + 5000])
+    return run_ids, tasks
+
+
+def _report(
+    conn: Connection, *, session_id: str | None = None, run_id: str | None = None
+) -> Report:
+    if run_id is not None:
+        sid = conn.execute(
+            select(benchmark_runs.c.session_id).where(benchmark_runs.c.id == run_id)
+        ).scalar()
+        if sid is None:
+            raise StoreError(f"{run_id}: no benchmark run in the store")
+        session_id = str(sid)
+        run_filter = benchmark_runs.c.id == run_id
+    else:
+        run_filter = benchmark_runs.c.session_id == session_id
+    session_data = conn.execute(select(sessions.c.data).where(sessions.c.id == session_id)).scalar()
+    if session_data is None:
+        raise StoreError(f"{session_id}: no session in the store")
+    runs = list(
+        conn.execute(
+            select(benchmark_runs.c.id, benchmark_runs.c.data)
+            .where(run_filter)
+            .order_by(benchmark_runs.c.position)
+        )
+    )
+    run_ids = [r.id for r in runs]
+    tasks: dict[str, list[tuple[str, Mapping[str, Any]]]] = {i: [] for i in run_ids}
+    task_ids: list[str] = []
+    for chunk in _chunks(run_ids, 500):
+        for t in conn.execute(
+            select(task_runs.c.id, task_runs.c.benchmark_run_id, task_runs.c.data)
+            .where(task_runs.c.benchmark_run_id.in_(chunk))
+            .order_by(task_runs.c.benchmark_run_id, task_runs.c.position)
+        ):
+            tasks[t.benchmark_run_id].append((t.id, t.data))
+            task_ids.append(t.id)
+    criteria: dict[str, list[Any]] = {i: [] for i in task_ids}
+    query = select(
+        criterion_runs.c.task_run_id, criterion_runs.c.data, criterion_runs.c.evidence
+    ).order_by(criterion_runs.c.task_run_id, criterion_runs.c.position)
+    if run_id is not None or len(task_ids) <= 500:
+        for chunk in _chunks(task_ids, 500):
+            for c in conn.execute(query.where(criterion_runs.c.task_run_id.in_(chunk))):
+                criteria[c.task_run_id].append(criterion_json(c.data, c.evidence))
+    else:  # a whole session: join instead of thousands of IN lists
+        joined = (
+            query.join(task_runs, task_runs.c.id == criterion_runs.c.task_run_id)
+            .join(benchmark_runs, benchmark_runs.c.id == task_runs.c.benchmark_run_id)
+            .where(benchmark_runs.c.session_id == session_id)
+        )
+        for c in conn.execute(joined):
+            criteria[c.task_run_id].append(criterion_json(c.data, c.evidence))
+    return report_from_rows(
+        session_data,
+        [(r.data, [(tdata, criteria[tid]) for tid, tdata in tasks[r.id]]) for r in runs],
+    )
+
+
+def _scores(conn: Connection, run_id: str) -> ReportScores:
+    from ..reporting._scores import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
+
+    run_data = conn.execute(
+        select(benchmark_runs.c.data).where(benchmark_runs.c.id == run_id)
+    ).scalar()
+    if run_data is None:
+        raise StoreError(f"{run_id}: no benchmark run in the store")
+    tasks: dict[str, TaskScore] = {}
+    for t in conn.execute(
+        select(
+            task_runs.c.id,
+            task_runs.c.report_id,
+            task_runs.c.task_key,
+            task_runs.c.run_label,
+            task_runs.c.status,
+            task_runs.c.verdict,
+            task_runs.c.score,
+            task_runs.c.data["pass_threshold"].as_float().label("pass_threshold"),
+        )
+        .where(task_runs.c.benchmark_run_id == run_id)
+        .order_by(task_runs.c.position)
+    ):
+        tasks[t.id] = TaskScore(
+            id=t.report_id,
+            task_key=t.task_key,
+            run=t.run_label,
+            status=t.status,
+            verdict=t.verdict,
+            score=t.score,
+            pass_threshold=t.pass_threshold,
+        )
+    for c in conn.execute(
+        select(
+            criterion_runs.c.task_run_id,
+            criterion_runs.c.criterion_id,
+            criterion_runs.c.status,
+            criterion_runs.c.passed,
+            criterion_runs.c.score,
+            criterion_runs.c.data["pass_threshold"].as_float().label("pass_threshold"),
+        )
+        .join(task_runs, task_runs.c.id == criterion_runs.c.task_run_id)
+        .where(task_runs.c.benchmark_run_id == run_id)
+        .order_by(task_runs.c.position, criterion_runs.c.position)
+    ):
+        tasks[c.task_run_id].criterion_runs.append(
+            CriterionScore(
+                criterion_id=c.criterion_id,
+                status=c.status,
+                passed=c.passed,
+                score=c.score,
+                pass_threshold=c.pass_threshold,
+            )
+        )
+    run = BenchmarkRunScores.model_validate({**run_data, "task_runs": list(tasks.values())})
+    return ReportScores.model_validate({"schema": SCHEMA_ID, "benchmark_runs": [run]})
+
+
+#: the session columns the final report sets (the rest were set when the session began)
+_FINISHED = ("completed_at", "status", "exit_status", "scored", "data", "report_digest")
+
+
+class SessionWriter:
+    """Writes one pytest session into the store as it runs (the controller only).
+
+    :meth:`task_run_completed` commits each task run as soon as it completes, so a killed
+    session keeps its completed tasks; :meth:`finish` writes the final report (aggregates,
+    session end) in one transaction.
+    """
+
+    def __init__(self, store: Store, meta: SessionMeta) -> None:
+        from .._results import RunStatus, Session
+
+        self.store = store
+        self.meta = meta
+        self.session_id = new_id("ses")
+        self.created_at = parse_time(meta.started_at) or datetime.now(UTC)
+        #: report id of a benchmark run -> (store id, its task runs' report ids -> store ids)
+        self.runs: dict[str, tuple[str, dict[str, str]]] = {}
+        self._lock = threading.Lock()
+        self._last_run: BenchmarkRun | None = None
+        session = Session(
+            status=RunStatus.RUNNING, phase="started", started_at=meta.started_at, duration=0.0
+        )
+        extra = {
+            "schema": SCHEMA_ID,
+            "generator": {"name": "pytest-verial", "version": meta.plugin_version or "unknown"},
+            "extensions": {},
+        }
+        row = session_row(self.session_id, session, meta, extra)
+        store.write("start the session", lambda conn: conn.execute(sessions.insert(), [row]))
+
+    @classmethod
+    def attach(cls, store: Store, session_id: str) -> SessionWriter:
+        """A writer for a session already in the store (``verial report --recover``)."""
+
+        def work(conn: Connection) -> SessionWriter:
+            row = conn.execute(select(sessions).where(sessions.c.id == session_id)).first()
+            if row is None:
+                raise StoreError(f"{session_id}: no session in the store {store.url_masked}")
+            writer = cls.__new__(cls)
+            writer.store = store
+            writer.session_id = session_id
+            writer.created_at = as_utc(row.started_at) or datetime.now(UTC)
+            writer.meta = SessionMeta(
+                started_at=writer.created_at.isoformat(),
+                origin=(row.data or {}).get("origin"),
+            )
+            writer._lock = threading.Lock()
+            writer._last_run = None
+            writer.runs = {}
+            for r in conn.execute(
+                select(benchmark_runs.c.id, benchmark_runs.c.report_id).where(
+                    benchmark_runs.c.session_id == session_id
+                )
+            ):
+                tasks = {
+                    t.report_id: t.id
+                    for t in conn.execute(
+                        select(task_runs.c.id, task_runs.c.report_id).where(
+                            task_runs.c.benchmark_run_id == r.id
+                        )
+                    )
+                }
+                writer.runs[r.report_id] = (r.id, tasks)
+            return writer
+
+        return store.read("read the session", work)
+
+    def _run_id(self, conn: Connection, run: BenchmarkRun) -> str:
+        """The benchmark run's row: inserted the first time, updated when its aggregates
+        changed. Nothing in memory changes here: a transaction retried starts afresh."""
+        known = self.runs.get(run.id)
+        row = benchmark_run_row(
+            known[0] if known else new_id("br"),
+            self.session_id,
+            len(self.runs) if known is None else 0,
+            run,
+            self.created_at,
+        )
+        if known is None:
+            conn.execute(benchmark_runs.insert(), [row])
+            return str(row["id"])
+        if run is not self._last_run:  # the same aggregates as last time: nothing to update
+            row.pop("position")
+            conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == known[0]).values(row))
+        return known[0]
+
+    def task_run_completed(self, benchmark_run: BenchmarkRun, task_run: TaskRun) -> None:
+        """Store one completed task run (and its benchmark run so far), committed at once."""
+        with self._lock:
+
+            def work(conn: Connection) -> tuple[str, str]:
+                run_id = self._run_id(conn, benchmark_run)
+                known = self.runs.get(benchmark_run.id, (run_id, {}))[1]
+                task_id = _replace_task(
+                    conn, self.session_id, run_id, known.get(task_run.id), len(known), task_run
+                )
+                return run_id, task_id
+
+            try:
+                run_id, task_id = self.store.write("store a task run", work)
+            except BaseException:
+                self._last_run = None
+                raise
+            self.runs.setdefault(benchmark_run.id, (run_id, {}))[1][task_run.id] = task_id
+            self._last_run = benchmark_run
+
+    def finish(self, report: Report) -> None:
+        """The final report: every benchmark run's aggregates and task runs, the session's
+        end, exit status and digest, in one transaction."""
+        data, extra = report_split(report)
+        digest = digest_of(data)
+
+        def work(conn: Connection) -> None:
+            row = session_row(self.session_id, report.session, self.meta, extra)
+            taken = conn.execute(
+                select(sessions.c.id).where(sessions.c.report_digest == digest)
+            ).scalar()
+            row["report_digest"] = digest if taken in (None, self.session_id) else None
+            row = {k: row[k] for k in _FINISHED}
+            conn.execute(update(sessions).where(sessions.c.id == self.session_id).values(row))
+            conn.execute(
+                delete(benchmark_runs).where(benchmark_runs.c.session_id == self.session_id)
+            )
+            kept = {rid: ids for rid, ids in self.runs.items()}
+            for position, (run, run_data) in enumerate(
+                zip(report.benchmark_runs, data["benchmark_runs"], strict=True)
+            ):
+                run_id, task_ids = kept.get(run.id, (new_id("br"), {}))
+                conn.execute(
+                    benchmark_runs.insert(),
+                    [
+                        benchmark_run_row(
+                            run_id, self.session_id, position, run, self.created_at, run_data
+                        )
+                    ],
+                )
+                tasks, crits, judges = [], [], []
+                for index, (task, task_data) in enumerate(
+                    zip(run.task_runs, run_data["task_runs"], strict=True)
+                ):
+                    rows = task_run_rows(
+                        task_ids.get(task.id) or new_id("tr"),
+                        run_id,
+                        self.session_id,
+                        index,
+                        task,
+                        task_data,
+                    )
+                    tasks.append(rows.task)
+                    crits.extend(rows.criteria)
+                    judges.extend(rows.judge)
+                for table, batch in (
+                    (task_runs, tasks),
+                    (criterion_runs, crits),
+                    (judge_calls, judges),
+                ):
+                    if batch:
+                        conn.execute(table.insert(), batch)
+
+        with self._lock, no_gc():
+            self.store.write("store the session's report", work)
+
+    def interrupted(self) -> None:
+        """Mark the session and its running benchmark runs interrupted (cancelled)."""
+        mark_interrupted(self.store, self.session_id)
+
+
+def _replace_task(
+    conn: Connection,
+    session_id: str,
+    run_id: str,
+    task_id: str | None,
+    position: int,
+    task: TaskRun,
+) -> str:
+    """Insert a task run's rows (replacing the ones of ``task_id``); its store id."""
+    if task_id is not None:
+        position = conn.execute(
+            select(task_runs.c.position).where(task_runs.c.id == task_id)
+        ).scalar_one()
+        conn.execute(delete(task_runs).where(task_runs.c.id == task_id))
+    else:
+        task_id = new_id("tr")
+    rows = task_run_rows(task_id, run_id, session_id, position, task)
+    conn.execute(task_runs.insert(), [rows.task])
+    if rows.criteria:
+        conn.execute(criterion_runs.insert(), rows.criteria)
+    if rows.judge:
+        conn.execute(judge_calls.insert(), rows.judge)
+    return task_id
+
+
+def mark_interrupted(store: Store, session_id: str) -> None:
+    """A session that died: it and its running benchmark runs become ``cancelled``."""
+
+    def work(conn: Connection) -> None:
+        data = conn.execute(select(sessions.c.data).where(sessions.c.id == session_id)).scalar()
+        if data is None:
+            raise StoreError(f"{session_id}: no session in the store {store.url_masked}")
+        block = dict(data.get("session") or {})
+        block["status"] = "cancelled"
+        conn.execute(
+            update(sessions)
+            .where(sessions.c.id == session_id)
+            .values(status="cancelled", data={**data, "session": block})
+        )
+        for r in conn.execute(
+            select(benchmark_runs.c.id, benchmark_runs.c.data).where(
+                benchmark_runs.c.session_id == session_id, benchmark_runs.c.status == "running"
+            )
+        ).all():
+            conn.execute(
+                update(benchmark_runs)
+                .where(benchmark_runs.c.id == r.id)
+                .values(status="cancelled", data={**r.data, "status": "cancelled"})
+            )
+
+    store.write("mark the session interrupted", work)
+
+
+# -- opening ---------------------------------------------------------------------------------
+def _sqlite_events(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # transactions are begun below, not by the driver
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA busy_timeout = 5000")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode")
+        if str(cursor.fetchone()[0]).lower() != "wal":  # persistent: once per new store
+            cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("verial_write") else "BEGIN")
+
+
+def _check_sqlite_file(path: Path, masked: str, create: bool) -> None:
+    if path.is_dir():
+        raise StoreError(f"results store {masked}: {path} is a folder, not a SQLite database")
+    if path.exists():
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(16)
+        except OSError as exc:
+            raise StoreError(
+                f"results store {masked}: cannot read {path}: {exc.strerror or exc}"
+            ) from None
+        if head and head != SQLITE_MAGIC:
+            raise StoreError(
+                f"results store {masked}: {path} is not a SQLite database (left untouched)"
+            )
+        return
+    if not create:
+        raise StoreError(f"results store {masked}: {path} does not exist")
+    folder = path.parent
+    try:
+        fresh = not folder.exists()
+        folder.mkdir(parents=True, exist_ok=True)
+        if fresh and folder.name == ".verial":
+            (folder / ".gitignore").write_text(
+                "# created by pytest-verial: its results store\n*\n", "utf-8"
+            )
+    except OSError as exc:
+        raise StoreError(
+            f"results store {masked}: cannot create {folder}: {exc.strerror or exc}"
+        ) from None
+
+
+def revisions() -> list[str]:
+    """The schema revisions this version knows, oldest first (``migrations/versions``)."""
+    names = os.listdir(MIGRATIONS / "versions")
+    return sorted(n.split("_", 1)[0] for n in names if n.endswith(".py") and n[:1].isdigit())
+
+
+_VERSION = Table(
+    "alembic_version",
+    MetaData(),
+    Column("version_num", String(32), primary_key=True),
+)
+
+
+def _serialize(conn: Connection) -> None:
+    """PostgreSQL: one process at a time creates or migrates (SQLite: BEGIN IMMEDIATE)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(7219193)")
+
+
+def _version(conn: Connection) -> tuple[str | None, bool]:
+    tables = set(inspect(conn).get_table_names())
+    rev = None
+    if "alembic_version" in tables:
+        rev = conn.execute(select(_VERSION.c.version_num)).scalar()
+    return rev, "sessions" in tables
+
+
+def _migrate(store: Store) -> None:
+    """Create a new store at the newest schema, migrate an older one (alembic), refuse a newer
+    one or a database that is not a store, untouched."""
+    known = revisions()
+    head = known[-1]
+    rev, has_tables = store.read("read the store's version", _version)
+    if rev == head:
+        return
+    if rev is not None and rev not in known:
+        raise StoreError(
+            f"results store {store.url_masked} was written by a newer pytest-verial "
+            f"(schema {rev}; this one knows up to {head}): upgrade pytest-verial to use it"
+        )
+    if rev is None and has_tables:
+        raise StoreError(
+            f"results store {store.url_masked} holds tables but no schema version: "
+            "not a pytest-verial store (left untouched)"
+        )
+
+    def upgrade(conn: Connection) -> None:
+        _serialize(conn)
+        again, tables = _version(conn)
+        if again == head:
+            return
+        if again is None and not tables:  # a new store: the tables as they are now, stamped
+            metadata.create_all(conn)
+            _VERSION.create(conn)
+            conn.execute(_VERSION.insert().values(version_num=head))
+            return
+        from alembic import command
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        config.attributes["connection"] = conn
+        command.upgrade(config, "head")
+
+    store.write("migrate the store", upgrade)
+
+
+def open_store(url: str, *, create: bool = True) -> Store:
+    """Open (creating and migrating it when needed) the results store at ``url``."""
+    masked = mask_url(url)
+    try:
+        parsed = make_url(_engine_url(url))
+    except ArgumentError:
+        raise StoreError(f"results store {masked}: not a database URL") from None
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise StoreError(
+            f"results store {masked}: unsupported database {backend!r} "
+            "(use sqlite:///PATH or postgresql://...)"
+        )
+    password = parsed.password if isinstance(parsed.password, str) else None
+    path = sqlite_path(str(parsed)) if backend == "sqlite" else None
+    if path is not None:
+        _check_sqlite_file(path, masked, create)
+    try:
+        if backend == "sqlite":
+            engine = create_engine(
+                parsed,
+                pool_size=1,
+                max_overflow=4,
+                json_serializer=json_text,
+                json_deserializer=json_value,
+            )
+            _sqlite_events(engine)
+        else:
+            engine = create_engine(  # pooled: a connection costs more than a request
+                parsed,
+                pool_size=4,
+                max_overflow=12,
+                pool_pre_ping=True,  # a connection the server dropped is replaced at checkout
+                connect_args={"connect_timeout": 10},
+                json_serializer=json_text,
+                json_deserializer=json_value,
+            )
+            _postgresql_events(engine)
+    except (NoSuchModuleError, ImportError):
+        raise StoreError(
+            f"results store {masked}: PostgreSQL needs psycopg: "
+            "pip install 'pytest-verial[postgres]'"
+        ) from None
+    except SQLAlchemyError as exc:
+        raise StoreError(f"results store {masked}: {_clean(exc, url, password)}") from None
+    store = Store(engine, str(parsed), password)
+    store.url_masked = masked
+    try:
+        _migrate(store)
+    except BaseException:
+        engine.dispose()
+        raise
+    return store
+
+
+@contextmanager
+def opened(url: str, *, create: bool = True) -> Iterator[Store]:
+    """``with opened(url) as store:``: open, then close."""
+    store = open_store(url, create=create)
+    try:
+        yield store
+    finally:
+        store.close()

@@ -1,0 +1,323 @@
+"""The pytest side of the store: the controller's recorder writes each session into it.
+
+:class:`SessionStore` is opened at session start (a store that cannot be opened is one line
+and exit 4, before any criterion runs), stores each task run as soon as its last criterion
+run arrives (so a killed session keeps its completed tasks) and the final report at session
+end (a failure there is one ``ERROR`` line and a non-zero exit status; the JSON report is
+written first and never lost). Only the controller writes: xdist workers have no recorder.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import __version__
+from .._nodeids import benchmark_run_id, task_name, task_nodeid, task_run_of
+from .._results import BenchmarkRun, Report, TaskRun
+from .._secrets import redact
+from ._core import SessionWriter, Store, StoreError, mask_url, open_store, sqlite_path
+from ._core import store_url_from as _store_url_from
+from ._rows import SessionMeta
+
+if TYPE_CHECKING:
+    import pytest
+
+    from .._loader import BenchmarkPlan, TaskPlan
+    from .._runinfo import RunDir
+    from ..reporting._build import ReportInput
+
+#: how often a running benchmark run's aggregates are refreshed in the store (seconds)
+AGGREGATE_SECONDS = 1.0
+
+
+def store_url_of(config: pytest.Config) -> str | None:
+    """The session's store URL (``--verial-store`` > ``$VERIAL_STORE`` > ini > default, read
+    once with every option: :mod:`pytest_verial._configure`); None when turned off."""
+    from .._state import SETTINGS
+
+    return config.stash[SETTINGS].store.url
+
+
+def _git(rootdir: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(rootdir), *args],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_info(rootdir: Path) -> tuple[str | None, str | None, bool | None]:
+    """Commit, branch and dirty flag of the repository holding ``rootdir`` (None outside one)."""
+    commit = _git(rootdir, "rev-parse", "--verify", "-q", "HEAD")
+    if commit is None:
+        return None, None, None
+    branch = _git(rootdir, "rev-parse", "--abbrev-ref", "HEAD")
+    status = _git(rootdir, "status", "--porcelain", "--untracked-files=no")
+    return (
+        commit,
+        (None if branch in (None, "HEAD") else branch),
+        (None if status is None else bool(status)),
+    )
+
+
+def ci_url(environ: Mapping[str, str]) -> str | None:
+    """The CI run's URL from the environment of GitHub Actions, GitLab, CircleCI, Jenkins,
+    Buildkite or Azure Pipelines."""
+    if environ.get("GITHUB_RUN_ID") and environ.get("GITHUB_REPOSITORY"):
+        server = environ.get("GITHUB_SERVER_URL", "https://github.com")
+        return f"{server}/{environ['GITHUB_REPOSITORY']}/actions/runs/{environ['GITHUB_RUN_ID']}"
+    for key in ("CI_JOB_URL", "CIRCLE_BUILD_URL", "BUILDKITE_BUILD_URL", "BUILD_URL"):
+        if environ.get(key):
+            return environ[key]
+    if environ.get("SYSTEM_COLLECTIONURI") and environ.get("BUILD_BUILDID"):
+        project = environ.get("SYSTEM_TEAMPROJECT", "")
+        return (
+            f"{environ['SYSTEM_COLLECTIONURI'].rstrip('/')}/{project}/_build/results"
+            f"?buildId={environ['BUILD_BUILDID']}"
+        )
+    return None
+
+
+def masked_command_line(argv: Sequence[str]) -> str:
+    """The command line with secrets masked (registered secrets, URL passwords)."""
+    words = [mask_url(a) if "://" in a and "@" in a else a for a in argv]
+    return redact(shlex.join(words))
+
+
+def session_meta(config: pytest.Config, started_at: str) -> SessionMeta:
+    commit, branch, dirty = git_info(config.rootpath)
+    program = Path(sys.argv[0]).name if sys.argv else "pytest"
+    argv = ["pytest" if program == "__main__.py" else program, *config.invocation_params.args]
+    return SessionMeta(
+        started_at=started_at,
+        host=socket.gethostname(),
+        git_commit=commit,
+        git_branch=branch,
+        git_dirty=dirty,
+        ci_url=ci_url(os.environ),
+        plugin_version=__version__,
+        command_line=masked_command_line([str(a) for a in argv]),
+    )
+
+
+def refuse_inputs(url: str, folders: Sequence[Path], files: Sequence[Path]) -> None:
+    """A SQLite store must not be an input file of the session nor lie in a run folder."""
+    path = sqlite_path(url)
+    if path is None:
+        return
+    target = path.resolve()
+    for source in [*folders, *files]:
+        source = source.resolve()
+        if target == source or (source in folders and source in target.parents):
+            raise StoreError(
+                f"results store {mask_url(url)}: {path} is an input of this session "
+                f"({source}); choose another --verial-store"
+            )
+
+
+class SessionStore:
+    """The recorder's link to the store (see the module's docstring)."""
+
+    def __init__(self, url: str, meta: SessionMeta, store: Store | None = None) -> None:
+        self.url = url
+        self.meta = meta
+        self.store = store
+        self.writer: SessionWriter | None = None
+        self.failed: str | None = None
+        self._left: dict[str, int] | None = None
+        self._index: dict[str, tuple[str, BenchmarkPlan, TaskPlan, RunDir, list[RunDir]]] = {}
+        self._done: dict[str, list[TaskRun]] = {}
+        self._runs: dict[str, BenchmarkRun] = {}
+        self._refreshed: dict[str, float] = {}
+
+    @classmethod
+    def open(
+        cls, config: pytest.Config, started_at: str, folders: Sequence[Path], files: Sequence[Path]
+    ) -> SessionStore | None:
+        """The store of this session, or None when turned off; StoreError when it cannot be
+        opened. An existing store (and any PostgreSQL one) is opened and the session's row
+        written now; a SQLite store that does not exist yet is only checked now and created
+        with the session's first task run, so a session that scores nothing (a plain test
+        suite) leaves no ``.verial/`` behind."""
+        url = store_url_of(config)
+        if url is None:
+            return None
+        refuse_inputs(url, [f.resolve() for f in folders], files)
+        meta = session_meta(config, started_at)
+        path = sqlite_path(url)
+        if path is not None and not path.exists():
+            _creatable(url, path)
+            return cls(url, meta)
+        opened = cls(url, meta, open_store(url))
+        try:  # the session's row now: a store that refuses writes stops the session here
+            opened._writer()
+        except BaseException:
+            opened.close()
+            raise
+        return opened
+
+    def _writer(self) -> SessionWriter:
+        if self.writer is None:
+            if self.store is None:
+                self.store = open_store(self.url)
+            self.writer = self.store.begin_session(self.meta)
+        return self.writer
+
+    @property
+    def session_id(self) -> str | None:
+        """The session's store id (the session row is written now if it was not yet)."""
+        if self.failed is not None:
+            return None
+        try:
+            return self._writer().session_id
+        except StoreError as exc:
+            self.failed = str(exc)
+            return None
+
+    def criterion_done(self, nodeid: str, selected: Sequence[str], data: ReportInput) -> None:
+        """A criterion run arrived: store its task run when it was the task's last one."""
+        if self.failed is not None:
+            return
+        if self._left is None:
+            self._left = {}
+            for one in selected:
+                task = task_run_of(one)
+                self._left[task] = self._left.get(task, 0) + 1
+            self._build_index(data)
+        task = task_run_of(nodeid)
+        left = self._left.get(task)
+        if left is None:
+            return
+        self._left[task] = left = left - 1
+        if left > 0:
+            return
+        found = self._index.get(task)
+        if found is None:
+            return
+        from ..reporting._build import _task_run
+
+        display, plan, task_plan, run, group = found
+        task_run = _task_run(display, plan, task_plan, run, data)
+        if task_run is None:
+            return
+        run_id = benchmark_run_id(display, [r.label for r in group])
+        done = self._done.setdefault(run_id, [])
+        done.append(task_run)
+        benchmark_run = self._runs.get(run_id)
+        now = time.monotonic()
+        if benchmark_run is None or now - self._refreshed.get(run_id, 0) > AGGREGATE_SECONDS:
+            benchmark_run = _running_run(run_id, display, plan, group, done, data)
+            self._runs[run_id] = benchmark_run
+            self._refreshed[run_id] = now
+        try:
+            self._writer().task_run_completed(benchmark_run, task_run)
+        except StoreError as exc:
+            self.failed = str(exc)
+
+    def _build_index(self, data: ReportInput) -> None:
+        from ..reporting._build import run_groups
+
+        for display, plan in data.files:
+            runs = data.file_runs[display]
+            several = len(runs) > 1
+            for group in run_groups(runs, data.trials):
+                for run in group:
+                    for task in plan.tasks:
+                        node = task_nodeid(display, task_name(task.key, run.label, several))
+                        self._index[node] = (display, plan, task, run, group)
+
+    def finish(self, report: Report) -> str | None:
+        """Store the final report; the one-line problem when the store failed at any point."""
+        try:
+            self._writer().finish(report)
+        except StoreError as exc:
+            self.failed = self.failed or str(exc)
+        finally:
+            self.close()
+        return self.failed
+
+    def discard(self) -> None:
+        """Nothing was collected: the session's row goes (a session with no runs is noise)."""
+        try:
+            if self.store is not None and self.writer is not None:
+                self.store.delete_sessions([self.writer.session_id])
+        except StoreError:
+            pass
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def _creatable(url: str, path: Path) -> None:
+    """The SQLite store can be created at ``path`` (its nearest existing folder is writable)."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise StoreError(f"results store {mask_url(url)}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise StoreError(
+            f"results store {mask_url(url)}: cannot create {path.parent}: permission denied"
+        )
+
+
+def _running_run(
+    run_id: str,
+    display: str,
+    plan: BenchmarkPlan,
+    group: list[RunDir],
+    done: list[TaskRun],
+    data: ReportInput,
+) -> BenchmarkRun:
+    """The benchmark run so far: its completed task runs, status running."""
+    from .._scoring import verdict_threshold
+    from ..reporting._build import _run_info, benchmark_info
+
+    return BenchmarkRun.aggregate(
+        done,
+        verdict_threshold(None, plan.benchmark.pass_threshold, data.pass_threshold),
+        running=True,
+        interrupted=False,
+        id=run_id,
+        benchmark=benchmark_info(display, plan),
+        runs=[_run_info(r, data.scored) for r in group],
+        scored=data.scored or any(bool(r.config.scored) for r in group),
+    )
+
+
+def recovered_into_store(
+    store_value: str | None, rootdir: Path, session_id: str | None, report: Report
+) -> str | None:
+    """``verial report --recover``: the session in the store gets the recovered report and is
+    marked interrupted. Returns a one-line problem, or None (also when there is no store)."""
+    if not session_id:
+        return None
+    url = _store_url_from(store_value, rootdir)
+    if url is None:
+        return None
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        return None
+    try:
+        with open_store(url, create=False) as store:
+            store.recover_session(session_id, report)
+    except StoreError as exc:
+        return str(exc)
+    return None
