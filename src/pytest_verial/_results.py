@@ -419,6 +419,18 @@ class TaskRun(Result):
             criterion_runs=list(criterion_runs),
         )
 
+    def rescored(self, **extra: Any) -> TaskRun:
+        """This task run scored again from its criterion runs, no longer running (shards
+        merged, a run cancelled), with what names it (:data:`TASK_IDENTITY`) and ``extra``."""
+        identity = self.model_dump(include=set(TASK_IDENTITY))
+        return TaskRun.aggregate(self.criterion_runs, self.pass_threshold, **identity, **extra)
+
+
+#: the fields of a task run that name it, not score it
+TASK_IDENTITY = frozenset(
+    {"id", "task_id", "task_key", "entity", "name", "benchmark", "file", "run", "snapshot"}
+)
+
 
 class InlineTaskRun(TaskRun):
     """What :func:`pytest_verial.verify_task` returns: a task run plus its verification

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import mimetypes
 import os
 import shutil
 import signal
@@ -25,23 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-#: content types an uploader gives a sandbox's files (what the disk source reports too)
-_TYPES = {
-    ".ndjson": "application/x-ndjson",
-    ".jsonl": "application/x-ndjson",
-    ".hl7": "x-application/hl7-v2+er7",
-    ".x12": "application/edi-x12",
-    ".edi": "application/edi-x12",
-    ".csv": "text/csv",
-    ".json": "application/json",
-    ".txt": "text/plain",
-}
-
-
-def guess_content_type(name: str) -> str | None:
-    """The content type an object named ``name`` is uploaded with."""
-    suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name.rsplit("/", 1)[-1] else ""
-    return _TYPES.get(suffix) or mimetypes.guess_type(name, strict=False)[0]
+from pytest_verial.sources import guess_content_type
 
 
 def free_port() -> int:

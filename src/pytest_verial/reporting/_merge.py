@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .._results import BenchmarkRun, CollectionError, Report, RunCounts, RunStatus, Session, TaskRun
+from .._results import BenchmarkRun, CollectionError, Report, RunCounts, RunStatus, Session
 from ._json_report import load_report, write_json_report
 from ._outputs import EXIT_REFUSED, OutputRefused, refused
 from ._terminal import plural
@@ -195,27 +195,7 @@ def _merge_run(
                     f"{name}: shards of different runs"
                 )
     tasks = sorted((t for _, run in parts for t in run.task_runs), key=lambda t: position[t.id])
-    rebuilt = [
-        TaskRun.aggregate(
-            t.criterion_runs,
-            t.pass_threshold,
-            **t.model_dump(
-                include={
-                    "id",
-                    "task_id",
-                    "task_key",
-                    "entity",
-                    "name",
-                    "benchmark",
-                    "file",
-                    "run",
-                    "snapshot",
-                    "feedback",
-                }
-            ),
-        )
-        for t in tasks
-    ]
+    rebuilt = [t.rescored(feedback=t.feedback) for t in tasks]
     interrupted = any(r.session.status is RunStatus.CANCELLED for _, r in shards)
     return BenchmarkRun.aggregate(
         rebuilt,

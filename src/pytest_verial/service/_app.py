@@ -845,25 +845,7 @@ def create_app(
         """Cancel a running benchmark run; completed task runs are kept."""
         from ._runapi import cancel_run
 
-        def cancelled(task: TaskRun) -> TaskRun:
-            identity = task.model_dump(
-                include={
-                    "id",
-                    "task_id",
-                    "task_key",
-                    "entity",
-                    "name",
-                    "benchmark",
-                    "file",
-                    "run",
-                    "snapshot",
-                }
-            )
-            return TaskRun.aggregate(
-                task.criterion_runs, task.pass_threshold, running=False, **identity
-            )
-
-        _stored(lambda: cancel_run(store, key, run_id, cancelled))
+        _stored(lambda: cancel_run(store, key, run_id, TaskRun.rescored))
         return _stored(lambda: read_benchmark_run(store, key, run_id))
 
     return app

@@ -33,7 +33,14 @@ from .._sourcetable import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES, load
 
 if TYPE_CHECKING:
     from ._fhir import FhirSource, SnapshotSource
-    from ._files import BaseFilesSource, DirectoryFiles, FileEntry, FilesSource, GCSFiles
+    from ._files import (
+        BaseFilesSource,
+        DirectoryFiles,
+        FileEntry,
+        FilesSource,
+        GCSFiles,
+        guess_content_type,
+    )
     from ._hl7 import Hl7Snapshot, Hl7Source
     from ._output import OutputSnapshot, OutputSource
     from ._portal import PortalSnapshot, PortalSource
@@ -253,7 +260,15 @@ _LAZY = {
     **dict.fromkeys(["Turn", "VoiceSnapshot", "VoiceSource"], "_voice"),
     **dict.fromkeys(["X12Snapshot", "X12Source"], "_x12"),
     **dict.fromkeys(
-        ["BaseFilesSource", "DirectoryFiles", "FileEntry", "FilesSource", "GCSFiles"], "_files"
+        [
+            "BaseFilesSource",
+            "DirectoryFiles",
+            "FileEntry",
+            "FilesSource",
+            "GCSFiles",
+            "guess_content_type",
+        ],
+        "_files",
     ),
 }
 __getattr__, __dir__ = exports(__name__, _LAZY)
@@ -284,6 +299,7 @@ __all__ = [
     "X12Snapshot",
     "X12Source",
     "fill_template",
+    "guess_content_type",
     "run_yaml",
     "setting_number",
     "setting_text",

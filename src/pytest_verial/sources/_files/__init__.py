@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING
 
 from ..._errors import RunConfigError
 from .. import fill_template, run_yaml, setting_number, setting_text
-from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, FilesSource, unsafe_reason
+from .base import (
+    DEFAULT_MAX_READ_BYTES,
+    BaseFilesSource,
+    FileEntry,
+    FilesSource,
+    guess_content_type,
+    unsafe_reason,
+)
 from .disk import DirectoryFiles
 from .gcs import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, GCSFiles
 
@@ -98,6 +105,7 @@ def from_sandbox(sandbox: Sandbox) -> BaseFilesSource:
 
 
 __all__ = [
+    "guess_content_type",
     "BaseFilesSource",
     "DirectoryFiles",
     "FileEntry",
