@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._results import COUNTED, Report, Status, TaskStatus
-from .._scoring import VERDICTS, Verdict
+from .._scoring import TOLERANCE, VERDICTS, Verdict
 from ._scores import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
 
 COMPARISON_SCHEMA_ID = "pytest-verial/compare/v1"
@@ -38,8 +38,8 @@ COMPARISON_SCHEMA_ID = "pytest-verial/compare/v1"
 RESAMPLES = 10_000
 SEED = 20261123
 CONFIDENCE = 0.95
-#: score differences smaller than this are rounding, not change
-EPSILON = 1e-9
+#: score differences smaller than this are rounding, not change (the scorer's tolerance)
+EPSILON = TOLERANCE
 #: verdicts worst first: a verdict's rank is its index
 _BY_RANK: tuple[Verdict, ...] = VERDICTS[::-1]
 VERDICT_RANK: dict[str, int] = {v: rank for rank, v in enumerate(_BY_RANK)}
