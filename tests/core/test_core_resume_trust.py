@@ -177,7 +177,7 @@ def test_recover_refuses_an_edited_journal(
 
 
 def test_recover_verifies_a_signed_journal(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     journal = _journal(tmp_path)  # written without a key: a plain digest chain
     # in a child process: the key read is registered as a secret for the process's lifetime
@@ -192,6 +192,7 @@ def test_recover_verifies_a_signed_journal(
     err = child.stderr
     assert child.returncode != 0 and "not signed, and VERIAL_SIGNING_KEY is set" in err, err
     assert not journal.with_name("rec.json").exists()
+    monkeypatch.delenv("VERIAL_SIGNING_KEY", raising=False)  # here: no key
     code, err = _recover(journal, capsys)
     assert code == 0, err
     recovered = json.loads(journal.with_name("rec.json").read_text())
