@@ -7,17 +7,16 @@ naming the file and what differs. Carried-over failures count in the exit status
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterator
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from core_support import Project, run_subprocess, voice_criterion, write_sealed
+from core_support import Project, child_env, run_subprocess, voice_criterion, write_sealed
 
-# private module: unit test of the journal's hash chain (seal.link, secrets)
-from pytest_verial import _secrets as secrets
 from pytest_verial.cli import main
-from pytest_verial.reporting._seal import link
 
 HELLO = {"voice/turns.json": [{"speaker": "agent", "text": "hello there"}]}
 
@@ -131,12 +130,18 @@ def _recover(journal: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, st
     return code, capsys.readouterr().err
 
 
+def _link(previous: str, body: bytes) -> str:
+    """An unsigned journal line's digest: SHA-256 over the previous line's digest, a line
+    break and this line's bytes (what anyone who reads the code can compute)."""
+    return "sha256:" + hashlib.sha256(previous.encode("ascii") + b"\n" + body).hexdigest()
+
+
 def _rechain(lines: list[bytes]) -> list[bytes]:
     """The lines with their digest chain computed anew, as a forger without a key can."""
     out, previous = [], ""
     for line in lines:
         body = line[: line.rindex(b',"chain":"')]
-        previous = link(previous, body)
+        previous = _link(previous, body)
         out.append(body + b',"chain":"' + previous.encode() + b'"}\n')
     return out
 
@@ -171,22 +176,23 @@ def test_recover_refuses_an_edited_journal(
     assert not journal.with_name("rec.json").exists()
 
 
-@pytest.fixture
-def _forget_secrets() -> Iterator[None]:
-    """The signing key read in this process is registered as a secret: forgotten after."""
-    yield
-    secrets.reset()
-
-
-@pytest.mark.usefixtures("_forget_secrets")
 def test_recover_verifies_a_signed_journal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     journal = _journal(tmp_path)  # written without a key: a plain digest chain
-    monkeypatch.setenv("VERIAL_SIGNING_KEY", "Qz7wV2mX9kLp")
-    code, err = _recover(journal, capsys)
-    assert code != 0 and "not signed, and VERIAL_SIGNING_KEY is set" in err, err
-    monkeypatch.delenv("VERIAL_SIGNING_KEY")
+    # in a child process: the key read is registered as a secret for the process's lifetime
+    recover = ["report", "--recover", str(journal), "-o", str(journal.with_name("rec.json"))]
+    child = subprocess.run(
+        [sys.executable, "-m", "pytest_verial.cli", *recover],
+        env={**child_env(), "VERIAL_SIGNING_KEY": "Qz7wV2mX9kLp"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    err = child.stderr
+    assert child.returncode != 0 and "not signed, and VERIAL_SIGNING_KEY is set" in err, err
+    assert not journal.with_name("rec.json").exists()
+    monkeypatch.delenv("VERIAL_SIGNING_KEY", raising=False)  # here: no key
     code, err = _recover(journal, capsys)
     assert code == 0, err
     recovered = json.loads(journal.with_name("rec.json").read_text())

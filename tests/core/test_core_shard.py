@@ -9,8 +9,6 @@ from typing import Any
 import pytest
 from core_support import REPO, Project, run_subprocess, strip_timing, voice_criterion, write_sealed
 
-# private module: unit test of the shard assignment's balance and stability
-from pytest_verial._selection import assign, parse_shard
 from pytest_verial.cli import main
 
 EXAMPLES = REPO / "example_benchmarks"
@@ -149,13 +147,38 @@ def test_a_bad_shard_is_a_usage_error(pytester: pytest.Pytester, value: str) -> 
     result.stderr.fnmatch_lines(["*--verial-shard: *"])
 
 
-def test_assignment_is_stable_and_balanced() -> None:
-    counts = {f"f::t{i}": (i % 7) + 1 for i in range(40)}
-    first = assign(counts, 4)
-    assert assign(dict(reversed(list(counts.items()))), 4) == first  # order does not matter
-    loads = [sum(n for t, n in counts.items() if first[t] == k) for k in range(1, 5)]
+def test_assignment_is_stable_and_balanced(pytester: pytest.Pytester) -> None:
+    """Task runs of 1 to 7 criteria in 4 shards: each shard's criteria within one task run's
+    worth of the others', and the same shards when the file lists the tasks the other way."""
+    project = Project(pytester.path)
+    counts = {f"t{i}": (i % 7) + 1 for i in range(24)}
+    tasks = [
+        {"id": t, "criteria": [voice_criterion(f"c{k}", contains=["hello"]) for k in range(n)]}
+        for t, n in counts.items()
+    ]
+    for task in counts:
+        project.sandbox(task, {"voice/turns.json": [{"speaker": "agent", "text": "hello"}]})
+
+    def shards() -> list[set[str]]:
+        found = []
+        for k in (1, 2, 3, 4):
+            shard = f" {k}/4 "  # spaces around K/N are allowed
+            result = pytester.runpytest(
+                "-p", "no:randomly", "--verial-shard", shard, "--verial-report", "s.json"
+            )  # fmt: skip
+            assert result.ret == 0, result.outlines[-20:]
+            info = json.loads((pytester.path / "s.json").read_text())["session"]["shard"]
+            assert (info["index"], info["count"]) == (k, 4)
+            found.append({t.rpartition("::")[2] for t in info["task_runs"]})
+        return found
+
+    project.benchmark("b", {"tasks": tasks})
+    first = shards()
+    assert sorted(t for shard in first for t in shard) == sorted(counts)  # each in one shard
+    loads = [sum(counts[t] for t in shard) for shard in first]
     assert max(loads) - min(loads) <= max(counts.values())
-    assert parse_shard(" 2/3 ").index == 2
+    project.benchmark("b", {"tasks": tasks[::-1]})
+    assert shards() == first  # the order tasks are listed in does not matter
 
 
 def test_merge_refuses_shards_of_other_run_folders_or_benchmark_content(

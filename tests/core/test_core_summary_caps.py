@@ -1,9 +1,17 @@
 """The terminal summary a new user reads: capped like pytest's ``-r`` summary (the rest named,
-and listed with ``-v``), reasons cut at a word boundary, no internal names."""
+and listed with ``-v``), reasons cut at a word boundary, no internal names.
+
+Read as users meet it: ``verial report`` on a written report, and the ``verial summary``
+section of sessions at ``-q``, default verbosity and ``-v``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
+from core_support import Project, voice_criterion
 
 from pytest_verial import (
     BenchmarkInfo,
@@ -16,30 +24,32 @@ from pytest_verial import (
     Session,
     TaskRun,
 )
+from pytest_verial.cli import main
+from pytest_verial.reporting import write_json_report
 
-# private module: unit test of the terminal summary's caps and cuts
-from pytest_verial.reporting._terminal import (
-    MAX_FAILING,
-    MAX_TASK_ROWS,
-    _cut,
-    describe_failure,
-    summary_lines,
-)
+#: task rows, and failing criteria of one benchmark run, shown before "... and N more"
+MAX_TASK_ROWS = 50
+MAX_FAILING = 20
 
 
-def _report(tasks: int, failing_per_task: int = 1) -> Report:
+def _failing(key: str, k: int) -> CriterionRun:
+    return CriterionRun.scored(
+        {"criterion_id": f"c{k}", "task_key": key, "assert": "output-match"},
+        0.0,
+        False,
+        details="the expected CPT code 72148 was not found in the letter",
+    )
+
+
+def _report(
+    tasks: int,
+    failing_per_task: int = 1,
+    failing: Callable[[str, int], CriterionRun] = _failing,
+) -> Report:
     task_runs = []
     for n in range(tasks):
         key = f"task-{n:03d}"
-        criteria = [
-            CriterionRun.scored(
-                {"criterion_id": f"c{k}", "task_key": key, "assert": "output-match"},
-                0.0,
-                False,
-                details="the expected CPT code 72148 was not found in the letter",
-            )
-            for k in range(failing_per_task)
-        ]
+        criteria = [failing(key, k) for k in range(failing_per_task)]
         criteria.append(CriterionRun.scored({"criterion_id": "ok", "task_key": key}, 1.0, True))
         task_runs.append(
             TaskRun.aggregate(
@@ -64,8 +74,49 @@ def _report(tasks: int, failing_per_task: int = 1) -> Report:
     )
 
 
-def test_600_tasks_fit_on_a_screen_and_name_what_was_left_out() -> None:
-    lines = "\n".join(summary_lines(_report(600))).splitlines()
+def _printed(report: Report, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """What ``verial report`` prints for ``report``."""
+    path = tmp_path / "report.json"
+    write_json_report(path, report)
+    assert main(["report", str(path)]) == 0
+    return capsys.readouterr().out
+
+
+def _session_summary(pytester: pytest.Pytester, *args: str) -> str:
+    """The ``verial summary`` section of a session of the project in ``pytester``."""
+    result = pytester.runpytest("-p", "no:randomly", "--tb=no", "-rN", *args)
+    assert result.ret == 1, result.outlines[-20:]
+    lines = result.outlines[
+        result.outlines.index(next(x for x in result.outlines if "verial summary" in x)) + 1 :
+    ]
+    return "\n".join(x for x in lines if not x.startswith("="))
+
+
+@pytest.fixture
+def capped_project(pytester: pytest.Pytester) -> Project:
+    """120 tasks, each with one failing and one passing criterion."""
+    project = Project(pytester.path)
+    tasks = [
+        {
+            "id": f"task-{n:03d}",
+            "criteria": [
+                voice_criterion("c0", contains=["CPT 72148"]),
+                voice_criterion("ok", contains=["letter"]),
+            ],
+        }
+        for n in range(120)
+    ]
+    project.benchmark("b", {"tasks": tasks})
+    for task in tasks:
+        turns = [{"speaker": "agent", "text": "the letter is sent"}]
+        project.sandbox(task["id"], {"voice/turns.json": turns})
+    return project
+
+
+def test_600_tasks_fit_on_a_screen_and_name_what_was_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _printed(_report(600), tmp_path, capsys).splitlines()
     assert len(lines) < 200  # was 1,231 lines for 600 tasks
     text = "\n".join(lines)
     assert f"... and {600 - MAX_TASK_ROWS} more task runs:" in text
@@ -74,8 +125,10 @@ def test_600_tasks_fit_on_a_screen_and_name_what_was_left_out() -> None:
 
 
 @pytest.mark.parametrize("verbosity, capped", [(0, True), (-1, True), (1, False)])
-def test_caps_and_minus_v(verbosity: int, capped: bool) -> None:
-    text = "\n".join(summary_lines(_report(120), verbosity=verbosity))
+def test_caps_and_minus_v(
+    pytester: pytest.Pytester, capped_project: Project, verbosity: int, capped: bool
+) -> None:
+    text = _session_summary(pytester, *{0: [], -1: ["-q"], 1: ["-v"]}[verbosity])
     assert ("task-119" not in text.split("failing criteria:")[0]) is capped
     more_tasks = f"... and {120 - MAX_TASK_ROWS} more task runs:"
     more_failing = f"... and {120 - MAX_FAILING} more failing criteria:"
@@ -84,31 +137,70 @@ def test_caps_and_minus_v(verbosity: int, capped: bool) -> None:
     assert ("task-119::c0" in text) is not capped
 
 
-def test_a_short_run_is_not_capped() -> None:
-    text = "\n".join(summary_lines(_report(3, failing_per_task=2)))
+def test_a_short_run_is_not_capped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = _printed(_report(3, failing_per_task=2), tmp_path, capsys)
     assert "more:" not in text and text.count("::c") == 6
 
 
-def test_reasons_are_cut_at_a_word_boundary() -> None:
-    line = "    the expected CPT code 72148 was not found in the letter to the payer"
-    cut = _cut(line, 40)
+SAYS_CHECK = """
+from typing import Literal
+from pydantic import Field
+from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
+
+class Says(AssertionSpec):
+    kind: Literal["says"] = Field(alias="assert")
+    details: str
+
+def says(spec, ctx):
+    return CheckOutcome(0.0, spec.details)
+
+def pytest_verial_checks():
+    return [CheckSpec("says", Says, says)]
+"""
+
+
+def test_reasons_are_cut_at_a_word_boundary(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At ``-q`` each failing criterion's reason is one line cut to the terminal's width."""
+    reason = "the expected CPT code 72148 was not found in the letter to the payer"
+    project = Project(pytester.path)
+    project.conftest(SAYS_CHECK)
+    criteria = [
+        {"id": "words", "assertion": {"assert": "says", "details": reason}},
+        {"id": "word", "assertion": {"assert": "says", "details": "x" * 80}},
+    ]
+    project.benchmark("b", {"tasks": [{"id": "t", "criteria": criteria}]})
+    project.sandbox("t", {"output.md": "x"})
+    monkeypatch.setenv("COLUMNS", "40")
+    lines = _session_summary(pytester, "-q").splitlines()
+    line = f"    {reason}"
+    cut = next(x for x in lines if x.startswith("    the expected"))
     assert len(cut) <= 40 and cut.endswith("...")
     assert line.startswith(cut[:-3]) and line[len(cut) - 3] == " "  # ends on a whole word
-    assert _cut("x" * 80, 40) == "x" * 37 + "..."  # one long word: cut where it must
+    # one long word: cut where it must
+    assert "    " + "x" * 33 + "..." in lines
 
 
-def test_no_internal_names_reach_the_terminal() -> None:
-    run = CriterionRun.scored(
-        {"criterion_id": "c", "assert": "fhir-state"},
-        0.0,
-        False,
-        evidence={"field_results": [{"path": "status", "expected": "F", "quantifier": "all"}]},
-    )
-    text = describe_failure(run, False)
+def test_no_internal_names_reach_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def failing(key: str, k: int) -> CriterionRun:
+        return CriterionRun.scored(
+            {"criterion_id": "c", "task_key": key, "assert": "fhir-state"},
+            0.0,
+            False,
+            evidence={"field_results": [{"path": "status", "expected": "F", "quantifier": "all"}]},
+        )
+
+    text = _printed(_report(1, failing=failing), tmp_path, capsys)
+    text = text.split("failing criteria:")[1]  # the failure as described
     assert "__default__" not in text and "None" not in text
     assert "(all)" in text
 
 
-def test_a_task_without_axes_shows_no_internal_axis_key() -> None:
-    text = "\n".join(summary_lines(_report(2)))
+def test_a_task_without_axes_shows_no_internal_axis_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _printed(_report(2), tmp_path, capsys)
     assert "__default__" not in text and "(no axis) 0.50" in text

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_verial import CheckError
 
-# private module: unit test of the compiled FHIRPath and the R4 search-parameter table
+# private: the FHIRPath fast path (checked against fhirpathpy) has no public face, nor the R4 table
 from pytest_verial.fhir import _fhirpath as fhirpath
 from pytest_verial.fhir._definitions import param_codes, search_param
 

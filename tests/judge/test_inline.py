@@ -210,6 +210,15 @@ def test_public_api_is_pinned():
             "task_feedback",
             "verification_lines",
             "verification_summary",
+            # calibration against human labels (verial judge calibrate)
+            "Figures",
+            "Item",
+            "PADDING",
+            "PERTURBATIONS",
+            "agreement",
+            "kappa",
+            "macro_f1",
+            "perturbed",
         ]
     )
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from service_support import Api, count_rows
 
-# private module: unit test of the job queue's leases, which no API exposes
+# private: the job queue's claim and lease protocol has no public face; tested below the HTTP API
 from pytest_verial.service import _jobs as jobs
 from pytest_verial.service._runs import Replay
 

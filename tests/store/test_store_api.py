@@ -13,10 +13,7 @@ import pytest
 
 from pytest_verial import Report
 from pytest_verial.reporting import load_report
-from pytest_verial.store import StoreError, open_store
-
-# private module: unit test of the store's migrations and ids, which no API exposes
-from pytest_verial.store._ids import new_id
+from pytest_verial.store import MIGRATIONS, StoreError, open_store, revisions
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -214,10 +211,20 @@ def test_task_runs_written_as_they_complete_then_finished(
         assert store.import_report(report).session_id == writer.session_id
 
 
-def test_ids_sort_by_creation() -> None:
-    ids = [new_id("br") for _ in range(2000)]
-    assert ids == sorted(ids) and len(set(ids)) == 2000
-    assert all(len(i) == 29 and i.startswith("br_") for i in ids)
+def test_ids_sort_by_creation(tmp_path: Path, example_reports: list[Path]) -> None:
+    """The ids the store writes, in the order it wrote them (many within one millisecond)."""
+    path = tmp_path / "results.db"
+    with open_store(f"sqlite:///{path}") as store:
+        for n in range(20):
+            for report in example_reports:
+                store.import_report(_shifted(load_report(report), 1, str(n)))
+    db = sqlite3.connect(path)
+    kinds = {"ses": "sessions", "br": "benchmark_runs", "tr": "task_runs", "cr": "criterion_runs"}
+    for prefix, table in kinds.items():
+        ids = [r[0] for r in db.execute(f"select id from {table} order by rowid")]  # noqa: S608
+        assert ids == sorted(ids) and len(set(ids)) == len(ids) >= 40, table
+        assert all(len(i) == len(prefix) + 27 and i.startswith(f"{prefix}_") for i in ids)
+    assert len(ids) >= 2000  # the criterion runs'
 
 
 # -- opening: migrations and refusals ---------------------------------------------------------
@@ -225,8 +232,6 @@ def test_an_older_store_is_migrated_on_open(tmp_path: Path) -> None:
     from alembic import command
     from alembic.config import Config
     from sqlalchemy import create_engine
-
-    from pytest_verial.store._core import MIGRATIONS
 
     path = tmp_path / "old.db"
     engine = create_engine(f"sqlite:///{path}")
@@ -241,8 +246,6 @@ def test_an_older_store_is_migrated_on_open(tmp_path: Path) -> None:
     with open_store(f"sqlite:///{path}") as store:
         assert store.list_runs() == []
     db = sqlite3.connect(path)
-    from pytest_verial.store._core import revisions
-
     head = revisions()[-1]
     assert db.execute("select version_num from alembic_version").fetchall() == [(head,)]
     names = {r[0] for r in db.execute("select name from sqlite_master where type='index'")}
@@ -256,8 +259,6 @@ def test_a_new_store_has_the_schema_the_migrations_build(tmp_path: Path) -> None
     from alembic.config import Config
     from alembic.script import ScriptDirectory
     from sqlalchemy import create_engine, inspect
-
-    from pytest_verial.store._core import MIGRATIONS, revisions
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))

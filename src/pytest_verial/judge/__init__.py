@@ -12,6 +12,16 @@ from typing import TYPE_CHECKING
 from .. import _lazy as lazy
 
 if TYPE_CHECKING:
+    from ._calibrate import (
+        PADDING,
+        PERTURBATIONS,
+        Figures,
+        Item,
+        agreement,
+        kappa,
+        macro_f1,
+        perturbed,
+    )
     from ._client import JudgeClient, JudgeError, Judgement, close_clients, shared_client
     from ._gating import Decision, decide
     from ._models import normalise_model_id, same_model, self_grading
@@ -24,6 +34,19 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy.exports(
     __name__,
     {
+        **dict.fromkeys(
+            [
+                "PADDING",
+                "PERTURBATIONS",
+                "Figures",
+                "Item",
+                "agreement",
+                "kappa",
+                "macro_f1",
+                "perturbed",
+            ],
+            "_calibrate",
+        ),
         **dict.fromkeys(
             ["JudgeClient", "JudgeError", "Judgement", "close_clients", "shared_client"], "_client"
         ),
@@ -39,7 +62,11 @@ __getattr__, __dir__ = lazy.exports(
 
 __all__ = [
     "DEFAULT_PRICES",
+    "PADDING",
+    "PERTURBATIONS",
     "Decision",
+    "Figures",
+    "Item",
     "JudgeClient",
     "JudgeError",
     "JudgeSettings",
@@ -48,13 +75,17 @@ __all__ = [
     "MalformedReply",
     "Rating",
     "Ratings",
+    "agreement",
     "build_messages",
     "build_settings",
     "close_clients",
     "decide",
     "from_sandbox",
+    "kappa",
+    "macro_f1",
     "normalise_model_id",
     "parse_reply",
+    "perturbed",
     "prompt_hash",
     "same_model",
     "self_grading",

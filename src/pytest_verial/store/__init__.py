@@ -14,6 +14,7 @@ from .. import _lazy as lazy
 if TYPE_CHECKING:
     from ._core import (
         ENV,
+        MIGRATIONS,
         ImportResult,
         RunRow,
         SessionWriter,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         mask_url,
         open_store,
         opened,
+        revisions,
         sqlite_path,
         store_url_from,
     )
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV",
+    "MIGRATIONS",
     "ImportResult",
     "RunRow",
     "SessionMeta",
@@ -45,6 +48,7 @@ __all__ = [
     "mask_url",
     "open_store",
     "opened",
+    "revisions",
     "sqlite_path",
     "store_url_from",
 ]
@@ -54,6 +58,7 @@ __getattr__, __dir__ = lazy.exports(
     __name__,
     {
         "ENV": "_core",
+        "MIGRATIONS": "_core",
         "ImportResult": "_core",
         "RunRow": "_core",
         "SessionWriter": "_core",
@@ -65,6 +70,7 @@ __getattr__, __dir__ = lazy.exports(
         "mask_url": "_core",
         "open_store": "_core",
         "opened": "_core",
+        "revisions": "_core",
         "sqlite_path": "_core",
         "store_url_from": "_core",
         "SessionMeta": "_rows",
