@@ -8,8 +8,10 @@ with its private module on first use, and the helpers the built-in checks share 
 field operators of :mod:`pytest_verial`: :func:`resolve` (a dotted JSON path, as
 ``portal-state-match`` reads rows), :func:`quantified` (a field over several values, ``any``
 or ``all``) and :func:`correlation_matches` (``correlate_by`` over the values a path
-selects). Conftests add checks through the ``pytest_verial_checks`` hook;
-:mod:`pytest_verial.testing` runs one in a test.
+selects); and the bounded readers every JSON or YAML text the plugin reads goes through,
+:func:`load_json` and :func:`load_yaml` (depth, number and alias limits, :class:`DataError`
+naming the line; docs/limits.md). Conftests add checks through the ``pytest_verial_checks``
+hook; :mod:`pytest_verial.testing` runs one in a test.
 
 To add a built-in check: write ``checks/_<name>.py`` with its model and a
 ``CHECK = CheckSpec(...)``, add its ``assert`` name and module to ``_registry.BUILTIN`` and its
@@ -27,6 +29,7 @@ from ._registry import BUILTIN, CheckRegistry, builtin_check, builtin_checks, de
 if TYPE_CHECKING:
     from .._compare import correlation_matches, quantified
     from .._paths import resolve
+    from .._safeparse import MAX_DEPTH, MAX_INT_DIGITS, DataError, load_json, load_yaml
     from ._fhir import FhirResourceState
     from ._files import SftpFilePresent
     from ._hl7 import Hl7Structural
@@ -62,20 +65,28 @@ _HELPERS = {
     "correlation_matches": "._compare",
     "quantified": "._compare",
     "resolve": "._paths",
+    **dict.fromkeys(
+        ["DataError", "MAX_DEPTH", "MAX_INT_DIGITS", "load_json", "load_yaml"], "._safeparse"
+    ),
 }
 __getattr__, __dir__ = exports(__name__, {**_MODELS, **_HELPERS})
 
 __all__ = [
     "BUILTIN",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
     "AssertionSpec",
     "CheckContext",
     "CheckOutcome",
     "CheckRegistry",
     "CheckSpec",
+    "DataError",
     "builtin_check",
     "builtin_checks",
     "correlation_matches",
     "default_registry",
+    "load_json",
+    "load_yaml",
     "quantified",
     "resolve",
     "FhirResourceState",
