@@ -19,13 +19,14 @@ def exports(
     package: str, table: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``, whose ``table`` maps each public name
-    to the submodule (relative to the package) that defines it."""
+    to the submodule (relative to the package) that defines it; a leading dot names a module
+    of the parent package (``"._compare"`` in ``pytest_verial.checks``)."""
 
     def getattr_(name: str) -> Any:
         module = table.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        value = getattr(importlib.import_module(f".{module}", package), name)
         setattr(sys.modules[package], name, value)  # later lookups skip this function
         return value
 

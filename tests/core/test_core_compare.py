@@ -8,9 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_verial import MISSING, FieldSpec, compare, field_result, fields_score
-
-# private module: unit test of the field operators' quantifiers and JSON paths
-from pytest_verial._paths import resolve
+from pytest_verial.checks import correlation_matches, quantified, resolve
 
 APPOINTMENT = {
     "resourceType": "Appointment",
@@ -232,9 +230,6 @@ def test_order_operators_agree_on_numbers(expected: float, actual: float) -> Non
 
 
 def test_quantified_fields_over_several_values() -> None:
-    from pytest_verial import FieldSpec
-    from pytest_verial._compare import quantified
-
     final = FieldSpec(path="OBX[*].11", expected="F")
     assert quantified(final, ["F", "F"], "all") and quantified(final, ["C", "F"], "any")
     assert not quantified(final, ["C", "F"], "all") and not quantified(final, [], "any")
@@ -243,8 +238,6 @@ def test_quantified_fields_over_several_values() -> None:
 
 
 def test_correlation_matches_any_value_one_of_expected_or_absent() -> None:
-    from pytest_verial._compare import correlation_matches
-
     assert correlation_matches("R01", ["A04", "R01"])
     assert correlation_matches(["A04", "A08"], ["A08"])
     assert correlation_matches(271, ["271 "])  # fixed-width X12 element, number vs text

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from pytest_verial import BenchmarkFileError, FieldSpec, compare, load_benchmark
 
-# private module: unit test of the escaping helpers every output format shares
+# private: unit tests of the escaping and number helpers each output format shares, no public face
 from pytest_verial._compare import as_number, values_equal
 from pytest_verial._display import escape, sanitize, unlink, unsafe_id_char
 from pytest_verial.checks import CheckRegistry, builtin_checks
@@ -285,7 +285,7 @@ def test_nasty_data_is_escaped_on_terminal_and_xml_stays_valid(tmp_path: Path, f
 
 
 def test_junit_text_and_attributes_are_escaped() -> None:
-    from pytest_verial.reporting._junit import xml_safe
+    from pytest_verial.reporting._junit import xml_safe  # private: JUnit's escaping helper
 
     root = ET.Element("testsuites", name="a\x1bb")
     ET.SubElement(root, "failure", message="m\x00\u202e").text = "line1\nline2\x1b\udc80"
@@ -418,7 +418,7 @@ def test_portal_row_with_arabic_digits_does_not_match_a_number(pytester: pytest.
 @pytest.mark.parametrize("text", ["٢٠٢٤", "٢٠٢٤-٠١-٠٥", "２０２４-01-05"])
 def test_dates_in_other_scripts_digits_are_not_dates(text: str) -> None:
     assert not compare(FieldSpec(path="x", expected="2000-01-01", op="gt"), text)
-    from pytest_verial.fhir._values import date_range
+    from pytest_verial.fhir._values import date_range  # private: FHIR's date parser
 
     assert date_range(text) is None
 

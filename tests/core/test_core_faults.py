@@ -39,7 +39,7 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
-# private module: private: secret registration, SIGTERM handling, output writers
+# private: registers a secret as a source does (no public face), to test the journal masks it
 from pytest_verial._secrets import register
 
 HERE = Path(__file__).parent
@@ -228,30 +228,68 @@ def test_sigterm_keeps_completed_tasks_and_writes_every_file(
         assert _names(output, label, name), output[-3000:]
 
 
-def test_a_second_sigterm_acts_as_without_the_plugin() -> None:
-    from pytest_verial._interrupts import TermAsInterrupt
+SIGTERM_TWICE = """
+import os
+import signal
+import time
+from pathlib import Path
 
-    before = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+def _term(name):
     try:
-        term = TermAsInterrupt()
-        assert term.install()
-        with pytest.raises(KeyboardInterrupt):
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(5)  # the handler runs at the next bytecode; never reached
-        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the next one kills
-        term.restore()
-        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # ignored on purpose: left alone
-        assert not TermAsInterrupt().install()
-        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
-        mine = TermAsInterrupt()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        assert mine.install()
-        mine.restore()  # at unconfigure: the previous disposition is back
-        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-    finally:
-        signal.signal(signal.SIGTERM, before)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(2)  # the handler runs at the next bytecode; never reached when handled
+    except KeyboardInterrupt:
+        Path(name).write_text("KeyboardInterrupt")
+    else:
+        Path(name).write_text("ignored")
+
+
+def test_term():
+    _term("first")
+    _term("second")  # killed here unless SIGTERM is ignored
+"""
+
+
+#: pytest in a child process that starts with SIGTERM at a given disposition
+SIGTERM_AT = (
+    "import runpy, signal, sys; signal.signal(signal.SIGTERM, signal.{}); "
+    "sys.argv[0] = 'pytest'; runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
+)
+
+
+def _sigterm_twice(path: Path, disposition: str) -> tuple[int, dict[str, str]]:
+    """A session whose test sends itself SIGTERM twice, started with SIGTERM at
+    ``disposition``: its exit code, and what each SIGTERM did (absent: the process died)."""
+    (path / "test_term.py").write_text(SIGTERM_TWICE, encoding="utf-8")
+    command = pytest_command("-p", "no:randomly", "-n", "0", "test_term.py")
+    assert command[1:3] == ["-m", "pytest"], command
+    proc = subprocess.run(
+        [command[0], "-c", SIGTERM_AT.format(disposition), *command[3:]],
+        cwd=path,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    done = {n: (path / n).read_text() for n in ("first", "second") if (path / n).exists()}
+    return proc.returncode, done
+
+
+def test_a_second_sigterm_acts_as_without_the_plugin(tmp_path: Path) -> None:
+    # the first SIGTERM winds the session down as Ctrl-C does; the handler put the default
+    # back before raising, so the next one kills
+    code, done = _sigterm_twice(tmp_path, "SIG_DFL")
+    assert code == -signal.SIGTERM, done
+    assert done == {"first": "KeyboardInterrupt"}
+
+
+def test_an_ignored_sigterm_stays_ignored(tmp_path: Path) -> None:
+    # ignored on purpose by the parent: left alone, as Python leaves an ignored SIGINT
+    code, done = _sigterm_twice(tmp_path, "SIG_IGN")
+    assert code == 0, done
+    assert done == {"first": "ignored", "second": "ignored"}
 
 
 def test_the_session_restores_the_sigterm_handler(pytester: pytest.Pytester) -> None:

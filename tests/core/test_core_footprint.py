@@ -16,7 +16,7 @@ from core_support import Project, portal_criterion, run_subprocess
 
 import pytest_verial.checks
 
-# private module: unit test of the garbage-collector checkpoints (_heap)
+# private: unit test of the garbage-collector scope (_heap), which has no public face
 from pytest_verial import _heap as heap
 from pytest_verial.checks import BUILTIN, builtin_check, default_registry
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# private module: unit test of node-id building and parsing (one module owns it)
+# private: unit test of the node-id grammar (built and parsed in one module), no public face
 from pytest_verial._nodeids import (
     benchmark_run_id,
     criterion_nodeid,

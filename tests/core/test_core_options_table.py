@@ -1,6 +1,9 @@
 """The options table (``pytest_verial._options``) is the one place options are declared: pytest
 registers exactly its rows, the judge's settings agree with it, and README.md's options table
-is generated from it (``scripts/options_table.py``; this test is the CI check)."""
+is generated from it (``scripts/options_table.py``; this test is the CI check); and the one
+precedence every option is resolved by (command line, environment, ini, default) into the
+session's frozen settings. The options' user-visible errors and precedence through a session
+are in test_core_options.py."""
 
 from __future__ import annotations
 
@@ -13,9 +16,20 @@ from pathlib import Path
 import pytest
 from core_support import REPO
 
-# private module: unit test of the options table (docs generated from it)
-from pytest_verial._options import JUDGE_PLUGIN, OPTIONS, markdown_table, of_plugin, option
+from pytest_verial import UsageError
+
+# private: unit test of the options table and its resolution, which have no public face
+from pytest_verial._options import (
+    JUDGE_PLUGIN,
+    OPTIONS,
+    markdown_table,
+    of_plugin,
+    option,
+    resolve,
+)
 from pytest_verial._scoring import DEFAULT_VERDICT_THRESHOLD
+from pytest_verial._settings import Settings
+from pytest_verial._state import SETTINGS
 from pytest_verial.judge import JudgeSettings
 from pytest_verial.judge._settings import _KEYS, JudgeOptions
 
@@ -81,3 +95,62 @@ def test_help_texts_name_the_defaults() -> None:
         if isinstance(opt.default, (int, float)) and not isinstance(opt.default, bool):
             assert f"default {opt.default:g}" in opt.help, opt.name
     assert f"default {DEFAULT_VERDICT_THRESHOLD:g}" in option("verial_pass_threshold").help
+
+
+# -- one precedence for every option (README, "Options") -------------------------------------
+
+
+def test_precedence_command_line_environment_ini_default(tmp_path: Path) -> None:
+    store = option("verial_store")
+    env = {"VERIAL_STORE": "sqlite:///env.db"}
+    ini = "sqlite:///ini.db"
+    given = {"environ": env, "ini": ini, "rootdir": tmp_path}
+    assert resolve(store, cli="sqlite:///cli.db", **given) == "sqlite:///cli.db"
+    assert resolve(store, **given) == "sqlite:///env.db"
+    assert resolve(store, **{**given, "environ": {"VERIAL_STORE": ""}}) == ini  # empty: unset
+    default = f"sqlite:///{tmp_path.resolve()}/.verial/results.db"
+    assert resolve(store, environ={}, rootdir=tmp_path) == default
+    # an option with a run.yaml key is left unset for run.yaml, then its default, per run
+    assert resolve(option("verial_judge_timeout"), rootdir=tmp_path) is None
+    assert resolve(option("verial_judge_timeout"), ini=30.0) == 30.0
+    # a path is relative to the working directory on the command line, to rootdir in the ini
+    cwd, root = tmp_path / "cwd", tmp_path / "root"
+    report = option("verial_report")
+    assert resolve(report, cli="r.json", ini="i.json", cwd=cwd, rootdir=root) == cwd / "r.json"
+    assert resolve(report, ini="i.json", cwd=cwd, rootdir=root) == root / "i.json"
+    assert resolve(report, cwd=cwd, rootdir=root) is None
+    # the errors keep their words, naming the option
+    with pytest.raises(UsageError, match=r"^--verial-fail-under: 'x' is not a number$"):
+        resolve(option("verial_fail_under"), ini="x")
+
+
+def test_precedence_in_a_session(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The settings a session builds once, from its command line, environment and ini file."""
+    pytester.makeini(
+        "[pytest]\nverial_store = sqlite:///ini.db\nverial_pass_threshold = 0.5\n"
+        "verial_judge_timeout = 30\nverial_judge_cache_dir = cache\n"
+    )
+    monkeypatch.setenv("VERIAL_STORE", "sqlite:///env.db")
+
+    def settings(*args: str) -> Settings:
+        return pytester.parseconfigure(*args).stash[SETTINGS]
+
+    first = settings("--verial-store", "sqlite:///cli.db", "--verial-pass-threshold", "0.7")
+    assert first.store.url == "sqlite:///cli.db" and first.pass_threshold == 0.7
+    second = settings()
+    assert second.store.url == "sqlite:///env.db" and second.pass_threshold == 0.5
+    assert second.judge is not None and second.judge.judge_timeout == 30.0
+    assert second.check_options["judge_cache_dir"] == str(pytester.path / "cache")
+    monkeypatch.delenv("VERIAL_STORE")
+    assert settings().store.url == "sqlite:///ini.db"
+    pytester.makeini("[pytest]\n")
+    last = settings()
+    assert last.store.url == f"sqlite:///{pytester.path.resolve()}/.verial/results.db"
+    assert last.pass_threshold is None  # the verdict hierarchy's default comes later
+    assert last.check_options == {  # the session's own defaults (no run.yaml key)
+        "judge_cache_dir": str(pytester.path / ".verial-cache/judge"),
+        "judge_concurrency": 4,
+    }
+    assert settings("--verial-store", "NONE").store.url is None

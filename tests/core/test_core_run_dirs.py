@@ -8,8 +8,11 @@ every source reading it an error naming the link.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -241,50 +244,114 @@ def test_bad_top_level_run_yaml_fields_are_one_line(
     assert lines and str(project.path / "sandbox" / "run.yaml") in lines[0], output[-2000:]
 
 
-def test_the_judge_file_target_is_confined_too(tmp_path: Path) -> None:
-    from types import SimpleNamespace
+@pytest.fixture
+def judge_server() -> Iterator[tuple[str, list[str]]]:
+    """An OpenAI-compatible judge on 127.0.0.1 rating every principle 5; it records the
+    prompts it is sent."""
+    prompts: list[str] = []
+    reply = {"ratings": [{"principle": 1, "rating": 5, "reasoning": "clear"}], "confidence": 0.9}
+    body = json.dumps(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "model": "judge-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": json.dumps(reply)},
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+        }
+    ).encode()
 
-    from pytest_verial import SourceError
-    from pytest_verial.checks import LlmRubric
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            prompts.append(json.dumps(request["messages"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-    # private module: unit test of confined reads and the judge's file target
-    from pytest_verial.checks._llm_rubric import target_text
+        def log_message(self, *args: Any) -> None:
+            pass
 
-    task = tmp_path / "run" / "t"
-    (task / "notes").mkdir(parents=True)
-    (tmp_path / "secret.md").write_text("the answer")
-    (task / "notes" / "inside.md").write_text("a letter")
-    os.symlink(tmp_path / "secret.md", task / "notes" / "letter.md")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1", prompts
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_the_judge_file_target_is_confined_too(
+    project: Project, judge_server: tuple[str, list[str]]
+) -> None:
+    url, prompts = judge_server
+
+    def judged(cid: str, path: str) -> dict[str, Any]:
+        assertion = {
+            "assert": "llm-rubric",
+            "target": "file",
+            "path": path,
+            "principles": ["clear"],
+        }
+        return {"id": cid, "assertion": assertion}
+
+    criteria = [
+        judged("out", "notes/letter.md"),
+        judged("alias", "notes/alias.md"),
+        judged("none", "notes/none.md"),
+    ]
+    project.benchmark("b", {"benchmark": "b", "tasks": [{"id": "t", "criteria": criteria}]})
+    task = project.sandbox("t", {"notes/inside.md": "a letter"})
+    (project.path / "secret.md").write_text("the answer")
+    os.symlink(project.path / "secret.md", task / "notes" / "letter.md")
     os.symlink("inside.md", task / "notes" / "alias.md")
-    judge = SimpleNamespace(sandbox_path=task)
-    ctx = SimpleNamespace(source=lambda name: judge)
-
-    def spec(path: str) -> LlmRubric:
-        return LlmRubric.model_validate(
-            {"assert": "llm-rubric", "target": "file", "path": path, "principles": ["clear"]}
-        )
-
-    with pytest.raises(SourceError, match="letter.md: symbolic link to .*outside the task"):
-        target_text(spec("notes/letter.md"), ctx)  # type: ignore[arg-type]
-    assert target_text(spec("notes/alias.md"), ctx)[0] == "a letter"  # type: ignore[arg-type]
-    assert target_text(spec("notes/none.md"), ctx)[0] is None  # type: ignore[arg-type]
-
-
-def test_the_link_blamed_is_the_one_leaving_the_task_folder(tmp_path: Path) -> None:
-    from pytest_verial import SourceError
-    from pytest_verial._sandbox_io.confine import inside, task_root, walk
-
-    real_task = tmp_path / "real-run" / "t"
-    (real_task / "fhir").mkdir(parents=True)
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "elsewhere" / "p.json").write_text("{}")
-    os.symlink(tmp_path / "real-run", tmp_path / "latest")  # a linked run directory is fine
-    os.symlink(tmp_path / "elsewhere", real_task / "fhir" / "more")
-    task = tmp_path / "latest" / "t"
-    with pytest.raises(SourceError) as raised:
-        walk(task / "fhir", task_root(task))
-    assert str(raised.value) == (
-        f"{task / 'fhir' / 'more'}: symbolic link to {tmp_path / 'elsewhere'}, which resolves "
-        f"to {tmp_path / 'elsewhere'}, outside the task folder {real_task}; refused"
+    code, output = run_subprocess(
+        project.path,
+        *("--verial-report", "report.json", "--verial-judge-model", "judge-model"),
+        *("--verial-judge-base-url", url, "--verial-judge-cache-dir", "off"),
     )
-    assert inside(task / "fhir", task_root(task)) == real_task / "fhir"
+    runs = criterion_runs(project.read_report())
+    out, alias, none = (runs[f"b.verial.yaml::t::{c}"] for c in ("out", "alias", "none"))
+    assert out["status"] == "error", (out, output[-2000:])
+    assert f"{task / 'notes' / 'letter.md'}: symbolic link to " in out["details"]
+    assert f"outside the task folder {task}" in out["details"]
+    assert alias["status"] == "passed", (alias, output[-2000:])  # a link inside is read
+    assert none["details"] == "nothing to judge: the file notes/none.md is missing or empty"
+    assert len(prompts) == 1 and "a letter" in prompts[0] and "the answer" not in prompts[0]
+
+
+def test_the_link_blamed_is_the_one_leaving_the_task_folder(project: Project) -> None:
+    fhir = {"assert": "fhir-resource-state", "resource_type": "Patient", "fields": []}
+    project.benchmark(
+        "b",
+        {"benchmark": "b", "tasks": [{"id": "t", "criteria": [{"id": "c", "assertion": fhir}]}]},
+    )
+    patient = {"resourceType": "Patient", "id": "p"}
+    real_task = project.sandbox("t", {"fhir/p.json": patient}, run="real-run")
+    elsewhere = project.path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "p.json").write_text("{}")
+    os.symlink(project.path / "real-run", project.path / "latest")  # a linked run folder is fine
+    os.symlink(elsewhere, real_task / "fhir" / "more")
+    task = project.path / "latest" / "t"
+    args = ("--verial-run", "latest", "--verial-report", "report.json")
+    code, output = run_subprocess(project.path, *args)
+    run = criterion_runs(project.read_report())["b.verial.yaml::t::c"]
+    assert run["status"] == "error", (run, output[-2000:])
+    assert (
+        f"{task / 'fhir' / 'more'}: symbolic link to {elsewhere}, which resolves "
+        f"to {elsewhere}, outside the task folder {real_task}; refused"
+    ) in run["details"]
+    (real_task / "fhir" / "more").unlink()  # the folder read through the linked run folder
+    code, output = run_subprocess(project.path, *args)
+    assert code == 0, output[-2000:]
+    assert criterion_runs(project.read_report())["b.verial.yaml::t::c"]["status"] == "passed"

@@ -12,27 +12,46 @@ import http.server
 import json
 import threading
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 from core_support import Project, criterion_runs
+from pydantic import Field
 
-from pytest_verial import FieldSpec, compare
-
-# private module: unit test of the bounded JSON/YAML parsers and schema refs
-from pytest_verial._compare import RegexTimeout
-from pytest_verial._safeparse import (
+from pytest_verial import (
+    AssertionSpec,
+    BenchmarkFileError,
+    CheckError,
+    FieldSpec,
+    Problem,
+    compare,
+    load_benchmark,
+)
+from pytest_verial.checks import (
     MAX_DEPTH,
+    CheckRegistry,
+    CheckSpec,
     DataError,
-    json_depth_error,
+    builtin_check,
+    builtin_checks,
     load_json,
     load_yaml,
-    strict_json_value,
 )
-from pytest_verial._yamlsource import ParseError, parse
 from pytest_verial.hl7 import parse_stream
+from pytest_verial.sources import OutputSnapshot, PortalSnapshot
+from pytest_verial.testing import run_check
 
 MSH = "MSH|^~\\&|A|B|C|D|20260101||ADT^A01|{}|P|2.5"
+
+
+def benchmark_problems(folder: Path, text: str, suffix: str = ".yaml") -> list[Problem]:
+    """The problems loading ``text`` as a benchmark file gives (it must give some)."""
+    path = folder / f"b.verial{suffix}"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BenchmarkFileError) as caught:
+        load_benchmark(path, CheckRegistry(builtin_checks()))
+    return caught.value.problems
 
 
 # -- depth ---------------------------------------------------------------------------------
@@ -54,8 +73,10 @@ def test_deep_json_is_refused_before_parsing(text: str) -> None:
 
 def test_json_depth_at_the_limit_loads_and_strings_do_not_count() -> None:
     at_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
-    assert json_depth_error(at_limit) is None
-    load_json(at_limit, "f.json")
+    value = load_json(at_limit, "f.json")
+    for _ in range(MAX_DEPTH - 1):
+        (value,) = value
+    assert value == []
     brackets_in_strings = json.dumps({"s": "[" * 5000, "t": ['\\"[' * 300]})
     assert load_json(brackets_in_strings, "f.json")["s"] == "[" * 5000
 
@@ -77,20 +98,19 @@ def test_the_json_depth_error_names_the_line() -> None:
     ],
     ids=["flow-list", "flow-map", "block-map", "block-dashes"],
 )
-def test_deep_yaml_is_refused_without_reaching_libyaml_loader(text: str) -> None:
+def test_deep_yaml_is_refused_without_reaching_libyaml_loader(text: str, tmp_path: Path) -> None:
     """libyaml's C loader would kill the process on the first two (a segfault)."""
     with pytest.raises(DataError, match=f"nested deeper than {MAX_DEPTH} levels"):
         load_yaml(text, "f.yaml")
-    with pytest.raises(ParseError, match=f"nested deeper than {MAX_DEPTH} levels"):
-        parse(text, as_json=False)
+    (problem,) = benchmark_problems(tmp_path, text)
+    assert f"nested deeper than {MAX_DEPTH} levels" in str(problem)
 
 
-def test_benchmark_json_keeps_its_line_numbers_and_limits() -> None:
-    with pytest.raises(ParseError, match="nested deeper") as caught:
-        parse('{"tasks":\n' + "[" * 1000, as_json=True)
-    assert caught.value.line == 2
-    data, lines = parse('{"tasks": [\n {"id": "t"}]}', as_json=True)
-    assert lines.line_of(data, ["tasks", 0]) == 2
+def test_benchmark_json_keeps_its_line_numbers_and_limits(tmp_path: Path) -> None:
+    (problem,) = benchmark_problems(tmp_path, '{"tasks":\n' + "[" * 1000, ".json")
+    assert "nested deeper" in problem.message and problem.line == 2
+    (problem,) = benchmark_problems(tmp_path, '{"tasks": [\n {"id": "t", "weight": 1}]}', ".json")
+    assert (problem.task, problem.line) == ("t", 2)
 
 
 # -- numbers ---------------------------------------------------------------------------------
@@ -126,11 +146,11 @@ def test_json_numbers_within_limits_load() -> None:
         ("a: 2026-13-45", "month must be in 1..12"),
     ],
 )
-def test_yaml_scalars_that_cannot_be_used_are_refused(text: str, says: str) -> None:
+def test_yaml_scalars_that_cannot_be_used_are_refused(text: str, says: str, tmp_path: Path) -> None:
     with pytest.raises(DataError, match=says):
         load_yaml(text, "f.yaml")
-    with pytest.raises(ParseError, match=says):
-        parse(text, as_json=False)
+    (problem,) = benchmark_problems(tmp_path, text)
+    assert says in str(problem)
 
 
 # -- aliases ---------------------------------------------------------------------------------
@@ -142,11 +162,11 @@ def _bomb(levels: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_alias_bomb_is_refused() -> None:
+def test_alias_bomb_is_refused(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="alias bomb"):
         load_yaml(_bomb(10), "f.yaml")
-    with pytest.raises(ParseError, match="alias bomb"):
-        parse(_bomb(10), as_json=False)
+    (problem,) = benchmark_problems(tmp_path, _bomb(10))
+    assert "alias bomb" in str(problem)
 
 
 def test_alias_cycles_are_refused() -> None:
@@ -164,13 +184,27 @@ def test_ordinary_aliases_still_load() -> None:
 # -- regexes ---------------------------------------------------------------------------------
 
 
-def test_a_backtracking_regex_is_a_criterion_error_naming_the_field() -> None:
+def test_a_backtracking_regex_is_a_criterion_error_naming_the_field(tmp_path: Path) -> None:
     spec = FieldSpec(path="note", op="regex", expected="(x+x+)+y")
-    with pytest.raises(RegexTimeout) as caught:
+    with pytest.raises(CheckError) as caught:
         compare(spec, "x" * 5000)
     message = str(caught.value)
     assert "regex 'note' timed out after" in message
     assert "(x+x+)+y" not in message  # the pattern may hold an expected value
+    (tmp_path / "portal").mkdir()
+    (tmp_path / "portal" / "notes.json").write_text(json.dumps([{"note": "x" * 5000}]))
+    run = run_check(
+        "portal-state-match",
+        {"correlate_by": {"resource": "notes"}, "assertions": [spec.model_dump()]},
+        {"portal": PortalSnapshot(tmp_path / "portal")},
+    )
+    assert (run["status"], run["score"], run["evidence"]) == (
+        "error",
+        0.0,
+        {"error": "RegexTimeout"},
+    )
+    assert "regex 'note' timed out after" in run["details"]
+    assert "(x+x+)+y" not in run["details"]
 
 
 def test_regexes_still_match_as_before() -> None:
@@ -281,16 +315,33 @@ def test_local_refs_still_validate(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
-def test_the_validator_never_retrieves_even_when_asked(
-    counting_server: tuple[str, list[str]],
-) -> None:
-    """The runtime backstop: a schema that slipped past the load-time check is not fetched."""
-    from pytest_verial.checks._output_schema import _unresolvable, _validator
+class UncheckedSchema(AssertionSpec):
+    """``output-json-schema`` without its load-time check of the schema."""
 
+    kind: Literal["output-json-schema"] = Field(alias="assert")
+    schema_: dict[str, Any] = Field(alias="schema")
+
+
+def test_the_validator_never_retrieves_even_when_asked(
+    counting_server: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    """The runtime backstop: a schema that slipped past the load-time check (here, a check
+    running the built-in one with a model that checks nothing) is an error, and not fetched."""
     base, hits = counting_server
-    validator = _validator({"properties": {"a": {"$ref": f"{base}/a.json"}}})
-    with pytest.raises(_unresolvable()):
-        list(validator.iter_errors({"a": 1}))
+    builtin = builtin_check("output-json-schema")
+    unchecked = CheckSpec(
+        name=builtin.name, model=UncheckedSchema, run=builtin.run, sources=builtin.sources
+    )
+    (tmp_path / "output.json").write_text(json.dumps({"a": 1}))
+    run = run_check(
+        "output-json-schema",
+        {"schema": {"properties": {"a": {"$ref": f"{base}/a.json"}}}},
+        {"output": OutputSnapshot(tmp_path)},
+        registry=CheckRegistry([unchecked]),
+    )
+    assert (run["status"], run["score"]) == ("error", 0.0)
+    assert "schema reference cannot be resolved" in run["details"]
+    assert "remote references are not fetched while grading" in run["details"]
     assert hits == []
 
 
@@ -354,10 +405,33 @@ def test_report_is_strict_json_whatever_a_check_puts_in_evidence(
     assert (pytester.path / "j.xml").exists()
 
 
-def test_strict_json_value_leaves_ordinary_data_alone() -> None:
-    data = {"a": [1, 2.5, "x", None, True, {"b": -0.0}], "c": 10**100}
-    assert strict_json_value(data) == data
-    assert strict_json_value([float("nan")]) == ["NaN"]
-    assert (
-        json.dumps(strict_json_value({"x": float("inf")}), allow_nan=False) == '{"x": "Infinity"}'
+ORDINARY_EVIDENCE = ODD_EVIDENCE.replace(
+    """    loop = {"name": "loop"}
+    loop["self"] = loop
+    evidence = {
+        "nan": float("nan"), "inf": float("inf"), "ninf": float("-inf"),
+        "big": 10 ** 6000, "loop": loop, "keys": {1: "one", None: "none"},
+    }""",
+    """    evidence = {"a": [1, 2.5, "x", None, True, {"b": -0.0}], "c": 10**100}""",
+)
+
+
+def test_ordinary_evidence_reaches_the_report_unchanged(pytester: pytest.Pytester) -> None:
+    assert ORDINARY_EVIDENCE != ODD_EVIDENCE
+    project = Project(pytester.path)
+    project.conftest(ORDINARY_EVIDENCE)
+    project.benchmark(
+        "odd",
+        {
+            "tasks": [
+                {"id": "t", "criteria": [{"id": "c", "assertion": {"assert": "odd-evidence"}}]}
+            ]
+        },
     )
+    project.sandbox("t", {})
+    pytester.runpytest("--verial-report", "report.json")
+    text = (pytester.path / "report.json").read_text(encoding="utf-8")
+    (run,) = criterion_runs(json.loads(text, parse_constant=_refuse_constant)).values()
+    evidence = run["evidence"]
+    assert evidence == {"a": [1, 2.5, "x", None, True, {"b": -0.0}], "c": 10**100}
+    assert str(evidence["a"][5]["b"]) == "-0.0" and evidence["c"] == 10**100

@@ -5,15 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from core_support import Project, task_runs
+from core_support import Project, criterion_runs, portal_criterion, task_runs
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_verial import Criterion, CriterionPlan
-
-# private module: property tests of the scoring rules (README, Scoring)
-from pytest_verial._engine import criterion_threshold
-from pytest_verial._scoring import (
+from pytest_verial.reporting import (
     DEFAULT_AXIS,
     TOLERANCE,
     Scored,
@@ -108,15 +104,6 @@ def test_verdict_threshold_task_then_benchmark_then_configured_then_default() ->
     assert verdict_threshold(None, None, 0.8) == 0.8
     assert verdict_threshold() == 0.9
     assert verdict_threshold(None, 0.0, 0.8) == 0.0
-
-
-def test_deterministic_criterion_threshold_defaults_to_one_and_can_be_lowered() -> None:
-    def plan(threshold: float | None) -> CriterionPlan:
-        crit = Criterion(assertion={"assert": "x"}, pass_threshold=threshold)
-        return CriterionPlan("c", crit, {"assert": "x"}, None, None)
-
-    assert criterion_threshold(plan(None), 0.5) == 1.0
-    assert criterion_threshold(plan(0.5), 0.8) == 0.5
 
 
 # -- properties ----------------------------------------------------------------------------
@@ -291,3 +278,37 @@ def test_threshold_hierarchy_end_to_end(pytester: pytest.Pytester) -> None:
     assert runs["levels.verial.yaml::task-level"]["verdict"] == "partial"  # 0.75 < 0.8
     assert runs["cli.verial.yaml::cli-level"]["verdict"] == "pass"  # 0.75 >= CLI 0.75
     assert {r["pass_threshold"] for r in runs.values()} == {0.7, 0.8, 0.75}
+
+
+def test_deterministic_criterion_threshold_defaults_to_one_and_can_be_lowered(
+    pytester: pytest.Pytester,
+) -> None:
+    """A deterministic criterion passes only when every field holds, whatever the task's
+    threshold; its own ``pass_threshold`` lowers that (README, "Scoring")."""
+    fields = [{"path": "status", "expected": "submitted"}, {"path": "cpt", "expected": "72148"}]
+    half = portal_criterion("half", "requests", "id", "PA-1", fields)  # one field of two: 0.5
+    project = Project(pytester.path)
+    project.benchmark(
+        "levels",
+        {
+            "tasks": [
+                {"id": "strict", "criteria": [half]},
+                {
+                    "id": "lowered",
+                    "pass_threshold": 0.8,
+                    "criteria": [{**half, "pass_threshold": 0.5}],
+                },
+            ]
+        },
+    )
+    rows = {"portal/requests.json": [{"id": "PA-1", "status": "submitted", "cpt": "99999"}]}
+    for key in ("strict", "lowered"):
+        project.sandbox(key, rows)
+    pytester.runpytest("--verial-report", "report.json", "--verial-pass-threshold", "0.5")
+    runs = criterion_runs(project.read_report())
+    strict, lowered = (
+        runs["levels.verial.yaml::strict::half"],
+        runs["levels.verial.yaml::lowered::half"],
+    )
+    assert (strict["score"], strict["pass_threshold"], strict["passed"]) == (0.5, 1.0, False)
+    assert (lowered["score"], lowered["pass_threshold"], lowered["passed"]) == (0.5, 0.5, True)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pytest
 from core_support import (
     Project,
@@ -14,8 +11,6 @@ from core_support import (
     voice_criterion,
 )
 
-# private module: private: counts builds of the portal source by patching its module
-import pytest_verial.sources._portal as portal_source
 from pytest_verial.sources import SOURCE_NAMES
 
 SUBMITTED = [{"path": "status", "expected": "submitted"}]
@@ -151,24 +146,9 @@ def test_a_failing_source_override_is_a_criterion_error(pytester: pytest.Pyteste
     assert runs["pa.verial.yaml::pa::submitted"]["score"] == 1.0
 
 
-def test_a_source_is_built_once_per_task_run(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    built: list[str] = []
-    reads: list[str] = []
-    real_factory, real_read = portal_source.from_sandbox, portal_source._rows_from_file
-
-    def factory(sandbox: Any) -> Any:
-        built.append(sandbox.task_key)
-        return real_factory(sandbox)
-
-    def read(path: Path) -> Any:
-        reads.append(f"{path.parent.parent.name}/{path.name}")
-        return real_read(path)
-
-    monkeypatch.setattr(portal_source, "from_sandbox", factory)
-    monkeypatch.setattr(portal_source, "_rows_from_file", read)
+def test_a_source_is_built_once_per_task_run(pytester: pytest.Pytester) -> None:
     project = Project(pytester.path)
+    project.conftest(COUNTING_CONFTEST)
     criteria = [
         portal_criterion("status", "prior_auth_requests", "request_id", "PA-1", SUBMITTED),
         portal_criterion(
@@ -198,10 +178,11 @@ def test_a_source_is_built_once_per_task_run(
                 "voice/turns.json": [{"speaker": "agent", "text": "Hello"}],
             },
         )
-    result = pytester.runpytest()
-    result.assert_outcomes(passed=10)
-    assert built == ["a", "b"]
-    assert sorted(reads) == [
+    code, output = run_subprocess(pytester.path, "-n", "0", "-p", "no:randomly")
+    assert code == 0 and "10 passed" in output, output[-2000:]
+    log = (pytester.path / "builds.log").read_text(encoding="utf-8").splitlines()
+    assert [line.split()[1] for line in log if line.startswith("built ")] == ["a", "b"]
+    assert sorted(line.split()[1] for line in log if line.startswith("read ")) == [
         "a/notes.jsonl",
         "a/prior_auth_requests.json",
         "b/notes.jsonl",
@@ -321,21 +302,39 @@ def test_registering_a_name_twice_is_a_clear_error(pytester: pytest.Pytester) ->
 
 
 COUNTING_CONFTEST = """
+import importlib
 import os
+import sys
 from pathlib import Path
 
-import pytest_verial.sources._portal as portal_source
+from pytest_verial.sources import SOURCE_FACTORIES
 
-_real = portal_source.from_sandbox
+LOG = Path(__file__).parent / "builds.log"
+# the built-in portal factory, by the import path the public table names it with
+_module, _, _name = SOURCE_FACTORIES["portal"].partition(":")
+_real = getattr(importlib.import_module(_module), _name)
+
+
+def _log(line):
+    with LOG.open("a") as log:
+        log.write(f"{line}\\n")
 
 
 def _counting(sandbox):
-    with (Path(__file__).parent / "builds.log").open("a") as log:
-        log.write(f"{os.getpid()} {sandbox.task_key}\\n")
+    _log(f"built {sandbox.task_key} {os.getpid()}")
     return _real(sandbox)
 
 
-portal_source.from_sandbox = _counting
+def _opened(event, args):
+    # every file opened below a portal/ folder, however it is read (PEP 578 audit events)
+    if event == "open" and isinstance(args[0], (str, os.PathLike)):
+        path = Path(os.fspath(args[0]))
+        if path.parent.name == "portal":
+            _log(f"read {path.parent.parent.name}/{path.name} {os.getpid()}")
+
+
+SOURCE_FACTORIES["portal"] = "conftest:_counting"
+sys.addaudithook(_opened)
 """
 
 
@@ -355,10 +354,10 @@ def test_under_xdist_each_task_run_builds_its_source_once(pytester: pytest.Pytes
         )
     code, output = run_subprocess(pytester.path, "-n", "2")
     assert code == 0, output[-2000:]
-    builds = (pytester.path / "builds.log").read_text(encoding="utf-8").split("\n")
-    built = sorted(line.split()[1] for line in builds if line)
-    assert built == keys  # one build per task run, though its 4 criteria may be anywhere
-    assert len({line.split()[0] for line in builds if line}) == 2  # both workers were used
+    log = (pytester.path / "builds.log").read_text(encoding="utf-8").splitlines()
+    builds = [line.split() for line in log if line.startswith("built ")]
+    assert sorted(b[1] for b in builds) == keys  # one per task run, its 4 criteria anywhere
+    assert len({b[2] for b in builds}) == 2  # both workers were used
 
 
 ODD_SCORES = """

@@ -2,10 +2,16 @@
 else.
 
 Public API: the names in ``__all__``: what a custom check is made of (:class:`CheckSpec`,
-:class:`AssertionSpec`, :class:`CheckContext`, :class:`CheckOutcome`), the registry, and the
+:class:`AssertionSpec`, :class:`CheckContext`, :class:`CheckOutcome`), the registry, the
 built-in checks with their assertion models (``FhirResourceState``, ...), each model loaded
-with its private module on first use. Conftests add checks through the
-``pytest_verial_checks`` hook; :mod:`pytest_verial.testing` runs one in a test.
+with its private module on first use, and the helpers the built-in checks share beside the
+field operators of :mod:`pytest_verial`: :func:`resolve` (a dotted JSON path, as
+``portal-state-match`` reads rows), :func:`quantified` (a field over several values, ``any``
+or ``all``) and :func:`correlation_matches` (``correlate_by`` over the values a path
+selects); and the bounded readers every JSON or YAML text the plugin reads goes through,
+:func:`load_json` and :func:`load_yaml` (depth, number and alias limits, :class:`DataError`
+naming the line; docs/limits.md). Conftests add checks through the ``pytest_verial_checks``
+hook; :mod:`pytest_verial.testing` runs one in a test.
 
 To add a built-in check: write ``checks/_<name>.py`` with its model and a
 ``CHECK = CheckSpec(...)``, add its ``assert`` name and module to ``_registry.BUILTIN`` and its
@@ -21,6 +27,9 @@ from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from ._registry import BUILTIN, CheckRegistry, builtin_check, builtin_checks, default_registry
 
 if TYPE_CHECKING:
+    from .._compare import correlation_matches, quantified
+    from .._paths import resolve
+    from .._safeparse import MAX_DEPTH, MAX_INT_DIGITS, DataError, load_json, load_yaml
     from ._fhir import FhirResourceState
     from ._files import SftpFilePresent
     from ._hl7 import Hl7Structural
@@ -51,18 +60,35 @@ _MODELS = {
     "VoiceTranscript": "_voice",
     "X12Response": "_x12",
 }
-__getattr__, __dir__ = exports(__name__, _MODELS)
+#: the helpers the built-in checks share -> their module in the parent package
+_HELPERS = {
+    "correlation_matches": "._compare",
+    "quantified": "._compare",
+    "resolve": "._paths",
+    **dict.fromkeys(
+        ["DataError", "MAX_DEPTH", "MAX_INT_DIGITS", "load_json", "load_yaml"], "._safeparse"
+    ),
+}
+__getattr__, __dir__ = exports(__name__, {**_MODELS, **_HELPERS})
 
 __all__ = [
     "BUILTIN",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
     "AssertionSpec",
     "CheckContext",
     "CheckOutcome",
     "CheckRegistry",
     "CheckSpec",
+    "DataError",
     "builtin_check",
     "builtin_checks",
+    "correlation_matches",
     "default_registry",
+    "load_json",
+    "load_yaml",
+    "quantified",
+    "resolve",
     "FhirResourceState",
     "Hl7Structural",
     "LlmRubric",

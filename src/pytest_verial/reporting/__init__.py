@@ -6,6 +6,11 @@ pytest plugin pays for no writer it does not use)::
     from pytest_verial.reporting import load_report, compare_reports
     report = load_report("verial-report.json")      # a typed Report; refuses a damaged file
 
+The scoring rules every report applies (README, "Scoring") are public here too, for a
+coordinator that combines scores itself: :class:`Scored`, :func:`task_score`, :func:`axes`,
+:func:`run_score`, :func:`verdict`, :func:`passed` and the threshold hierarchy
+(:func:`resolve_threshold`, :func:`verdict_threshold`).
+
 The recorder, the terminal summary and the other writers' internals are private.
 """
 
@@ -14,6 +19,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import exports
+
+# pure functions over floats, imported with the package (they cost nothing)
+from .._scoring import (
+    DEFAULT_AXIS,
+    DEFAULT_VERDICT_THRESHOLD,
+    TOLERANCE,
+    Scored,
+    axes,
+    passed,
+    resolve_threshold,
+    run_score,
+    task_score,
+    verdict,
+    verdict_threshold,
+)
 
 if TYPE_CHECKING:
     from ._diff import Comparison, compare_reports, paired_bootstrap
@@ -36,15 +56,26 @@ __getattr__, __dir__ = exports(
 )
 
 __all__ = [
+    "DEFAULT_AXIS",
+    "DEFAULT_VERDICT_THRESHOLD",
+    "TOLERANCE",
     "Comparison",
+    "Scored",
+    "axes",
     "build_junit",
     "compare_reports",
     "load_report",
     "markdown",
     "paired_bootstrap",
+    "passed",
     "read_report",
     "render_html",
     "report_text",
+    "resolve_threshold",
+    "run_score",
+    "task_score",
+    "verdict",
+    "verdict_threshold",
     "write_html",
     "write_json_report",
     "write_junit",
