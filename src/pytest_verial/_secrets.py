@@ -145,6 +145,11 @@ def register(value: str | None) -> str | None:
     return value
 
 
+#: the public name (:mod:`pytest_verial.checks`): a custom check that reads a credential
+#: registers it, and every record of the run (report, journal, log, cache, store) masks it
+register_secret = register
+
+
 def registered() -> bool:
     """Whether any secret is registered in this process."""
     return bool(_SECRETS)

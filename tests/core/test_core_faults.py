@@ -39,8 +39,7 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
-# private: registers a secret as a source does (no public face), to test the journal masks it
-from pytest_verial._secrets import register
+from pytest_verial.checks import register_secret as register
 
 HERE = Path(__file__).parent
 

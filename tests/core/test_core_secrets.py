@@ -15,7 +15,7 @@ def test_a_secret_echoed_by_a_check_is_masked_in_every_output(
         "from typing import Literal\n"
         "from pydantic import Field\n"
         "from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec\n"
-        "from pytest_verial._secrets import register\n\n"
+        "from pytest_verial.checks import register_secret as register\n\n"
         "class Echo(AssertionSpec):\n"
         "    kind: Literal['echo'] = Field(alias='assert')\n\n"
         "def echo(spec, ctx):\n"

@@ -10,8 +10,10 @@ field operators of :mod:`pytest_verial`: :func:`resolve` (a dotted JSON path, as
 or ``all``) and :func:`correlation_matches` (``correlate_by`` over the values a path
 selects); and the bounded readers every JSON or YAML text the plugin reads goes through,
 :func:`load_json` and :func:`load_yaml` (depth, number and alias limits, :class:`DataError`
-naming the line; docs/limits.md). Conftests add checks through the ``pytest_verial_checks``
-hook; :mod:`pytest_verial.testing` runs one in a test.
+naming the line; docs/limits.md); and :func:`register_secret`, for a custom check that reads
+a credential, so that every record of the run masks it as it masks the plugin's own.
+Conftests add checks through the ``pytest_verial_checks`` hook; :mod:`pytest_verial.testing`
+runs one in a test.
 
 To add a built-in check: write ``checks/_<name>.py`` with its model and a
 ``CHECK = CheckSpec(...)``, add its ``assert`` name and module to ``_registry.BUILTIN`` and its
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from .._compare import correlation_matches, quantified
     from .._paths import resolve
     from .._safeparse import MAX_DEPTH, MAX_INT_DIGITS, DataError, load_json, load_yaml
+    from .._secrets import register_secret
     from ._fhir import FhirResourceState
     from ._files import SftpFilePresent
     from ._hl7 import Hl7Structural
@@ -65,6 +68,7 @@ _HELPERS = {
     "correlation_matches": "._compare",
     "quantified": "._compare",
     "resolve": "._paths",
+    "register_secret": "._secrets",
     **dict.fromkeys(
         ["DataError", "MAX_DEPTH", "MAX_INT_DIGITS", "load_json", "load_yaml"], "._safeparse"
     ),
@@ -88,6 +92,7 @@ __all__ = [
     "load_json",
     "load_yaml",
     "quantified",
+    "register_secret",
     "resolve",
     "FhirResourceState",
     "Hl7Structural",
