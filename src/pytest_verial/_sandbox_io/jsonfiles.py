@@ -43,6 +43,13 @@ def read_json(path: Path) -> Any:
 
 def iter_jsonl(path: Path) -> Iterator[Any]:
     """Parse a JSON Lines file one line at a time; blank lines are skipped."""
+    for _, row in iter_jsonl_lines(path):
+        yield row
+
+
+def iter_jsonl_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each line of a JSON Lines file, streamed; blank lines are
+    skipped. Errors name the file and the line."""
     try:
         handle = path.open("r", encoding="utf-8-sig")
     except OSError as exc:
@@ -57,7 +64,7 @@ def iter_jsonl(path: Path) -> Iterator[Any]:
                     row = load_json(line, str(path))
                 except DataError as exc:
                     raise SourceError(f"{path}:{lineno}: {_line_problem(exc)}") from None
-                yield row
+                yield lineno, row
         except UnicodeDecodeError:
             raise SourceError(f"{path}:{lineno + 1}: not UTF-8 text") from None
 
