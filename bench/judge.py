@@ -95,8 +95,8 @@ def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
         *extra,
     ]
     subprocess.run(cmd, cwd=tmp, capture_output=True, check=False)
-    data: dict[str, Any] = json.loads(report.read_text())["benchmark_run"]
-    for task in data["task_runs"]:
+    data: dict[str, Any] = json.loads(report.read_text())
+    for task in (t for b in data["benchmark_runs"] for t in b["task_runs"]):
         for crit in task["criterion_runs"]:
             if crit.get("judge") and crit["status"] == "error":
                 print(
@@ -104,7 +104,8 @@ def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
                     f"{crit['details'][:300]}",
                     file=sys.stderr,
                 )
-    return data
+    session: dict[str, Any] = data["session"]  # its verification summary
+    return session
 
 
 def main() -> None:
