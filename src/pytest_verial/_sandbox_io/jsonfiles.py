@@ -43,6 +43,13 @@ def read_json(path: Path) -> Any:
 
 def iter_jsonl(path: Path) -> Iterator[Any]:
     """Parse a JSON Lines file one line at a time; blank lines are skipped."""
+    for _, row in iter_jsonl_lines(path):
+        yield row
+
+
+def iter_jsonl_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each line of a JSON Lines file, streamed; blank lines are
+    skipped. Errors name the file and the line."""
     try:
         handle = path.open("r", encoding="utf-8-sig")
     except OSError as exc:
@@ -57,9 +64,25 @@ def iter_jsonl(path: Path) -> Iterator[Any]:
                     row = load_json(line, str(path))
                 except DataError as exc:
                     raise SourceError(f"{path}:{lineno}: {_line_problem(exc)}") from None
-                yield row
+                yield lineno, row
         except UnicodeDecodeError:
-            raise SourceError(f"{path}:{lineno + 1}: not UTF-8 text") from None
+            where = _first_bad_line(path) or lineno + 1
+            raise SourceError(f"{path}:{where}: not UTF-8 text") from None
+
+
+def _first_bad_line(path: Path) -> int | None:
+    """The number of the first line that is not UTF-8 (text is decoded in blocks, so the
+    lines read before the error may stop short of it), None when the file cannot be read."""
+    try:
+        with path.open("rb") as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    return lineno
+    except OSError:
+        return None
+    return None
 
 
 def _line_problem(exc: DataError) -> str:

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, JsonValue, field_validator
+from pydantic import Field, JsonValue
 
 from ..hl7._parse import Hl7Message
 from ..hl7._paths import Hl7Path, Hl7PathError, get, get_all, parse_path
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
-from ._messages import Match, PathField, PathSyntax, choose, fields_details, message_evidence
+from ._base import CheckContext, CheckOutcome, CheckSpec
+from ._messages import Match, MessageAssertion, PathField, PathSyntax, no_match
 
 ALIASES = {
     "trigger_event": "MSH.9.2",
@@ -46,31 +46,33 @@ def _missing(path: Hl7Path) -> str:
 
 
 HL7: PathSyntax[Hl7Message] = PathSyntax(
-    "HL7", ALIASES, parse_path, Hl7PathError, get, get_all, _missing
+    "HL7",
+    ALIASES,
+    parse_path,
+    Hl7PathError,
+    get,
+    get_all,
+    _missing,
+    noun="message",
+    id_key="control_id",
+    ident=lambda m: m.control_id,
 )
 
 
 class Hl7Field(PathField):
     """A field assertion on an HL7 path, with a quantifier for ``[*]`` paths."""
 
-    @field_validator("path")
-    @classmethod
-    def _valid_path(cls, value: str) -> str:
-        return HL7.valid_path(value)
+    syntax = HL7
 
 
-class Hl7Structural(AssertionSpec):
+class Hl7Structural(MessageAssertion):
     """The ``hl7-structural`` assertion."""
 
+    syntax = HL7
     kind: Literal["hl7-structural"] = Field(alias="assert")
     correlate_by: dict[str, JsonValue] = Field(default_factory=dict)
     fields: list[Hl7Field] = Field(default_factory=list)
     match: Match = "latest"
-
-    @field_validator("correlate_by")
-    @classmethod
-    def _valid_keys(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        return HL7.valid_keys(value)
 
 
 def _describe(messages: list[Hl7Message]) -> str:
@@ -85,41 +87,28 @@ def check(spec: Hl7Structural, ctx: CheckContext) -> CheckOutcome:
     source = ctx.source("hl7")
     messages: list[Hl7Message] = source.messages()
     rejected = source.rejected()
-    candidates = [m for m in messages if HL7.correlates(m, spec.correlate_by)]
+    candidates = HL7.correlated(messages, spec.correlate_by)
     warnings: list[str] = list(getattr(source, "warnings", list)())
     base: dict[str, JsonValue] = {"candidates": len(candidates), "rejected": len(rejected)}
     if warnings:  # empty files, bytes outside MLLP frames: ignored, never silently
         base["warnings"] = warnings  # type: ignore[assignment]
     if not candidates:
-        wanted = f" matching {spec.correlate_by}" if spec.correlate_by else ""
-        details = f"no outbound HL7 message{wanted} ({len(messages)} sent: {_describe(messages)})"
+        details = no_match("outbound HL7 message", spec.correlate_by)
+        details += f" ({len(messages)} sent: {_describe(messages)})"
         if rejected:
             details += f"; {len(rejected)} rejected as unparseable: {rejected[-1]['error']}"
         if warnings:
             details += f"; {len(warnings)} warning(s), first: {warnings[0]}"
         return CheckOutcome(0.0, details, {"field_results": [], "message": None, **base})
-    score, index, results, each = choose(
-        candidates, spec.match, lambda m: HL7.field_results(m, spec.fields)
-    )
-    if spec.match == "all":
-        base["messages"] = [
-            {"control_id": candidates[i].control_id, "score": round(s, 6)} for i, s in each
-        ]
-    message = candidates[index]
-    details = fields_details(
+    pick = HL7.pick(candidates, spec.fields, spec.match)
+    message = pick.message
+    details = HL7.details(
         f"{message.message_type} {message.control_id!r}",
-        results,
-        len(candidates),
+        pick,
         spec.match,
-        "messages",
-        mean=score if spec.match == "all" else None,
+        mean=pick.score if spec.match == "all" else None,
     )
-    evidence: dict[str, JsonValue] = {
-        "field_results": results,  # type: ignore[dict-item]
-        "message": message_evidence(message),
-        **base,
-    }
-    return CheckOutcome(score, details, evidence)
+    return CheckOutcome(pick.score, details, HL7.evidence(pick, **base, **pick.listed))
 
 
 CHECK = CheckSpec(name="hl7-structural", model=Hl7Structural, run=check, sources=("hl7",))

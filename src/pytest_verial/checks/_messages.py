@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
-from pydantic import JsonValue
+from pydantic import JsonValue, field_validator
 
 from .._compare import (
     MISSING,
@@ -25,6 +25,7 @@ from .._compare import (
     fields_score,
     quantified,
 )
+from ._base import AssertionSpec
 
 #: one message (an :class:`~pytest_verial.hl7._parse.Hl7Message`) or one X12 transaction
 M = TypeVar("M")
@@ -34,15 +35,10 @@ Match = Literal["latest", "first", "any", "all"]
 WHICH: dict[str, str] = {"latest": "latest", "first": "first", "any": "best", "all": "worst"}
 
 
-class PathField(FieldSpec):
-    """A field assertion on a message path, with a quantifier for ``[*]`` paths."""
-
-    quantifier: Literal["any", "all"] = "any"
-
-
 @dataclass(frozen=True)
 class PathSyntax(Generic[M]):
-    """One message format's paths: how to parse and read them, and what a miss says."""
+    """One message format's paths: how to parse and read them, and what a miss says; and how
+    the evidence names a message."""
 
     #: the format's name in messages (``HL7``, ``X12``)
     name: str
@@ -54,6 +50,12 @@ class PathSyntax(Generic[M]):
     get_all: Callable[[M, str], list[Any]]
     #: the ``reason`` of a row whose single-valued path (parsed) selected nothing
     missing: Callable[[Any], str]
+    #: the evidence key of the message scored (``message``, ``transaction``); its plural
+    #: names them in the details and keys the ``match: all`` list
+    noun: str
+    #: the key and the value that name each message of the ``match: all`` list
+    id_key: str
+    ident: Callable[[M], JsonValue]
 
     def valid_path(self, value: str) -> str:
         """``value`` when it parses as a path, else a ValueError with the parser's message."""
@@ -75,13 +77,41 @@ class PathSyntax(Generic[M]):
                 ) from None
         return value
 
-    def correlates(self, message: M, correlate_by: Mapping[str, Any]) -> bool:
-        """True when every ``correlate_by`` key of ``message`` has its expected value (for a
-        path that yields several values, when any of them has it)."""
-        return all(
-            correlation_matches(expected, self.get_all(message, self.aliases.get(key, key)))
-            for key, expected in correlate_by.items()
+    def correlated(self, messages: Sequence[M], correlate_by: Mapping[str, Any]) -> list[M]:
+        """The messages whose every ``correlate_by`` key has its expected value (for a path
+        that yields several values, when any of them has it)."""
+        return [
+            m
+            for m in messages
+            if all(
+                correlation_matches(expected, self.get_all(m, self.aliases.get(key, key)))
+                for key, expected in correlate_by.items()
+            )
+        ]
+
+    def pick(self, candidates: Sequence[M], fields: Sequence[PathField], match: str) -> Pick[M]:
+        """``fields`` scored on the candidates (oldest first, at least one) as ``match`` says."""
+        score, index, results, each = choose(
+            candidates, match, lambda m: self.field_results(m, fields)
         )
+        listed: dict[str, JsonValue] = {}
+        if match == "all":
+            listed[f"{self.noun}s"] = [
+                {self.id_key: self.ident(candidates[i]), "score": round(s, 6)} for i, s in each
+            ]
+        return Pick(candidates[index], score, results, len(candidates), listed)
+
+    def details(self, head: str, pick: Pick[M], match: str, mean: float | None = None) -> str:
+        """:func:`fields_details` of the message picked."""
+        return fields_details(head, pick.results, pick.candidates, match, f"{self.noun}s", mean)
+
+    def evidence(self, pick: Pick[M], **extra: JsonValue) -> dict[str, JsonValue]:
+        """The evidence of the message picked: its rows, its summary, then ``extra``."""
+        return {
+            "field_results": pick.results,  # type: ignore[dict-item]
+            self.noun: message_evidence(pick.message),
+            **extra,
+        }
 
     def field_results(self, message: M, fields: Sequence[PathField]) -> Rows:
         """The evidence rows for ``fields`` evaluated on one message."""
@@ -98,6 +128,48 @@ class PathSyntax(Generic[M]):
                 row["reason"] = self.missing(path)
             results.append(row)
         return results
+
+
+class PathField(FieldSpec):
+    """A field assertion on a message path, with a quantifier for ``[*]`` paths; a subclass
+    names the format whose paths it takes (``syntax``)."""
+
+    syntax: ClassVar[PathSyntax[Any]]
+    quantifier: Literal["any", "all"] = "any"
+
+    @field_validator("path")
+    @classmethod
+    def _valid_path(cls, value: str) -> str:
+        return cls.syntax.valid_path(value)
+
+
+class MessageAssertion(AssertionSpec):
+    """Base of ``hl7-structural`` and ``x12-response``: a subclass names its format
+    (``syntax``) and declares ``correlate_by``, ``fields`` and ``match``."""
+
+    syntax: ClassVar[PathSyntax[Any]]
+
+    @field_validator("correlate_by", check_fields=False)
+    @classmethod
+    def _valid_keys(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        return cls.syntax.valid_keys(value)
+
+
+def no_match(what: str, correlate_by: Mapping[str, Any]) -> str:
+    """``no <what> [matching {correlate_by}]``, the head of a check's no-candidate details."""
+    return f"no {what}" + (f" matching {correlate_by}" if correlate_by else "")
+
+
+@dataclass(frozen=True)
+class Pick(Generic[M]):
+    """The message ``match`` chose among the candidates, its rows and score, and with
+    ``match: all`` the score of each candidate (``{"<noun>s": [...]}``, else empty)."""
+
+    message: M
+    score: float
+    results: Rows
+    candidates: int
+    listed: dict[str, JsonValue]
 
 
 class Choice(NamedTuple):

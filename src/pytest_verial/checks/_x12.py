@@ -29,6 +29,7 @@ more row of ``field_results`` (path ``(implementation guide)``, expected ``valid
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, JsonValue, field_validator
@@ -38,8 +39,8 @@ from .._errors import CheckError
 from ..x12._envelope import Transaction
 from ..x12._paths import X12PathError, get, get_all, parse_path
 from ..x12._validate import validate
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
-from ._messages import Match, PathField, PathSyntax, choose, fields_details, message_evidence
+from ._base import CheckContext, CheckOutcome, CheckSpec
+from ._messages import Match, MessageAssertion, PathField, PathSyntax, Pick, no_match
 
 ALIASES = {
     "trace_number": "TRN02",
@@ -58,21 +59,22 @@ X12: PathSyntax[Transaction] = PathSyntax(
     get,
     get_all,
     lambda path: "no segment selected by the path",
+    noun="transaction",
+    id_key="control_number",
+    ident=lambda t: t.control_number,
 )
 
 
 class X12Field(PathField):
     """A field assertion on an X12 path, with a quantifier for ``[*]`` paths."""
 
-    @field_validator("path")
-    @classmethod
-    def _valid_path(cls, value: str) -> str:
-        return X12.valid_path(value)
+    syntax = X12
 
 
-class X12Response(AssertionSpec):
+class X12Response(MessageAssertion):
     """The ``x12-response`` assertion."""
 
+    syntax = X12
     kind: Literal["x12-response"] = Field(alias="assert")
     transaction: str | None = None
     correlate_by: dict[str, JsonValue] = Field(default_factory=dict)
@@ -93,71 +95,56 @@ class X12Response(AssertionSpec):
                 raise ValueError(f"transaction {value!r} is not an X12 set id like 271")
         return value
 
-    @field_validator("correlate_by")
-    @classmethod
-    def _valid_keys(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        return X12.valid_keys(value)
+
+def _validated(pick: Pick[Transaction]) -> tuple[Pick[Transaction], dict[str, JsonValue]]:
+    """The pick with one more row, the implementation guide's verdict (pyx12), and rescored;
+    the validation's evidence."""
+    tx = pick.message
+    validation = validate(tx.source_text, tx.origin)
+    first = validation.errors[0] if validation.errors else ""
+    actual = "valid" if validation.valid else f"{len(validation.errors)} error(s): {first}"
+    row: dict[str, JsonValue] = {
+        "path": "(implementation guide)",
+        "expected": "valid",
+        "actual": actual,
+        "passed": validation.valid,
+    }
+    results = [*pick.results, row]
+    rescored = replace(pick, results=results, score=fields_score(results))
+    return rescored, {"validation": validation.evidence()}
 
 
 def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
     """Score the response transaction(s) matching ``transaction`` and ``correlate_by``."""
     everything: list[Transaction] = ctx.source("x12").transactions()
     typed = [t for t in everything if spec.transaction in (None, t.set_id)]
-    candidates = [t for t in typed if X12.correlates(t, spec.correlate_by)]
+    candidates = X12.correlated(typed, spec.correlate_by)
     if not candidates:
         kinds = ", ".join(sorted({t.set_id for t in everything})) or "none"
-        what = f"X12 {spec.transaction or 'transaction'}"
-        wanted = f" matching {spec.correlate_by}" if spec.correlate_by else ""
+        what = no_match(f"X12 {spec.transaction or 'transaction'}", spec.correlate_by)
         return CheckOutcome(
             0.0,
-            f"no {what}{wanted} ({len(everything)} transactions: {kinds})",
+            f"{what} ({len(everything)} transactions: {kinds})",
             {"field_results": [], "transaction": None, "candidates": 0},
         )
-    score, index, results, each = choose(
-        candidates, spec.match, lambda t: X12.field_results(t, spec.fields)
-    )
-    extra: dict[str, JsonValue] = {}
-    if spec.match == "all":
-        extra["transactions"] = [
-            {"control_number": candidates[i].control_number, "score": round(s, 6)} for i, s in each
-        ]
-    tx = candidates[index]
+    pick = X12.pick(candidates, spec.fields, spec.match)
+    tx = pick.message
     if tx.problems and spec.envelope == "strict":
         raise CheckError(f"{tx.origin}: envelope problems: " + "; ".join(tx.problems))
-    validation = None
+    validation: dict[str, JsonValue] = {}
     if spec.validate_ig:
-        validation = validate(tx.source_text, tx.origin)
-        first = validation.errors[0] if validation.errors else ""
-        actual = "valid" if validation.valid else f"{len(validation.errors)} error(s): {first}"
-        results = [
-            *results,
-            {
-                "path": "(implementation guide)",
-                "expected": "valid",
-                "actual": actual,
-                "passed": validation.valid,
-            },
-        ]
-        score = fields_score(results)
-    details = fields_details(
-        f"X12 {tx.set_id} {tx.control_number!r}",
-        results,
-        len(candidates),
-        spec.match,
-        "transactions",
-    )
+        pick, validation = _validated(pick)
+    details = X12.details(f"X12 {tx.set_id} {tx.control_number!r}", pick, spec.match)
     if tx.problems:
         details += f"; {len(tx.problems)} envelope problem(s): {tx.problems[0]}"
-    evidence: dict[str, JsonValue] = {
-        "field_results": results,  # type: ignore[dict-item]
-        "transaction": message_evidence(tx),
-        "envelope_problems": list(tx.problems),
-        "candidates": len(candidates),
-        **extra,
-    }
-    if validation is not None:
-        evidence["validation"] = validation.evidence()
-    return CheckOutcome(score, details, evidence)
+    evidence = X12.evidence(
+        pick,
+        envelope_problems=list(tx.problems),
+        candidates=len(candidates),
+        **pick.listed,
+        **validation,
+    )
+    return CheckOutcome(pick.score, details, evidence)
 
 
 CHECK = CheckSpec(name="x12-response", model=X12Response, run=check, sources=("x12",))

@@ -17,9 +17,8 @@ from typing import Any
 
 from .. import _heap as heap
 from .._errors import SourceError
-from .._safeparse import DataError, load_json
 from .._sandbox_io.confine import task_root, walk
-from .._sandbox_io.jsonfiles import read_json
+from .._sandbox_io.jsonfiles import iter_jsonl_lines, read_json
 from ._definitions import resource_types
 from ._index import FhirIndex, SearchResult
 from ._query import Query
@@ -82,32 +81,8 @@ def iter_resources(directory: Path) -> Iterator[tuple[dict[str, Any], str | None
         if path.suffix == ".json":
             yield from _flatten(read_json(path), str(path))
         else:
-            for lineno, item in _lines(path):
+            for lineno, item in iter_jsonl_lines(path):
                 yield from _flatten(item, f"{path}:{lineno}")
-
-
-def _lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` of a JSON Lines file, blank lines skipped."""
-    try:
-        handle = path.open("r", encoding="utf-8-sig")
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    with handle:
-        try:
-            yield from _parse_lines(path, handle)
-        except UnicodeDecodeError:
-            raise SourceError(f"{path}: not UTF-8 text") from None
-
-
-def _parse_lines(path: Path, handle: Any) -> Iterator[tuple[int, Any]]:
-    for lineno, line in enumerate(handle, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = load_json(line, str(path))
-        except DataError as exc:
-            raise SourceError(f"{path}:{lineno}: {exc.detail()}") from None
-        yield lineno, row
 
 
 class FhirSnapshot:

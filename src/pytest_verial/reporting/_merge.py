@@ -197,16 +197,7 @@ def _merge_run(
     tasks = sorted((t for _, run in parts for t in run.task_runs), key=lambda t: position[t.id])
     rebuilt = [t.rescored(feedback=t.feedback) for t in tasks]
     interrupted = any(r.session.status is RunStatus.CANCELLED for _, r in shards)
-    return BenchmarkRun.aggregate(
-        rebuilt,
-        first.pass_threshold,
-        running=False,
-        interrupted=interrupted,
-        id=first.id,
-        benchmark=first.benchmark,
-        runs=first.runs,
-        scored=first.scored,
-    )
+    return first.rescored(rebuilt, interrupted=interrupted)
 
 
 def _session(shards: list[tuple[str, Report]], runs: list[BenchmarkRun], count: int) -> Session:

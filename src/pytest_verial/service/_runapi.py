@@ -163,16 +163,7 @@ def _rewrite(conn: Connection, br_id: str, *, interrupted: bool = False) -> Benc
     report = _report(conn, run_id=br_id)
     old = report.benchmark_runs[0]
     running = not interrupted and any(t.status is TaskStatus.RUNNING for t in old.task_runs)
-    run = BenchmarkRun.aggregate(
-        old.task_runs,
-        old.pass_threshold,
-        running=running,
-        interrupted=interrupted,
-        id=old.id,
-        benchmark=old.benchmark,
-        runs=old.runs,
-        scored=old.scored,
-    )
+    run = old.rescored(running=running, interrupted=interrupted)
     values = benchmark_run_row(
         br_id, str(row.session_id), 0, run, as_utc(row.created_at) or datetime.now(UTC)
     )

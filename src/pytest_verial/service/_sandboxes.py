@@ -30,9 +30,10 @@ import tempfile
 import threading
 import zipfile
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Literal
 
@@ -281,9 +282,11 @@ def _unpack(archive: ArchiveIn, target: Path, task_names: set[str]) -> None:
     budget = _Budget(where)
     try:
         if archive.format == "zip":
-            _unzip(raw, target, budget, task_names)
+            with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+                _extract(_zip_entries(zf), target, budget, task_names)
         else:
-            _untar(raw, target, budget, task_names)
+            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+                _extract(_tar_entries(tar), target, budget, task_names)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise Problem(
@@ -299,49 +302,63 @@ def _strip_top(names: list[PurePosixPath], task_names: set[str]) -> int:
     return 0
 
 
-def _untar(raw: bytes, target: Path, budget: _Budget, task_names: set[str]) -> None:
-    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
-        members: list[tuple[PurePosixPath, tarfile.TarInfo]] = []
-        for member in tar:  # headers only: file data is read below, counted
-            budget.entry()
-            rel = _relative(member.name, budget.where)
-            if member.issym() or member.islnk():
-                raise Problem(400, f"body sandbox.{budget.where}: entry {member.name}: a link")
-            if not (member.isreg() or member.isdir()):
-                raise Problem(
-                    400, f"body sandbox.{budget.where}: entry {member.name}: not a file or folder"
-                )
-            if rel is not None:
-                members.append((rel, member))
-        cut = _strip_top([rel for rel, _ in members], task_names)
-        for rel, member in members:
-            rel = PurePosixPath(*rel.parts[cut:]) if len(rel.parts) > cut else PurePosixPath()
-            if member.isdir() or not rel.parts:
-                target.joinpath(*rel.parts).mkdir(parents=True, exist_ok=True)
-                continue
-            source = tar.extractfile(member)
-            assert source is not None  # a regular file
+@dataclass(frozen=True)
+class _Entry:
+    """One archive entry as :func:`_extract` sees it, whatever the format."""
+
+    name: str
+    link: bool
+    #: neither a regular file nor a folder (a device, a FIFO: tar only)
+    special: bool
+    folder: bool
+    #: the entry's data (read when written, counted)
+    open: Callable[[], IO[bytes]]
+
+
+def _tar_entries(tar: tarfile.TarFile) -> Iterator[_Entry]:
+    for member in tar:  # headers only: file data is read when written, counted
+        special = not (member.isreg() or member.isdir())
+        link = member.issym() or member.islnk()
+        yield _Entry(member.name, link, special, member.isdir(), partial(_tar_data, tar, member))
+
+
+def _tar_data(tar: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
+    source = tar.extractfile(member)
+    assert source is not None  # a regular file
+    return source
+
+
+def _zip_entries(zf: zipfile.ZipFile) -> Iterator[_Entry]:
+    for info in zf.infolist():
+        link = (info.external_attr >> 16) & _S_IFMT == _S_IFLNK
+        yield _Entry(info.filename, link, False, info.is_dir(), partial(zf.open, info))
+
+
+def _extract(
+    entries: Iterable[_Entry], target: Path, budget: _Budget, task_names: set[str]
+) -> None:
+    """Every entry checked (count, path, kind) before any is written, then written, its
+    bytes counted; the task's folder at the top is dropped."""
+    kept: list[tuple[PurePosixPath, _Entry]] = []
+    for entry in entries:
+        budget.entry()
+        rel = _relative(entry.name, budget.where)
+        if entry.link:
+            raise Problem(400, f"body sandbox.{budget.where}: entry {entry.name}: a link")
+        if entry.special:
+            raise Problem(
+                400, f"body sandbox.{budget.where}: entry {entry.name}: not a file or folder"
+            )
+        if rel is not None:
+            kept.append((rel, entry))
+    cut = _strip_top([rel for rel, _ in kept], task_names)
+    for rel, entry in kept:
+        rel = PurePosixPath(*rel.parts[cut:]) if len(rel.parts) > cut else PurePosixPath()
+        if entry.folder or not rel.parts:
+            target.joinpath(*rel.parts).mkdir(parents=True, exist_ok=True)
+            continue
+        with entry.open() as source:
             _write(target, rel, source, budget)
-
-
-def _unzip(raw: bytes, target: Path, budget: _Budget, task_names: set[str]) -> None:
-    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
-        entries: list[tuple[PurePosixPath, zipfile.ZipInfo]] = []
-        for info in zf.infolist():
-            budget.entry()
-            rel = _relative(info.filename, budget.where)
-            if (info.external_attr >> 16) & _S_IFMT == _S_IFLNK:
-                raise Problem(400, f"body sandbox.{budget.where}: entry {info.filename}: a link")
-            if rel is not None:
-                entries.append((rel, info))
-        cut = _strip_top([rel for rel, _ in entries], task_names)
-        for rel, info in entries:
-            rel = PurePosixPath(*rel.parts[cut:]) if len(rel.parts) > cut else PurePosixPath()
-            if info.is_dir() or not rel.parts:
-                target.joinpath(*rel.parts).mkdir(parents=True, exist_ok=True)
-                continue
-            with zf.open(info) as source:
-                _write(target, rel, source, budget)
 
 
 # -- inline files ----------------------------------------------------------------------------------

@@ -122,7 +122,16 @@ def _clean_row(parameters: Any) -> Any:
 
 def json_text(value: Any) -> str:
     """A JSON column's text. pydantic-core's encoder takes a third of ``json.dumps``'s time on
-    report rows; ``json.dumps`` writes what it refuses (a lone surrogate, escaped)."""
+    report rows; ``json.dumps`` writes what it refuses (a lone surrogate, escaped), so that
+    :func:`json_value` reads back the same string.
+
+    The fallback is right because it is for JSON values only: ``json.dumps`` has no
+    ``default``, so a value neither encoder knows is a TypeError, never its ``str()``. Every
+    writer passes a JSON form already (a report's ``to_json()``, ``model_dump(mode="json")``, a
+    request body parsed from JSON, a response body made of those). pydantic-core would write
+    a datetime, bytes, a Decimal or a UUID as a string and a set as a list; refusing those too
+    would mean checking every value first, four times the cost of the encoding (measured on
+    report rows), on the store's hot path, for values no writer produces."""
     try:
         return to_json(value).decode()
     except (PydanticSerializationError, ValueError):
