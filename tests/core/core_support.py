@@ -7,12 +7,14 @@ directory, so importing helpers from it is fragile). Fixtures live in ``conftest
 from __future__ import annotations
 
 import fcntl
+import http.server
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -563,3 +565,31 @@ LINKS = re.compile(r"://|\bwww\.|\w@[\w-]+\.|mailto:", re.IGNORECASE)
 def bad_characters(text: str) -> list[str]:
     """The control and bidi characters in ``text`` that no surface may show."""
     return sorted({repr(m.group()) for m in BAD.finditer(text)})
+
+
+@contextmanager
+def local_http(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 for the block; yields ``http://127.0.0.1:PORT``."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler that logs nothing, and answers with :meth:`reply`."""
+
+    def reply(self, body: bytes, content_type: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass

@@ -8,16 +8,14 @@ every source reading it an error naming the link.
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import Project, criterion_runs, run_subprocess
+from core_support import Project, QuietHandler, criterion_runs, local_http, run_subprocess
 
 
 def _length(cid: str = "c") -> dict[str, Any]:
@@ -266,28 +264,14 @@ def judge_server() -> Iterator[tuple[str, list[str]]]:
         }
     ).encode()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             prompts.append(json.dumps(request["messages"]))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.reply(body, "application/json")
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/v1", prompts
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with local_http(Handler) as url:
+        yield f"{url}/v1", prompts
 
 
 def test_the_judge_file_target_is_confined_too(

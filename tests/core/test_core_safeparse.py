@@ -8,15 +8,13 @@ and the report writer's strict-JSON backstop.
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from core_support import Project, criterion_runs
+from core_support import Project, QuietHandler, criterion_runs, local_http
 from pydantic import Field
 
 from pytest_verial import (
@@ -237,28 +235,13 @@ def counting_server() -> Iterator[tuple[str, list[str]]]:
     """A schema server on 127.0.0.1 recording every request it gets."""
     hits: list[str] = []
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             hits.append(self.path)
-            body = json.dumps({"type": "string"}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/schema+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.reply(json.dumps({"type": "string"}).encode(), "application/schema+json")
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}", hits
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with local_http(Handler) as url:
+        yield url, hits
 
 
 def _schema_benchmark(project: Project, schema: dict[str, Any]) -> None:
