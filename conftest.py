@@ -16,7 +16,8 @@ pytest_plugins = ["pytester"]
 
 @pytest.fixture(autouse=True)
 def _lean_pytester(request: pytest.FixtureRequest) -> None:
-    """Inner pytest runs skip hypothesis's plugin (its terminal summary costs ~3 s a run) and
+    """Inner pytest runs skip hypothesis's plugin (its terminal summary costs ~3 s a run),
+    anyio's (it imports trio in each xdist worker: 0.5 s of CPU a process) and
     assertion rewriting: in-process runs re-import the plugin's modules, and CPython 3.11's
     ``ast.parse`` then fails now and then with "AST constructor recursion depth mismatch"
     (seen once in a loaded -n 2 run, importing a module at the start of the inner run loop).
@@ -24,7 +25,7 @@ def _lean_pytester(request: pytest.FixtureRequest) -> None:
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")  # pytester clears PYTEST_ADDOPTS first
         request.getfixturevalue("monkeypatch").setenv(
-            "PYTEST_ADDOPTS", "-p no:hypothesispytest -p no:schemathesis --assert=plain"
+            "PYTEST_ADDOPTS", "-p no:hypothesispytest -p no:schemathesis -p no:anyio --assert=plain"
         )
 
 

@@ -109,7 +109,7 @@ def _write_case(case: Case, folder: Path) -> None:
 def _child_env(extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env.update(PYTHONDONTWRITEBYTECODE="1", COLUMNS="200", **extra)
-    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest -p no:schemathesis"
+    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest -p no:schemathesis -p no:anyio"
     return env
 
 

@@ -37,7 +37,11 @@ def scale(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 def test_smallest_run_prints_the_table_and_draws_the_plot(tmp_path: Path) -> None:
     png = tmp_path / "docs" / "scale.png"
     args = ["--criteria", "20", "--tasks", "2", "--tasks-criteria", "20", "--resources", "200"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+    # the bench's child pytest runs as the suite's: nothing of the outer session, and without
+    # the test extras' plugins (hypothesis, schemathesis, anyio: 3 s of CPU in each child)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *sys.path])
+    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest -p no:schemathesis -p no:anyio"
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), *args, "--png", str(png)],
         capture_output=True,

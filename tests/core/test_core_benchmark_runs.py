@@ -116,8 +116,13 @@ def test_two_agents_are_never_averaged_together(pytester: pytest.Pytester, worke
     assert output.count("benchmark run calls@1 on") == 2
 
 
-@WORKERS
-@pytest.mark.parametrize("how", ["same-agent", "--verial-trials"])
+@pytest.mark.parametrize(
+    ("workers", "how"),
+    # same-agent at -n 2 is test_reports_equal_for_trials: this project, its report at -n 2
+    # equal to the -n 0 one checked here (the trial lines are printed from that report)
+    [("0", "same-agent"), ("0", "--verial-trials"), ("2", "--verial-trials")],
+    ids=["n0-same-agent", "n0---verial-trials", "n2---verial-trials"],
+)
 def test_one_agents_run_folders_are_trials(
     pytester: pytest.Pytester, workers: str, how: str
 ) -> None:
@@ -142,8 +147,11 @@ def test_one_agents_run_folders_are_trials(
     assert "trials of the run: k=2 mean 0.750 pass^k no" in output
 
 
-@WORKERS
-def test_fail_under_applies_to_every_benchmark_run(pytester: pytest.Pytester, workers: str) -> None:
+def test_fail_under_applies_to_every_benchmark_run(pytester: pytest.Pytester) -> None:
+    """At -n 0: the gate is the controller's (the recorder's), read from its report. At -n 2
+    that report is test_two_agents_are_never_averaged_together's, and the gate's exit codes
+    there test_core_fail_under.py's n2 cases."""
+    workers = "0"
     project = Project(pytester.path)
     _two_runs(project, "bot-a", "bot-b")
     args = ("--verial-run", "run-a", "--verial-run", "run-b", "--verial-fail-under", "0.6")

@@ -30,7 +30,7 @@ FILES = EXAMPLES / "files.verial.yaml"
 def child_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_", "VERIAL_"))}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest -p no:schemathesis"
+    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest -p no:schemathesis -p no:anyio"
     return {**env, **extra}
 
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from store_support import child_env
 
 from pytest_verial import Report
 from pytest_verial.reporting import load_report
@@ -46,6 +47,7 @@ def example_reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
                 str(path),
             ],
             cwd=REPO,
+            env=child_env(),  # the suite's child: without the test extras' plugins
             capture_output=True,
             check=False,
             timeout=300,
