@@ -93,7 +93,7 @@ def score(root: Path, base: str, limit: int, name: str) -> tuple[dict[str, Any],
         "--verial-judge-concurrency", str(limit),
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest -p no:schemathesis"
+    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest -p no:schemathesis -p no:anyio"
     clock = time.perf_counter()
     subprocess.run(cmd, cwd=root, env=env, capture_output=True, check=False)
     wall = time.perf_counter() - clock

@@ -151,15 +151,14 @@ def test_fail_under_applies_to_every_benchmark_run(pytester: pytest.Pytester) ->
     """At -n 0: the gate is the controller's (the recorder's), read from its report. At -n 2
     that report is test_two_agents_are_never_averaged_together's, and the gate's exit codes
     there test_core_fail_under.py's n2 cases."""
-    workers = "0"
     project = Project(pytester.path)
     _two_runs(project, "bot-a", "bot-b")
     args = ("--verial-run", "run-a", "--verial-run", "run-b", "--verial-fail-under", "0.6")
-    code, output = run_subprocess(pytester.path, "-n", workers, *args)
+    code, output = run_subprocess(pytester.path, "-n", "0", *args)
     assert code == 1, output[-3000:]
     assert "run score of calls.verial.yaml@run-a 1.000 reached" in output
     assert "run score of calls.verial.yaml@run-b 0.500 NOT reached -> exit 1" in output
-    code, output = run_subprocess(pytester.path, "-n", workers, *args[:2], *args[4:])
+    code, output = run_subprocess(pytester.path, "-n", "0", *args[:2], *args[4:])
     assert code == 0, output[-3000:]
 
 

@@ -94,6 +94,18 @@ def test_every_public_name_resolves(face: str) -> None:
     assert set(names) <= set(dir(module))
 
 
+def test_the_public_names_are_the_pinned_ones() -> None:
+    """Every face's ``__all__`` equals ``public_api.txt``: adding or removing a public name
+    is a deliberate change to that file (and to README's "Public API"), never a side effect."""
+    pinned = Path(__file__).with_name("public_api.txt").read_text(encoding="utf-8").splitlines()
+    current = [
+        f"{face}.{name}" for face in FACES for name in sorted(importlib.import_module(face).__all__)
+    ]
+    expected = [line for line in pinned if line and not line.startswith("#")]
+    missing, added = sorted(set(expected) - set(current)), sorted(set(current) - set(expected))
+    assert not missing and not added, f"gone from the public API: {missing}; new: {added}"
+
+
 def test_faces_name_no_private_name() -> None:
     for face in FACES:
         module = importlib.import_module(face)

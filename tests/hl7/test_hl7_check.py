@@ -238,14 +238,21 @@ def test_malformed_corpus_has_twenty_samples() -> None:
             '{"type": "voice_turn"}\n{"type": "hl7_outbound", "payload": "PID|1"}\n',
             "events.jsonl:2: segment 1",
         ),
+        # blank lines are skipped but still counted
+        ('{"type": "voice_turn"}\n\n\n["x"]\n', "events.jsonl:4: expected an event object"),
+        # lines that end in a lone CR, as the text reader splits them
+        (b'{"type": "voice_turn"}\r\r{"type": "\xff"}\r', "events.jsonl:3: not UTF-8 text"),
+        # a bad byte past the reader's first 8 KiB block
+        (b'{"type": "voice_turn"}\n' * 900 + b'{"\xff"}\n', "events.jsonl:901: not UTF-8 text"),
     ],
 )
 def test_malformed_events_name_file_and_line(
-    tmp_path: Path, run_hl7: Any, rows: str, fragment: str
+    tmp_path: Path, run_hl7: Any, rows: str | bytes, fragment: str
 ) -> None:
     folder = tmp_path / "hl7_outbound"
     folder.mkdir()
-    (folder / "events.jsonl").write_text(rows)
+    data = rows if isinstance(rows, bytes) else rows.encode()
+    (folder / "events.jsonl").write_bytes(data)
     result = run_hl7(Hl7Snapshot.from_task_folder(tmp_path), {"correlate_by": {}})
     assert result["status"] == "error"
     assert fragment in result["details"]

@@ -179,48 +179,11 @@ def test_feedback_command(tmp_path, capsys):
 
 
 def test_public_api_is_pinned():
+    """The inline entry points are public; every face's names, the judge's included, are
+    pinned in tests/core/public_api.txt (tests/core/test_public_api.py)."""
     import pytest_verial
-    import pytest_verial.judge as judge
 
     assert {"TaskRun", "verify_task", "verify_task_async"} <= set(pytest_verial.__all__)
-    assert sorted(judge.__all__) == sorted(
-        [
-            "DEFAULT_PRICES",
-            "Decision",
-            "JudgeClient",
-            "JudgeError",
-            "JudgeSettings",
-            "JudgeSource",
-            "Judgement",
-            "MalformedReply",
-            "Rating",
-            "Ratings",
-            "build_messages",
-            "build_settings",
-            "close_clients",
-            "decide",
-            "from_sandbox",
-            "normalise_model_id",
-            "parse_reply",
-            "prompt_hash",
-            "same_model",
-            "self_grading",
-            "settings_for",
-            "shared_client",
-            "task_feedback",
-            "verification_lines",
-            "verification_summary",
-            # calibration against human labels (verial judge calibrate)
-            "Figures",
-            "Item",
-            "PADDING",
-            "PERTURBATIONS",
-            "agreement",
-            "kappa",
-            "macro_f1",
-            "perturbed",
-        ]
-    )
 
 
 def test_judge_equal_to_executor_is_one_message_everywhere(stub_judge, tmp_path, pytester):

@@ -186,6 +186,51 @@ def test_unsafe_or_oversized_sandboxes_are_4xx_and_store_nothing(api: Api) -> No
     assert _verify(api, TASKS[0], {"run_dir": "good-agent"}).status_code == 201
 
 
+def _zip_patched(method: int | None = None, flags: int = 0) -> bytes:
+    """One stored zip entry whose headers (local and central) say ``method`` and ``flags``, as
+    another zip tool writes an encrypted entry or a compression zipfile cannot read."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("sftp/a.txt", b"secret")
+    raw = bytearray(out.getvalue())
+    for signature, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = raw.index(signature) + offset  # general purpose flags, then the method
+        raw[at : at + 2] = (int.from_bytes(raw[at : at + 2], "little") | flags).to_bytes(
+            2, "little"
+        )
+        if method is not None:
+            raw[at + 2 : at + 4] = method.to_bytes(2, "little")
+    return bytes(raw)
+
+
+def test_unreadable_or_clashing_entries_are_400_naming_the_entry(api: Api) -> None:
+    """Each refusal names the entry and never the server's temporary folder."""
+    encrypted = _archive("zip", _zip_patched(flags=0x1))
+    _problem(api, encrypted, 400, "entry sftp/a.txt: encrypted")
+    unknown = _archive("zip", _zip_patched(method=99))
+    _problem(api, unknown, 400, "entry sftp/a.txt: compression method 99 is not supported")
+    clash = [(_member("sftp/a", size=1), b"1"), (_member("sftp/a/b.txt", size=1), b"2")]
+    _problem(api, _archive("tar.gz", _tar(clash)), 400, "a file where a folder was needed")
+    folder = [(_member("sftp/a", size=1), b"1"), (_member("sftp/a", tarfile.DIRTYPE), None)]
+    _problem(api, _archive("tar.gz", _tar(folder)), 400, "sftp/a: a file where a folder")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("sftp/a", b"1")
+        zf.writestr("sftp/a/b.txt", b"2")
+    answer = _verify(api, TASKS[0], _archive("zip", out.getvalue()))
+    assert answer.status_code == 400 and "a file where a folder" in answer.json()["detail"]
+    assert "/tmp" not in answer.text and "Errno" not in answer.text
+    assert count_rows(api.app.state.store)["task_runs"] == 0
+
+
+def test_a_tar_whose_headers_declare_too_much_is_refused_before_inflating(api: Api) -> None:
+    """The 100 MiB member's header is enough: its data, cut off here, is never inflated (that
+    would fail as a truncated archive), so a small archive cannot cost the server the CPU of
+    inflating it."""
+    raw = _bomb("tar.gz")
+    _problem(api, _archive("tar.gz", raw[:2048]), 413, "unpacks to over 64 MiB", "zeros.bin")
+
+
 def test_an_unpacked_sandbox_is_removed_after_scoring(
     api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

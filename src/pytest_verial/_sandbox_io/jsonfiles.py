@@ -72,14 +72,19 @@ def iter_jsonl_lines(path: Path) -> Iterator[tuple[int, Any]]:
 
 def _first_bad_line(path: Path) -> int | None:
     """The number of the first line that is not UTF-8 (text is decoded in blocks, so the
-    lines read before the error may stop short of it), None when the file cannot be read."""
+    lines read before the error may stop short of it), None when the file cannot be read.
+    Lines end as the text reader ends them: ``\n``, ``\r\n`` or a lone ``\r``."""
+    lineno = 0
     try:
         with path.open("rb") as handle:
-            for lineno, raw in enumerate(handle, start=1):
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    return lineno
+            for raw in handle:
+                body = raw[:-2] if raw.endswith(b"\r\n") else raw.rstrip(b"\n")
+                for piece in body.split(b"\r"):  # a byte of a UTF-8 sequence is never \r
+                    lineno += 1
+                    try:
+                        piece.decode("utf-8")
+                    except UnicodeDecodeError:
+                        return lineno
     except OSError:
         return None
     return None

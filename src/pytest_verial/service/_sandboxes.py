@@ -8,7 +8,8 @@
   fresh temporary folder: only regular files and folders (a link, hard link or device is
   refused), no absolute name, no ``..``, at most :data:`MAX_ENTRIES` entries and
   :data:`MAX_UNPACKED` bytes counted as they are written (so a decompression bomb stops at the
-  cap, whatever its headers say).
+  cap, whatever its headers say; one whose headers declare more is refused before any byte is
+  inflated), no encrypted zip entry or unknown compression.
 - ``{"files": {"voice/turns.json": [...], "hl7/outbound/1.hl7": "MSH|..."}}``: the file-based
   sources' state inline: each path relative to the task's sandbox, a string written as text,
   any other JSON value written as JSON.
@@ -234,26 +235,37 @@ class _Budget:
         self.where = where
         self.entries = 0
         self.left = MAX_UNPACKED
+        self.declared = 0
 
     def entry(self) -> None:
         self.entries += 1
         if self.entries > MAX_ENTRIES:
             raise Problem(413, f"body sandbox.{self.where}: over {MAX_ENTRIES} entries")
 
-    def take(self, size: int, name: PurePosixPath) -> None:
+    def take(self, size: int, name: PurePosixPath | str) -> None:
         self.left -= size
         if self.left < 0:
-            raise Problem(
-                413,
-                f"body sandbox.{self.where}: unpacks to over {MAX_UNPACKED // 1024 // 1024} MiB "
-                f"(at {name})",
-            )
+            raise self.over(name)
+
+    def declare(self, size: int, name: str) -> None:
+        """An entry's size as its header gives it: refused before any byte is inflated when
+        the sizes declared so far pass the cap (the bytes written are still counted)."""
+        self.declared += size
+        if self.declared > MAX_UNPACKED:
+            raise self.over(name)
+
+    def over(self, name: PurePosixPath | str) -> Problem:
+        return Problem(
+            413,
+            f"body sandbox.{self.where}: unpacks to over {MAX_UNPACKED // 1024 // 1024} MiB "
+            f"(at {name})",
+        )
 
 
 def _write(target: Path, rel: PurePosixPath, source: IO[bytes], budget: _Budget) -> None:
     """Copy ``source`` into ``target/rel``, a new regular file, counting every byte."""
     path = target.joinpath(*rel.parts)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _folder(path.parent, rel, budget.where)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
@@ -266,6 +278,19 @@ def _write(target: Path, rel: PurePosixPath, source: IO[bytes], budget: _Budget)
         while chunk := source.read(_CHUNK):
             budget.take(len(chunk), rel)
             out.write(chunk)
+
+
+def _folder(path: Path, rel: PurePosixPath, where: str) -> None:
+    """``path`` and its parents as folders; an entry's name taken by a file is the request's
+    error (named by the entry, never by the server's temporary path)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise Problem(
+            400, f"body sandbox.{where}: entry {rel}: a file where a folder was needed"
+        ) from None
+    except OSError as exc:
+        raise Problem(400, f"body sandbox.{where}: entry {rel}: {exc.strerror or exc}") from None
 
 
 # -- archives --------------------------------------------------------------------------------------
@@ -311,6 +336,10 @@ class _Entry:
     #: neither a regular file nor a folder (a device, a FIFO: tar only)
     special: bool
     folder: bool
+    #: the size its header declares (the bytes written are counted whatever it says)
+    size: int
+    #: why its data cannot be read (an encrypted zip entry, an unknown compression), or None
+    unreadable: str | None
     #: the entry's data (read when written, counted)
     open: Callable[[], IO[bytes]]
 
@@ -319,7 +348,8 @@ def _tar_entries(tar: tarfile.TarFile) -> Iterator[_Entry]:
     for member in tar:  # headers only: file data is read when written, counted
         special = not (member.isreg() or member.isdir())
         link = member.issym() or member.islnk()
-        yield _Entry(member.name, link, special, member.isdir(), partial(_tar_data, tar, member))
+        data = partial(_tar_data, tar, member)
+        yield _Entry(member.name, link, special, member.isdir(), member.size, None, data)
 
 
 def _tar_data(tar: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
@@ -331,7 +361,24 @@ def _tar_data(tar: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
 def _zip_entries(zf: zipfile.ZipFile) -> Iterator[_Entry]:
     for info in zf.infolist():
         link = (info.external_attr >> 16) & _S_IFMT == _S_IFLNK
-        yield _Entry(info.filename, link, False, info.is_dir(), partial(zf.open, info))
+        data = partial(zf.open, info)
+        yield _Entry(
+            info.filename, link, False, info.is_dir(), info.file_size, _unreadable(info), data
+        )
+
+
+def _unreadable(info: zipfile.ZipInfo) -> str | None:
+    if info.flag_bits & 0x1:
+        return "encrypted"
+    if info.compress_type not in _ZIP_METHODS:
+        return f"compression method {info.compress_type} is not supported"
+    return None
+
+
+#: the compression methods zipfile reads (stored, deflate, bzip2, lzma)
+_ZIP_METHODS = frozenset(
+    {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
+)
 
 
 def _extract(
@@ -349,13 +396,18 @@ def _extract(
             raise Problem(
                 400, f"body sandbox.{budget.where}: entry {entry.name}: not a file or folder"
             )
+        if entry.unreadable and not entry.folder:
+            raise Problem(
+                400, f"body sandbox.{budget.where}: entry {entry.name}: {entry.unreadable}"
+            )
+        budget.declare(entry.size, entry.name)
         if rel is not None:
             kept.append((rel, entry))
     cut = _strip_top([rel for rel, _ in kept], task_names)
     for rel, entry in kept:
         rel = PurePosixPath(*rel.parts[cut:]) if len(rel.parts) > cut else PurePosixPath()
         if entry.folder or not rel.parts:
-            target.joinpath(*rel.parts).mkdir(parents=True, exist_ok=True)
+            _folder(target.joinpath(*rel.parts), rel, budget.where)
             continue
         with entry.open() as source:
             _write(target, rel, source, budget)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._errors import SourceError
-from .._sandbox_io.jsonfiles import iter_jsonl
+from .._sandbox_io.jsonfiles import iter_jsonl_lines
 
 if TYPE_CHECKING:
     from . import Sandbox
@@ -45,7 +45,7 @@ def live_file(sandbox: Sandbox, source: str, key: str, known: frozenset[str]) ->
 def rows(path: Path, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(path:line, row)`` for each row of a JSON Lines file; a row that is not an object is
     a SourceError: ``expected <what> object``."""
-    for lineno, row in enumerate(iter_jsonl(path), start=1):
+    for lineno, row in iter_jsonl_lines(path):  # blank lines skipped, still counted
         where = f"{path}:{lineno}"
         if not isinstance(row, dict):
             raise SourceError(f"{where}: expected {what} object, found {type(row).__name__}")
