@@ -46,8 +46,9 @@ def pytest_configure(config: pytest.Config) -> None:
     use ``--assert=plain``) and pytest's rewritten ones (``*-pytest-<version>.pyc``), written
     by one pytest session that imports every module. Both are keyed to the source's mtime and
     size as Python's own are, so an edited module is compiled afresh. Only a cache: a failure
-    here costs time, never a result."""
-    if hasattr(config, "workerinput"):
+    here costs time, never a result. Only for a session with workers (``-n``, as
+    ``scripts/test`` runs the suite): a run of one file or ``--co`` does not pay for it."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
         return
     compileall.compile_dir(SRC / "pytest_verial", quiet=1)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
@@ -58,7 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
         Path(tmp, "conftest.py").write_text(IMPORT_EVERYTHING, encoding="utf-8")
         command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--co"]
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(command, cwd=tmp, env=env, capture_output=True, timeout=300)
+            subprocess.run(command, cwd=tmp, env=env, capture_output=True, timeout=120)
 
 
 @pytest.hookimpl(trylast=True)
