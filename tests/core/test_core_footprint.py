@@ -149,11 +149,19 @@ def test_the_scope_leaves_a_configured_collector_alone(
     else:
         gc.freeze()
     frozen = gc.get_freeze_count()
+
+    def untouched() -> bool:
+        """A freeze by the scope would raise the count and an unfreeze empty it; a frozen
+        object that dies meanwhile (another thread of the worker frees it) lowers it a little."""
+        return (
+            frozen // 2 < gc.get_freeze_count() <= frozen if frozen else not gc.get_freeze_count()
+        )
+
     try:
         heap.enter()
-        assert not heap.inside() and gc.get_freeze_count() == frozen
+        assert not heap.inside() and untouched()
         heap.leave()  # not the scope's freeze: the user's stays
-        assert gc.get_freeze_count() == frozen
+        assert untouched()
     finally:
         gc.enable()
         if setting == "threshold 0":
