@@ -59,7 +59,10 @@ def create_app(
         store.close()
         raise
     verifier = Verifier(benchmarks, root, judge)
-    paths = ServerPaths(server_folders(root, [Path(p).resolve() for p in benchmark_paths]))
+    paths = ServerPaths(
+        server_folders(root, [Path(p).resolve() for p in benchmark_paths]),
+        (judge or {}).get("judge_base_url"),
+    )
     runner = JobRunner(store, job_worker(store, verifier), hide=paths.text)
 
     @asynccontextmanager

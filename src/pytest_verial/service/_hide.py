@@ -6,7 +6,8 @@ folder's absolute path (a run folder under ``--runs-root``, or the temporary fol
 or inline files were unpacked to) out of every text of the result before it is stored or
 answered. :class:`ServerPaths` is the last guard at the edge: every problem's ``detail`` loses
 the server's own folders (``--runs-root``, the working directory, the home folder, the
-temporary folders of sandboxes) whatever raised it.
+temporary folders of sandboxes) whatever raised it. The judge's endpoint (a URL of the server's
+network) is never named either.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 #: the prefix of every temporary folder the service makes (sandboxes, inline tasks)
 TEMP_PREFIX = "verial-"
+#: what a text says instead of the judge's endpoint
+JUDGE = "the server's judge endpoint"
 
 
 def _forms(path: Path) -> list[str]:
@@ -32,7 +35,11 @@ class Rewrite:
     """Replace folders' absolute paths in text: ``<folder>/x`` becomes ``<as>x``, the folder
     alone becomes ``<alone>``."""
 
-    def __init__(self, folders: Sequence[tuple[Path, str, str]]) -> None:
+    def __init__(
+        self, folders: Sequence[tuple[Path, str, str]], words: Mapping[str, str] | None = None
+    ) -> None:
+        #: other texts the server keeps to itself (its judge's endpoint), and what they become
+        self._words = {k: v for k, v in (words or {}).items() if k}
         found: dict[str, tuple[str, str]] = {}
         for folder, prefix, alone in folders:
             for form in _forms(folder):
@@ -53,6 +60,8 @@ class Rewrite:
         return prefix if match.group(2) else alone
 
     def text(self, value: str) -> str:
+        for word, instead in self._words.items():
+            value = value.replace(word, instead)
         if self._any is None:
             return value
         return self._any.sub(self._one, value)
@@ -68,18 +77,22 @@ class Rewrite:
         return value
 
 
-def relative_to(sandbox: Path, run_folder: Path, runs_root: Path) -> Rewrite:
+def relative_to(
+    sandbox: Path, run_folder: Path, runs_root: Path, judge_url: str | None = None
+) -> Rewrite:
     """Names relative to the task's sandbox: ``<sandbox>/sftp/x.json`` -> ``sftp/x.json``;
     the run folder's files (``run.yaml``) and the rest of ``--runs-root`` relative to
-    theirs."""
-    return Rewrite([(sandbox, "", "."), (run_folder, "", "."), (runs_root, "", ".")])
+    theirs; the server's judge endpoint is "the server's judge"."""
+    words = {judge_url.rstrip("/"): JUDGE} if judge_url else {}
+    return Rewrite([(sandbox, "", "."), (run_folder, "", "."), (runs_root, "", ".")], words)
 
 
 class ServerPaths:
     """The server's own folders, hidden from every problem it answers."""
 
-    def __init__(self, folders: Iterable[Path]) -> None:
-        self._rewrite = Rewrite([(f, "", ".") for f in folders])
+    def __init__(self, folders: Iterable[Path], judge_url: str | None = None) -> None:
+        words = {judge_url.rstrip("/"): JUDGE} if judge_url else {}
+        self._rewrite = Rewrite([(f, "", ".") for f in folders], words)
         temp = [re.escape(f) for f in _forms(Path(tempfile.gettempdir()))]
         # a temporary folder of the service: its name says nothing to a client
         self._temp = re.compile(

@@ -234,13 +234,17 @@ class Verifier:
                 )
             inline = verify_task(task, sandbox, options, run_dir=run)
         except (RunConfigError, UsageError) as exc:
-            hide = relative_to(sandbox, where.run_folder, self.root)
+            hide = relative_to(
+                sandbox, where.run_folder, self.root, self.judge.get("judge_base_url")
+            )
             detail = hide.text(str(exc).splitlines()[0])
             raise Problem(UNPROCESSABLE, f"body {field}: {detail}") from None
         except VerialError as exc:
-            hide = relative_to(sandbox, where.run_folder, self.root)
+            hide = relative_to(
+                sandbox, where.run_folder, self.root, self.judge.get("judge_base_url")
+            )
             raise Problem(UNPROCESSABLE, hide.text(str(exc).splitlines()[0])) from None
-        hide = relative_to(sandbox, where.run_folder, self.root)
+        hide = relative_to(sandbox, where.run_folder, self.root, self.judge.get("judge_base_url"))
         fields = {name: getattr(inline, name) for name in TaskRun.model_fields}
         fields.update(
             id=task_nodeid(display, task.key),
