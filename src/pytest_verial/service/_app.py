@@ -17,7 +17,13 @@ from fastapi import FastAPI
 from .. import __version__
 from ..store import open_store
 from ._hide import ServerPaths, server_folders
-from ._http import MAX_BODY, BodyGuard, document_errors, install_problem_handlers
+from ._http import (
+    MAX_BODY,
+    BodyGuard,
+    document_errors,
+    document_parameters,
+    install_problem_handlers,
+)
 from ._jobs import JobRunner
 from ._routes import ROUTERS, docs
 from ._routes.verify import job_worker
@@ -94,7 +100,7 @@ def create_app(
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = document_errors(stock_openapi())
+            app.openapi_schema = document_parameters(document_errors(stock_openapi()))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -47,6 +47,9 @@ class Problem(Exception):
 
 
 def problem_body(status: int, detail: str, title: str | None = None) -> dict[str, Any]:
+    """A problem's JSON; its ``detail`` one line whatever it quotes (a client's id may hold a
+    line break)."""
+    detail = " ".join(detail.splitlines())
     phrase = title or HTTPStatus(status).phrase
     slug = HTTPStatus(status).phrase.lower().replace(" ", "-").replace("'", "")
     return {
@@ -128,6 +131,23 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     components = schema.get("components", {}).get("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):
         components.pop(name, None)
+    return schema
+
+
+def document_parameters(schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional parameter (a header, a query value) is left out when not given, never sent
+    as null: its schema is the value's alone (FastAPI writes ``anyOf [..., null]``)."""
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []):
+                inner = parameter.get("schema", {})
+                kinds = inner.get("anyOf")
+                if parameter.get("required") or not kinds:
+                    continue
+                given = [k for k in kinds if k.get("type") != "null"]
+                if len(given) == 1 and len(given) < len(kinds):
+                    del inner["anyOf"]
+                    inner.update(given[0])
     return schema
 
 

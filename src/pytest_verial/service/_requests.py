@@ -45,12 +45,22 @@ class TaskConfig(BaseModel):
         return values
 
 
+def _given(prop: dict[str, Any]) -> dict[str, Any]:
+    """A property's schema once given: never null."""
+    kinds = [k for k in prop.get("anyOf", []) if k.get("type") != "null"]
+    if len(kinds) != 1:
+        return prop
+    rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+    return {**rest, **kinds[0]}
+
+
 def _one_task_schema(schema: dict[str, Any]) -> None:
     """State "benchmark and task_id, or task" as a ``oneOf`` of the two bodies."""
     props = schema["properties"]
     common = {k: props[k] for k in ("sandbox", "config", "scored")}
-    named = {"benchmark": props["benchmark"], "task_id": props["task_id"], **common}
-    inline = {"task": props["task"], "task_id": props["task_id"], **common}
+    task_id = _given(props["task_id"])
+    named = {"benchmark": _given(props["benchmark"]), "task_id": task_id, **common}
+    inline = {"task": _given(props["task"]), "task_id": task_id, **common}
     schema["oneOf"] = [
         {
             "title": "a task of a benchmark this server was started with",
