@@ -312,8 +312,10 @@ def _all_runs(http: httpx.Client, auth: dict[str, str]) -> list[dict[str, object
 
 
 def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
-    """examples/ts-client (TypeScript, Node's fetch) against a real server: creates a run,
-    completes its task runs with the run token, reads the three levels."""
+    """examples/ts-client (TypeScript, Node's fetch, types generated from /openapi.json)
+    against a real server: creates a run with a solver key, starts and completes its task runs
+    with the run's bearer token, reads the run, then a task run and a criterion run with an org
+    key, and the evidence's rows through the typed union."""
     import shutil
     import subprocess
 
@@ -332,6 +334,7 @@ def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stdout + built.stderr
     store = f"sqlite:///{tmp_path / 'store.db'}"
     _, solver = new_key(tmp_path, store, "solver")
+    _, org = new_key(tmp_path, store, "org")
     with serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS)) as server:
         ran = subprocess.run(
             [node, str(out / "client.js")],
@@ -339,6 +342,7 @@ def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
                 "PATH": os.environ.get("PATH", ""),
                 "VERIAL_URL": server.url,
                 "VERIAL_KEY": solver,
+                "VERIAL_ORG_KEY": org,
                 "VERIAL_BENCHMARK": "sftp-drops@1",
                 "VERIAL_RUN_DIR": "flawed-agent",
             },
@@ -349,11 +353,16 @@ def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
         )
     assert ran.returncode == 0, ran.stderr
     result = json.loads(ran.stdout)
-    assert result["run"]["status"] == "completed"
+    assert result["run"]["status"] == "completed" and result["run"]["phase"] == "completed"
     assert result["run"]["progress"] == {**result["run"]["progress"], "task_runs": 2, "done": 2}
     assert [t["verdict"] for t in result["task_runs"]] != ["pass", "pass"]  # the flawed agent
-    assert result["task"]["id"] == result["task_runs"][0]["id"]
+    assert result["task"]["id"] == result["task_runs"][0]["task_run_id"]
     assert result["criterion"]["id"] == result["task"]["criterion_runs"][0]["id"]
+    assert {a["name"] for a in result["axes"]} == set(result["task"]["axes"])
+    evidence = result["criterion"]["evidence"]
+    keys = ("fieldResults", "field_results", "assertionResults", "phraseResults")
+    (found,) = [k for k in keys if k in evidence]
+    assert len(result["rows"]) == len(evidence[found])
 
 
 def test_two_servers_over_one_postgresql_share_runs_and_keys(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .._scoring import verdict_threshold
 from ._sandboxes import SandboxIn
+from ._schemas import Json
 
 #: an Idempotency-Key: 1-255 printable ASCII characters
 IDEMPOTENCY_PATTERN = r"^[\x21-\x7e]{1,255}$"
@@ -97,7 +98,7 @@ class VerifyTaskIn(BaseModel):
         pattern=TEXT_PATTERN,
         description="task id or task key",
     )
-    task: dict[str, Any] | None = Field(
+    task: dict[str, Json] | None = Field(
         default=None, description="a task itself (as in a benchmark file), instead of benchmark"
     )
     sandbox: SandboxIn

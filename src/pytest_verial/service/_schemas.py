@@ -16,7 +16,7 @@ snake_case keys beside its rows.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
@@ -37,17 +37,47 @@ def _absent(value: object) -> bool:
 Phase = Literal["created", "started", "completed", "cancelled"]
 
 
+def _when_given(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """Every field is in ``required`` (an answer always has it, null when it has no value),
+    but those an answer leaves out when they have no value (``exclude_if``)."""
+    omitted = {f.alias or n for n, f in model.model_fields.items() if f.exclude_if is not None}
+    required = [n for n in schema.get("required", []) if n not in omitted]
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+
+
+def _closed(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """:func:`_when_given`; other keys are allowed, and not typed: a client generated from the
+    schema sees the declared ones (openapi-typescript would add "unknown" for the rest)."""
+    _when_given(schema, model)
+    schema.pop("additionalProperties", None)
+
+
 class _Out(BaseModel):
     """An answer: exactly its declared fields."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        serialize_by_alias=True,
+        json_schema_serialization_defaults_required=True,
+        json_schema_extra=_when_given,
+    )
 
 
 class _Open(BaseModel):
-    """An answer that may carry more keys than it declares, each a JSON value."""
+    """An answer that may carry more keys than it declares (a check's own evidence keys),
+    each a JSON value."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
-    __pydantic_extra__: dict[str, Json] = Field(init=False)
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        serialize_by_alias=True,
+        json_schema_serialization_defaults_required=True,
+        json_schema_extra=_closed,
+    )
 
 
 class ProblemOut(_Out):
@@ -67,8 +97,8 @@ class FieldResult(_Open):
     expected: Json = None
     actual: Json = None
     passed: bool
-    op: str | None = None
-    message: str | None = None
+    op: str | None = Field(default=None, exclude_if=_absent)
+    message: str | None = Field(default=None, exclude_if=_absent)
 
 
 class PhraseResult(_Open):
@@ -93,18 +123,25 @@ class FieldResultsEvidence(_Open):
     ``matched_paths``), x12-response (with ``transaction``) and output-* evidence."""
 
     field_results_: list[FieldResult] = Field(alias="fieldResults")
+    resource: Json = Field(default=None, exclude_if=_absent)
+    query: str | None = Field(default=None, exclude_if=_absent)
+    total: int | None = Field(default=None, exclude_if=_absent)
+    matched_paths: list[str] | None = Field(default=None, exclude_if=_absent)
+    transaction: Json = Field(default=None, exclude_if=_absent)
 
 
 class Hl7StructuralEvidence(_Open):
     """hl7-structural evidence (with ``message``)."""
 
     field_results: list[FieldResult]
+    message: Json = Field(default=None, exclude_if=_absent)
 
 
 class PortalStateMatchEvidence(_Open):
     """portal-state-match evidence (with ``row_key``)."""
 
     assertion_results: list[FieldResult] = Field(alias="assertionResults")
+    row_key: Json = Field(default=None, exclude_if=_absent)
 
 
 class VoiceTranscriptEvidence(_Open):
@@ -117,14 +154,15 @@ class LlmRubricEvidence(_Open):
     """llm-rubric evidence: the judge's ratings (with the judge, its cost and confidence)."""
 
     rubric_results: list[RubricResult]
-    confidence: float | None = None
+    confidence: float | None = Field(default=None, exclude_if=_absent)
+    judge: dict[str, Json] | None = Field(default=None, exclude_if=_absent)
 
 
 class OtherEvidence(_Open):
     """Evidence without rows: a criterion that could not be scored (``error``), or a check
     whose evidence has no rows (output-consistency)."""
 
-    error: str | None = None
+    error: str | None = Field(default=None, exclude_if=_absent)
 
 
 Evidence = (
