@@ -71,9 +71,11 @@ class _Open(BaseModel):
     """An answer that may carry more keys than it declares (a check's own evidence keys),
     each a JSON value."""
 
+    # only the documented key is read (never its snake_case field name): what the engine
+    # wrote is answered as it is
     model_config = ConfigDict(
         extra="allow",
-        populate_by_name=True,
+        populate_by_name=False,
         serialize_by_alias=True,
         json_schema_serialization_defaults_required=True,
         json_schema_extra=_closed,
