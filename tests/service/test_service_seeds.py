@@ -67,7 +67,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     store = f"sqlite:///{cwd / 'store.db'}"
     _, org = new_key(cwd, store, "org")
     _, solver = new_key(cwd, store, "solver")
-    benchmarks = (str(EXAMPLES), str(SEEDS / "seeds.verial.yaml"))
+    benchmarks = (str(EXAMPLES), str(SEEDS / "seeds.yaml"))
     with (
         serve(cwd, store, *benchmarks, "--runs-root", str(RUNS)) as running,
         httpx.Client(base_url=running.url, timeout=120) as http,
