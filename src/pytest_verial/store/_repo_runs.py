@@ -294,8 +294,12 @@ def criterion_position(store: Store, cr_id: str) -> int | None:
     return store.read("read a criterion run", work)
 
 
-def _benchmark_run(conn: Connection, br_id: str, scored: bool) -> StoredBenchmarkRun:
-    run = _report(conn, run_id=br_id).benchmark_runs[0]
+def _benchmark_run(
+    conn: Connection, br_id: str, scored: bool, run: BenchmarkRun | None = None
+) -> StoredBenchmarkRun:
+    """A benchmark run with its task runs' ids and phases (``run``: as just rewritten)."""
+    if run is None:
+        run = _report(conn, run_id=br_id).benchmark_runs[0]
     ids = _task_ids(conn, br_id)
     starts = _starts(conn, ids)
     refs = [
@@ -646,9 +650,9 @@ def complete_task(
         _replace_task(conn, session_id, br_id, tr_id, 0, scored_task)
         # the task run's rows were replaced under the same id: its start goes with them
         conn.execute(task_run_starts.insert().values(task_run_id=tr_id, started_at=started))
-        _rewrite(conn, br_id)
-        scored = bool(_visible(conn, viewer, br_id))
-        return answer(_task_run(conn, viewer, tr_id), _benchmark_run(conn, br_id, scored))
+        run = _rewrite(conn, br_id)
+        stored = _task_run(conn, viewer, tr_id)
+        return answer(stored, _benchmark_run(conn, br_id, stored.scored, run))
 
     return _once(store, "complete a task run", viewer, idem, digest, work)
 
@@ -684,8 +688,8 @@ def cancel_run(
         ):
             if task.status is TaskStatus.RUNNING:
                 _replace_task(conn, session_id, br_id, tr_id, position, cancelled(task))
-        _rewrite(conn, br_id, interrupted=True)
-        return answer(_benchmark_run(conn, br_id, scored))
+        run = _rewrite(conn, br_id, interrupted=True)
+        return answer(_benchmark_run(conn, br_id, scored, run))
 
     return _once(store, "cancel a benchmark run", viewer, idem, digest, work)
 
