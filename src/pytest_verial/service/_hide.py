@@ -12,13 +12,17 @@ network) is never named either.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel
+
+M = TypeVar("M", bound=BaseModel)
 #: the prefix of every temporary folder the service makes (sandboxes, inline tasks)
 TEMP_PREFIX = "verial-"
 #: what a text says instead of the judge's endpoint
@@ -44,6 +48,8 @@ class Rewrite:
         for folder, prefix, alone in folders:
             for form in _forms(folder):
                 found.setdefault(form, (prefix, alone))
+                # as it reads inside a JSON text (a quote or a backslash escaped)
+                found.setdefault(json.dumps(form)[1:-1], (prefix, alone))
         self._to = found
         forms = sorted(found, key=len, reverse=True)
         # a whole path component only: never the middle of another path or word
@@ -61,10 +67,17 @@ class Rewrite:
 
     def text(self, value: str) -> str:
         for word, instead in self._words.items():
-            value = value.replace(word, instead)
-        if self._any is None:
+            if word in value:
+                value = value.replace(word, instead)
+        # most texts name no folder: a substring test is far cheaper than the pattern
+        if self._any is None or not any(form in value for form in self._to):
             return value
         return self._any.sub(self._one, value)
+
+    def model(self, model: M) -> M:
+        """A result with every text rewritten: one pass over its JSON text, read back as the
+        same type (validated again)."""
+        return type(model).model_validate_json(self.text(model.model_dump_json(by_alias=True)))
 
     def json(self, value: Any) -> Any:
         """A JSON value with every string (and key) rewritten."""

@@ -253,9 +253,8 @@ class Verifier:
             file=display,
             snapshot=task.task.model_dump(mode="json", exclude_none=True),
         )
-        built = TaskRun.model_construct(**fields)
         # validated already (an InlineTaskRun is a TaskRun); its texts rewritten, not rescored
-        task_run = TaskRun.model_validate(hide.json(built.model_dump(mode="json", by_alias=True)))
+        task_run = hide.model(TaskRun.model_construct(**fields))
         info = RunInfo(
             label=run.label,
             path=where.shown,
