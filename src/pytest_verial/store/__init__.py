@@ -1,5 +1,6 @@
 """The results store (issue 19): every session's benchmark runs, kept in SQLite (default,
-``<rootdir>/.verial/results.db``) or PostgreSQL, listed, compared and trended.
+``<project>/.verial/results.db``) or PostgreSQL, listed, compared and trended; sessions and
+benchmark runs are named by refs (``latest``, ``latest~N``, ``ses_…``, ``br_…``: ``_refs.py``).
 
 See ``core.py`` for opening and reading, ``rows.py`` for the typed results <-> rows mapping,
 ``tables.py`` for the tables and ``migrations/`` for their alembic history.
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
         sqlite_path,
         store_url_from,
     )
+    from ._refs import SessionRow, StoreRef
     from ._rows import SessionMeta, digest_of
 
 __all__ = [
@@ -38,9 +40,11 @@ __all__ = [
     "ImportResult",
     "RunRow",
     "SessionMeta",
+    "SessionRow",
     "SessionWriter",
     "Store",
     "StoreError",
+    "StoreRef",
     "TrendPoint",
     "default_store_url",
     "digest_of",
@@ -74,6 +78,8 @@ __getattr__, __dir__ = lazy.exports(
         "sqlite_path": "_core",
         "store_url_from": "_core",
         "SessionMeta": "_rows",
+        "SessionRow": "_refs",
+        "StoreRef": "_refs",
         "digest_of": "_rows",
     },
 )

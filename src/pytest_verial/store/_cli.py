@@ -101,8 +101,8 @@ def export_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "ref",
         metavar="ID",
-        help="a session (ses_...) or benchmark run (br_..., a unique prefix, latest, latest~N); "
-        "a benchmark run exports its whole session's report unless --run-only",
+        help="a session (ses_..., latest, latest~N) or a benchmark run (br_...; an id or a "
+        "unique prefix); a benchmark run exports its whole session's report unless --run-only",
     )
     parser.add_argument("-o", "--output", metavar="FILE", required=True, help="report to write")
     parser.add_argument(
@@ -118,15 +118,19 @@ def export_run(args: argparse.Namespace) -> int:
 
     try:
         with open_cli_store(args.store) as store:
-            ref = args.ref.strip()
-            if ref.startswith("ses_"):
-                report = store.report_of_session(ref)
+            ref = store.resolve_ref(args.ref)
+            if ref.kind == "session":
+                if args.run_only:
+                    raise StoreError(
+                        f"{args.ref.strip()}: names a session ({ref.id}): --run-only needs a "
+                        "benchmark run (br_...)"
+                    )
+                report = store.report_of_session(ref.id)
             else:
-                run_id = store.resolve(ref)
                 report = (
-                    store.report_of_run(run_id)
+                    store.report_of_run(ref.id)
                     if args.run_only
-                    else store.report_of_session(store.session_of_run(run_id))
+                    else store.report_of_session(store.session_of_run(ref.id))
                 )
     except StoreError as exc:
         print(f"verial export: {exc}", file=sys.stderr)
