@@ -32,3 +32,15 @@ def run_name(runs: Iterable[_RunFolder]) -> str:
     """A benchmark run's name: its folders' names, each once, in order (``-`` for none)."""
     names = dict.fromkeys(folder_name(r.label, r.agent) for r in runs)
     return ", ".join(names) or "-"
+
+
+#: how every surface shows the axis of criteria that have none (the report's key is
+#: :data:`pytest_verial._scoring.DEFAULT_AXIS`, ``__default__``)
+NO_AXIS = "(no axis)"
+
+
+def axis_name(name: str) -> str:
+    """An axis as a reader names it: ``(no axis)`` for the report's ``__default__``."""
+    from ._scoring import DEFAULT_AXIS
+
+    return NO_AXIS if name == DEFAULT_AXIS else name

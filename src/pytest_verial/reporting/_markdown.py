@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .._display import escape, sanitize
+from .._names import axis_name, run_name
 from .._results import FAILING, BenchmarkRun, CriterionRun, Report, TaskRun
 from .._secrets import redact
 from ._elide import elide
@@ -61,7 +62,7 @@ def markdown(report: Report, scored: bool = False) -> str:
 
 
 def _run(run: BenchmarkRun, scored: bool) -> list[str]:
-    labels = ", ".join(r.label for r in run.runs)
+    labels = run_name(run.runs)
     strict = f", strict success {run.strict_success:.0%}" if run.strict_success is not None else ""
     lines = [
         f"### {cell(run.benchmark.ref)} on {cell(labels)}: {_score(run.score)} "
@@ -71,7 +72,7 @@ def _run(run: BenchmarkRun, scored: bool) -> list[str]:
         "|---|---:|---|---|---|",
     ]
     for t in run.task_runs:
-        axes = ", ".join(f"{n} {a.score:.2f}" for n, a in t.axes.items())
+        axes = ", ".join(f"{axis_name(n)} {a.score:.2f}" for n, a in t.axes.items())
         critical = (
             f" (critical failed: {', '.join(t.critical_failed)})" if t.critical_failed else ""
         )

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._display import escape
+from .._names import axis_name, run_name
 from .._nodeids import criterion_nodeid, parse
 from .._results import AxisScore, BenchmarkRun, CriterionRun, Report, TaskRun, TaskStatus
-from .._scoring import DEFAULT_AXIS
 from .._secrets import redact
 from ._elide import elide
 
@@ -84,9 +84,9 @@ _KEEP = "\u00a0"  # joins the words of one axis entry: a wrapped line never spli
 
 
 def _axis_name(name: str) -> str:
-    """An axis as a reader names it: criteria without one are ``(no axis)``, not the
-    report's internal key."""
-    return f"(no{_KEEP}axis)" if name == DEFAULT_AXIS else name
+    """An axis as a reader names it (:func:`pytest_verial._names.axis_name`), kept whole
+    when a line wraps."""
+    return axis_name(name).replace(" ", _KEEP)
 
 
 def _axes(axes: Mapping[str, AxisScore]) -> str:
@@ -239,8 +239,7 @@ def _cut(text: str, width: int | None) -> str:
 
 def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None, int]]:
     tasks = run.task_runs
-    labels = ", ".join(r.label for r in run.runs)
-    head = f"benchmark run {run.benchmark.ref} on {labels} ({run.benchmark.file})"
+    head = f"benchmark run {run.benchmark.ref} on {run_name(run.runs)} ({run.benchmark.file})"
     lines: list[tuple[str, str | None, int]] = [(head, None, 2)]
     if verbosity > -2:
         width = max(len("task"), *(len(_name(t)) for t in tasks))

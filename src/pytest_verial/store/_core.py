@@ -228,6 +228,7 @@ class TrendPoint:
     axes: dict[str, float]
     tasks: dict[str, float | None]
     git_commit: str | None
+    #: the run's one name (run.yaml's agent, else its run folder label), as ``verial runs``
     agent: str | None
     status: str
 
@@ -257,15 +258,21 @@ _RUN_COLUMNS = (
 )
 
 
-def run_row(values: dict[str, Any]) -> RunRow:
-    """A :class:`RunRow` from the columns of :data:`_RUN_COLUMNS`."""
+def name_of(infos: Any, fallback: str | None = None) -> str:
+    """A stored benchmark run's one name from its ``runs`` (the report's run folders):
+    :func:`pytest_verial._names.run_name`."""
     from .._names import folder_name
 
-    infos = values.pop("runs_info", None) or []
-    names = dict.fromkeys(
-        folder_name(str(r.get("label", "")), r.get("agent")) for r in infos if isinstance(r, dict)
+    rows = [r for r in infos if isinstance(r, dict)] if isinstance(infos, list) else []
+    names = dict.fromkeys(folder_name(str(r.get("label", "")), r.get("agent")) for r in rows)
+    return ", ".join(names) or fallback or "-"
+
+
+def run_row(values: dict[str, Any]) -> RunRow:
+    """A :class:`RunRow` from the columns of :data:`_RUN_COLUMNS`."""
+    values["name"] = name_of(
+        values.pop("runs_info", None), values.get("agent") or values.get("run_labels")
     )
-    values["name"] = ", ".join(names) or values.get("agent") or values.get("run_labels") or "-"
     values["incomplete"] = int(values.get("incomplete") or 0)
     values["created_at"] = as_utc(values["created_at"])
     return RunRow(**values)
@@ -570,7 +577,7 @@ class Store:
                     axes={k: float(v["score"]) for k, v in (r.data.get("axes") or {}).items()},
                     tasks=tasks[r.id],
                     git_commit=r.git_commit,
-                    agent=r.agent,
+                    agent=name_of(r.data.get("runs"), r.agent),
                     status=r.status,
                 )
                 for r in rows

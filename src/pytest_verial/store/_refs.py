@@ -161,7 +161,7 @@ def list_sessions(
 ) -> list[SessionRow]:
     """Sessions holding a benchmark run that matches ``where`` (conditions on
     ``benchmark_runs``), newest first, with their runs summed up."""
-    from .._names import folder_name
+    from ._core import name_of
 
     runs_match = select(benchmark_runs.c.session_id).where(*where) if where else None
     query = select(
@@ -203,13 +203,7 @@ def list_sessions(
     out = []
     for h in heads:
         runs = per[str(h.id)]
-        names: dict[str, None] = {}
-        for r in runs:
-            infos = [i for i in (r.runs_info or []) if isinstance(i, dict)]
-            names.update(
-                dict.fromkeys(folder_name(str(i.get("label", "")), i.get("agent")) for i in infos)
-                or {r.agent or r.run_labels: None}
-            )
+        names = dict.fromkeys(name_of(r.runs_info, r.agent or r.run_labels) for r in runs)
         verdicts: dict[str, int] = {}
         for r in runs:
             if r.verdict:
