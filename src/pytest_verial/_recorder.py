@@ -93,6 +93,8 @@ class Recorder:
         #: the results store this session is written into (``--verial-store``)
         self.store: SessionStore | None = None
         self._store_input: ReportInput | None = None
+        #: the results store's file when this session created it (said in one line)
+        self.store_created: Path | None = None
         if report is not None and not config.option.collectonly:
             self._recover_previous(report)
             self.journal = Journal(journal_path(report))
@@ -485,6 +487,8 @@ class Recorder:
         self._write_outputs(report, data.scored)
         if self.store is not None:  # after the JSON report: a store failure never loses it
             problem = self.store.finish(report)
+            if problem is None:
+                self.store_created = self.store.created
             self.store = None
             if problem is not None:
                 self.write_errors.append(problem)
@@ -581,6 +585,13 @@ class Recorder:
             terminalreporter.write_line(escape(f"ERROR: {problem}"), red=True)
         for label, path in self.written:  # only files actually on disk are named
             terminalreporter.write_line(escape(f"{label}: {path}"))
+        if self.store_created is not None:
+            terminalreporter.write_line(
+                escape(
+                    f"results store created: {self.store_created} (this project's history: "
+                    "sessions started in its folder or below add to it; verial runs lists them)"
+                )
+            )
 
     def pytest_unconfigure(self) -> None:
         if self.store is not None:  # ended before sessionfinish: what was stored stays
