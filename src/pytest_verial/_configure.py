@@ -328,6 +328,7 @@ def build(config: pytest.Config) -> Settings:
         pass_threshold=read(config, option("verial_pass_threshold")),
         fail_under=read(config, option("verial_fail_under")),
         trials=read(config, option("verial_trials")),
+        strict=read(config, option("verial_strict")),
         shard=_shard(config),
         resume=_resume(resume),
         baseline=baseline,

@@ -44,3 +44,8 @@ def axis_name(name: str) -> str:
     from ._scoring import DEFAULT_AXIS
 
     return NO_AXIS if name == DEFAULT_AXIS else name
+
+
+#: the details of a criterion whose ``assert`` no check knows (Verial's rule: it fails with
+#: score 0); the terminal summary counts these apart from the agent's failures
+UNSUPPORTED = "unsupported assertion: "

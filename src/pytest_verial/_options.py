@@ -210,6 +210,16 @@ OPTIONS: tuple[Option, ...] = (
         "`run.yaml` say",
     ),
     Option(
+        "verial_strict",
+        "bool",
+        "an assert no check knows is a collection error (default: a warning at collection, "
+        "and the criterion fails with 'unsupported assertion: X' and score 0, as in Verial)",
+        default=False,
+        doc="an `assert` no check knows is a collection error, with a did-you-mean (default: a "
+        "warning at collection, and the criterion fails with `unsupported assertion: X`, score "
+        "0, as in Verial). See [The criterion format](#the-criterion-format)",
+    ),
+    Option(
         "verial_patterns",
         "args",
         "extra glob patterns of benchmark files besides *.verial.yaml|yml|json",

@@ -32,6 +32,7 @@ from ._collect import (
     display_path,
     file_scored,
     junit_value,
+    registry_for,
     registry_of,
 )
 from ._display import escape
@@ -56,6 +57,7 @@ from .reporting._outputs import OutputRefused, check_outputs
 from .reporting._terminal import summary
 
 if TYPE_CHECKING:
+    from .checks import CheckRegistry
     from .store._session import SessionStore
 
 CHECKPOINT_SECONDS = 2.0
@@ -93,6 +95,8 @@ class Recorder:
         #: the results store this session is written into (``--verial-store``)
         self.store: SessionStore | None = None
         self._store_input: ReportInput | None = None
+        #: an ``assert`` no check knows, one line each (warnings of the report)
+        self.unknown_warnings: list[str] = []
         #: the results store's file when this session created it (said in one line)
         self.store_created: Path | None = None
         if report is not None and not config.option.collectonly:
@@ -145,7 +149,10 @@ class Recorder:
             if isinstance(item, (CriterionItem, NoCriteriaItem)):
                 file_node = item.getparent(BenchmarkFile)
                 assert file_node is not None
-                self.files.setdefault(display_path(self.config, file_node.path), file_node.plan)
+                display = display_path(self.config, file_node.path)
+                if display not in self.files:
+                    self.files[display] = file_node.plan
+                    self._unknown_checks(display, file_node.plan, registry_for(file_node))
                 self.selected.append(item.nodeid)
         self._refuse_outputs({item.path for item in session.items})
         self._keep_resumed()
@@ -191,7 +198,15 @@ class Recorder:
             self.files[display] = load_benchmark(path, registry, display, scored=scored)
         except (BenchmarkFileError, OSError):
             return False
+        self._unknown_checks(display, self.files[display], registry)
         return True
+
+    def _unknown_checks(self, display: str, plan: BenchmarkPlan, registry: CheckRegistry) -> None:
+        """An ``assert`` no check knows is a warning of the report too (the verial summary
+        lists it): the same line pytest's collection warned with."""
+        from ._validate import unknown_checks
+
+        self.unknown_warnings.extend(text for _, text in unknown_checks(display, plan, registry))
 
     def _keep_resumed(self) -> None:
         """``--verial-resume``: the kept criterion runs go into the report as they were, once
@@ -423,6 +438,7 @@ class Recorder:
             collection_errors=self.collection_errors,
             running=running,
             trials=self.settings.trials,
+            extra_warnings=self.unknown_warnings,
             shard=shard,
             resumed=(
                 {"from": resume.source, "kept_criterion_runs": len(set(resume.kept) & selected)}

@@ -8,9 +8,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._display import escape
-from .._names import axis_name, run_name
+from .._names import UNSUPPORTED, axis_name, run_name
 from .._nodeids import criterion_nodeid, parse
-from .._results import AxisScore, BenchmarkRun, CriterionRun, Report, TaskRun, TaskStatus
+from .._results import (
+    AxisScore,
+    BenchmarkRun,
+    CriterionRun,
+    Report,
+    Status,
+    TaskRun,
+    TaskStatus,
+)
 from .._secrets import redact
 from ._elide import elide
 
@@ -143,8 +151,8 @@ def summary(
     rows: list[tuple[str, str | None, int]] = []
     if not report.benchmark_runs:
         rows.append(("no task runs were scored", None, 2))
-    for run in report.benchmark_runs:
-        rows.extend(_run_lines(run, verbosity))
+    for run in report.benchmark_runs:  # a scored run's details are gone: nothing counted
+        rows.extend(_run_lines(run, verbosity, _unsupported(run)))
     if verbosity > -2:
         rows.extend((f"warning: {w}", "yellow", 9) for w in report.session.warnings)
     # wrapped first (an axis entry stays whole), then escaped: names, refs, labels, warnings
@@ -237,7 +245,20 @@ def _cut(text: str, width: int | None) -> str:
     return text
 
 
-def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None, int]]:
+def _unsupported(run: BenchmarkRun) -> int:
+    """Failed criterion runs whose ``assert`` no check knows (a typo, most often): counted
+    apart from the agent's failures in the run's counts line."""
+    return sum(
+        1
+        for t in run.task_runs
+        for c in t.criterion_runs
+        if c.status is Status.FAILED and (c.details or "").startswith(UNSUPPORTED)
+    )
+
+
+def _run_lines(
+    run: BenchmarkRun, verbosity: int, unsupported: int = 0
+) -> list[tuple[str, str | None, int]]:
     tasks = run.task_runs
     head = f"benchmark run {run.benchmark.ref} on {run_name(run.runs)} ({run.benchmark.file})"
     lines: list[tuple[str, str | None, int]] = [(head, None, 2)]
@@ -307,8 +328,9 @@ def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None,
         (
             f"  {c.completed} of {plural(c.task_runs, 'task run')} scored "
             f"({c.verdicts.pass_} pass, {c.verdicts.partial} partial, {c.verdicts.fail} fail); "
-            f"criteria: {c.criteria_passed} passed, {c.criteria_failed} failed, "
-            f"{plural(c.criteria_error, 'error')}{extra}",
+            f"criteria: {c.criteria_passed} passed, {c.criteria_failed} failed"
+            + (f" ({plural(unsupported, 'unsupported assertion')})" if unsupported else "")
+            + f", {plural(c.criteria_error, 'error')}{extra}",
             None,
             4,
         )
