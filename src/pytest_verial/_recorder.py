@@ -54,7 +54,7 @@ from .reporting._journal import (
 )
 from .reporting._json_report import write_json_report
 from .reporting._outputs import OutputRefused, check_outputs
-from .reporting._terminal import summary
+from .reporting._terminal import plural, summary
 
 if TYPE_CHECKING:
     from .checks import CheckRegistry
@@ -466,7 +466,11 @@ class Recorder:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = True
-        if not self.files and not self.collection_errors:
+        # A usage error before any criterion ran (no sandbox for a benchmark, a judge that
+        # grades itself): pytest prints it; a summary of task runs cancelled before they
+        # started, or a report of them, would only bury it.
+        nothing_ran = exitstatus == pytest.ExitCode.USAGE_ERROR and not self.criterion_runs
+        if nothing_ran or (not self.files and not self.collection_errors):
             if self.journal is not None:
                 self.journal.close(remove=True)
             if self.store is not None:  # nothing was scored: nothing stays in the store
@@ -575,6 +579,8 @@ class Recorder:
             self.report,
             verbosity=self.config.get_verbosity(),
             width=terminalreporter._tw.fullwidth,
+            # a log (CI, a file) keeps each failing criterion's details whole
+            cut=bool(getattr(terminalreporter, "isatty", True)),
             # pytest's FAILURES section already shows each failing criterion in full
             # carried over by --verial-resume: not in pytest's FAILURES section, so listed here
             failures=self.config.option.tbstyle in ("no", "line") or self._carried_failures(),
@@ -585,7 +591,9 @@ class Recorder:
             )
         if self.gate is not None:
             floor, errors = self.settings.fail_under, self.gate_errors
-            tail = (f", {errors} errors" if errors else "") + f" -> exit {self.exit_status}"
+            tail = (
+                f", {plural(errors, 'error')}" if errors else ""
+            ) + f" -> exit {self.exit_status}"
             if not self.gate:
                 terminalreporter.write_line(f"fail-under {floor}: no run score{tail}")
             for n, (run_id, score, reached) in enumerate(self.gate, start=1):

@@ -21,6 +21,7 @@ from .._names import axis_name, run_name
 from .._results import FAILING, BenchmarkRun, CriterionRun, Report, TaskRun
 from .._secrets import redact
 from ._elide import elide
+from ._terminal import plural
 
 _MAX_ROWS = 20
 _VERDICT = {"pass": "pass", "partial": "partial", "fail": "**fail**"}
@@ -49,9 +50,10 @@ def markdown(report: Report, scored: bool = False) -> str:
     lines = ["## pytest-verial", ""]
     counts = report.session.counts
     lines.append(
-        f"{counts.task_runs} task runs in {len(report.benchmark_runs)} benchmark runs; "
+        f"{plural(counts.task_runs, 'task run')} in "
+        f"{plural(len(report.benchmark_runs), 'benchmark run')}; "
         f"criteria: {counts.criteria_passed} passed, {counts.criteria_failed} failed, "
-        f"{counts.criteria_error} errors. Session {report.session.status}."
+        f"{plural(counts.criteria_error, 'error')}. Session {report.session.status}."
     )
     lines.append("")
     for run in report.benchmark_runs:

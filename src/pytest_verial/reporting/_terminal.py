@@ -139,13 +139,16 @@ def summary(
     verbosity: int = 0,
     width: int | None = None,
     failures: bool = True,
+    cut: bool = True,
 ) -> list[Line]:
     """A table per benchmark run and its run lines, then the failing criteria, each once.
 
     ``verbosity`` -1 (``-q``) lists the failing criteria on one line each, -2 (``-qq``) keeps
     only the run lines. ``failures=False`` leaves out the failing criteria's details when
-    pytest's FAILURES section already shows them. Lines longer than ``width`` are cut with
-    ``...``; a scored run (or ``scored``) shows no details or evidence. Secrets masked.
+    pytest's FAILURES section already shows them. Lines longer than ``width`` are wrapped; a
+    failing criterion's one-line details (``-q``) are cut with ``...`` only when ``cut`` (a
+    terminal: a log keeps every word, expected and actual values included); a scored run (or
+    ``scored``) shows no details or evidence. Secrets masked.
     """
     report = elide(report, scored)
     rows: list[tuple[str, str | None, int]] = []
@@ -167,7 +170,7 @@ def summary(
         if c.against
     ]
     if failing and verbosity > -2:
-        lines.extend(_failing(failing, scored, verbosity, width, failures))
+        lines.extend(_failing(failing, scored, verbosity, width, failures, cut))
     return [(redact(text), colour) for text, colour in lines]
 
 
@@ -177,6 +180,7 @@ def _failing(
     verbosity: int,
     width: int | None,
     failures: bool,
+    cut: bool = True,
 ) -> list[Line]:
     lines: list[Line] = []
     if not failures:
@@ -201,7 +205,8 @@ def _failing(
         if verbosity < 0:  # the criterion, where it is defined, and its details cut to fit
             lines.append((_fit(head, width, 4), "red"))
             if not (scored or run.scored):
-                lines.append((_cut(escape(f"    {c.details or c.status}"), width), None))
+                details = escape(f"    {c.details or c.status}")
+                lines.append((_cut(details, width) if cut else _fit(details, width, 6), None))
             continue
         text = describe_failure(c, scored or run.scored)
         lines.append((head + "\n    " + text.replace("\n", "\n    "), None))

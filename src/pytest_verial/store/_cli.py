@@ -84,8 +84,8 @@ def import_run(args: argparse.Namespace) -> int:
             runs = len(result.run_ids)
             what = "stored" if result.created else "already stored"
             print(
-                f"{path}: {what} as {result.session_id} ({runs} benchmark runs: "
-                f"{', '.join(result.run_ids)})"
+                f"{path}: {what} as {result.session_id} "
+                f"({runs} benchmark run{'' if runs == 1 else 's'}: {', '.join(result.run_ids)})"
             )
     return status
 
