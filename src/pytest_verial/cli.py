@@ -263,6 +263,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# --- init (issue 34): a project the next pytest scores ---
+def _init_configure(parser: argparse.ArgumentParser) -> None:
+    from ._init import configure
+
+    configure(parser)
+
+
+def _init_run(args: argparse.Namespace) -> int:
+    from ._init import run
+
+    return run(args)
+
+
+add_command(
+    "init",
+    _init_configure,
+    _init_run,
+    help="write a working benchmark, a sample run folder and the pytest configuration, so "
+    "that the next pytest scores them (never overwrites a file)",
+)
+# --- end init ---
+
+
 # --- hl7-capture (issue 4): the MLLP capture server lives in pytest_verial.hl7._capture ---
 def _hl7_capture_configure(parser: argparse.ArgumentParser) -> None:
     from .hl7._capture import configure_parser

@@ -226,24 +226,29 @@ def test_a_store_at_0006_is_migrated_and_latest_names_its_newest_session(
     tmp_path: Path, example_reports: list[Path]
 ) -> None:
     """Migration 0007 (the sessions' start-time index behind ``latest``) on a store that
-    already holds sessions: they keep their runs and ``latest~N`` walks them newest first."""
+    already holds sessions: a store taken back to 0006 keeps its runs through the upgrade and
+    ``latest~N`` walks its sessions newest first."""
     from alembic import command
     from alembic.config import Config
     from sqlalchemy import create_engine
 
-    from pytest_verial.store._core import insert_report
-
     path = tmp_path / "old.db"
+    flawed, good = (load_report(p) for p in example_reports)
+    with open_store(f"sqlite:///{path}") as store:
+        older = store.import_report(_shifted(flawed, 2, "a"))
+        newer = store.import_report(_shifted(good, 1, "b"))
     engine = create_engine(f"sqlite:///{path}")
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    flawed, good = (load_report(p) for p in example_reports)
     with engine.begin() as conn:
         config.attributes["connection"] = conn
-        command.upgrade(config, "0006")
-        older = insert_report(conn, _shifted(flawed, 2, "a"))
-        newer = insert_report(conn, _shifted(good, 1, "b"))
+        command.downgrade(config, "0006")
     engine.dispose()
+    db = sqlite3.connect(path)
+    assert db.execute("select version_num from alembic_version").fetchall() == [("0006",)]
+    names = {r[0] for r in db.execute("select name from sqlite_master where type='index'")}
+    assert "ix_sessions_started" not in names
+    db.close()
     with open_store(f"sqlite:///{path}") as store:
         assert store.resolve_ref("latest") == StoreRef("session", newer.session_id)
         assert store.resolve_ref("latest~1") == StoreRef("session", older.session_id)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_verial.cli import main
-from pytest_verial.store._url import project_folder
+from pytest_verial.store import project_folder
 
 CRITERIA = """\
 benchmark: prior-auth

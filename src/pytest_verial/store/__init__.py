@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from ._refs import SessionRow, StoreRef
     from ._rows import SessionMeta, digest_of
+    from ._url import project_folder
 
 __all__ = [
     "ENV",
@@ -52,6 +53,7 @@ __all__ = [
     "mask_url",
     "open_store",
     "opened",
+    "project_folder",
     "revisions",
     "sqlite_path",
     "store_url_from",
@@ -78,6 +80,7 @@ __getattr__, __dir__ = lazy.exports(
         "sqlite_path": "_core",
         "store_url_from": "_core",
         "SessionMeta": "_rows",
+        "project_folder": "_url",
         "SessionRow": "_refs",
         "StoreRef": "_refs",
         "digest_of": "_rows",

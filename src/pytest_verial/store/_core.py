@@ -45,7 +45,15 @@ from .._heap import no_gc
 from .._nodeids import task_name
 from .._results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
 from ._ids import new_id
-from ._refs import RefError, SessionRow, StoreRef, list_sessions, resolve_ref, run_ids
+from ._refs import (
+    RefError,
+    SessionRow,
+    StoreRef,
+    list_sessions,
+    name_of,
+    resolve_ref,
+    run_ids,
+)
 from ._rows import (
     SessionMeta,
     as_utc,
@@ -256,16 +264,6 @@ _RUN_COLUMNS = (
     benchmark_runs.c.data["runs"].label("runs_info"),
     benchmark_runs.c.data["counts"]["incomplete"].as_integer().label("incomplete"),
 )
-
-
-def name_of(infos: Any, fallback: str | None = None) -> str:
-    """A stored benchmark run's one name from its ``runs`` (the report's run folders):
-    :func:`pytest_verial._names.run_name`."""
-    from .._names import folder_name
-
-    rows = [r for r in infos if isinstance(r, dict)] if isinstance(infos, list) else []
-    names = dict.fromkeys(folder_name(str(r.get("label", "")), r.get("agent")) for r in rows)
-    return ", ".join(names) or fallback or "-"
 
 
 def run_row(values: dict[str, Any]) -> RunRow:

@@ -80,6 +80,16 @@ class SessionRow:
         return "incomplete" if self.runs_incomplete else "completed"
 
 
+def name_of(infos: Any, fallback: str | None = None) -> str:
+    """A stored benchmark run's one name from its ``runs`` (the report's run folders):
+    :func:`pytest_verial._names.run_name`."""
+    from .._names import folder_name
+
+    rows = [r for r in infos if isinstance(r, dict)] if isinstance(infos, list) else []
+    names = dict.fromkeys(folder_name(str(r.get("label", "")), r.get("agent")) for r in rows)
+    return ", ".join(names) or fallback or "-"
+
+
 def _has_runs() -> Any:
     return exists().where(benchmark_runs.c.session_id == sessions.c.id)
 
@@ -161,8 +171,6 @@ def list_sessions(
 ) -> list[SessionRow]:
     """Sessions holding a benchmark run that matches ``where`` (conditions on
     ``benchmark_runs``), newest first, with their runs summed up."""
-    from ._core import name_of
-
     runs_match = select(benchmark_runs.c.session_id).where(*where) if where else None
     query = select(
         sessions.c.id,
