@@ -1,5 +1,8 @@
-"""The one name a benchmark run goes by on every surface (``verial runs``, ``compare``,
-``show``, the terminal summary, the HTML and Markdown reports).
+"""Names as every surface shows them: a benchmark run's one name, the axis of criteria that
+have none, and the details of an unsupported assertion.
+
+A benchmark run goes by one name on every surface (``verial runs``, ``compare``, ``show``,
+the terminal summary, the HTML and Markdown reports).
 
 A run folder's name is the ``agent`` its ``run.yaml`` names, else the folder's label (its
 name, as ``--verial-run`` gives it): ``front-office-v7`` for ``example_benchmarks/runs/

@@ -159,10 +159,15 @@ def pytest_verial_checks():
 """
 
 
-def test_reasons_are_cut_at_a_word_boundary(
+def test_reasons_are_cut_at_a_word_boundary_on_a_terminal_and_whole_in_a_log(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """At ``-q`` each failing criterion's reason is one line cut to the terminal's width."""
+    """At ``-q`` each failing criterion's reason is one line: on a terminal cut to its width at
+    a word boundary; in a log (pytester's output is not a terminal, nor is CI's) wrapped to the
+    width, every word kept."""
+    from pytest_verial.reporting import load_report
+    from pytest_verial.reporting._terminal import summary
+
     reason = "the expected CPT code 72148 was not found in the letter to the payer"
     project = Project(pytester.path)
     project.conftest(SAYS_CHECK)
@@ -173,7 +178,16 @@ def test_reasons_are_cut_at_a_word_boundary(
     project.benchmark("b", {"tasks": [{"id": "t", "criteria": criteria}]})
     project.sandbox("t", {"output.md": "x"})
     monkeypatch.setenv("COLUMNS", "40")
-    lines = _session_summary(pytester, "-q").splitlines()
+    logged = _session_summary(pytester, "-q", "--verial-report", "r.json")
+    assert "..." not in logged
+    assert f"    {reason}" in "\n".join(logged.splitlines()).replace("\n      ", " ")
+    failing = logged.split("failing criteria:")[1].split("JSON report")[0].splitlines()
+    assert all(len(x) <= 40 for x in failing if "x" * 20 not in x)
+    assert "    " + "x" * 80 in failing  # a word longer than the line keeps its indent
+    # the same summary on a terminal of 40 columns
+    report = load_report(str(pytester.path / "r.json"))
+    lines = [text for text, _ in summary(report, verbosity=-1, width=40, cut=True)]
+    lines = "\n".join(lines).splitlines()
     line = f"    {reason}"
     cut = next(x for x in lines if x.startswith("    the expected"))
     assert len(cut) <= 40 and cut.endswith("...")

@@ -230,10 +230,17 @@ def _fit(text: str, width: int | None, indent: int = 2) -> str:
     under their axes column); no trailing spaces."""
     text = text.rstrip()
     if width and len(text) > width and "\n" not in text:
+        body = text.lstrip(" ")
+        lead = text[: len(text) - len(body)]  # kept, also before a word longer than the line
         pad = " " * (indent if indent <= width - 24 else 4)
         text = "\n".join(
             textwrap.wrap(
-                text, width, subsequent_indent=pad, break_long_words=False, break_on_hyphens=False
+                body,
+                width,
+                initial_indent=lead,
+                subsequent_indent=pad,
+                break_long_words=False,
+                break_on_hyphens=False,
             )
         )
     return text.replace(_KEEP, " ")

@@ -180,11 +180,11 @@ def _row(run: RunRow, pages: Path | None, link: Callable[[str], str] | None) -> 
     strict = "-" if run.strict_success is None else f"{run.strict_success:.0%}"
     return (
         f"<tr><td>{ident}</td><td>{_e(_when(run.created_at))}</td>"
-        f"<td>{_e(run.benchmark_ref)}</td><td>{_e(run.agent or run.run_labels or '-')}</td>"
+        f"<td>{_e(run.benchmark_ref)}</td><td>{_e(run.name)}</td>"
         f"<td>{'scored' if run.scored else ''}</td><td class=num>{score}</td>"
         f"<td>{_pill(run.verdict)}</td><td class=num>{strict}</td>"
         f"<td class=num>{run.criteria_passed}/{run.criteria_failed}/{run.criteria_error}</td>"
-        f"<td>{_e(run.status)}</td><td><code>{_e((run.git_commit or '-')[:10])}</code></td></tr>"
+        f"<td>{_e(run.state)}</td><td><code>{_e((run.git_commit or '-')[:10])}</code></td></tr>"
     )
 
 
@@ -209,7 +209,7 @@ def render_index(
     )
     body = "".join(_row(r, pages, link) for r in runs)
     head = (
-        "<tr><th>run</th><th>when (UTC)</th><th>benchmark</th><th>agent / run</th>"
+        "<tr><th>run</th><th>when (UTC)</th><th>benchmark</th><th>agent</th>"
         "<th></th><th>score</th><th>verdict</th><th>strict</th>"
         "<th>criteria passed/failed/error</th><th>status</th><th>commit</th></tr>"
     )
