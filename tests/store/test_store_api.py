@@ -222,14 +222,16 @@ def test_compare_latest_pairs_every_benchmark_of_two_sessions(
     assert comparison["unpaired"] == []
 
 
-def test_a_store_at_0006_is_migrated_and_latest_names_its_newest_session(
+def test_a_store_before_the_sessions_index_is_migrated_and_latest_names_its_newest_session(
     tmp_path: Path, example_reports: list[Path]
 ) -> None:
-    """Migration 0007 (the sessions' start-time index behind ``latest``) on a store that
-    already holds sessions: a store taken back to 0006 keeps its runs through the upgrade and
-    ``latest~N`` walks its sessions newest first."""
+    """The migration of the sessions' start-time index behind ``latest``
+    (``*_sessions_started.py``) on a store that already holds sessions: a store taken back to
+    the revision before it keeps its runs through the upgrade, and ``latest~N`` walks its
+    sessions newest first."""
     from alembic import command
     from alembic.config import Config
+    from alembic.script import ScriptDirectory
     from sqlalchemy import create_engine
 
     path = tmp_path / "old.db"
@@ -237,15 +239,21 @@ def test_a_store_at_0006_is_migrated_and_latest_names_its_newest_session(
     with open_store(f"sqlite:///{path}") as store:
         older = store.import_report(_shifted(flawed, 2, "a"))
         newer = store.import_report(_shifted(good, 1, "b"))
-    engine = create_engine(f"sqlite:///{path}")
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
+    script = next(
+        s
+        for s in ScriptDirectory.from_config(config).walk_revisions()
+        if s.path.endswith("_sessions_started.py")
+    )
+    before = str(script.down_revision)
+    engine = create_engine(f"sqlite:///{path}")
     with engine.begin() as conn:
         config.attributes["connection"] = conn
-        command.downgrade(config, "0006")
+        command.downgrade(config, before)
     engine.dispose()
     db = sqlite3.connect(path)
-    assert db.execute("select version_num from alembic_version").fetchall() == [("0006",)]
+    assert db.execute("select version_num from alembic_version").fetchall() == [(before,)]
     names = {r[0] for r in db.execute("select name from sqlite_master where type='index'")}
     assert "ix_sessions_started" not in names
     db.close()
