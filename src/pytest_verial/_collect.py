@@ -146,6 +146,7 @@ class BenchmarkFile(pytest.File):
                 exc = BenchmarkFileError([withhold_values(p) for p in exc.problems])
                 header = header.replace(":\n", " (quoted values withheld: scored run):\n")
             raise self.CollectError(header + str(exc)) from None
+        self._unknown_checks(registry, settings.strict)
         try:
             runs = settings.run_dirs_for(self.path)
         except RunConfigError as exc:
@@ -155,6 +156,26 @@ class BenchmarkFile(pytest.File):
             for task in self.plan.tasks:
                 name = task_name(task.key, run.label, len(runs) > 1)
                 yield TaskNode.from_parent(self, name=name, task=task, run=run)
+
+    def _unknown_checks(self, registry: CheckRegistry, strict: bool) -> None:
+        """An ``assert`` no check knows: Verial fails the criterion (``unsupported assertion:
+        X``, score 0), so it runs; a warning with the nearest known name says it now, or, with
+        ``--verial-strict``, a collection error (every one of the file at once)."""
+        from ._validate import unknown_checks
+
+        found = unknown_checks(self.display, self.plan, registry)
+        if not found:
+            return
+        if strict:
+            count = len(found)
+            raise self.CollectError(
+                f"{count} problem{'s' if count > 1 else ''} in benchmark file "
+                "(--verial-strict):\n" + "\n".join(escape(text) for _, text in found)
+            )
+        for line, text in found:  # at the criterion's line (node.warn would say the file's 0)
+            warnings.warn_explicit(
+                VerialWarning(escape(text)), None, filename=str(self.path), lineno=line or 1
+            )
 
     def _warn_shared_folders(self, runs: list[RunDir]) -> None:
         """Warn when a task of this file reads the folder of another file's task."""

@@ -24,7 +24,7 @@ from ._settings import Outputs, Settings, StoreOptions
 from ._state import RUNS_AT_START, SELECTED, SETTINGS
 from .judge._settings import JudgeOptions, SettingError
 from .reporting._outputs import Output, OutputRefused, check_outputs
-from .store._url import store_url
+from .store._url import project_folder, store_url
 
 # -- registration ---------------------------------------------------------------------------
 
@@ -77,8 +77,9 @@ def add_options(parser: pytest.Parser, plugin: str) -> None:
 # -- reading --------------------------------------------------------------------------------
 
 
-def read(config: pytest.Config, opt: Option) -> Any:
-    """One option's value for this session (:func:`pytest_verial._options.resolve`)."""
+def read(config: pytest.Config, opt: Option, rootdir: Path | None = None) -> Any:
+    """One option's value for this session (:func:`pytest_verial._options.resolve`);
+    ``rootdir`` (default pytest's) is what ``<rootdir>`` in its default stands for."""
     try:
         return resolve(
             opt,
@@ -86,7 +87,7 @@ def read(config: pytest.Config, opt: Option) -> Any:
             environ=os.environ,
             ini=config.getini(opt.name),
             cwd=Path.cwd(),
-            rootdir=config.rootpath,
+            rootdir=rootdir or config.rootpath,
         )
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -327,11 +328,20 @@ def build(config: pytest.Config) -> Settings:
         pass_threshold=read(config, option("verial_pass_threshold")),
         fail_under=read(config, option("verial_fail_under")),
         trials=read(config, option("verial_trials")),
+        strict=read(config, option("verial_strict")),
         shard=_shard(config),
         resume=_resume(resume),
         baseline=baseline,
         patterns=patterns,
         outputs=outputs,
-        store=StoreOptions(store_url(read(config, option("verial_store")), config.rootpath)),
+        store=_store(config),
         judge=read_judge(config) if _judge_on(config) else None,
     )
+
+
+def _store(config: pytest.Config) -> StoreOptions:
+    """The results store: by default ``.verial/results.db`` of the project folder, found from
+    pytest's rootdir (:func:`pytest_verial.store._url.project_folder`), so that a session
+    started in any folder of the project adds to one history."""
+    project = project_folder(config.rootpath)
+    return StoreOptions(store_url(read(config, option("verial_store"), project), project))

@@ -17,6 +17,7 @@ from ._display import escape
 from ._errors import CriterionError, RunConfigError
 from ._loader import CriterionPlan, TaskPlan
 from ._models import Benchmark
+from ._names import UNSUPPORTED
 from ._results import CriterionRun
 from ._safeparse import strict_json_value
 from ._scoring import (
@@ -140,7 +141,7 @@ def _outcome(
     sandbox: Sandbox | None,
 ) -> CheckOutcome:
     if plan.check is None or plan.spec is None:
-        return CheckOutcome(0.0, f"unsupported assertion: {plan.assert_name}", {}, passed=False)
+        return CheckOutcome(0.0, f"{UNSUPPORTED}{plan.assert_name}", {}, passed=False)
     context = CheckContext(
         sources=sources,
         task=task.task,

@@ -189,14 +189,16 @@ OPTIONS: tuple[Option, ...] = (
         "verial_store",
         "text",
         "results store the session is written into: sqlite:///PATH, postgresql://... or none "
-        "(default sqlite:///<rootdir>/.verial/results.db; env VERIAL_STORE)",
+        "(default: the project's .verial/results.db, the project being the nearest folder at "
+        "or above rootdir holding one or a pyproject.toml, pytest.ini, tox.ini, setup.cfg, "
+        "setup.py or .git, else rootdir; env VERIAL_STORE)",
         metavar="URL",
         env="VERIAL_STORE",
         default=DEFAULT_STORE,
         doc="the results store every session is written into: `sqlite:///PATH`, "
         "`postgresql://user@host/db` (needs `pip install 'pytest-verial[postgres]'`) or `none` "
-        "(off). Default `sqlite:///<rootdir>/.verial/results.db`. See [The results store]"
-        "(#the-results-store)",
+        "(off). Default `sqlite:///<project>/.verial/results.db`: one store per project, "
+        "whatever folder pytest starts in (the rule: [The results store](#the-results-store))",
     ),
     Option(
         "verial_trials",
@@ -206,6 +208,16 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
         doc="score every `--verial-run` folder as a trial of one agent, whatever their "
         "`run.yaml` say",
+    ),
+    Option(
+        "verial_strict",
+        "bool",
+        "an assert no check knows is a collection error (default: a warning at collection, "
+        "and the criterion fails with 'unsupported assertion: X' and score 0, as in Verial)",
+        default=False,
+        doc="an `assert` no check knows is a collection error, with a did-you-mean (default: a "
+        "warning at collection, and the criterion fails with `unsupported assertion: X`, score "
+        "0, as in Verial). See [The criterion format](#the-criterion-format)",
     ),
     Option(
         "verial_patterns",

@@ -32,6 +32,7 @@ from ._collect import (
     display_path,
     file_scored,
     junit_value,
+    registry_for,
     registry_of,
 )
 from ._display import escape
@@ -53,9 +54,10 @@ from .reporting._journal import (
 )
 from .reporting._json_report import write_json_report
 from .reporting._outputs import OutputRefused, check_outputs
-from .reporting._terminal import summary
+from .reporting._terminal import plural, summary
 
 if TYPE_CHECKING:
+    from .checks import CheckRegistry
     from .store._session import SessionStore
 
 CHECKPOINT_SECONDS = 2.0
@@ -93,6 +95,10 @@ class Recorder:
         #: the results store this session is written into (``--verial-store``)
         self.store: SessionStore | None = None
         self._store_input: ReportInput | None = None
+        #: an ``assert`` no check knows, one line each (warnings of the report)
+        self.unknown_warnings: list[str] = []
+        #: the results store's file when this session created it (said in one line)
+        self.store_created: Path | None = None
         if report is not None and not config.option.collectonly:
             self._recover_previous(report)
             self.journal = Journal(journal_path(report))
@@ -143,7 +149,10 @@ class Recorder:
             if isinstance(item, (CriterionItem, NoCriteriaItem)):
                 file_node = item.getparent(BenchmarkFile)
                 assert file_node is not None
-                self.files.setdefault(display_path(self.config, file_node.path), file_node.plan)
+                display = display_path(self.config, file_node.path)
+                if display not in self.files:
+                    self.files[display] = file_node.plan
+                    self._unknown_checks(display, file_node.plan, registry_for(file_node))
                 self.selected.append(item.nodeid)
         self._refuse_outputs({item.path for item in session.items})
         self._keep_resumed()
@@ -189,7 +198,15 @@ class Recorder:
             self.files[display] = load_benchmark(path, registry, display, scored=scored)
         except (BenchmarkFileError, OSError):
             return False
+        self._unknown_checks(display, self.files[display], registry)
         return True
+
+    def _unknown_checks(self, display: str, plan: BenchmarkPlan, registry: CheckRegistry) -> None:
+        """An ``assert`` no check knows is a warning of the report too (the verial summary
+        lists it): the same line pytest's collection warned with."""
+        from ._validate import unknown_checks
+
+        self.unknown_warnings.extend(text for _, text in unknown_checks(display, plan, registry))
 
     def _keep_resumed(self) -> None:
         """``--verial-resume``: the kept criterion runs go into the report as they were, once
@@ -421,6 +438,7 @@ class Recorder:
             collection_errors=self.collection_errors,
             running=running,
             trials=self.settings.trials,
+            extra_warnings=self.unknown_warnings,
             shard=shard,
             resumed=(
                 {"from": resume.source, "kept_criterion_runs": len(set(resume.kept) & selected)}
@@ -448,7 +466,11 @@ class Recorder:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self.interrupted = True
-        if not self.files and not self.collection_errors:
+        # A usage error before any criterion ran (no sandbox for a benchmark, a judge that
+        # grades itself): pytest prints it; a summary of task runs cancelled before they
+        # started, or a report of them, would only bury it.
+        nothing_ran = exitstatus == pytest.ExitCode.USAGE_ERROR and not self.criterion_runs
+        if nothing_ran or (not self.files and not self.collection_errors):
             if self.journal is not None:
                 self.journal.close(remove=True)
             if self.store is not None:  # nothing was scored: nothing stays in the store
@@ -485,6 +507,8 @@ class Recorder:
         self._write_outputs(report, data.scored)
         if self.store is not None:  # after the JSON report: a store failure never loses it
             problem = self.store.finish(report)
+            if problem is None:
+                self.store_created = self.store.created
             self.store = None
             if problem is not None:
                 self.write_errors.append(problem)
@@ -555,6 +579,8 @@ class Recorder:
             self.report,
             verbosity=self.config.get_verbosity(),
             width=terminalreporter._tw.fullwidth,
+            # a log (CI, a file) keeps each failing criterion's details whole
+            cut=bool(getattr(terminalreporter, "isatty", True)),
             # pytest's FAILURES section already shows each failing criterion in full
             # carried over by --verial-resume: not in pytest's FAILURES section, so listed here
             failures=self.config.option.tbstyle in ("no", "line") or self._carried_failures(),
@@ -565,7 +591,9 @@ class Recorder:
             )
         if self.gate is not None:
             floor, errors = self.settings.fail_under, self.gate_errors
-            tail = (f", {errors} errors" if errors else "") + f" -> exit {self.exit_status}"
+            tail = (
+                f", {plural(errors, 'error')}" if errors else ""
+            ) + f" -> exit {self.exit_status}"
             if not self.gate:
                 terminalreporter.write_line(f"fail-under {floor}: no run score{tail}")
             for n, (run_id, score, reached) in enumerate(self.gate, start=1):
@@ -581,6 +609,13 @@ class Recorder:
             terminalreporter.write_line(escape(f"ERROR: {problem}"), red=True)
         for label, path in self.written:  # only files actually on disk are named
             terminalreporter.write_line(escape(f"{label}: {path}"))
+        if self.store_created is not None:
+            terminalreporter.write_line(
+                escape(
+                    f"results store created: {self.store_created} (this project's history: "
+                    "sessions started in its folder or below add to it; verial runs lists them)"
+                )
+            )
 
     def pytest_unconfigure(self) -> None:
         if self.store is not None:  # ended before sessionfinish: what was stored stays

@@ -348,8 +348,9 @@ class TaskRun(Result):
 
         Score: the weighted mean of the counted criterion runs. Verdict: ``pass`` at or above
         the threshold, ``fail`` at 0, with no criteria, or when a critical criterion did not
-        pass, else ``partial``. A task run with deselected criteria is ``incomplete`` (scored
-        on the rest, left out of the run score); one with criteria never run is ``cancelled``
+        pass, else ``partial``. A task run with deselected criteria is ``incomplete`` (the
+        score of the rest, no verdict, left out of the run score); one with criteria never run
+        is ``cancelled``
         (or ``running`` while the session lives); one with every criterion skipped is
         ``skipped``, with no score.
         """
@@ -396,7 +397,10 @@ class TaskRun(Result):
                 }
         critical = [c.criterion_id for c in criterion_runs if c.critical_failure]
         task_verdict: Verdict | None = None
-        if score is not None:
+        # an incomplete task run (criteria deselected by -k or -m) has the score of the
+        # criteria it ran but no verdict: it is not scored as a task, and no surface may show
+        # it as passed (or failed) on a part of its criteria
+        if score is not None and status is TaskStatus.COMPLETED:
             task_verdict = "fail" if critical else verdict(score, pass_threshold, bool(items))
         counts = TaskCounts.model_validate(
             {s.value: sum(1 for c in criterion_runs if c.status is s) for s in Status}

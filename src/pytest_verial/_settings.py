@@ -55,6 +55,8 @@ class Settings:
     fail_under: float | None = None
     #: every run folder is a trial of one agent (``--verial-trials``)
     trials: bool = False
+    #: an ``assert`` no check knows is a collection error (``--verial-strict``)
+    strict: bool = False
     #: score only this shard's task runs (``--verial-shard K/N``)
     shard: Shard | None = None
     #: the criterion runs kept from an earlier report or journal (``--verial-resume``)

@@ -1,7 +1,8 @@
 """``verial validate``: what pytest will say about benchmark files, before a run.
 
-Exit codes: 0 every file loads (warnings allowed); 1 a file has errors (an unknown check
-type included: its criterion can only score 0), a guard failed
+Exit codes: 0 every file loads (warnings allowed: an unknown check type is one, as pytest
+warns of it; with ``--strict`` it is an error, as ``--verial-strict`` makes it one for pytest);
+1 a file has errors, a guard failed
 (``--run``: a task has no sandbox folder; ``--oracle``: a task scores below 1.0), or
 ``--baseline`` found criteria that pass on the baseline sandbox; 2 usage error.
 """
@@ -18,9 +19,9 @@ if TYPE_CHECKING:  # ``verial``'s parser imports this module for every command: 
     from ._loader import BenchmarkPlan
     from .checks._registry import CheckRegistry
 
-EPILOG = """exit codes: 0 all files load (warnings allowed); 1 a file has errors, or a guard
-failed (--run: missing sandbox folder; --baseline: a criterion passes before the agent acts;
---oracle: a task scores below 1.0); 2 usage error"""
+EPILOG = """exit codes: 0 all files load (warnings allowed: an unknown assert is one unless
+--strict); 1 a file has errors, or a guard failed (--run: missing sandbox folder; --baseline: a
+criterion passes before the agent acts; --oracle: a task scores below 1.0); 2 usage error"""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -29,6 +30,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.epilog = EPILOG
     p.add_argument("paths", nargs="+", help="benchmark files or directories")
     p.add_argument("--rootdir", metavar="DIR", help="load conftest checks under DIR")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="an assert no check knows is an error (exit 1), as --verial-strict makes it a "
+        "collection error; without it, a warning",
+    )
     p.add_argument("--run", metavar="DIR", help="check every task has a sandbox folder in DIR")
     p.add_argument(
         "--baseline",
@@ -80,9 +87,13 @@ def _warnings(path: Path, plan: BenchmarkPlan) -> list[str]:
     ]
 
 
-def _unknown_checks(path: Path, plan: BenchmarkPlan, registry: CheckRegistry) -> list[str]:
-    """Criteria whose ``assert`` names no check: each can only ever score 0, an error."""
-    out: list[str] = []
+def unknown_checks(
+    shown: str, plan: BenchmarkPlan, registry: CheckRegistry
+) -> list[tuple[int | None, str]]:
+    """A line per criterion whose ``assert`` names no check (it can only fail, score 0), with
+    the nearest known name, and the criterion's line in the file: ``verial validate`` and
+    pytest's collection say the same."""
+    out: list[tuple[int | None, str]] = []
     names = registry.names()
     for task in plan.tasks:
         for c in task.criteria:
@@ -90,8 +101,11 @@ def _unknown_checks(path: Path, plan: BenchmarkPlan, registry: CheckRegistry) ->
                 near = difflib.get_close_matches(c.assert_name, names, n=1)
                 hint = f"; did you mean '{near[0]}'?" if near else ""
                 out.append(
-                    f"{path}: task {task.key}: criterion {c.id}: field 'assertion.assert': "
-                    f"unknown check '{c.assert_name}' (it can only score 0){hint}"
+                    (
+                        c.line,
+                        f"{shown}: task {task.key}: criterion {c.id}: field 'assertion.assert': "
+                        f"unknown check '{c.assert_name}' (it fails with score 0){hint}",
+                    )
                 )
     return out
 
@@ -174,7 +188,12 @@ def run(args: argparse.Namespace) -> int:
             continue
         for line in _warnings(path, plan):
             print(line)
-        errors = _unknown_checks(path, plan, registry) + _run_time_errors(path, plan)
+        unknown = [text for _, text in unknown_checks(str(path), plan, registry)]
+        if not args.strict:  # a warning, as pytest says it: the criterion runs and fails
+            for line in unknown:
+                print(line.replace(": field 'assertion.assert': ", ": warning: ", 1))
+            unknown = []
+        errors = unknown + _run_time_errors(path, plan)
         for line in errors:
             print(line)
         if errors:

@@ -1,12 +1,11 @@
-"""The ``verial`` command: validate benchmark files, print schemas, read reports.
+"""The ``verial`` command: everything around pytest's scoring of benchmark files.
 
-``verial validate FILE...``   every problem of every file, at once (exit 1 if any)
-``verial schema benchmark``   JSON Schema of a whole benchmark file (for editors)
-``verial schema criteria``    JSON Schema of the criterion format (for editors)
-``verial schema report``      JSON Schema of the JSON report
-``verial report REPORT``      the summary table of a written JSON report
-``verial report --recover J`` rebuild the report of a session that died, from its journal
-``verial compare BASE HEAD``  score and verdict changes between two reports (exit 1: regression)
+Start a project (``init``), check and convert benchmark files (``validate``, ``schema``,
+``convert``), read reports (``report``, ``show``, ``feedback``, ``html``, ``compare``,
+``merge``), keep and query the history of runs in the results store (``runs``, ``trend``,
+``import``, ``export``, ``prune``), serve verification over HTTP (``serve``, ``keys``), and
+tools (``hl7-capture``, ``judge calibrate``). The commands are registered below with
+:func:`add_command`; each lives in its own module.
 """
 
 from __future__ import annotations
@@ -184,6 +183,27 @@ class _PlainHelp(argparse.HelpFormatter):
         return super()._expand_help(action).replace("`", "")
 
 
+class _TopHelp(_PlainHelp, argparse.RawDescriptionHelpFormatter):
+    """``verial --help``: the epilog's table of commands kept as written."""
+
+
+#: ``verial --help``'s description and epilog: the whole tool, by what a user wants to do
+DESCRIPTION = """verial: the command line of pytest-verial. pytest scores benchmark files
+(*.verial.yaml) against an agent's run folder; verial starts a project, checks benchmark
+files, reads and compares reports, keeps the history of every session (the results store,
+.verial/results.db) and serves the same verification over HTTP."""
+EPILOG = """commands by use:
+  start a project      init
+  benchmark files      validate, schema, convert
+  reports              report, show, feedback, html, compare, merge
+  history of runs      runs, trend, import, export, prune  (refs: latest, latest~N,
+                       ses_..., br_...; a report file works too)
+  over HTTP            serve, keys
+  tools                hl7-capture, judge calibrate
+
+`verial COMMAND --help` lists a command's options; README.md is the whole guide."""
+
+
 class _Parser(argparse.ArgumentParser):
     """``verial`` and every sub-command (sub-parsers are made of the parent's class)."""
 
@@ -194,7 +214,9 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``verial``."""
-    parser = _Parser(prog="verial", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="verial", description=DESCRIPTION, epilog=EPILOG, formatter_class=_TopHelp
+    )
     parser.add_argument("-V", "--version", action="version", version=f"pytest-verial {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     from . import _validate as validate
@@ -241,6 +263,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# --- init (issue 34): a project the next pytest scores ---
+def _init_configure(parser: argparse.ArgumentParser) -> None:
+    from ._init import configure
+
+    configure(parser)
+
+
+def _init_run(args: argparse.Namespace) -> int:
+    from ._init import run
+
+    return run(args)
+
+
+add_command(
+    "init",
+    _init_configure,
+    _init_run,
+    help="write a working benchmark, a sample run folder and the pytest configuration, so "
+    "that the next pytest scores them (never overwrites a file)",
+)
+# --- end init ---
+
+
 # --- hl7-capture (issue 4): the MLLP capture server lives in pytest_verial.hl7._capture ---
 def _hl7_capture_configure(parser: argparse.ArgumentParser) -> None:
     from .hl7._capture import configure_parser
@@ -280,7 +325,8 @@ add_command(
     "show",
     _show_configure,
     _show_run,
-    help="print the benchmark runs, one task run, or one criterion run of a JSON report",
+    help="print the benchmark runs, one task run, or one criterion run of a JSON report or a "
+    "stored session or run",
 )
 # --- end show ---
 
@@ -290,10 +336,12 @@ def _html_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "report",
         nargs="?",
-        help="a JSON report (--verial-report), or a stored run: br_... (a unique prefix), "
-        "latest, latest~N",
+        help="a JSON report (--verial-report), a stored session (latest, latest~N, ses_...) or "
+        "a stored benchmark run (br_...)",
     )
-    parser.add_argument("base", nargs="?", help="a base report or run: adds the compare view")
+    parser.add_argument(
+        "base", nargs="?", help="a base report, session or run: adds the compare view"
+    )
     parser.add_argument(
         "--index", action="store_true", help="an index page of the stored runs, with trend plots"
     )
@@ -323,7 +371,11 @@ def _html_run(args: argparse.Namespace) -> int:
     if args.index or is_store_ref(args.report):
         return html_from_store(args)
     if args.report is None:
-        print("verial html: give a REPORT, a stored run (ID, latest) or --index", file=sys.stderr)
+        print(
+            "verial html: give a REPORT, a stored session or run (latest, ses_..., br_...) or "
+            "--index",
+            file=sys.stderr,
+        )
         return 2
     output = Path(args.output) if args.output else default_html_path(Path(args.report))
     label = "-o" if args.output else "the HTML file"
@@ -354,8 +406,8 @@ add_command(
     "html",
     _html_configure,
     _html_run,
-    help="write the self-contained HTML report of a JSON report or a stored run (with BASE: "
-    "the compare view), or --index: a page of the stored runs with trend plots",
+    help="write the self-contained HTML report of a JSON report or a stored session or run "
+    "(with BASE: the compare view), or --index: a page of the stored runs with trend plots",
 )
 # --- end html ---
 
@@ -377,7 +429,8 @@ add_command(
     "compare",
     _compare_configure,
     _compare_run,
-    help="compare two JSON reports: score and verdict changes; exit 1 on a regression",
+    help="compare two reports, stored sessions (latest~1 latest) or stored runs: score and "
+    "verdict changes; exit 1 on a regression",
 )
 # --- end compare ---
 
@@ -426,12 +479,15 @@ add_command(
     help="store JSON reports in the results store (CI artifacts, shards, merged, recovered)",
 )
 add_command(
-    "export", *_lazy_command("store._cli", "export"), help="write a stored run's JSON report"
+    "export",
+    *_lazy_command("store._cli", "export"),
+    help="write a stored session's (or one run's) JSON report",
 )
 add_command(
     "runs",
     *_lazy_command("store._commands", "runs"),
-    help="list the stored benchmark runs, newest first (`runs delete REF...` deletes)",
+    help="list the stored benchmark runs (--sessions: the sessions), newest first, with their "
+    "status (`runs delete REF...` deletes)",
 )
 add_command(
     "prune",

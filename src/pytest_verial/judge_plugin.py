@@ -124,7 +124,8 @@ class JudgeReporting:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
             return
-        for line in verification_lines(self.summary):
+        configured = bool(self.options.get("judge_model"))
+        for line in verification_lines(self.summary, configured=configured):
             terminalreporter.write_line(line)
 
     def pytest_unconfigure(self) -> None:

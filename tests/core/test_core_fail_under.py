@@ -69,7 +69,7 @@ def test_exit_1_when_a_criterion_errored(pytester: pytest.Pytester) -> None:
     _project(pytester, corrupt=True)
     code, output = _run(pytester, 0, "--verial-fail-under", "0.5")
     assert code == 1
-    assert "fail-under 0.5: run score 0.750 reached, 1 errors -> exit 1" in output
+    assert "fail-under 0.5: run score 0.750 reached, 1 error -> exit 1" in output
 
 
 def test_without_the_gate_failed_criteria_fail_the_session(pytester: pytest.Pytester) -> None:
@@ -94,7 +94,7 @@ def test_a_collection_error_fails_the_gate(pytester: pytest.Pytester) -> None:
         pytester, 0, "--verial-fail-under", "0.1", "--continue-on-collection-errors"
     )
     assert code == 1
-    assert "1 errors" in output  # counted as an error by the gate
+    assert "1 error ->" in output  # counted as an error by the gate
 
 
 @pytest.mark.parametrize("value", ["1.5", "-0.1", "most"])

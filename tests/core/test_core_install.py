@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -110,20 +109,19 @@ def test_examples_score_the_same_without_extras(
 
 
 def test_readme_tutorial_scores_the_same_without_extras(plain_python: Path, tmp_path: Path) -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    tutorial = readme.split("## A five-minute tutorial", 1)[1]
-    benchmark = re.search(r"```yaml\n(.*?)```", tutorial, re.S)
-    assert benchmark is not None
-    base = tmp_path / "benchmarks"
-    (base / "sandbox").mkdir(parents=True)
-    (base / "pa.verial.yaml").write_text(benchmark.group(1), encoding="utf-8")
-    # step 2's sandbox: a path line, then its JSON content on the next line
-    block = tutorial.split("**2. Give it a sandbox.**", 1)[1].split("```", 2)[1]
-    lines = [line.strip() for line in block.strip().splitlines()]
-    for path, content in zip(lines[0::2], lines[1::2], strict=True):
-        target = tmp_path / path
+    """The tutorial's benchmark (step 1) on its sandbox (step 2), as the README runner builds
+    them (``readme_runner.py``)."""
+    from readme_runner import blocks, commands
+
+    readme = blocks((REPO / "README.md").read_text(encoding="utf-8"))
+    tutorial = [b for b in readme if b.session == "tutorial" and not b.not_run]
+    for block in (b for b in tutorial if b.file):
+        target = tmp_path / block.file
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        target.write_text(block.text, encoding="utf-8")
+    step_2 = next(b for b in tutorial if b.lang == "console")
+    for command in commands(step_2):
+        subprocess.run(["bash", "-c", command.command], cwd=tmp_path, check=True)
     plain = _scores(plain_python, tmp_path, tmp_path, "benchmarks/")
     assert plain == _scores(Path(sys.executable), tmp_path, tmp_path, "benchmarks/")
     assert plain["benchmarks/pa.verial.yaml::lumbar-mri-pa"] == (1.0, "pass", "completed")

@@ -32,6 +32,8 @@ def _usage(path: Path, *args: str) -> str:
     assert "Traceback" not in output and "INTERNALERROR" not in output, output[-2000:]
     lines = [line for line in output.splitlines() if "no sandbox for any task run" in line]
     assert len(lines) == 1, output[-2000:]
+    # nothing ran: no summary of task runs cancelled before they started buries the error
+    assert "verial summary" not in output and "[cancelled]" not in output, output[-2000:]
     return lines[0]
 
 

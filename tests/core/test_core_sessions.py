@@ -84,13 +84,14 @@ def test_deselecting_a_criterion_makes_its_task_incomplete(
     tasks = task_runs(report)
     pa = tasks["pa.verial.yaml::pa"]
     assert pa["status"] == "incomplete"
+    assert pa["verdict"] is None  # scored on part of its criteria: neither passed nor failed
     assert pa["counts"]["deselected"] == 1
     assert criterion_runs(report)["pa.verial.yaml::pa::cpt-ok"]["status"] == "deselected"
     run = only_run(report)
     assert run["score"] == 1.0  # the incomplete task (score 0) is left out of the mean
     assert run["counts"]["incomplete"] == 1
     assert report["session"]["warnings"] == [
-        "task run pa.verial.yaml::pa is incomplete (1 criteria "
+        "task run pa.verial.yaml::pa is incomplete (1 criterion "
         "deselected): left out of the run score"
     ]
     assert "warning: task run pa.verial.yaml::pa is incomplete" in output

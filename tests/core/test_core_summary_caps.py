@@ -159,13 +159,35 @@ def pytest_verial_checks():
 """
 
 
-def test_reasons_are_cut_at_a_word_boundary(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+#: the inner session's terminal reporter says its output is a terminal (pytester's is not)
+ON_A_TERMINAL = """
+import pytest
+
+
+class _Terminal:
+    def __bool__(self):
+        return True
+
+    def __call__(self):
+        return True
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    config.pluginmanager.get_plugin("terminalreporter").isatty = _Terminal()
+"""
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "log"])
+def test_reasons_are_cut_at_a_word_boundary_on_a_terminal_and_whole_in_a_log(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, terminal: bool
 ) -> None:
-    """At ``-q`` each failing criterion's reason is one line cut to the terminal's width."""
+    """At ``-q`` each failing criterion's reason is one line: on a terminal cut to its width at
+    a word boundary; in a log (pytester's output is not a terminal, nor is CI's) wrapped to the
+    width, every word kept."""
     reason = "the expected CPT code 72148 was not found in the letter to the payer"
     project = Project(pytester.path)
-    project.conftest(SAYS_CHECK)
+    project.conftest(SAYS_CHECK + (ON_A_TERMINAL if terminal else ""))
     criteria = [
         {"id": "words", "assertion": {"assert": "says", "details": reason}},
         {"id": "word", "assertion": {"assert": "says", "details": "x" * 80}},
@@ -173,13 +195,20 @@ def test_reasons_are_cut_at_a_word_boundary(
     project.benchmark("b", {"tasks": [{"id": "t", "criteria": criteria}]})
     project.sandbox("t", {"output.md": "x"})
     monkeypatch.setenv("COLUMNS", "40")
-    lines = _session_summary(pytester, "-q").splitlines()
+    printed = _session_summary(pytester, "-q")
+    failing = printed.split("failing criteria:")[1].split("results store")[0].splitlines()
     line = f"    {reason}"
-    cut = next(x for x in lines if x.startswith("    the expected"))
+    if not terminal:
+        assert "..." not in printed
+        assert line in "\n".join(failing).replace("\n      ", " ")
+        assert all(len(x) <= 40 for x in failing if "x" * 20 not in x)
+        assert "    " + "x" * 80 in failing  # a word longer than the line keeps its indent
+        return
+    cut = next(x for x in failing if x.startswith("    the expected"))
     assert len(cut) <= 40 and cut.endswith("...")
     assert line.startswith(cut[:-3]) and line[len(cut) - 3] == " "  # ends on a whole word
     # one long word: cut where it must
-    assert "    " + "x" * 33 + "..." in lines
+    assert "    " + "x" * 33 + "..." in failing
 
 
 def test_no_internal_names_reach_the_terminal(

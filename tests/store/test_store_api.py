@@ -3,6 +3,7 @@ idempotent import, listing, refs, trend, delete, prune, migrations and refusals.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from store_support import child_env
 
 from pytest_verial import Report
 from pytest_verial.reporting import load_report
-from pytest_verial.store import MIGRATIONS, StoreError, open_store, revisions
+from pytest_verial.store import MIGRATIONS, StoreError, StoreRef, open_store, revisions
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -115,28 +116,49 @@ def test_list_runs_newest_first_with_filters(store_url: str, example_reports: li
 def test_refs_latest_prefix_missing_and_ambiguous(
     store_url: str, example_reports: list[Path]
 ) -> None:
+    """``latest`` and ``latest~N`` name sessions (newest first); ``ses_`` and ``br_`` ids or
+    unique prefixes name a session or one benchmark run."""
     flawed, good = (load_report(p) for p in example_reports)
     with open_store(store_url) as store:
         with pytest.raises(StoreError, match="holds no runs"):
-            store.resolve("latest")
-        store.import_report(_shifted(flawed, 2, "a"))
-        store.import_report(_shifted(good, 1, "b"))
-        latest = store.resolve("latest")
-        assert latest == store.list_runs()[0].id
-        ref = store.list_runs()[0].benchmark_ref
-        before = store.resolve("latest~1")
-        assert before == store.list_runs(benchmark=ref)[1].id
-        with pytest.raises(StoreError, match="holds 2 run"):
-            store.resolve("latest~2")
+            store.resolve_ref("latest")
+        older = store.import_report(_shifted(flawed, 2, "a"))
+        newer = store.import_report(_shifted(good, 1, "b"))
+        assert store.resolve_ref("latest") == StoreRef("session", newer.session_id)
+        assert store.resolve_ref("latest~1") == StoreRef("session", older.session_id)
+        with pytest.raises(StoreError, match="holds 2 session"):
+            store.resolve_ref("latest~2")
+        assert store.run_ids(store.resolve_ref("latest")) == newer.run_ids
+        sessions = store.list_sessions()
+        assert [s.id for s in sessions] == [newer.session_id, older.session_id]
+        assert sessions[0].names == ["front-office-v7"] and sessions[0].state == "completed"
+        assert sessions[0].benchmark_runs == len(good.benchmark_runs)
+        assert store.list_sessions(agent="flawed-agent")[0].id == older.session_id
+        # the whole session's report and scores; one run's when a br_ ref names it
+        whole = store.report_of(store.resolve_ref("latest"))
+        assert whole.to_json() == store.report_of_session(newer.session_id).to_json()
+        scores = store.scores_of(store.resolve_ref("latest~1"))
+        assert [r.benchmark.ref for r in scores.benchmark_runs] == [
+            r.benchmark.ref for r in flawed.benchmark_runs
+        ]
+        latest = store.list_runs()[0].id
+        assert store.resolve_ref(latest) == StoreRef("run", latest)
         assert store.resolve(latest) == latest
+        with pytest.raises(StoreError, match="names a session"):
+            store.resolve("latest")
         ids = [r.id for r in store.list_runs()]
         unique = next(
             latest[:n] for n in range(9, 30) if sum(i.startswith(latest[:n]) for i in ids) == 1
         )
         assert store.resolve(unique) == latest
         assert store.resolve(unique.lower()) == latest
+        session = newer.session_id
+        assert store.resolve_ref(session.lower()) == StoreRef("session", session)
+        assert store.resolve_ref(session[:-2]) == StoreRef("session", session)
         with pytest.raises(StoreError, match="no benchmark run"):
             store.resolve("br_ZZZZZZZZZZZZ")
+        with pytest.raises(StoreError, match="no session"):
+            store.resolve_ref("ses_ZZZZZZZZZZZZ")
         with pytest.raises(StoreError, match="at least 6"):
             store.resolve("br_01")
         # every run of one import shares its first characters: ambiguous, candidates listed
@@ -147,6 +169,102 @@ def test_refs_latest_prefix_missing_and_ambiguous(
                 store.resolve(prefix)
             assert all(i in str(info.value) for i in shared[:10])
             assert "\n" not in str(info.value)
+
+
+def test_compare_latest_pairs_every_benchmark_of_two_sessions(
+    store_url: str,
+    example_reports: list[Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """After ``./scripts/demo`` (a session per run folder, five benchmarks each), ``verial
+    compare latest~1 latest`` compares the two sessions whole: every benchmark pairs with its
+    own; a benchmark run that only one session holds is listed, not paired; a ``br_`` ref
+    still compares one benchmark run."""
+    from pytest_verial.cli import main
+
+    flawed, good = (load_report(p) for p in example_reports)
+    with open_store(store_url) as store:
+        store.import_report(_shifted(flawed, 2, "a"))
+        store.import_report(_shifted(good, 1, "b"))
+    out = tmp_path / "c.json"
+    args = ["--store", store_url, "--json", str(out)]
+    assert main(["compare", "latest~1", "latest", *args]) == 0
+    text = capsys.readouterr().out
+    comparison = json.loads(out.read_text())
+    benchmarks = sorted(r.benchmark.ref for r in good.benchmark_runs)
+    assert len(benchmarks) == 5
+    assert sorted(r["benchmark"] for r in comparison["benchmark_runs"]) == benchmarks
+    assert comparison["unpaired"] == []
+    assert "no regression in 5 benchmark runs" in text
+    assert text.startswith("verial compare: latest~1 (ses_")
+    # the other way round: five regressions (the gate fails)
+    assert main(["compare", "latest", "latest~1", *args]) == 1
+    assert "5 of 5 benchmark runs regressed" in capsys.readouterr().out
+    # a session missing a benchmark: its run in the other session is listed as not paired
+    partial = flawed.to_json()
+    partial["benchmark_runs"] = partial["benchmark_runs"][1:]
+    with open_store(store_url) as store:
+        store.import_report(_shifted(Report.from_json(partial), 0, "c"))
+        one = store.list_runs(benchmark="front-office@3")[0].id
+        other = store.list_runs(benchmark="front-office@3")[1].id
+    assert main(["compare", "latest~1", "latest", *args]) == 1
+    comparison = json.loads(out.read_text())
+    assert len(comparison["benchmark_runs"]) == 4
+    assert [(u["side"], u["benchmark"]) for u in comparison["unpaired"]] == [
+        ("base", flawed.benchmark_runs[0].benchmark.ref)
+    ]
+    assert "not paired: base benchmark run" in capsys.readouterr().out
+    # one benchmark run each side: only that benchmark is compared
+    assert main(["compare", other, one, *args]) == 1
+    comparison = json.loads(out.read_text())
+    assert [r["benchmark"] for r in comparison["benchmark_runs"]] == ["front-office@3"]
+    assert comparison["unpaired"] == []
+
+
+def test_a_store_before_the_sessions_index_is_migrated_and_latest_names_its_newest_session(
+    tmp_path: Path, example_reports: list[Path]
+) -> None:
+    """The migration of the sessions' start-time index behind ``latest``
+    (``*_sessions_started.py``) on a store that already holds sessions: a store taken back to
+    the revision before it keeps its runs through the upgrade, and ``latest~N`` walks its
+    sessions newest first."""
+    from alembic import command
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import create_engine
+
+    path = tmp_path / "old.db"
+    flawed, good = (load_report(p) for p in example_reports)
+    with open_store(f"sqlite:///{path}") as store:
+        older = store.import_report(_shifted(flawed, 2, "a"))
+        newer = store.import_report(_shifted(good, 1, "b"))
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    script = next(
+        s
+        for s in ScriptDirectory.from_config(config).walk_revisions()
+        if s.path.endswith("_sessions_started.py")
+    )
+    before = str(script.down_revision)
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, before)
+    engine.dispose()
+    db = sqlite3.connect(path)
+    assert db.execute("select version_num from alembic_version").fetchall() == [(before,)]
+    names = {r[0] for r in db.execute("select name from sqlite_master where type='index'")}
+    assert "ix_sessions_started" not in names
+    db.close()
+    with open_store(f"sqlite:///{path}") as store:
+        assert store.resolve_ref("latest") == StoreRef("session", newer.session_id)
+        assert store.resolve_ref("latest~1") == StoreRef("session", older.session_id)
+        assert store.run_ids(StoreRef("session", older.session_id)) == older.run_ids
+    db = sqlite3.connect(path)
+    assert db.execute("select version_num from alembic_version").fetchall() == [(revisions()[-1],)]
+    names = {r[0] for r in db.execute("select name from sqlite_master where type='index'")}
+    assert "ix_sessions_started" in names
 
 
 def test_trend_per_run_task_and_axis(store_url: str, example_reports: list[Path]) -> None:
@@ -251,7 +369,7 @@ def test_an_older_store_is_migrated_on_open(tmp_path: Path) -> None:
     head = revisions()[-1]
     assert db.execute("select version_num from alembic_version").fetchall() == [(head,)]
     names = {r[0] for r in db.execute("select name from sqlite_master where type='index'")}
-    assert "ix_task_runs_key" in names
+    assert {"ix_task_runs_key", "ix_sessions_started"} <= names
 
 
 def test_a_new_store_has_the_schema_the_migrations_build(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from trend_support import report
 
+from pytest_verial import Report
 from pytest_verial.cli import main
 from pytest_verial.store import open_store
 
@@ -89,12 +90,16 @@ def test_runs_delete_all_or_nothing(store: str, capsys: pytest.CaptureFixture[st
     assert main(["runs", "delete", ids[0], "br_nothing_like_it", "--store", store]) == 2
     assert "br_nothing_like_it" in capsys.readouterr().err
     assert len(_runs(store, capsys)) == 4  # nothing deleted
-    assert main(["runs", "delete", "latest~1", "--store", store]) == 2  # other@1 ran once
-    assert "latest~1" in capsys.readouterr().err
+    assert main(["runs", "delete", "latest~4", "--store", store]) == 2  # 4 sessions
+    assert "latest~4" in capsys.readouterr().err
     assert main(["runs", "delete", ids[0], ids[2], "--store", store]) == 0
     assert "deleted 2 benchmark runs" in capsys.readouterr().out
     left = [r["id"] for r in _runs(store, capsys)]
     assert left == [ids[1], ids[3]]
+    # latest names a session: every benchmark run of the newest one left goes
+    assert main(["runs", "delete", "latest", "--store", store]) == 0
+    assert capsys.readouterr().out == f"deleted 1 benchmark run: {ids[1]}\n"
+    assert [r["id"] for r in _runs(store, capsys)] == [ids[3]]
 
 
 def test_prune_keep_and_older_than(store: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -192,3 +197,53 @@ def test_compare_of_stored_runs_reads_the_same_scores_as_their_exports(
             result.pop(key, None)
     assert results[0] == results[1]
     assert results[0]["benchmark_runs"][0]["tasks"], results[0]
+
+
+def _incomplete(index: int) -> Report:
+    """A run of bench@1 whose task left out deselected criteria (``-k``/``-m``)."""
+    data = report(index, 1.0, {"t1": 1.0}).to_json()
+    data["benchmark_runs"][0]["task_runs"][0]["status"] = "incomplete"
+    data["benchmark_runs"][0]["counts"] = {"task_runs": 1, "incomplete": 1}
+    return Report.from_json(data)
+
+
+def test_runs_have_a_status_column_and_sessions_are_listed(
+    store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cancelled or incomplete run is listed as such, not like a completed one; ``--sessions``
+    lists what ``latest`` and ``latest~N`` name."""
+    with open_store(store) as s:
+        s.import_report(report(4, None, {"t1": None}, agent="agent-3"))  # cancelled
+        s.import_report(_incomplete(5))
+    assert main(["runs", "--store", store]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = lines[0].split()
+    status = head.index("status")  # "when (UTC)" is two words, as a time is
+    assert [line.split()[status] for line in lines[1:]] == [
+        "incomplete",
+        "cancelled",
+        "completed",
+        "completed",
+        "completed",
+        "completed",
+    ]
+    assert [r["status"] for r in _runs(store, capsys)][:2] == ["incomplete", "cancelled"]
+    assert main(["runs", "--sessions", "--store", store]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["session", "when", "(UTC)", "runs"]
+    assert [line.split()[0][:4] for line in out[1:]] == ["ses_"] * 6
+    assert "incomplete" in out[1] and "cancelled" in out[2] and "agent-3" in out[2]
+    sessions = _runs(store, capsys, "--sessions", "--agent", "agent-2")
+    assert len(sessions) == 1 and sessions[0]["names"] == ["agent-2"]
+    assert sessions[0]["verdicts"] == {"pass": 1} and sessions[0]["benchmark_runs"] == 1
+
+
+def test_agent_matches_the_run_name_and_the_run_folder_label(
+    store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--agent`` takes the name ``verial runs`` shows (run.yaml's agent) or the run folder's
+    label (``r1`` in these reports), as its help says."""
+    assert len(_runs(store, capsys, "--agent", "agent-1")) == 3
+    assert len(_runs(store, capsys, "--agent", "r1")) == 4
+    assert _runs(store, capsys, "--agent", "r") == []  # a label is matched whole
+    assert {r["name"] for r in _runs(store, capsys)} == {"agent-1", "agent-2"}

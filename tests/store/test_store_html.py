@@ -73,8 +73,10 @@ def test_html_latest_default_path_and_scored_run_elided(
 ) -> None:
     url, ids = store
     monkeypatch.chdir(tmp_path)
-    assert main(["html", "latest", "--store", url]) == 0
-    page = (tmp_path / f"{ids[3]}.html").read_text()
+    assert main(["html", "latest", "--store", url]) == 0  # the newest session: its report
+    with open_store(url) as opened:
+        session = opened.session_of_run(ids[3])
+    page = (tmp_path / f"{session}.html").read_text()
     assert "HIDDEN-DETAIL" not in page and "SECRET-EXPECTED" not in page
     assert "label of t1" not in page and "feedback of t1" not in page
     assert _embedded(page)["report"]["benchmark_runs"][0]["scored"] is True

@@ -1,6 +1,8 @@
 """``verial compare BASE.json HEAD.json``: the changes from BASE to HEAD, and a gate on them.
 
-Either side is a report file or a stored run (:mod:`pytest_verial.store`); the lines are
+Either side is a report file, a stored session (``latest``, ``latest~N``, ``ses_...``: all its
+benchmark runs) or a stored benchmark run (``br_...``) (:mod:`pytest_verial.store._refs`);
+benchmark runs pair as two reports' do. The lines are
 :mod:`pytest_verial.reporting._comparison`'s. Rules: :mod:`pytest_verial.reporting._diff` and
 README, "Compare and gate". Exit status: 0 no regression, 1 a regression, 2 unusable input (one
 line on stderr).
@@ -24,10 +26,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``verial compare``."""
     parser.add_argument(
         "base",
-        help="the JSON report to compare against (--verial-report), or a stored run: br_... "
-        "(a unique prefix), latest, latest~N",
+        help="the JSON report to compare against (--verial-report), a stored session (latest, "
+        "latest~N, ses_...: every benchmark run of it) or a stored benchmark run (br_...)",
     )
-    parser.add_argument("head", help="the JSON report of the change, or a stored run")
+    parser.add_argument(
+        "head", help="the JSON report of the change, a stored session or a stored benchmark run"
+    )
     parser.add_argument(
         "--tolerance",
         default="0.0",
@@ -41,7 +45,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _side(value: str, store: str | None) -> tuple[ReportScores, str]:
-    """The scores of a report file or a stored run, checked; ValueError in one line."""
+    """The scores of a report file, a stored session or a stored benchmark run, checked;
+    ValueError in one line."""
     from ..store import StoreError
     from ..store._cli import open_cli_store
     from ..store._commands import is_store_ref
@@ -50,11 +55,11 @@ def _side(value: str, store: str | None) -> tuple[ReportScores, str]:
         return load_scores(value), value
     try:  # the score columns alone: evidence and snapshots stay in the store
         with open_cli_store(store) as opened:
-            run_id = opened.resolve(value)
-            scores = opened.scores_of_run(run_id)
+            ref = opened.resolve_ref(value)
+            scores = opened.scores_of(ref)
     except StoreError as exc:
         raise ValueError(str(exc)) from None
-    name = value if value == run_id else f"{value} ({run_id})"
+    name = value if value == ref.id else f"{value} ({ref.id})"
     check_scores(scores, name)
     return scores, name
 
@@ -107,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         except OutputRefused as exc:  # made a device or a folder since the check
             print(f"verial compare: --json: {exc}", file=sys.stderr)
             return EXIT_REFUSED
-    print(escape(f"verial compare: {args.base} -> {args.head}"))
+    print(escape(f"verial compare: {comparison.base} -> {comparison.head}"))
     for text, _ in comparison_lines(comparison):
         print(escape(text))
     if comparison.exit_status == EXIT_NOTHING_COMPARED:

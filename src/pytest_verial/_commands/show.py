@@ -17,6 +17,7 @@ import json
 import sys
 
 from .._display import escape
+from .._names import axis_name, run_name
 from .._nodeids import criterion_nodeid, parse, task_run_of
 from .._results import BenchmarkRun, CriterionRun, Report, TaskRun
 from .._secrets import redact, redact_json
@@ -32,8 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``verial show``."""
     parser.add_argument(
         "report",
-        help="a JSON report (--verial-report), or a stored run: br_... (a unique prefix), "
-        "latest, latest~N",
+        help="a JSON report (--verial-report), a stored session (latest, latest~N, ses_...) or "
+        "a stored benchmark run (br_...)",
     )
     parser.add_argument("task_run", nargs="?", help="a task run: node id, or task[entity] id")
     parser.add_argument("criterion", nargs="?", help="a criterion of that task run")
@@ -108,14 +109,16 @@ def _score(value: float | None) -> str:
 def _task_lines(bench: BenchmarkRun, task: TaskRun, hide: bool) -> list[str]:
     lines = [
         f"task run {task.id}",
-        f"  benchmark run {bench.id} ({bench.benchmark.ref})",
+        f"  benchmark run {bench.id} ({bench.benchmark.ref}) on {run_name(bench.runs)}",
         f"  score {_score(task.score)}, verdict {task.verdict or '-'}, status {task.status}, "
         f"threshold {task.pass_threshold:g}, all passed: {'yes' if task.all_passed else 'no'}",
     ]
     if task.axes:
         lines.append(
             "  axes: "
-            + ", ".join(f"{n} {a.score:.2f} (w{a.weight:g})" for n, a in task.axes.items())
+            + ", ".join(
+                f"{axis_name(n)} {a.score:.2f} (w{a.weight:g})" for n, a in task.axes.items()
+            )
         )
     if task.critical_failed:
         lines.append("  critical criteria not passed: " + ", ".join(task.critical_failed))

@@ -145,11 +145,18 @@ def verification_summary(
     }
 
 
-def verification_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Terminal lines for the verification summary (nothing when no judge criterion ran)."""
+def verification_lines(summary: Mapping[str, Any], configured: bool = True) -> list[str]:
+    """Terminal lines for the verification summary: nothing when the session has no judge
+    criterion, nor when no judge is ``configured`` (``--verial-judge-model`` / ini) and no
+    judge criterion was evaluated or errored (every one bypassed or gated: ``./scripts/demo``)."""
     if not summary.get("judge_criteria"):
         return []
-    models = ", ".join(summary["judge_models"]) or "(no model configured)"
+    ran = summary.get("evaluations") or summary.get("judge_calls") or summary.get("errors")
+    if not configured and not summary.get("judge_models") and not ran:
+        return []
+    models = ", ".join(summary["judge_models"]) or (
+        "(no call made)" if configured else "(no model configured)"
+    )
     lines = [
         f"judge {models}: {summary['judge_calls']} call(s) made for "
         f"{summary['judge_criteria']} judge criteria ({summary['cached']} from cache); "

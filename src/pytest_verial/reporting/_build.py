@@ -36,6 +36,7 @@ from .._results import (
 from .._runinfo import RunDir, shared_folders
 from .._scoring import verdict_threshold
 from .._sourcetable import unknown_sources
+from ._terminal import plural
 
 
 @dataclass
@@ -196,7 +197,8 @@ def build_report(data: ReportInput) -> Report:
             ]
         )
         + [
-            f"task run {t.id} is incomplete ({t.counts.deselected} criteria deselected): "
+            f"task run {t.id} is incomplete "
+            f"({plural(t.counts.deselected, 'criterion', 'criteria')} deselected): "
             "left out of the run score"
             for t in task_runs
             if t.status is TaskStatus.INCOMPLETE

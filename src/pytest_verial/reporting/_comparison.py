@@ -40,7 +40,8 @@ def _run_lines(run: BenchmarkRunDelta, criteria: bool) -> list[Line]:
     lines: list[Line] = [
         (
             f"benchmark run {run.benchmark} ({run.file}), "
-            f"{', '.join(run.base_runs)} -> {', '.join(run.head_runs)}: {mark}",
+            f"{run.base_name or ', '.join(run.base_runs)} -> "
+            f"{run.head_name or ', '.join(run.head_runs)}: {mark}",
             "red" if run.regression else "green",
         ),
         (

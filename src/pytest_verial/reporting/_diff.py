@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._names import run_name
 from .._results import COUNTED, Report, Status, TaskStatus
 from .._scoring import TOLERANCE, VERDICTS, Verdict
 from ._scores import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
@@ -113,6 +114,10 @@ class BenchmarkRunDelta(_Model):
     head: str
     base_runs: list[str]
     head_runs: list[str]
+    #: each side's one name (:func:`pytest_verial._names.run_name`: run.yaml's agent, else
+    #: the run folder's label)
+    base_name: str = ""
+    head_name: str = ""
     base_score: float | None = None
     head_score: float | None = None
     delta: float | None = None
@@ -426,6 +431,8 @@ def compare_runs(
         head=head.id,
         base_runs=list(_labels(base)),
         head_runs=list(_labels(head)),
+        base_name=run_name(base.runs),
+        head_name=run_name(head.runs),
         base_score=base.score,
         head_score=head.score,
         delta=delta,

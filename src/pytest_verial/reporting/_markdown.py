@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from .._display import escape, sanitize
+from .._names import axis_name, run_name
 from .._results import FAILING, BenchmarkRun, CriterionRun, Report, TaskRun
 from .._secrets import redact
 from ._elide import elide
+from ._terminal import plural
 
 _MAX_ROWS = 20
 _VERDICT = {"pass": "pass", "partial": "partial", "fail": "**fail**"}
@@ -48,9 +50,10 @@ def markdown(report: Report, scored: bool = False) -> str:
     lines = ["## pytest-verial", ""]
     counts = report.session.counts
     lines.append(
-        f"{counts.task_runs} task runs in {len(report.benchmark_runs)} benchmark runs; "
+        f"{plural(counts.task_runs, 'task run')} in "
+        f"{plural(len(report.benchmark_runs), 'benchmark run')}; "
         f"criteria: {counts.criteria_passed} passed, {counts.criteria_failed} failed, "
-        f"{counts.criteria_error} errors. Session {report.session.status}."
+        f"{plural(counts.criteria_error, 'error')}. Session {report.session.status}."
     )
     lines.append("")
     for run in report.benchmark_runs:
@@ -61,7 +64,7 @@ def markdown(report: Report, scored: bool = False) -> str:
 
 
 def _run(run: BenchmarkRun, scored: bool) -> list[str]:
-    labels = ", ".join(r.label for r in run.runs)
+    labels = run_name(run.runs)
     strict = f", strict success {run.strict_success:.0%}" if run.strict_success is not None else ""
     lines = [
         f"### {cell(run.benchmark.ref)} on {cell(labels)}: {_score(run.score)} "
@@ -71,7 +74,7 @@ def _run(run: BenchmarkRun, scored: bool) -> list[str]:
         "|---|---:|---|---|---|",
     ]
     for t in run.task_runs:
-        axes = ", ".join(f"{n} {a.score:.2f}" for n, a in t.axes.items())
+        axes = ", ".join(f"{axis_name(n)} {a.score:.2f}" for n, a in t.axes.items())
         critical = (
             f" (critical failed: {', '.join(t.critical_failed)})" if t.critical_failed else ""
         )

@@ -8,9 +8,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._display import escape
+from .._names import UNSUPPORTED, axis_name, run_name
 from .._nodeids import criterion_nodeid, parse
-from .._results import AxisScore, BenchmarkRun, CriterionRun, Report, TaskRun, TaskStatus
-from .._scoring import DEFAULT_AXIS
+from .._results import (
+    AxisScore,
+    BenchmarkRun,
+    CriterionRun,
+    Report,
+    Status,
+    TaskRun,
+    TaskStatus,
+)
 from .._secrets import redact
 from ._elide import elide
 
@@ -84,9 +92,9 @@ _KEEP = "\u00a0"  # joins the words of one axis entry: a wrapped line never spli
 
 
 def _axis_name(name: str) -> str:
-    """An axis as a reader names it: criteria without one are ``(no axis)``, not the
-    report's internal key."""
-    return f"(no{_KEEP}axis)" if name == DEFAULT_AXIS else name
+    """An axis as a reader names it (:func:`pytest_verial._names.axis_name`), kept whole
+    when a line wraps."""
+    return axis_name(name).replace(" ", _KEEP)
 
 
 def _axes(axes: Mapping[str, AxisScore]) -> str:
@@ -131,20 +139,23 @@ def summary(
     verbosity: int = 0,
     width: int | None = None,
     failures: bool = True,
+    cut: bool = True,
 ) -> list[Line]:
     """A table per benchmark run and its run lines, then the failing criteria, each once.
 
     ``verbosity`` -1 (``-q``) lists the failing criteria on one line each, -2 (``-qq``) keeps
     only the run lines. ``failures=False`` leaves out the failing criteria's details when
-    pytest's FAILURES section already shows them. Lines longer than ``width`` are cut with
-    ``...``; a scored run (or ``scored``) shows no details or evidence. Secrets masked.
+    pytest's FAILURES section already shows them. Lines longer than ``width`` are wrapped; a
+    failing criterion's one-line details (``-q``) are cut with ``...`` only when ``cut`` (a
+    terminal: a log keeps every word, expected and actual values included); a scored run (or
+    ``scored``) shows no details or evidence. Secrets masked.
     """
     report = elide(report, scored)
     rows: list[tuple[str, str | None, int]] = []
     if not report.benchmark_runs:
         rows.append(("no task runs were scored", None, 2))
-    for run in report.benchmark_runs:
-        rows.extend(_run_lines(run, verbosity))
+    for run in report.benchmark_runs:  # a scored run's details are gone: nothing counted
+        rows.extend(_run_lines(run, verbosity, _unsupported(run)))
     if verbosity > -2:
         rows.extend((f"warning: {w}", "yellow", 9) for w in report.session.warnings)
     # wrapped first (an axis entry stays whole), then escaped: names, refs, labels, warnings
@@ -159,7 +170,7 @@ def summary(
         if c.against
     ]
     if failing and verbosity > -2:
-        lines.extend(_failing(failing, scored, verbosity, width, failures))
+        lines.extend(_failing(failing, scored, verbosity, width, failures, cut))
     return [(redact(text), colour) for text, colour in lines]
 
 
@@ -169,6 +180,7 @@ def _failing(
     verbosity: int,
     width: int | None,
     failures: bool,
+    cut: bool = True,
 ) -> list[Line]:
     lines: list[Line] = []
     if not failures:
@@ -193,7 +205,8 @@ def _failing(
         if verbosity < 0:  # the criterion, where it is defined, and its details cut to fit
             lines.append((_fit(head, width, 4), "red"))
             if not (scored or run.scored):
-                lines.append((_cut(escape(f"    {c.details or c.status}"), width), None))
+                details = escape(f"    {c.details or c.status}")
+                lines.append((_cut(details, width) if cut else _fit(details, width, 6), None))
             continue
         text = describe_failure(c, scored or run.scored)
         lines.append((head + "\n    " + text.replace("\n", "\n    "), None))
@@ -217,10 +230,17 @@ def _fit(text: str, width: int | None, indent: int = 2) -> str:
     under their axes column); no trailing spaces."""
     text = text.rstrip()
     if width and len(text) > width and "\n" not in text:
+        body = text.lstrip(" ")
+        lead = text[: len(text) - len(body)]  # kept, also before a word longer than the line
         pad = " " * (indent if indent <= width - 24 else 4)
         text = "\n".join(
             textwrap.wrap(
-                text, width, subsequent_indent=pad, break_long_words=False, break_on_hyphens=False
+                body,
+                width,
+                initial_indent=lead,
+                subsequent_indent=pad,
+                break_long_words=False,
+                break_on_hyphens=False,
             )
         )
     return text.replace(_KEEP, " ")
@@ -237,10 +257,22 @@ def _cut(text: str, width: int | None) -> str:
     return text
 
 
-def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None, int]]:
+def _unsupported(run: BenchmarkRun) -> int:
+    """Failed criterion runs whose ``assert`` no check knows (a typo, most often): counted
+    apart from the agent's failures in the run's counts line."""
+    return sum(
+        1
+        for t in run.task_runs
+        for c in t.criterion_runs
+        if c.status is Status.FAILED and (c.details or "").startswith(UNSUPPORTED)
+    )
+
+
+def _run_lines(
+    run: BenchmarkRun, verbosity: int, unsupported: int = 0
+) -> list[tuple[str, str | None, int]]:
     tasks = run.task_runs
-    labels = ", ".join(r.label for r in run.runs)
-    head = f"benchmark run {run.benchmark.ref} on {labels} ({run.benchmark.file})"
+    head = f"benchmark run {run.benchmark.ref} on {run_name(run.runs)} ({run.benchmark.file})"
     lines: list[tuple[str, str | None, int]] = [(head, None, 2)]
     if verbosity > -2:
         width = max(len("task"), *(len(_name(t)) for t in tasks))
@@ -308,8 +340,9 @@ def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None,
         (
             f"  {c.completed} of {plural(c.task_runs, 'task run')} scored "
             f"({c.verdicts.pass_} pass, {c.verdicts.partial} partial, {c.verdicts.fail} fail); "
-            f"criteria: {c.criteria_passed} passed, {c.criteria_failed} failed, "
-            f"{plural(c.criteria_error, 'error')}{extra}",
+            f"criteria: {c.criteria_passed} passed, {c.criteria_failed} failed"
+            + (f" ({plural(unsupported, 'unsupported assertion')})" if unsupported else "")
+            + f", {plural(c.criteria_error, 'error')}{extra}",
             None,
             4,
         )

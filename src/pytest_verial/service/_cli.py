@@ -6,6 +6,7 @@ import argparse
 import ipaddress
 import json
 import os
+import socket
 import sys
 
 from ..store._cli import add_store_argument, cli_rootdir, open_cli_store
@@ -20,6 +21,25 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (``address already in use``), or None.
+
+    Tried before uvicorn starts, with the socket options it binds with, so a busy port is one
+    line and exit 2 instead of uvicorn's start-up and shutdown log lines."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return str(exc.strerror or exc)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return str(exc.strerror or exc).lower()
+    return None
 
 
 # -- verial serve ------------------------------------------------------------------------------
@@ -103,9 +123,21 @@ def serve_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    busy = port_problem(args.host, args.port)
+    if busy is not None:
+        app.state.store.close()
+        print(
+            f"verial serve: cannot listen on {args.host}:{args.port}: {busy} (another server "
+            "there? choose another --port)",
+            file=sys.stderr,
+        )
+        return 2
+    # plans are found by slug@version and, for a benchmark of one version, by its slug too
+    count = len({display for display, _, _ in app.state.benchmarks.plans.values()})
     print(
         f"verial serve: http://{args.host}:{args.port} over {app.state.store.url_masked} "
-        f"({len(app.state.benchmarks.plans)} benchmark names, {keys} active keys)",
+        f"({count} benchmark{'' if count == 1 else 's'}, "
+        f"{keys} active key{'' if keys == 1 else 's'})",
         file=sys.stderr,
     )
     # the access log prints the method, path and status: never a header (keys travel only in
@@ -169,14 +201,18 @@ def keys_run(args: argparse.Namespace) -> int:
                 if args.json:
                     print(json.dumps([k.to_json() for k in keys]))
                     return 0
-                for k in keys:
-                    state = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "active"
-                    print(
-                        f"{k.id}  {k.scope:<6}  {state:<24}  "
-                        f"{k.created_at:%Y-%m-%d %H:%M}  {k.name or ''}".rstrip()
-                    )
                 if not keys:
                     print("no keys (verial keys create --scope org)", file=sys.stderr)
+                    return 0
+                rows = [("id", "scope", "state", "created (UTC)", "name")]
+                for k in keys:
+                    state = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "active"
+                    rows.append(
+                        (k.id, k.scope, state, f"{k.created_at:%Y-%m-%d %H:%M}", k.name or "")
+                    )
+                widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+                for row in rows:
+                    print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
                 return 0
             record = revoke_key(store, args.id)
             print(f"{record.id}: revoked")

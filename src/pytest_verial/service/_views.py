@@ -6,7 +6,8 @@ a benchmark's trend.
 - ``GET /ui/runs/{id}``: the run's HTML report (the same page ``--verial-html`` writes, with
   the benchmark's trend plot);
 - ``GET /ui/compare?base=ID&head=ID``: HEAD's report with BASE as its base (``verial html
-  HEAD BASE``); ids are store refs (``br_...``, a unique prefix, ``latest``, ``latest~N``);
+  HEAD BASE``); ids are store refs (a session: ``latest``, ``latest~N``, ``ses_...``; a
+  benchmark run: ``br_...``; :mod:`pytest_verial.store._refs`);
 - ``GET /ui/benchmarks/{ref}``: the benchmark's trend over its newest runs.
 
 The pages are an org key's (they show every run, evidence included, as ``verial html`` does
@@ -140,14 +141,15 @@ def install_views(app: FastAPI, store: Store) -> None:
         viewer = _viewer(request, store)
         if isinstance(viewer, Response):
             return viewer
-        try:
-            run_id = store.resolve(ref)
-            report = store.report_of_run(run_id)
+        try:  # a session (latest, latest~N, ses_...) or one benchmark run (br_...)
+            found = store.resolve_ref(ref)
+            report = store.report_of(found)
+            ids = store.run_ids(found)
         except StoreError as exc:
             return _page(f"<p>{html.escape(str(exc))}</p>", 404)
-        ref_of = report.benchmark_runs[0].benchmark.ref if report.benchmark_runs else None
+        ref_of = report.benchmark_runs[0].benchmark.ref if len(ids) == 1 else None
         trend = (
-            trend_section(ref_of, store.trend(ref_of, last=PLOT_RUNS, per_task=False), run_id)
+            trend_section(ref_of, store.trend(ref_of, last=PLOT_RUNS, per_task=False), ids[0])
             if ref_of
             else ""
         )
@@ -163,8 +165,8 @@ def install_views(app: FastAPI, store: Store) -> None:
         if isinstance(viewer, Response):
             return viewer
         try:
-            head_report = store.report_of_run(store.resolve(head))
-            base_report = store.report_of_run(store.resolve(base))
+            head_report = store.report_of(store.resolve_ref(head))
+            base_report = store.report_of(store.resolve_ref(base))
         except StoreError as exc:
             return _page(f"<p>{html.escape(str(exc))}</p>", 404)
         return _page(render_html(head_report, base_report))

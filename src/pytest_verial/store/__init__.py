@@ -1,5 +1,6 @@
 """The results store (issue 19): every session's benchmark runs, kept in SQLite (default,
-``<rootdir>/.verial/results.db``) or PostgreSQL, listed, compared and trended.
+``<project>/.verial/results.db``) or PostgreSQL, listed, compared and trended; sessions and
+benchmark runs are named by refs (``latest``, ``latest~N``, ``ses_…``, ``br_…``: ``_refs.py``).
 
 See ``core.py`` for opening and reading, ``rows.py`` for the typed results <-> rows mapping,
 ``tables.py`` for the tables and ``migrations/`` for their alembic history. The service reads
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
         sqlite_path,
         store_url_from,
     )
+    from ._refs import SessionRow, StoreRef
     from ._rows import SessionMeta, digest_of
+    from ._url import project_folder
 
 __all__ = [
     "ENV",
@@ -41,9 +44,11 @@ __all__ = [
     "ImportResult",
     "RunRow",
     "SessionMeta",
+    "SessionRow",
     "SessionWriter",
     "Store",
     "StoreError",
+    "StoreRef",
     "TrendPoint",
     "default_store_url",
     "digest_of",
@@ -51,6 +56,7 @@ __all__ = [
     "mask_url",
     "open_store",
     "opened",
+    "project_folder",
     "revisions",
     "sqlite_path",
     "store_url_from",
@@ -77,6 +83,9 @@ __getattr__, __dir__ = lazy.exports(
         "sqlite_path": "_core",
         "store_url_from": "_core",
         "SessionMeta": "_rows",
+        "project_folder": "_url",
+        "SessionRow": "_refs",
+        "StoreRef": "_refs",
         "digest_of": "_rows",
     },
 )

@@ -1,10 +1,10 @@
 """The store's ``verial`` commands (``import``, ``export``) and the ``--store URL`` option that
 every command reading runs shares (:func:`add_store_argument`, :func:`open_cli_store`).
 
-``--store`` defaults to ``$VERIAL_STORE``, else ``sqlite:///<rootdir>/.verial/results.db``
-where rootdir is the nearest folder above the working directory holding a store, else the
-nearest one with pytest's configuration (pytest.ini, pyproject.toml, tox.ini, setup.cfg), else
-the working directory: the store the last ``pytest`` run there wrote.
+``--store`` defaults to ``$VERIAL_STORE``, else ``sqlite:///<project>/.verial/results.db``,
+where the project folder is found from the working directory by the rule pytest sessions use
+(:func:`pytest_verial.store._url.project_folder`): the store ``pytest`` run here or in any
+folder of the project wrote.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the parser is built for every command: SQLAlchemy loads when a store opens
     from ._core import Store
 
-_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-
 
 def add_store_argument(parser: argparse.ArgumentParser) -> None:
     """``--store URL`` on a command that reads or writes the results store."""
@@ -26,21 +24,17 @@ def add_store_argument(parser: argparse.ArgumentParser) -> None:
         "--store",
         metavar="URL",
         help="results store: sqlite:///PATH or postgresql://... (default: $VERIAL_STORE, "
-        "else sqlite:///<rootdir>/.verial/results.db)",
+        "else the project's .verial/results.db: the nearest folder above holding one, or a "
+        "pyproject.toml, pytest.ini, tox.ini, setup.cfg, setup.py or .git)",
     )
 
 
 def cli_rootdir(start: Path | None = None) -> Path:
-    """The folder whose ``.verial/results.db`` is the default store (see the module)."""
-    here = (start or Path.cwd()).resolve()
-    chain = [here, *here.parents]
-    for folder in chain:
-        if (folder / ".verial" / "results.db").is_file():
-            return folder
-    for folder in chain:
-        if any((folder / name).is_file() for name in _CONFIG_FILES):
-            return folder
-    return here
+    """The project folder whose ``.verial/results.db`` is the default store, from the working
+    directory (:func:`pytest_verial.store._url.project_folder`)."""
+    from ._url import project_folder
+
+    return project_folder(start or Path.cwd())
 
 
 def open_cli_store(value: str | None, *, create: bool = False) -> Store:
@@ -90,8 +84,8 @@ def import_run(args: argparse.Namespace) -> int:
             runs = len(result.run_ids)
             what = "stored" if result.created else "already stored"
             print(
-                f"{path}: {what} as {result.session_id} ({runs} benchmark runs: "
-                f"{', '.join(result.run_ids)})"
+                f"{path}: {what} as {result.session_id} "
+                f"({runs} benchmark run{'' if runs == 1 else 's'}: {', '.join(result.run_ids)})"
             )
     return status
 
@@ -101,8 +95,8 @@ def export_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "ref",
         metavar="ID",
-        help="a session (ses_...) or benchmark run (br_..., a unique prefix, latest, latest~N); "
-        "a benchmark run exports its whole session's report unless --run-only",
+        help="a session (ses_..., latest, latest~N) or a benchmark run (br_...; an id or a "
+        "unique prefix); a benchmark run exports its whole session's report unless --run-only",
     )
     parser.add_argument("-o", "--output", metavar="FILE", required=True, help="report to write")
     parser.add_argument(
@@ -118,15 +112,19 @@ def export_run(args: argparse.Namespace) -> int:
 
     try:
         with open_cli_store(args.store) as store:
-            ref = args.ref.strip()
-            if ref.startswith("ses_"):
-                report = store.report_of_session(ref)
+            ref = store.resolve_ref(args.ref)
+            if ref.kind == "session":
+                if args.run_only:
+                    raise StoreError(
+                        f"{args.ref.strip()}: names a session ({ref.id}): --run-only needs a "
+                        "benchmark run (br_...)"
+                    )
+                report = store.report_of_session(ref.id)
             else:
-                run_id = store.resolve(ref)
                 report = (
-                    store.report_of_run(run_id)
+                    store.report_of_run(ref.id)
                     if args.run_only
-                    else store.report_of_session(store.session_of_run(run_id))
+                    else store.report_of_session(store.session_of_run(ref.id))
                 )
     except StoreError as exc:
         print(f"verial export: {exc}", file=sys.stderr)

@@ -1,9 +1,10 @@
 """``verial runs``, ``verial runs delete`` and ``verial prune``, and the one rule by which
-``show``, ``compare`` and ``html`` take a stored run where they take a report file.
+``show``, ``compare``, ``html`` and ``export`` take a stored session or run where they take a
+report file.
 
-A command argument names a stored run when it reads as a ref (``latest``, ``latest~N``,
-``br_...`` or a unique prefix of one) and no file of that name exists; anything else is a
-report file, read as before.
+A command argument names the store when it reads as a ref (``latest``, ``latest~N``,
+``ses_...``, ``br_...`` or a unique prefix of one; :mod:`pytest_verial.store._refs`) and no file
+of that name exists; anything else is a report file, read as before.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .._display import escape
 from .._results import Report
@@ -22,6 +23,7 @@ from ._cli import add_store_argument, open_cli_store
 
 if TYPE_CHECKING:
     from ._core import RunRow
+    from ._refs import SessionRow
 
 
 def is_store_ref(value: str | None) -> bool:
@@ -34,20 +36,20 @@ def is_store_ref(value: str | None) -> bool:
 def report_or_stored(
     value: str, store: str | None, load: Callable[[str], Report]
 ) -> tuple[Report, str]:
-    """The report a command argument names, and the name to show for it: a stored run's
-    report (its benchmark run and session) for a ref, else ``load(value)`` of a file.
-    ValueError in one line when neither works."""
+    """The report a command argument names, and the name to show for it: a stored session's
+    whole report, or one stored benchmark run's (with its session block), for a ref; else
+    ``load(value)`` of a file. ValueError in one line when neither works."""
     if not is_store_ref(value):
         return load(value), value
     from ._core import StoreError
 
     try:
         with open_cli_store(store) as opened:
-            run_id = opened.resolve(value)
-            report = opened.report_of_run(run_id)
+            ref = opened.resolve_ref(value)
+            report = opened.report_of(ref)
     except StoreError as exc:
         raise ValueError(str(exc)) from None
-    return report, value if value == run_id else f"{value} ({run_id})"
+    return report, value if value == ref.id else f"{value} ({ref.id})"
 
 
 # -- verial runs ------------------------------------------------------------------------------
@@ -56,14 +58,24 @@ def runs_configure(parser: argparse.ArgumentParser) -> None:
         "action",
         nargs="*",
         metavar="delete REF",
-        help="`delete REF...` deletes stored runs (an id, a unique prefix, latest, latest~N)",
+        help="`delete REF...` deletes stored runs: a benchmark run (br_...), or every run of a "
+        "session (ses_..., latest, latest~N)",
     )
     parser.add_argument(
-        "--benchmark", metavar="B", help="only this benchmark (slug or slug@version)"
+        "--sessions",
+        action="store_true",
+        help="list sessions (what latest and latest~N name) instead of benchmark runs",
     )
-    parser.add_argument("--agent", metavar="A", help="only this agent (run folder label)")
+    parser.add_argument(
+        "--benchmark", metavar="B", help="only this benchmark (slug, slug@version or file)"
+    )
+    parser.add_argument(
+        "--agent",
+        metavar="A",
+        help="only runs named A (run.yaml's agent) or scored on a run folder labelled A",
+    )
     parser.add_argument("--since", metavar="DATE", help="only runs since DATE (ISO 8601, UTC)")
-    parser.add_argument("--limit", metavar="N", help="at most N runs (default 50)")
+    parser.add_argument("--limit", metavar="N", help="at most N runs or sessions (default 50)")
     parser.add_argument("--json", action="store_true", help="a JSON list instead of the table")
     add_store_argument(parser)
 
@@ -99,9 +111,10 @@ def _row_json(row: RunRow) -> dict[str, object]:
         "benchmark": row.benchmark_ref,
         "benchmark_file": row.benchmark_file,
         "runs": row.run_labels,
+        "name": row.name,
         "agent": row.agent,
         "scored": row.scored,
-        "status": row.status,
+        "status": row.state,
         "score": row.score,
         "verdict": row.verdict,
         "strict_success": row.strict_success,
@@ -117,6 +130,27 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _session_json(row: SessionRow) -> dict[str, object]:
+    return {
+        "id": row.id,
+        "started_at": row.started_at.isoformat(),
+        "source": row.source,
+        "status": row.state,
+        "benchmark_runs": row.benchmark_runs,
+        "names": row.names,
+        "benchmarks": row.benchmarks,
+        "verdicts": row.verdicts,
+        "criteria_passed": row.criteria_passed,
+        "criteria_failed": row.criteria_failed,
+        "criteria_error": row.criteria_error,
+        "git_commit": row.git_commit,
+    }
+
+
+def _when(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+
+
 def _table(rows: list[RunRow]) -> list[str]:
     head = (
         "id",
@@ -125,6 +159,7 @@ def _table(rows: list[RunRow]) -> list[str]:
         "agent",
         "score",
         "verdict",
+        "status",
         "strict",
         "passed",
         "failed",
@@ -133,11 +168,12 @@ def _table(rows: list[RunRow]) -> list[str]:
     body = [
         (
             row.id,
-            row.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+            _when(row.created_at),
             row.benchmark_ref,
-            row.agent or row.run_labels or "-",
+            row.name,
             _number(row.score) + (" (scored)" if row.scored else ""),
-            row.verdict or row.status,
+            row.verdict or "-",
+            row.state,
             _number(row.strict_success),
             str(row.criteria_passed),
             str(row.criteria_failed + row.criteria_error),
@@ -145,6 +181,45 @@ def _table(rows: list[RunRow]) -> list[str]:
         )
         for row in rows
     ]
+    return _columns(head, body)
+
+
+def _verdicts(counts: dict[str, int]) -> str:
+    order = ("pass", "partial", "fail")
+    shown = [f"{counts[v]} {v}" for v in order if counts.get(v)]
+    return ", ".join(shown) or "-"
+
+
+def _session_table(rows: list[SessionRow]) -> list[str]:
+    head = (
+        "session",
+        "when (UTC)",
+        "runs",
+        "agent",
+        "status",
+        "verdicts",
+        "passed",
+        "failed",
+        "commit",
+    )
+    body = [
+        (
+            row.id,
+            _when(row.started_at),
+            str(row.benchmark_runs),
+            ", ".join(row.names) or "-",
+            row.state,
+            _verdicts(row.verdicts),
+            str(row.criteria_passed),
+            str(row.criteria_failed + row.criteria_error),
+            (row.git_commit or "-")[:10],
+        )
+        for row in rows
+    ]
+    return _columns(head, body)
+
+
+def _columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]]) -> list[str]:
     cells = [tuple(escape(c) for c in line) for line in [head, *body]]
     widths = [max(len(line[i]) for line in cells) for i in range(len(head))]
     return [
@@ -168,19 +243,28 @@ def runs_run(args: argparse.Namespace) -> int:
     try:
         since, limit = _since(args.since), _limit(args.limit)
         with open_cli_store(args.store) as store:
-            rows = store.list_runs(
-                benchmark=args.benchmark, agent=args.agent, since=since, limit=limit
-            )
+            lister = store.list_sessions if args.sessions else store.list_runs
+            rows = lister(benchmark=args.benchmark, agent=args.agent, since=since, limit=limit)
     except (ValueError, StoreError) as exc:
         print(f"verial runs: {escape(str(exc))}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps([_row_json(r) for r in rows], indent=2, ensure_ascii=False))
+        shown = [
+            _session_json(cast("SessionRow", r)) if args.sessions else _row_json(cast("RunRow", r))
+            for r in rows
+        ]
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
         return 0
     if not rows:
-        print("no stored runs" + (" match" if args.benchmark or args.agent or since else ""))
+        what = "sessions" if args.sessions else "runs"
+        print(f"no stored {what}" + (" match" if args.benchmark or args.agent or since else ""))
         return 0
-    for line in _table(rows):
+    table = (
+        _session_table(cast("list[SessionRow]", rows))
+        if args.sessions
+        else _table(cast("list[RunRow]", rows))
+    )
+    for line in table:
         print(line)
     return 0
 
@@ -193,7 +277,8 @@ def _delete(refs: list[str], store_value: str | None) -> int:
 
     try:
         with open_cli_store(store_value) as store:
-            ids = [store.resolve(ref) for ref in refs]  # every ref first: all or nothing
+            # every ref first: all or nothing
+            ids = [i for ref in refs for i in store.run_ids(store.resolve_ref(ref))]
             deleted = store.delete_runs(ids)
     except StoreError as exc:
         print(f"verial runs delete: {escape(str(exc))}", file=sys.stderr)

@@ -45,6 +45,15 @@ from .._heap import no_gc
 from .._nodeids import task_name
 from .._results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
 from ._ids import new_id
+from ._refs import (
+    RefError,
+    SessionRow,
+    StoreRef,
+    list_sessions,
+    name_of,
+    resolve_ref,
+    run_ids,
+)
 from ._rows import (
     SessionMeta,
     as_utc,
@@ -63,14 +72,13 @@ from ._url import default_store_url as default_store_url
 from ._url import store_url_from as store_url_from
 
 if TYPE_CHECKING:
-    from ..reporting._scores import ReportScores
+    from ..reporting._scores import BenchmarkRunScores, ReportScores
 
 T = TypeVar("T")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 MIGRATIONS = Path(__file__).with_name("_migrations")
 #: how long a writer waits for another process's lock before it gives up (seconds)
 LOCK_WAIT = 120.0
-REF_MIN = 6
 
 
 class StoreError(Exception):
@@ -201,6 +209,20 @@ class RunRow:
     git_commit: str | None
     session_id: str
     report_id: str
+    #: the run's one name (:func:`pytest_verial._names.run_name`): run.yaml's agent of each
+    #: run folder, else the folder's label
+    name: str = "-"
+    #: task runs left out of the run score because some of their criteria were deselected
+    incomplete: int = 0
+
+    @property
+    def state(self) -> str:
+        """What ``verial runs`` shows in its status column: ``completed``, ``cancelled``,
+        ``running`` (still running, or killed and not recovered), or ``incomplete`` (completed
+        with task runs whose criteria were partly deselected: ``-k``, ``-m``)."""
+        if self.status == "completed" and self.incomplete:
+            return "incomplete"
+        return self.status
 
 
 @dataclass(frozen=True)
@@ -214,6 +236,7 @@ class TrendPoint:
     axes: dict[str, float]
     tasks: dict[str, float | None]
     git_commit: str | None
+    #: the run's one name (run.yaml's agent, else its run folder label), as ``verial runs``
     agent: str | None
     status: str
 
@@ -238,7 +261,41 @@ _RUN_COLUMNS = (
     sessions.c.git_commit,
     benchmark_runs.c.session_id,
     benchmark_runs.c.report_id,
+    benchmark_runs.c.data["runs"].label("runs_info"),
+    benchmark_runs.c.data["counts"]["incomplete"].as_integer().label("incomplete"),
 )
+
+
+def run_row(values: dict[str, Any]) -> RunRow:
+    """A :class:`RunRow` from the columns of :data:`_RUN_COLUMNS`."""
+    values["name"] = name_of(
+        values.pop("runs_info", None), values.get("agent") or values.get("run_labels")
+    )
+    values["incomplete"] = int(values.get("incomplete") or 0)
+    values["created_at"] = as_utc(values["created_at"])
+    return RunRow(**values)
+
+
+def _benchmark_filter(benchmark: str) -> Any:
+    """Benchmark runs of ``benchmark``: its ref (``slug@version``), slug or file."""
+    return (
+        (benchmark_runs.c.benchmark_ref == benchmark)
+        | (benchmark_runs.c.benchmark_slug == benchmark)
+        | (benchmark_runs.c.benchmark_file == benchmark)
+    )
+
+
+def agent_filter(agent: str) -> Any:
+    """Benchmark runs named ``agent`` (run.yaml's agent) or with a run folder labelled so
+    (``run_labels`` holds the labels joined by commas)."""
+    labels = benchmark_runs.c.run_labels
+    return (
+        (benchmark_runs.c.agent == agent)
+        | (labels == agent)
+        | labels.startswith(agent + ",", autoescape=True)
+        | labels.endswith("," + agent, autoescape=True)
+        | labels.contains("," + agent + ",", autoescape=True)
+    )
 
 
 class Store:
@@ -333,13 +390,9 @@ class Store:
         """Benchmark runs, newest first."""
         query = select(*_RUN_COLUMNS).join(sessions, sessions.c.id == benchmark_runs.c.session_id)
         if benchmark:
-            query = query.where(
-                (benchmark_runs.c.benchmark_ref == benchmark)
-                | (benchmark_runs.c.benchmark_slug == benchmark)
-                | (benchmark_runs.c.benchmark_file == benchmark)
-            )
+            query = query.where(_benchmark_filter(benchmark))
         if agent:
-            query = query.where(benchmark_runs.c.agent == agent)
+            query = query.where(agent_filter(agent))
         if since is not None:
             if since.tzinfo is None:
                 since = since.replace(tzinfo=UTC)
@@ -349,12 +402,7 @@ class Store:
             query = query.limit(max(0, limit))
 
         def work(conn: Connection) -> list[RunRow]:
-            out = []
-            for r in conn.execute(query):
-                values = r._asdict()
-                values["created_at"] = as_utc(values["created_at"])
-                out.append(RunRow(**values))
-            return out
+            return [run_row(r._asdict()) for r in conn.execute(query)]
 
         return self.read("list runs", work)
 
@@ -363,74 +411,71 @@ class Store:
         value = value.astimezone(UTC)
         return value.replace(tzinfo=None) if self.sqlite else value
 
+    def resolve_ref(self, ref: str) -> StoreRef:
+        """The session or benchmark run a ref names: ``latest`` (the newest session),
+        ``latest~N`` (the Nth session before it), ``ses_…`` or ``br_…`` (an id or a unique
+        prefix): see :mod:`pytest_verial.store._refs`."""
+
+        def work(conn: Connection) -> StoreRef:
+            try:
+                return resolve_ref(conn, ref)
+            except RefError as exc:
+                raise StoreError(str(exc)) from None
+
+        return self.read("resolve a ref", work)
+
     def resolve(self, ref: str) -> str:
-        """A benchmark run's id from a ref: a full id, a unique prefix (at least 6 characters
-        after ``br_``), ``latest`` or ``latest~N``."""
-        ref = ref.strip()
-        match = re.fullmatch(r"latest(?:~(\d+))?", ref)
-
-        def work(conn: Connection) -> str:
-            order = (benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
-            if match:
-                latest = conn.execute(
-                    select(benchmark_runs.c.id, benchmark_runs.c.benchmark_ref)
-                    .order_by(*order)
-                    .limit(1)
-                ).first()
-                if latest is None:
-                    raise StoreError(f"{ref}: the results store {self.url_masked} holds no runs")
-                back = int(match.group(1) or 0)
-                if back == 0:
-                    return str(latest.id)
-                found = conn.execute(
-                    select(benchmark_runs.c.id)
-                    .where(benchmark_runs.c.benchmark_ref == latest.benchmark_ref)
-                    .order_by(*order)
-                    .offset(back)
-                    .limit(1)
-                ).scalar()
-                if found is None:
-                    count = conn.execute(
-                        select(func.count())
-                        .select_from(benchmark_runs)
-                        .where(benchmark_runs.c.benchmark_ref == latest.benchmark_ref)
-                    ).scalar_one()
-                    raise StoreError(
-                        f"{ref}: the store holds {count} run(s) of {latest.benchmark_ref}, "
-                        f"not {back + 1}"
-                    )
-                return str(found)
-            if not re.fullmatch(r"br_[0-9A-Za-z]*", ref):
-                raise StoreError(f"{ref}: not a benchmark run id (br_...), 'latest' or 'latest~N'")
-            if len(ref) - 3 < REF_MIN:
-                raise StoreError(
-                    f"{ref}: give at least {REF_MIN} characters after 'br_' to name a run"
-                )
-            exact = conn.execute(
-                select(benchmark_runs.c.id).where(
-                    benchmark_runs.c.id == ref.upper()[:3].lower() + ref.upper()[3:]
-                )
-            ).scalar()
-            if exact is not None:
-                return str(exact)
-            prefix = "br_" + ref[3:].upper()
-            candidates = list(
-                conn.execute(
-                    select(benchmark_runs.c.id, benchmark_runs.c.benchmark_ref)
-                    .where(benchmark_runs.c.id.startswith(prefix, autoescape=True))
-                    .order_by(benchmark_runs.c.id)
-                    .limit(11)
-                )
+        """A benchmark run's id from a ref naming one (``br_…``: an id or a unique prefix);
+        a ref naming a session (``latest``, ``ses_…``) is a StoreError."""
+        found = self.resolve_ref(ref)
+        if found.kind != "run":
+            raise StoreError(
+                f"{ref.strip()}: names a session ({found.id}); give a benchmark run (br_...)"
             )
-            if len(candidates) == 1:
-                return str(candidates[0].id)
-            if not candidates:
-                raise StoreError(f"{ref}: no benchmark run in the store {self.url_masked}")
-            shown = ", ".join(f"{c.id} ({c.benchmark_ref})" for c in candidates[:10])
-            more = ", ..." if len(candidates) > 10 else ""
-            raise StoreError(f"{ref}: ambiguous, matches {shown}{more}")
+        return found.id
 
-        return self.read("resolve a run", work)
+    def run_ids(self, ref: StoreRef) -> list[str]:
+        """The benchmark runs a resolved ref stands for (a session's, in order)."""
+        return self.read("read a session", lambda conn: run_ids(conn, ref))
+
+    def report_of(self, ref: StoreRef) -> Report:
+        """The report a resolved ref names: a session's whole report, or one benchmark run
+        with its session block."""
+        if ref.kind == "session":
+            return self.report_of_session(ref.id)
+        return self.report_of_run(ref.id)
+
+    def scores_of(self, ref: StoreRef) -> ReportScores:
+        """The scores alone (what ``verial compare`` reads) of a session's benchmark runs or
+        of one benchmark run: never their evidence or snapshots."""
+
+        def work(conn: Connection) -> ReportScores:
+            return _scores(conn, run_ids(conn, ref))
+
+        with no_gc():
+            return self.read("read a run", work)
+
+    def list_sessions(
+        self,
+        *,
+        benchmark: str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[SessionRow]:
+        """Sessions holding a benchmark run (of ``benchmark``, by ``agent``), newest first."""
+        where = []
+        if benchmark:
+            where.append(_benchmark_filter(benchmark))
+        if agent:
+            where.append(agent_filter(agent))
+        when = None
+        if since is not None:
+            when = self._time(since if since.tzinfo else since.replace(tzinfo=UTC))
+        return self.read(
+            "list sessions",
+            lambda conn: list_sessions(conn, where=where, since=when, limit=limit),
+        )
 
     def report_of_run(self, run_id: str) -> Report:
         """One benchmark run with its session block, as a report."""
@@ -441,7 +486,7 @@ class Store:
         """One benchmark run's scores alone (what ``verial compare`` reads): the score
         columns of its task and criterion runs, never their evidence or snapshots."""
         with no_gc():
-            return self.read("read a run", lambda conn: _scores(conn, run_id))
+            return self.read("read a run", lambda conn: _scores(conn, [run_id]))
 
     def report_of_session(self, session_id: str) -> Report:
         """The whole report of a session (``verial export``)."""
@@ -530,7 +575,7 @@ class Store:
                     axes={k: float(v["score"]) for k, v in (r.data.get("axes") or {}).items()},
                     tasks=tasks[r.id],
                     git_commit=r.git_commit,
-                    agent=r.agent,
+                    agent=name_of(r.data.get("runs"), r.agent),
                     status=r.status,
                 )
                 for r in rows
@@ -772,8 +817,16 @@ def _report(
     )
 
 
-def _scores(conn: Connection, run_id: str) -> ReportScores:
-    from ..reporting._scores import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
+def _scores(conn: Connection, run_ids: Sequence[str]) -> ReportScores:
+    """The scores of these benchmark runs (in this order) as one report's."""
+    from ..reporting._scores import ReportScores
+
+    runs = [_run_scores(conn, run_id) for run_id in run_ids]
+    return ReportScores.model_validate({"schema": SCHEMA_ID, "benchmark_runs": runs})
+
+
+def _run_scores(conn: Connection, run_id: str) -> BenchmarkRunScores:
+    from ..reporting._scores import BenchmarkRunScores, CriterionScore, TaskScore
 
     run_data = conn.execute(
         select(benchmark_runs.c.data).where(benchmark_runs.c.id == run_id)
@@ -826,8 +879,7 @@ def _scores(conn: Connection, run_id: str) -> ReportScores:
                 pass_threshold=c.pass_threshold,
             )
         )
-    run = BenchmarkRunScores.model_validate({**run_data, "task_runs": list(tasks.values())})
-    return ReportScores.model_validate({"schema": SCHEMA_ID, "benchmark_runs": [run]})
+    return BenchmarkRunScores.model_validate({**run_data, "task_runs": list(tasks.values())})
 
 
 #: the session columns the final report sets (the rest were set when the session began)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import html
-import re
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -181,11 +180,11 @@ def _row(run: RunRow, pages: Path | None, link: Callable[[str], str] | None) -> 
     strict = "-" if run.strict_success is None else f"{run.strict_success:.0%}"
     return (
         f"<tr><td>{ident}</td><td>{_e(_when(run.created_at))}</td>"
-        f"<td>{_e(run.benchmark_ref)}</td><td>{_e(run.agent or run.run_labels or '-')}</td>"
+        f"<td>{_e(run.benchmark_ref)}</td><td>{_e(run.name)}</td>"
         f"<td>{'scored' if run.scored else ''}</td><td class=num>{score}</td>"
         f"<td>{_pill(run.verdict)}</td><td class=num>{strict}</td>"
         f"<td class=num>{run.criteria_passed}/{run.criteria_failed}/{run.criteria_error}</td>"
-        f"<td>{_e(run.status)}</td><td><code>{_e((run.git_commit or '-')[:10])}</code></td></tr>"
+        f"<td>{_e(run.state)}</td><td><code>{_e((run.git_commit or '-')[:10])}</code></td></tr>"
     )
 
 
@@ -213,7 +212,7 @@ def render_index(
     )
     body = "".join(_row(r, pages, link) for r in runs)
     head = (
-        "<tr><th>run</th><th>when (UTC)</th><th>benchmark</th><th>agent / run</th>"
+        "<tr><th>run</th><th>when (UTC)</th><th>benchmark</th><th>agent</th>"
         "<th></th><th>score</th><th>verdict</th><th>strict</th>"
         "<th>criteria passed/failed/error</th><th>status</th><th>commit</th></tr>"
     )
@@ -235,15 +234,15 @@ def render_index(
     )
 
 
-_REF = re.compile(r"latest(~\d+)?|br_[0-9A-Za-z]+")
-
-
 def is_store_ref(value: str | None) -> bool:
-    """A ``verial html`` argument names a stored run (``latest``, ``latest~N``, ``br_...``)
-    rather than a report file: an existing file of that name stays a file."""
+    """A command argument names a stored session or run (``latest``, ``latest~N``,
+    ``ses_...``, ``br_...``) rather than a report file: an existing file of that name stays a
+    file."""
+    from ._refs import REF_FORM
+
     return (
         bool(value)
-        and _REF.fullmatch(str(value).strip()) is not None
+        and REF_FORM.fullmatch(str(value).strip()) is not None
         and not Path(str(value)).exists()
     )
 
@@ -276,7 +275,8 @@ def html_from_store(args: argparse.Namespace) -> int:
                     return _cannot_write(output, exc)
                 print(f"HTML index: {output}", file=sys.stderr)
             else:
-                run_id = store.resolve(args.report)
+                head_ref = store.resolve_ref(args.report)
+                run_id = head_ref.id
                 output = Path(args.output or f"{run_id}.html")
                 label = "-o" if args.output else "the HTML file"
                 inputs = [("the results store", store_file)]
@@ -284,16 +284,18 @@ def html_from_store(args: argparse.Namespace) -> int:
                     inputs.append(("the base report", args.base))
                 if refused("html", [(label, output)], inputs):
                     return EXIT_REFUSED
-                report = store.report_of_run(run_id)
+                report = store.report_of(head_ref)
                 if args.base is None:
                     base = None
                 elif is_store_ref(args.base):
-                    base = store.report_of_run(store.resolve(args.base))
+                    base = store.report_of(store.resolve_ref(args.base))
                 else:
                     base = load_report(args.base)
-                ref = report.benchmark_runs[0].benchmark.ref if report.benchmark_runs else None
+                # a trend plot for one benchmark run (a session may hold several benchmarks)
+                ids = store.run_ids(head_ref)
+                ref = report.benchmark_runs[0].benchmark.ref if len(ids) == 1 else None
                 trend = (
-                    trend_section(ref, store.trend(ref, last=PLOT_RUNS, per_task=False), run_id)
+                    trend_section(ref, store.trend(ref, last=PLOT_RUNS, per_task=False), ids[0])
                     if ref
                     else ""
                 )

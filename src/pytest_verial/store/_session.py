@@ -138,6 +138,8 @@ class SessionStore:
         self.store = store
         self.writer: SessionWriter | None = None
         self.failed: str | None = None
+        #: the SQLite file this session created (the project's first stored session), if any
+        self.created: Path | None = None
         self._left: dict[str, int] | None = None
         self._index: dict[str, tuple[str, BenchmarkPlan, TaskPlan, RunDir, list[RunDir]]] = {}
         self._done: dict[str, list[TaskRun]] = {}
@@ -173,7 +175,10 @@ class SessionStore:
     def _writer(self) -> SessionWriter:
         if self.writer is None:
             if self.store is None:
+                path = sqlite_path(self.url)
+                fresh = path is not None and not path.exists()
                 self.store = open_store(self.url)
+                self.created = path if fresh else None
             self.writer = self.store.begin_session(self.meta)
         return self.writer
 

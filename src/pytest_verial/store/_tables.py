@@ -45,6 +45,8 @@ sessions = Table(
     Column("command_line", Text),
     Column("scored", Boolean, nullable=False, default=False),
     Column("data", JSON, nullable=False),
+    #: ``latest`` and ``latest~N`` name sessions, newest first (migration 0007)
+    Index("ix_sessions_started", "started_at", "id"),
 )
 
 benchmark_runs = Table(

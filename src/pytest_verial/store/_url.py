@@ -1,10 +1,22 @@
 """The store's URL from the ``--verial-store`` option (:mod:`pytest_verial._options`): command
-line, ``$VERIAL_STORE``, ini, default ``sqlite:///<rootdir>/.verial/results.db``; ``none``
-turns the store off. Light on purpose: the plugin reads it without loading SQLAlchemy."""
+line, ``$VERIAL_STORE``, ini, default ``sqlite:///<project>/.verial/results.db``; ``none``
+turns the store off. Light on purpose: the plugin reads it without loading SQLAlchemy.
+
+**One store per project** (:func:`project_folder`): ``<project>`` is the nearest folder, from
+pytest's rootdir (for a ``verial`` command: the working directory) upward, that holds a store
+(``.verial/results.db``) or a project file (:data:`PROJECT_FILES`); when there is none, the
+rootdir (working directory) itself. The walk never climbs into the home folder, the system's
+temporary folder or the filesystem root (they are not anyone's project). So ``pytest
+benchmarks/`` at a project's root and ``cd benchmarks && pytest`` add to one history: with no
+ini file pytest's rootdir is the folder it was started in, and the walk finds the project's
+store or its ``pyproject.toml`` / ``.git`` above it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +26,44 @@ from .._options import option, resolve
 STORE = option("verial_store")
 #: the environment variable of the store's URL
 ENV = str(STORE.env)
+
+
+#: files (or folders) that mark a project's root folder
+PROJECT_FILES = (
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+    "setup.py",
+    ".git",
+)
+#: the store's path under the project folder
+STORE_PATH = Path(".verial") / "results.db"
+
+
+def _ceilings() -> set[Path]:
+    """Folders the walk never climbs into (see the module)."""
+    found = {Path(tempfile.gettempdir()).resolve()}
+    with contextlib.suppress(RuntimeError, KeyError):  # no home folder known
+        found.add(Path.home().resolve())
+    return found
+
+
+def project_folder(start: Path) -> Path:
+    """The folder whose ``.verial/results.db`` is the default store (see the module)."""
+    here = start.resolve()
+    ceilings = _ceilings()
+    folder = here
+    while True:
+        if (folder / STORE_PATH).is_file() or any(
+            (folder / name).exists() for name in PROJECT_FILES
+        ):
+            return folder
+        parent = folder.parent
+        if parent == folder or parent in ceilings:
+            return here
+        folder = parent
 
 
 def default_store_url(rootdir: Path) -> str:
