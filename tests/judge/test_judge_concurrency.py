@@ -454,7 +454,7 @@ def test_inline_verify_task_scores_judge_criteria_at_once(
     assert strip_timing(together.to_dict()) == strip_timing(alone.to_dict())
     statuses = {r["criterion_id"]: r["status"] for r in together.criterion_runs}
     assert [k for k, s in statuses.items() if s == "error"] == ["j06"]
-    assert together.verification["errors"] == 1
+    assert together.verification_summary["errors"] == 1
 
 
 def test_inline_gate_and_bad_limit(tmp_path: Path, stub_judge: StubJudge) -> None:
@@ -463,6 +463,6 @@ def test_inline_gate_and_bad_limit(tmp_path: Path, stub_judge: StubJudge) -> Non
     stub_judge.respond = by_marker()
     run = verify_task(gated_task, box, inline_config(stub_judge, 3))
     assert stub_judge.requests == []
-    assert run.verification["saved_by_gating"] == JUDGED
+    assert run.verification_summary["saved_by_gating"] == JUDGED
     with pytest.raises(UsageError, match="judge_concurrency: .*must be >= 1, got 0"):
         verify_task(gated_task, box, inline_config(stub_judge, 0))

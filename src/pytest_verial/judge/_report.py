@@ -30,15 +30,7 @@ def _criterion_feedback(run: CriterionRun) -> list[str]:
     details = (run.details or "").strip()
     lines = [f"- {name} [{run.assertion}, {run.status}]: {details}".rstrip(": ")]
     evidence = run.evidence
-    rows = (
-        [
-            r
-            for r in (evidence.field_results or []) + (evidence.assertion_results or [])
-            if not r.passed
-        ]
-        if evidence
-        else []
-    )
+    rows = [r for r in evidence.rows() if not r.passed] if evidence else []
     for r in rows[:_MAX_ROWS]:
         if r.message:  # a schema violation says it best itself
             lines.append(f"    {r.path}: {_value(r.message)}")
@@ -47,28 +39,24 @@ def _criterion_feedback(run: CriterionRun) -> list[str]:
         lines.append(f"    {r.path}: expected {_value(r.expected)}{op}, got {_value(r.actual)}")
     if len(rows) > _MAX_ROWS:
         lines.append(f"    ... and {len(rows) - _MAX_ROWS} more failed fields")
-    extra = (evidence.model_extra or {}) if evidence else {}
-    for phrase in _dicts(extra.get("phrase_results")):
-        if not phrase.get("passed"):
-            verb = "must say" if phrase.get("expected") == "present" else "must not say"
-            lines.append(f"    {verb}: {_value(phrase.get('phrase'))}")
-    for rating in _dicts(extra.get("rubric_results")):
-        if int(rating.get("rating") or 0) < 4:
+    for phrase in evidence.phrases() if evidence else []:
+        forbidden = phrase.expected == "absent"
+        ok = phrase.passed if isinstance(phrase.passed, bool) else phrase.found != forbidden
+        if not ok:
+            verb = "must not say" if forbidden else "must say"
+            lines.append(f"    {verb}: {_value(phrase.phrase)}")
+    for rating in evidence.ratings() if evidence else []:
+        if int(rating.rating or 0) < 4:
             lines.append(
-                f"    principle {_value(rating.get('principle'))}: rated "
-                f"{rating.get('rating')}/5 - {rating.get('reasoning')}"
+                f"    principle {_value(rating.principle)}: rated "
+                f"{rating.rating}/5 - {rating.reasoning}"
             )
     return lines
 
 
-def _dicts(rows: Any) -> list[Mapping[str, Any]]:
-    """The object rows of a check's own evidence list (anything else is not a row)."""
-    return [r for r in rows if isinstance(r, Mapping)] if isinstance(rows, list) else []
-
-
 def _judge_info(run: CriterionRun) -> Mapping[str, Any]:
     """The judge's facts on a criterion run's evidence (calls, cost, models)."""
-    info = (run.evidence.model_extra or {}).get("judge") if run.evidence else None
+    info = getattr(run.evidence, "judge", None) if run.evidence is not None else None
     return info if isinstance(info, Mapping) else {}
 
 

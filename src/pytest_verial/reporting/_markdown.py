@@ -111,8 +111,7 @@ def _failing(failing: list[tuple[TaskRun, CriterionRun]], scored: bool) -> list[
 
 
 def _field_rows(c: CriterionRun) -> list[str]:
-    evidence = c.evidence.to_json() if c.evidence else {}
-    rows = [r for key in ("field_results", "assertion_results") for r in evidence.get(key) or []]
+    rows = [r.model_dump(mode="json") for r in c.evidence.rows()] if c.evidence else []
     if not rows:
         return []
     out = ["| path | expected | actual | |", "|---|---|---|---|"]

@@ -8,13 +8,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._display import escape
+from .._evidence import Evidence
 from .._nodeids import criterion_nodeid, parse
 from .._results import AxisScore, BenchmarkRun, CriterionRun, Report, TaskRun, TaskStatus
 from .._scoring import DEFAULT_AXIS
 from .._secrets import redact
 from ._elide import elide
-
-_RESULT_KEYS = ("field_results", "assertion_results")
 
 
 def _short(value: Any, width: int = 40) -> str:
@@ -23,24 +22,28 @@ def _short(value: Any, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def _rows(evidence: dict[str, Any]) -> list[str]:
+def _rows(evidence: Evidence | None) -> list[str]:
+    """The expected / actual rows (``fieldResults``, ``field_results`` or
+    ``assertionResults``, by check type) and the ``phraseResults`` of a criterion's evidence."""
     lines: list[str] = []
-    for key in _RESULT_KEYS:
-        results = evidence.get(key) or []
-        if results:
-            width = max(len("path"), *(len(str(r.get("path", ""))) for r in results))
-            lines.append(f"    {'path':<{width}}  {'expected':<30}  {'actual':<30}")
-            for r in results:
-                lines.append(
-                    f"    {str(r.get('path')):<{width}}  {_expected(r):<30}"
-                    f"  {_short(r.get('actual'), 30):<30}  {'ok' if r.get('passed') else 'FAIL'}"
-                )
-    for r in evidence.get("phrase_results") or []:
-        mark = "ok" if r.get("passed") else "FAIL"
-        where = f"turn {r['turn']}" if r.get("turn") is not None else "not found"
+    if evidence is None:
+        return lines
+    results = [r.model_dump(mode="json") for r in evidence.rows()]
+    if results:
+        width = max(len("path"), *(len(str(r.get("path", ""))) for r in results))
+        lines.append(f"    {'path':<{width}}  {'expected':<30}  {'actual':<30}")
+        for r in results:
+            lines.append(
+                f"    {str(r.get('path')):<{width}}  {_expected(r):<30}"
+                f"  {_short(r.get('actual'), 30):<30}  {'ok' if r.get('passed') else 'FAIL'}"
+            )
+    for phrase in evidence.phrases():
+        expected = phrase.expected if isinstance(phrase.expected, str) else "present"
+        ok = phrase.passed if isinstance(phrase.passed, bool) else phrase.found
+        where = f"turn {phrase.turn}" if phrase.turn is not None else "not found"
         lines.append(
-            f"    {r.get('expected', 'present'):<8} {_short(r.get('phrase'), 40):<42} "
-            f"{where:<10} {mark}"
+            f"    {expected:<8} {_short(phrase.phrase, 40):<42} {where:<10} "
+            f"{'ok' if ok else 'FAIL'}"
         )
     return lines
 
@@ -73,7 +76,7 @@ def describe_failure(run: CriterionRun, scored: bool) -> str:
     if scored:
         return escape(redact(what)) + "\n  (details withheld: scored run; see the JSON report)"
     lines = [what, f"  {run.details or ''}".rstrip()]
-    lines.extend(_rows(run.evidence.to_json() if run.evidence else {}))
+    lines.extend(_rows(run.evidence))
     # Secrets masked in the raw text first, then each line escaped on its own: a value's
     # newline or ESC never reaches the terminal.
     text = redact("\n".join(line.rstrip() for line in lines if line.strip()))

@@ -502,7 +502,7 @@ def create_app(
             scored=bool(run.config.scored),
         )
         # validated already (an InlineTaskRun is a TaskRun): built, not validated again
-        return TaskRun.model_construct(**fields), info, dict(inline.verification)
+        return TaskRun.model_construct(**fields), info, dict(inline.verification_summary)
 
     def _run_job(job: Claimed, done: Callable[[Connection, Replay], None]) -> None:
         """Score a queued verify-task and store it with the job marked done (:mod:`.jobs`)."""
