@@ -340,6 +340,7 @@ def report_from_v2(data: Mapping[str, Any]) -> dict[str, Any]:
     dicts along the way; ``data`` untouched, and anything that is not what a report holds is
     passed on as it is, for the model to refuse. A criterion run whose evidence cannot be read
     as v2 evidence is a ValueError naming it: a report is converted whole or not at all."""
+
     def each(value: object, convert: Any, where: str) -> object:
         if not isinstance(value, list):
             return value
