@@ -26,6 +26,7 @@ from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, is_benchmark_file, 
 from ._nodeids import parse, split_task_name, task_name
 from ._results import CriterionRun, Status
 from ._runinfo import RunDir, empty_run_problem, shared_folders
+from ._sandbox_paths import SandboxPaths
 from ._scoring import DEFAULT_AXIS, verdict_threshold
 from ._state import CONCURRENT_JUDGING, PRIOR, REGISTRIES, SANDBOXES, SETTINGS, TASK_LEFT
 from .checks import BUILTIN, CheckRegistry
@@ -419,11 +420,18 @@ class CriterionItem(pytest.Function):
     def _missing_sandbox(self) -> None:
         """A task run without its folder is an error, never "the agent wrote nothing"."""
         task_node = self.task_node
-        run = self.errored(task_node.run.missing_message(task_node.task.key), "MissingSandbox")
+        message = task_node.run.missing_message(task_node.task.key)
+        run = self.errored(message, "MissingSandbox", relative=False)
         raise CriterionFailed(run)
 
-    def errored(self, details: str, error: str) -> CriterionRun:
-        """Record this criterion as an error run (it could not be scored) and return it."""
+    def errored(self, details: str, error: str, relative: bool = True) -> CriterionRun:
+        """Record this criterion as an error run (it could not be scored) and return it.
+        ``relative``: files in ``details`` named relative to the task's sandbox folder, as
+        the engine names them (not for the missing folder itself)."""
+        if relative:
+            run_dir = self.task_node.run
+            paths = SandboxPaths(run_dir.sandbox_path(self.task_node.task.key), run_dir.path)
+            details = paths.text(details)
         now = now_iso()
         run = CriterionRun.errored(
             {**identity(self.plan, self.task_node.task), **self.identity()},
