@@ -378,7 +378,10 @@ class CriterionItem(pytest.Function):
         if run.status is Status.SKIPPED:
             reason = run.details or "criterion skipped"
             reason = f"criterion skipped ({WITHHELD})" if self.scored() else reason
-            raise pytest.skip.Exception(reason, _use_item_location=True)
+            # at the criterion's line; a JSON benchmark file has none (pytest would crash)
+            raise pytest.skip.Exception(reason, _use_item_location=self.plan.line is not None)
+        if run.not_evaluated is not None:  # an error of the verifier (whatever its points)
+            raise CriterionFailed(run)
         if run.met if run.points is not None and run.points < 0 else not run.passed:
             # a penalty (negative points) fails its item when met, and passes when not
             raise CriterionFailed(run)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ._display import escape
-from ._errors import CriterionError, RunConfigError
+from ._errors import CriterionError, NotEvaluatedError, RunConfigError
 from ._loader import CriterionPlan, TaskPlan
 from ._models import Benchmark
 from ._results import CriterionRun
@@ -109,6 +109,14 @@ def run_criterion(
             outcome = _outcome(
                 plan, task, sources, options or {}, prior or {}, threshold, benchmark, sandbox
             )
+    except NotEvaluatedError as exc:  # the verifier's own failure, never the agent's
+        outcome = CheckOutcome(
+            0.0,
+            f"not evaluated: {exc.reason}",
+            {"error": type(exc).__name__},
+            status="error",
+            not_evaluated=exc.reason,
+        )
     except (CriterionError, RunConfigError) as exc:
         outcome = CheckOutcome(0.0, str(exc), {"error": type(exc).__name__}, status="error")
     details, evidence = outcome.details, strict_json_value(outcome.evidence)  # strict JSON
@@ -124,6 +132,11 @@ def run_criterion(
         "duration": round(time.perf_counter() - clock, 6),
     }
     status = outcome.status
+    if outcome.not_evaluated is not None:
+        reason = escape(
+            redact(paths.text(outcome.not_evaluated) if paths else outcome.not_evaluated)
+        )
+        return CriterionRun.unverified(who, reason, **result)
     if status == "error":
         return CriterionRun.errored(who, **result)
     if status == "gated":

@@ -565,7 +565,9 @@ class Recorder:
             )
         if self.gate is not None:
             floor, errors = self.settings.fail_under, self.gate_errors
-            tail = (f", {errors} errors" if errors else "") + f" -> exit {self.exit_status}"
+            unverified = self.report.session.counts.criteria_not_evaluated
+            why = f" ({unverified} not evaluated)" if unverified else ""
+            tail = (f", {errors} errors{why}" if errors else "") + f" -> exit {self.exit_status}"
             if not self.gate:
                 terminalreporter.write_line(f"fail-under {floor}: no run score{tail}")
             for n, (run_id, score, reached) in enumerate(self.gate, start=1):

@@ -329,7 +329,9 @@ def test_portal_corrupt_file_is_a_criterion_error(
     pa = runs["pa"]
     assert (pa["status"], pa["score"], pa["passed"]) == ("error", 0.0, False)
     assert says in pa["details"]
-    assert str(tmp_path) in pa["details"]  # the message names the file
+    # the message names the file, from the task's sandbox folder (not where it sits)
+    assert pa["details"].startswith(f"portal/{name}"), pa["details"]
+    assert str(tmp_path) not in pa["details"]
     assert runs["greets"]["score"] == 1.0
 
 

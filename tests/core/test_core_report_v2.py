@@ -5,21 +5,21 @@ them. The fixtures were written by pytest-verial at 0cf5ec2 (tests/fixtures/repo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import REPO
+from core_support import REPO, crash_project, run_subprocess
 
-from pytest_verial import EVIDENCE_MODELS, __version__
-from pytest_verial._results import SCHEMA_ID
+from pytest_verial import EVIDENCE_MODELS
 from pytest_verial.cli import main
 from pytest_verial.reporting import load_report, write_json_report
-from pytest_verial.reporting._journal import _line, read_journal
 
 FIXTURES = REPO / "tests" / "fixtures" / "report-v2"
+SCHEMA_ID = "pytest-verial/report/v3"
 V2 = FIXTURES / "flawed-agent.json"
 SIGNED = FIXTURES / "interop-good-signed.json"
 SIGNING_KEY = "v2-fixture-signing-key"  # signs these fixtures and nothing else
@@ -219,31 +219,50 @@ def test_an_unknown_schema_id_is_refused_in_one_line(
         assert len(err) == 1 and "'pytest-verial/report/v9' is not one this version reads" in err[0]
 
 
-def test_a_v2_journal_is_converted_once_its_digests_check_out(tmp_path: Path) -> None:
-    """A journal the previous release left behind (a crashed session) is recovered with its
-    evidence in the documented keys; an edited line is refused before anything is read."""
-    report = json.loads(V2.read_text(encoding="utf-8"))
-    task = report["benchmark_runs"][3]["task_runs"][0]  # pa-lumbar-mri[maria-chen]
-    records = {c["nodeid"]: c for c in task["criterion_runs"]}
-    header = {
-        "journal": "pytest-verial/journal/v2",
-        "plugin": __version__,
-        "files": [],
-        "selected": sorted(records),
-        "report": "report.json",
-        "started_at": report["session"]["started_at"],
+def _chained(lines: list[dict[str, Any]]) -> bytes:
+    """Journal lines as the release writes them (README, "Sealed reports and journals"): each
+    ends with its ``chain`` digest, the SHA-256 of the previous line's digest, a newline and
+    the line's bytes before that member."""
+    out, previous = b"", ""
+    for value in lines:
+        body = json.dumps(value, ensure_ascii=False)[:-1].encode("utf-8")
+        digest = "sha256:" + hashlib.sha256(previous.encode() + b"\n" + body).hexdigest()
+        out += body + b',"chain":"' + digest.encode() + b'"}\n'
+        previous = digest
+    return out
+
+
+def test_a_v2_journal_is_recovered_in_the_documented_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The journal a crashed session of the previous release left behind (journal/v2, its
+    evidence in the v2 keys) is recovered with the evidence in the documented keys, once its
+    digests check out; an edited line is refused before anything is read."""
+    crash_project(tmp_path)
+    code, output = run_subprocess(tmp_path, "-n", "0", "--verial-report", "report.json")
+    journal = tmp_path / "report.json.journal.jsonl"
+    assert code != 0 and journal.exists(), output[-3000:]
+    header, *rows = [json.loads(line) for line in journal.read_bytes().splitlines()]
+    old = [{k: v for k, v in value.items() if k != "chain"} for value in (header, *rows)]
+    old[0]["journal"] = "pytest-verial/journal/v2"
+    phrases = {}
+    for row in old[1:]:  # the previous release's voice evidence
+        evidence = row["record"]["evidence"]
+        phrases[row["nodeid"]] = evidence["phrase_results"] = evidence.pop("phraseResults")
+    assert phrases
+    journal.write_bytes(_chained(old))
+    assert main(["report", "--recover", str(journal), "-o", str(tmp_path / "rebuilt.json")]) == 0
+    capsys.readouterr()
+    rebuilt = json.loads((tmp_path / "rebuilt.json").read_text(encoding="utf-8"))
+    recovered = {
+        c["nodeid"]: c["evidence"]
+        for r in rebuilt["benchmark_runs"]
+        for t in r["task_runs"]
+        for c in t["criterion_runs"]
+        if c["status"] != "not_run"
     }
-    lines, previous = [], ""
-    for value in [header, *({"nodeid": n, "record": r} for n, r in records.items())]:
-        line, previous = _line(value, previous)
-        lines.append(line)
-    path = tmp_path / "report.json.journal.jsonl"
-    path.write_bytes(b"".join(lines))
-    _, read = read_journal(path)
-    for nodeid, record in read.items():
-        before, after = V2_KEYS[record["assert"]], DOCUMENTED[record["assert"]]
-        assert record["evidence"][after] == records[nodeid]["evidence"][before]
-        assert before == after or before not in record["evidence"]
-    path.write_bytes(b"".join(lines).replace(b'"submitted"', b'"Submitted"', 1))
-    with pytest.raises(ValueError, match="cannot recover: its content does not match"):
-        read_journal(path)
+    for nodeid, rows_before in phrases.items():
+        assert recovered[nodeid] == {"phraseResults": rows_before}
+    journal.write_bytes(_chained(old).replace(b"good morning", b"good evening", 1))
+    assert main(["report", "--recover", str(journal), "-o", str(tmp_path / "again.json")]) == 2
+    assert "cannot recover: its content does not match" in capsys.readouterr().err

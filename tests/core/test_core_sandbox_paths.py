@@ -14,7 +14,6 @@ import yaml
 from core_support import REPO, Project
 
 from pytest_verial import verify_task
-from pytest_verial._sandbox_paths import SandboxPaths
 
 EXAMPLES = REPO / "example_benchmarks"
 
@@ -35,41 +34,6 @@ def _said(run: dict[str, Any]) -> list[str]:
     for crit in run["criterion_runs"]:
         texts += [crit.get("details") or "", *_strings(crit.get("evidence"))]
     return texts
-
-
-# -- the rewriting itself ------------------------------------------------------------------------
-def test_each_form_of_the_folder_becomes_relative(tmp_path: Path) -> None:
-    run = tmp_path / "runs" / "r1"
-    (run / "pa-mri").mkdir(parents=True)
-    (tmp_path / "elsewhere").symlink_to(run)
-    paths = SandboxPaths(tmp_path / "elsewhere" / "pa-mri", tmp_path / "elsewhere")
-    task = f"{tmp_path}/elsewhere/pa-mri"
-    real = f"{run}/pa-mri"
-    assert paths.text(f"invalid HL7: {task}/hl7_outbound/a.hl7 message 2") == (
-        "invalid HL7: hl7_outbound/a.hl7 message 2"
-    )
-    assert paths.text(f"{real}/x12/r.x12: resolves outside") == "x12/r.x12: resolves outside"
-    assert paths.text(f"1 file under {task}/sftp/, expected 2") == "1 file under sftp/, expected 2"
-    assert paths.text(f"the task folder {task} is empty") == "the task folder . is empty"
-    assert paths.text(f"{run}/events.jsonl:3: bad row") == "../events.jsonl:3: bad row"
-    assert paths.text(f"{run}/other-task/output.md") == "../other-task/output.md"
-    # a sibling whose name starts the same, and a path that merely ends the same, are not it
-    assert paths.text(f"{run}/pa-mri-2/output.md") == "../pa-mri-2/output.md"
-    assert paths.text(f"/x{real}/a") == f"/x{real}/a"
-    assert paths.text(f"file:{real}/portal/portal.sqlite?mode=ro") == (
-        "file:portal/portal.sqlite?mode=ro"
-    )
-    assert paths.json({f"{task}/a": [f"{task}/b", 1, None]}) == {"a": ["b", 1, None]}
-
-
-def test_a_relative_folder_as_given_is_rewritten_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    paths = SandboxPaths(Path("runs/r1/t1"), Path("runs/r1"))
-    assert paths.text("runs/r1/t1/voice/turns.json: turn 2") == "voice/turns.json: turn 2"
-    assert paths.text(f"{tmp_path}/runs/r1/t1/voice/turns.json") == "voice/turns.json"
-    assert paths.text("my-runs/r1/t1/x") == "my-runs/r1/t1/x"  # another folder
 
 
 # -- the plugin's report ------------------------------------------------------------------------
@@ -160,16 +124,40 @@ def test_an_error_names_the_file_relative_to_the_task_folder(
     assert shown and not any(str(project.path) in line for line in shown), shown
 
 
-def test_verify_task_names_files_relative_to_the_sandbox(
+def _task(project: Project) -> dict[str, Any]:
+    data = yaml.safe_load((project.path / "interop.verial.yaml").read_text(encoding="utf-8"))
+    task: dict[str, Any] = data["tasks"][0]
+    return task
+
+
+def test_verify_task_names_files_relative_to_the_sandbox_however_reached(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The task folder given absolute, relative to the working directory, or through a link
+    to its run folder: the file is named the same, from the task folder."""
     _bad_hl7(project)
-    data = yaml.safe_load((project.path / "interop.verial.yaml").read_text(encoding="utf-8"))
-    task = data["tasks"][0]
-    for where in (project.path / "sandbox" / "send-a04", Path("sandbox/send-a04")):
-        monkeypatch.chdir(project.path)
-        run = verify_task(task, where)
-        (crit,) = run.criterion_runs
+    os.symlink(project.path / "sandbox", project.path / "latest")
+    monkeypatch.chdir(project.path)
+    forms = [
+        project.path / "sandbox" / "send-a04",
+        Path("sandbox/send-a04"),
+        project.path / "latest" / "send-a04",
+    ]
+    for where in forms:
+        (crit,) = verify_task(_task(project), where).criterion_runs
         assert crit.details is not None
         assert crit.details.startswith("invalid HL7: hl7_outbound/broken.hl7"), crit.details
-        assert os.fspath(where) not in crit.details
+        assert str(project.path) not in crit.details and "sandbox/" not in crit.details
+
+
+def test_a_file_elsewhere_in_the_run_folder_is_named_from_the_task_folder(
+    project: Project,
+) -> None:
+    """A live events file run.yaml names (relative to the run folder) reads ``../name``."""
+    _bad_hl7(project)
+    project.run_yaml({"sources": {"hl7": {"events": "captured.jsonl"}}})
+    (project.path / "sandbox" / "captured.jsonl").write_text("not json\n", encoding="utf-8")
+    (crit,) = verify_task(_task(project), project.path / "sandbox" / "send-a04").criterion_runs
+    assert crit.status == "error" and crit.details is not None
+    assert crit.details.startswith("../captured.jsonl:1: "), crit.details
+    assert str(project.path) not in crit.details

@@ -198,10 +198,11 @@ def test_a_failing_call_errors_only_its_criterion(
     errors = [k for k, c in runs.items() if c["status"] == "error"]
     assert errors == ["letter::j04", "summary::j04"]
     assert all("HTTP 400" in runs[k]["details"] for k in errors)
+    assert {runs[k]["not_evaluated"] for k in errors} == {"judge refused the request (HTTP 400)"}
     assert {c["status"] for k, c in runs.items() if k not in errors} <= {"passed", "failed"}
     assert together["session"]["verification"]["errors"] == 2
     assert len(stub_judge.requests) == 2 * JUDGED
-    result.assert_outcomes(passed=2 * (1 + 5), failed=2 * 5)
+    result.assert_outcomes(passed=2 * (1 + 5), failed=2 * 4, errors=2)
 
 
 def test_two_identical_evaluations_call_once(

@@ -13,18 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, insert, select, text
+from sqlalchemy import MetaData, Table, create_engine, insert, select, text
 
 from pytest_verial.cli import main
 from pytest_verial.reporting import load_report
 from pytest_verial.store import MIGRATIONS, StoreError, open_store, revisions
-from pytest_verial.store._tables import (
-    benchmark_runs,
-    criterion_runs,
-    judge_calls,
-    sessions,
-    task_runs,
-)
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "report-v2"
@@ -46,7 +39,8 @@ DOCUMENTED = {
     "output-consistency": "rubric_results",
 }
 ROW_KEYS = {*DOCUMENTED.values(), "assertion_results", "phrase_results"}
-TABLES = (sessions, benchmark_runs, task_runs, criterion_runs, judge_calls)
+#: the tables the dump holds rows of, parents first
+TABLES = ("sessions", "benchmark_runs", "task_runs", "criterion_runs", "judge_calls")
 
 
 def _sqlite_0006(path: Path) -> str:
@@ -78,8 +72,11 @@ def old_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     url = str(request.getfixturevalue("postgres").new_database())
     _alembic(url, "0006")
     reader, writer = create_engine(source), create_engine(url)
+    schema = MetaData()
+    schema.reflect(writer, only=TABLES)  # the tables as revision 0006 made them
     with reader.connect() as old, writer.begin() as new:
-        for table in TABLES:  # the same rows, as PostgreSQL types them
+        for name in TABLES:  # the same rows, as PostgreSQL types them
+            table: Table = schema.tables[name]
             rows = [dict(r) for r in old.execute(select(table)).mappings()]
             if rows:
                 new.execute(insert(table), rows)
@@ -88,17 +85,20 @@ def old_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+def _json(value: Any) -> Any:
+    """A JSON column as read without SQLAlchemy's types: text on SQLite, parsed by psycopg."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def _stored(url: str) -> tuple[str, dict[str, dict[str, Any]], list[str]]:
     """The store's revision, each criterion run's (assertion, evidence) by id, and the
     sessions' schema ids."""
     engine = create_engine(url)
     with engine.connect() as conn:
         rev = conn.execute(text("select version_num from alembic_version")).scalar_one()
-        rows = conn.execute(
-            select(criterion_runs.c.id, criterion_runs.c.assertion, criterion_runs.c.evidence)
-        )
-        evidence = {r.id: {"assert": r.assertion, "evidence": r.evidence} for r in rows}
-        schemas = [d["schema"] for (d,) in conn.execute(select(sessions.c.data))]
+        rows = conn.execute(text("select id, assertion, evidence from criterion_runs"))
+        evidence = {r.id: {"assert": r.assertion, "evidence": _json(r.evidence)} for r in rows}
+        schemas = [_json(d)["schema"] for (d,) in conn.execute(text("select data from sessions"))]
     engine.dispose()
     return rev, evidence, schemas
 

@@ -61,19 +61,26 @@ def _judge_info(run: CriterionRun) -> Mapping[str, Any]:
 
 
 def task_feedback(task_run: TaskRun) -> str | None:
-    """The feedback text of a failed or partial task run (None for a pass or no verdict)."""
-    if task_run.verdict not in ("fail", "partial"):
-        return None
+    """The feedback text of a failed or partial task run (None for a pass or no verdict).
+
+    Only what the agent should change: a criterion the verifier could not evaluate is not the
+    agent's to fix and is left out (and so is anything about the verifier's set-up). A task
+    run whose verdict is unknown because of those still gets the criteria it did fail."""
     runs = [
         r
         for r in task_run.criterion_runs
-        if r.status in FAILING or (r.status is Status.PASSED and (r.score or 0) < 1)
+        if r.not_evaluated is None
+        and (r.status in FAILING or (r.status is Status.PASSED and (r.score or 0) < 1))
     ]
-    head = (
-        f"Task {task_run.task_key} scored {task_run.score:.2f} ({task_run.verdict})"
-        if task_run.score is not None
-        else f"Task {task_run.task_key} failed"
-    )
+    failed = any(r.status in FAILING for r in runs)
+    if task_run.verdict not in ("fail", "partial") and not (task_run.verdict is None and failed):
+        return None
+    if task_run.score is not None and task_run.verdict is not None:
+        head = f"Task {task_run.task_key} scored {task_run.score:.2f} ({task_run.verdict})"
+    elif task_run.score is not None:  # not every criterion could be checked
+        head = f"Task {task_run.task_key} scored {task_run.score:.2f} on the criteria checked"
+    else:
+        head = f"Task {task_run.task_key} failed"
     lines = [head + ". Address these before the next attempt:"]
     for run in runs:
         lines.extend(_criterion_feedback(run))
@@ -124,6 +131,9 @@ def verification_summary(
         "saved_by_bypass": sum(1 for r in judge_runs if r.status is Status.SKIPPED),
         "judge_everything_calls": len(judge_runs),
         "errors": sum(1 for r in judge_runs if r.status is Status.ERROR),
+        # the errors of the verifier itself: judge absent, unreachable, slow, unparseable
+        "not_evaluated": sum(1 for r in judge_runs if r.not_evaluated is not None),
+        "not_evaluated_reasons": _reasons(judge_runs),
         "cost": round(verification_cost, 8),
         "cost_known": all(i.get("cost_known", True) for i in infos),
         "task_cost": round(task_cost, 6) if known else None,
@@ -131,6 +141,15 @@ def verification_summary(
         "budget": budget,
         "over_budget": bool(share is not None and share > budget),
     }
+
+
+def _reasons(runs: Iterable[CriterionRun]) -> dict[str, int]:
+    """How many criteria were not evaluated, by reason."""
+    reasons: dict[str, int] = {}
+    for run in runs:
+        if run.not_evaluated is not None:
+            reasons[run.not_evaluated] = reasons.get(run.not_evaluated, 0) + 1
+    return reasons
 
 
 def verification_lines(summary: Mapping[str, Any]) -> list[str]:

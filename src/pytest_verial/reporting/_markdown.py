@@ -50,7 +50,13 @@ def markdown(report: Report, scored: bool = False) -> str:
     lines.append(
         f"{counts.task_runs} task runs in {len(report.benchmark_runs)} benchmark runs; "
         f"criteria: {counts.criteria_passed} passed, {counts.criteria_failed} failed, "
-        f"{counts.criteria_error} errors. Session {report.session.status}."
+        f"{counts.criteria_error} errors"
+        + (
+            f" ({counts.criteria_not_evaluated} not evaluated: the verifier could not check them)"
+            if counts.criteria_not_evaluated
+            else ""
+        )
+        + f". Session {report.session.status}."
     )
     lines.append("")
     for run in report.benchmark_runs:
@@ -75,11 +81,18 @@ def _run(run: BenchmarkRun, scored: bool) -> list[str]:
         critical = (
             f" (critical failed: {', '.join(t.critical_failed)})" if t.critical_failed else ""
         )
+        if t.verification == "incomplete":
+            critical += f" (not verified: {', '.join(n.reason for n in t.not_evaluated)})"
         lines.append(
             f"| {cell(t.task_key)} | {_score(t.score)} | {_VERDICT.get(t.verdict or '', '-')} "
             f"| {cell(axes)} | {cell(str(t.status) + critical)} |"
         )
-    failing = [(t, c) for t in run.task_runs for c in t.criterion_runs if c.status in FAILING]
+    failing = [
+        (t, c)
+        for t in run.task_runs
+        for c in t.criterion_runs
+        if c.status in FAILING and c.not_evaluated is None
+    ]
     lines.append("")
     if failing:
         lines.extend(_failing(failing, scored))

@@ -67,6 +67,7 @@ class BenchmarkRunScores(_View):
     score: float | None = None
     verdict: Verdict | None = None
     pass_threshold: float
+    verification: Literal["complete", "incomplete"] = "complete"
     task_runs: list[TaskScore] = Field(default_factory=list)
 
 

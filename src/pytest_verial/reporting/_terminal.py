@@ -10,6 +10,7 @@ from typing import Any
 from .._display import escape
 from .._evidence import Evidence
 from .._nodeids import criterion_nodeid, parse
+from .._not_evaluated import advice
 from .._results import AxisScore, BenchmarkRun, CriterionRun, Report, TaskRun, TaskStatus
 from .._scoring import DEFAULT_AXIS
 from .._secrets import redact
@@ -73,6 +74,13 @@ def describe_failure(run: CriterionRun, scored: bool) -> str:
         f"criterion {run.criterion_id!r} ({run.assertion}) {run.status}: "
         f"score {run.score or 0.0:.2f}, {worth}" + (f", axis {run.axis}" if run.axis else "")
     )
+    if run.not_evaluated is not None:  # no rubric in it: shown in scored runs too
+        what = (
+            f"criterion {run.criterion_id!r} ({run.assertion}) not evaluated: "
+            f"{run.not_evaluated} (the verifier's failure, not the agent's: left out of the "
+            f"score, {worth})"
+        )
+        return escape(redact(what))
     if scored:
         return escape(redact(what)) + "\n  (details withheld: scored run; see the JSON report)"
     lines = [what, f"  {run.details or ''}".rstrip()]
@@ -163,7 +171,40 @@ def summary(
     ]
     if failing and verbosity > -2:
         lines.extend(_failing(failing, scored, verbosity, width, failures))
+    unverified = [
+        (t, c)
+        for run in report.benchmark_runs
+        for t in run.task_runs
+        for c in t.criterion_runs
+        if c.not_evaluated is not None
+    ]
+    if unverified:  # apart from the failures: the verifier's, not the agent's
+        lines.extend(_not_evaluated(unverified, verbosity, width))
     return [(redact(text), colour) for text, colour in lines]
+
+
+def _not_evaluated(
+    unverified: list[tuple[TaskRun, CriterionRun]], verbosity: int, width: int | None
+) -> list[Line]:
+    """The criteria the verifier could not evaluate, each with its reason."""
+    head = (
+        f"{plural(len(unverified), 'criterion', 'criteria')} not evaluated (the verifier "
+        "could not check them: not the agent's failure; their task runs' verification is "
+        "incomplete):"
+    )
+    lines: list[Line] = [(_fit(head, width, 2), "yellow")]
+    if verbosity <= -2:
+        return lines
+    shown = unverified if verbosity > 0 else unverified[:MAX_FAILING]
+    for t, c in shown:
+        text = f"  {criterion_nodeid(_name(t), c.criterion_id)}: {c.not_evaluated}"
+        lines.append((_cut(escape(text), width), None))
+    if len(shown) < len(unverified):
+        lines.append((_more(len(unverified) - len(shown), "criterion", "criteria"), None))
+    # what whoever runs pytest can do (never in a report, which may reach the agent)
+    hints = {advice(c.not_evaluated or "") for _, c in unverified} - {None}
+    lines.extend((_fit(f"  to fix: {hint}", width, 4), None) for hint in sorted(map(str, hints)))
+    return lines
 
 
 def _failing(
@@ -251,6 +292,8 @@ def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None,
         lines.append((f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes", None, axes_at))
         for t in tasks if verbosity > 0 else tasks[:MAX_TASK_ROWS]:
             note = f"  [{t.status}]" if t.status is not TaskStatus.COMPLETED else ""
+            if t.verification == "incomplete":
+                note += f"  [not verified: {plural(len(t.not_evaluated), 'criterion', 'criteria')}]"
             if t.critical_failed:
                 note += f"  [critical failed: {', '.join(t.critical_failed)}]"
             if t.points_earned is not None:
@@ -294,9 +337,14 @@ def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None,
     c = run.counts
     strict = f", strict success {run.strict_success:.0%}" if run.strict_success is not None else ""
     colour = _COLOUR.get(run.verdict or "")
+    unverified = (
+        f" ({plural(c.unverified, 'task run')} not verified, left out)"
+        if run.verification == "incomplete"
+        else ""
+    )
     lines.append(
         (
-            f"run score {_score(run.score)}, verdict {run.verdict or '-'}{strict}, "
+            f"run score {_score(run.score)}, verdict {run.verdict or '-'}{unverified}{strict}, "
             f"status {run.status}",
             colour,
             2,
@@ -307,6 +355,8 @@ def _run_lines(run: BenchmarkRun, verbosity: int) -> list[tuple[str, str | None,
         for n, word in ((c.criteria_gated, "gated"), (c.criteria_skipped, "skipped"))
         if n
     )
+    if c.criteria_not_evaluated:
+        extra = f" ({c.criteria_not_evaluated} not evaluated){extra}"
     lines.append(
         (
             f"  {c.completed} of {plural(c.task_runs, 'task run')} scored "

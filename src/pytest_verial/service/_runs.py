@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, or_, select
 
-from .._results import BenchmarkRun, CriterionRun, Report, TaskRun, TaskStatus
+from .._results import BenchmarkRun, CriterionRun, Report, TaskRun
 from ..store import Store, StoreError
 from ..store._core import insert_report
 from ..store._rows import as_utc, criterion_json
@@ -42,17 +42,10 @@ _RUBRIC = ("assert", "label", "details", "evidence")
 
 # -- views -------------------------------------------------------------------------------------
 def confidence(run: TaskRun) -> float | None:
-    """How sure the verdict is: the lowest confidence a judge criterion reported, 1.0 when
-    only deterministic criteria ran (a check is certain), None when nothing was scored."""
-    values = []
-    for c in run.criterion_runs:
-        if c.judge and c.evidence is not None:
-            value = c.evidence.model_dump(mode="json").get("confidence")
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                values.append(float(value))
-    if values:
-        return min(values)
-    return 1.0 if run.status is TaskStatus.COMPLETED else None
+    """How sure the verdict is (:func:`pytest_verial._results.task_confidence`: the lowest
+    confidence a judge criterion reported, 1.0 for checks alone, lowered by the share of the
+    weight not evaluated; None when nothing was scored)."""
+    return run.confidence
 
 
 def criterion_view(cr_id: str, run: CriterionRun, *, elide: bool) -> dict[str, Any]:
