@@ -226,3 +226,29 @@ def test_pytest_shows_it_as_an_error_apart_and_exits_non_zero(
     assert "to fix" not in json.dumps(report) and "--verial" not in json.dumps(report)
     junit = (pytester.path / "task.xml").read_text(encoding="utf-8")
     assert 'type="not_evaluated"' in junit and 'name="verification" value="incomplete"' in junit
+
+
+def test_resume_verifies_again_what_could_not_be_verified(
+    pytester: pytest.Pytester, stub_judge: StubJudge
+) -> None:
+    """The judge was down; once it is up, ``--verial-resume`` scores the task run whose
+    verification was incomplete again and keeps the others."""
+    pytester.makefile(".verial.json", letters=json.dumps(BENCH))
+    for key in ("pa-letter", "pa-letter-2"):
+        _sandbox(pytester.path / "sandbox", key)
+    (pytester.path / "sandbox" / "run" / "run.yaml").write_text(
+        "tasks: {pa-letter: {cost: 0.5}, pa-letter-2: {cost: 0.01}}\n", encoding="utf-8"
+    )
+    common = ("-p", "no:cacheprovider", "--verial-run", "sandbox/run", "--verial-judge-model")
+    common += ("gpt-4o-mini", "--verial-judge-retries", "0", "--verial-store", "none")
+    down = ("--verial-judge-base-url", _closed_port(), "--verial-report", "first.json")
+    pytester.runpytest(*common, *down).assert_outcomes(passed=2, errors=1, skipped=1)
+    stub_judge.reply((200, completion(ratings(5))))
+    resume = ("--verial-resume", "first.json", "--verial-report", "second.json")
+    up = pytester.runpytest(*common, "--verial-judge-base-url", stub_judge.url, *resume)
+    assert up.ret == pytest.ExitCode.OK, up.stdout.str()[-2000:]
+    assert len(stub_judge.requests) == 1  # the one criterion not evaluated, asked again
+    report = json.loads((pytester.path / "second.json").read_text(encoding="utf-8"))
+    (run,) = report["benchmark_runs"]
+    assert run["verification"] == "complete" and run["verdict"] == "pass"
+    assert report["session"]["resumed"]["kept_criterion_runs"] == 2  # pa-letter-2's
