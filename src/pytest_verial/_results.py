@@ -21,19 +21,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, cast, get_args
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     GetJsonSchemaHandler,
+    SerializeAsAny,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+from pydantic_core import core_schema as core_schema_of
 
 from ._evidence import (
     REPORT_V2,
@@ -198,8 +200,9 @@ class CriterionRun(Result):
     #: or unparseable): status ``error``, left out of the task's mean, never the agent's failure
     not_evaluated: str | None = None
     details: str | None = None
-    #: what the check saw, in the keys of its ``assert`` (:mod:`pytest_verial._evidence`)
-    evidence: AnyEvidence | None = None
+    #: what the check saw, in the keys of its ``assert`` (:mod:`pytest_verial._evidence`): the
+    #: model of its check type, serialized as that model; the schema names the union
+    evidence: SerializeAsAny[Evidence] | None = None
     started_at: str | None = None
     completed_at: str | None = None
     duration: float | None = None
@@ -233,15 +236,29 @@ class CriterionRun(Result):
     def __get_pydantic_json_schema__(
         cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
-        """The generated schema, plus a rule per built-in ``assert`` naming its evidence model
-        (the union alone would let a fhir criterion carry portal evidence)."""
+        """``evidence`` as the union of the check types' models (:data:`AnyEvidence`), and a
+        rule per built-in ``assert`` naming its own: the report's schema and the service's
+        OpenAPI both say which evidence goes with which check. (At run time the field is the
+        base :class:`Evidence`, each value its own model: a union costs twice as much.)"""
         schema = handler(core_schema)
         target = handler.resolve_ref_schema(schema)
-        # the union's members, in their order, each a $ref; then null
-        members = target["properties"]["evidence"]["anyOf"]
-        refs = dict(zip(get_args(AnyEvidence), members, strict=False))
+        models = get_args(AnyEvidence)
+        choices: list[CoreSchema | tuple[CoreSchema, str]] = []
+        for model in models:
+            core = model.__pydantic_core_schema__
+            if "ref" not in core:  # a model used nowhere else: give it a definition of its own
+                core = {**core, "ref": f"{model.__module__}.{model.__qualname__}:{id(model)}"}
+            choices.append(cast(CoreSchema, core))
+        union = handler(core_schema_of.nullable_schema(core_schema_of.union_schema(choices)))
+        members = union["anyOf"][: len(models)]
+        refs = dict(zip(models, members, strict=True))
         if not all("$ref" in r for r in refs.values()):
             raise RuntimeError("evidence models must be $refs in the report's schema")
+        evidence = target["properties"]["evidence"]
+        target["properties"]["evidence"] = {
+            **{k: v for k, v in evidence.items() if k not in ("anyOf", "$ref")},
+            **union,
+        }
         target["allOf"] = evidence_schema_rules(refs)
         return schema
 
