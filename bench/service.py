@@ -9,7 +9,7 @@ scored on the captured good-agent run; every request is a new task run written t
    ``--postgres``, on a throwaway PostgreSQL (tests/store/pg_server.py); 5xx and "database is
    locked" counted. The inline engine (``verify_task``) on the same task and folder is the
    baseline: the overhead is the service's p50 at 1 client, 1 worker, minus the inline p50.
-2. ``GET /v1/task-runs/{id}`` of task runs of 10, 100 and 1,000 criteria (benchmarks
+2. ``GET /task-runs/{id}`` of task runs of 10, 100 and 1,000 criteria (benchmarks
    ``serve-100``, ``serve-1000``): p50 of 50 reads.
 3. RSS per worker process (VmRSS of each uvicorn process after the load).
 4. Restart to ready after kill -9: the server killed (SIGKILL) under load, started again, the
@@ -232,11 +232,11 @@ def reads(kind: str, tmp: Path, benches: list[Path], pg: Any) -> None:
             times = []
             for _ in range(50):
                 start = time.perf_counter()
-                got = http.get(f"/v1/task-runs/{tr}")
+                got = http.get(f"/task-runs/{tr}")
                 times.append(time.perf_counter() - start)
                 assert len(got.json()["criterion_runs"]) == n
             print(
-                f"  GET /v1/task-runs/{{id}} ({kind}), {n:,} criteria: p50 "
+                f"  GET /task-runs/{{id}} ({kind}), {n:,} criteria: p50 "
                 f"{statistics.median(times) * 1000:.1f} ms",
                 flush=True,
             )
@@ -260,7 +260,7 @@ def restart(kind: str, tmp: Path, benches: list[Path], pg: Any, repeat: int) -> 
             with httpx.Client(base_url=url, timeout=60) as http:
                 auth = {"Authorization": f"Bearer {key}"}
                 lost += sum(
-                    http.get(f"/v1/task-runs/{tr}", headers=auth).status_code != 200 for tr in acked
+                    http.get(f"/task-runs/{tr}", headers=auth).status_code != 200 for tr in acked
                 )
     print(
         f"  restart to ready after kill -9 ({kind}): median {statistics.median(readies):.2f} s "

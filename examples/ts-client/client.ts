@@ -1,60 +1,24 @@
 // A coordinator that is not Python: it scores an agent's run folder task by task through
-// `verial serve` and reads the results back at Verial's three levels.
+// `verial serve` (Verial's v1 flow, a solver key then the run's bearer token) and reads the
+// results back at Verial's three levels (the task and criterion runs with an org key).
 //
-//   VERIAL_URL=http://127.0.0.1:8000 VERIAL_KEY=vrl_slv_... \
+//   VERIAL_URL=http://127.0.0.1:8000 VERIAL_KEY=vrl_slv_... VERIAL_ORG_KEY=vk_... \
 //   VERIAL_BENCHMARK=sftp-drops@1 VERIAL_RUN_DIR=good-agent node dist/client.js
 //
-// Prints one JSON object: the run, each completed task run and one criterion run.
+// Every type comes from api.d.ts, generated from the server's /openapi.json
+// (python scripts/ts_client.py). Prints one JSON object: the run, each completed task run,
+// one task run and one criterion run as an org key reads them, and what the evidence says.
 
-interface TaskRunRef {
-  id: string;
-  task_id: string;
-  name: string | null;
-  phase: string;
-  start_url: string;
-  complete_url: string;
-}
+import type { components } from "./api.js";
 
-interface StartedTask {
-  id: string;
-  phase: string;
-  task_item: Record<string, unknown> | null;
-}
-
-interface CreatedRun {
-  id: string;
-  run_token: string;
-  run_token_expires_at: string;
-  task_runs: TaskRunRef[];
-}
-
-interface CriterionRun {
-  id: string;
-  criterion_id: string;
-  status: string;
-  score: number | null;
-}
-
-interface TaskRun {
-  id: string;
-  verdict: string | null;
-  score: number | null;
-  criterion_runs: CriterionRun[];
-}
-
-interface BenchmarkRun {
-  id: string;
-  status: string;
-  score: number | null;
-  verdict: string | null;
-  progress: { task_runs: number; done: number };
-}
-
-interface Problem {
-  title: string;
-  status: number;
-  detail: string;
-}
+type Schemas = components["schemas"];
+type CreatedRun = Schemas["CreatedRun"];
+type StartedTaskRun = Schemas["StartedTaskRun"];
+type CompletedTaskRun = Schemas["CompletedTaskRunOut"];
+type BenchmarkRun = Schemas["BenchmarkRunOut"];
+type TaskRun = Schemas["TaskRunOut"];
+type CriterionRun = Schemas["CriterionRunOut"];
+type Problem = Schemas["ProblemOut"];
 
 function env(name: string): string {
   const value = process.env[name];
@@ -80,33 +44,71 @@ async function call<T>(url: string, token: string, body?: unknown): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** The evidence's rows, whichever check wrote them (Verial's keys, one per check type). */
+function rows(criterion: CriterionRun): { path: string | null; passed: boolean }[] {
+  const evidence = criterion.evidence;
+  if (evidence == null) {
+    return []; // elided: a scored run, read without an org key
+  }
+  if ("fieldResults" in evidence) {
+    return evidence.fieldResults;
+  }
+  if ("field_results" in evidence) {
+    return evidence.field_results;
+  }
+  if ("assertionResults" in evidence) {
+    return evidence.assertionResults;
+  }
+  if ("phraseResults" in evidence) {
+    return evidence.phraseResults.map((r) => ({ path: r.phrase, passed: r.found }));
+  }
+  return [];
+}
+
 async function main(): Promise<void> {
   const base = env("VERIAL_URL");
   const key = env("VERIAL_KEY");
+  const org = env("VERIAL_ORG_KEY");
   const runDir = env("VERIAL_RUN_DIR");
   const run = await call<CreatedRun>(`${base}/v1/benchmark-runs`, key, {
     benchmark: env("VERIAL_BENCHMARK"),
     agent: "ts-client",
   });
-  // the run token is scoped to this run: it is all the agent harness needs from here on
-  const completed: TaskRun[] = [];
+  // the bearer token is scoped to this run: it is all the agent harness needs from here on
+  const token = run.bearer_token;
+  const completed: CompletedTaskRun[] = [];
   for (const task of run.task_runs) {
     // start: what the agent is asked to do (the task_item, never the rubric)
-    const started = await call<StartedTask>(task.start_url, run.run_token, {});
+    const started = await call<StartedTaskRun>(task.start_url, token, {});
     if (started.phase !== "started") {
       throw new Error(`task run ${task.id} did not start`);
     }
     completed.push(
-      await call<TaskRun>(task.complete_url, run.run_token, { sandbox: { run_dir: runDir } }),
+      await call<CompletedTaskRun>(task.complete_url, token, { sandbox: { run_dir: runDir } }),
     );
   }
-  const level1 = await call<BenchmarkRun>(`${base}/v1/benchmark-runs/${run.id}`, run.run_token);
-  const level2 = await call<TaskRun>(`${base}/v1/task-runs/${completed[0].id}`, run.run_token);
+  const level1 = await call<BenchmarkRun>(`${base}/v1/benchmark-runs/${run.benchmark_run_id}`, token);
+  // the levels below a run are an organization key's (Verial's internal endpoints)
+  const level2 = await call<TaskRun>(`${base}/task-runs/${completed[0].task_run_id}`, org);
   const level3 = await call<CriterionRun>(
-    `${base}/v1/criterion-runs/${level2.criterion_runs[0].id}`,
-    run.run_token,
+    `${base}/criterion-runs/${level2.criterion_runs[0].id}`,
+    org,
   );
-  console.log(JSON.stringify({ run: level1, task_runs: completed, task: level2, criterion: level3 }));
+  const axes = Object.entries(level2.axes).map(([name, axis]) => ({
+    name,
+    score: axis.score,
+    weight: axis.weight,
+  }));
+  console.log(
+    JSON.stringify({
+      run: level1,
+      task_runs: completed,
+      task: level2,
+      criterion: level3,
+      axes,
+      rows: rows(level3),
+    }),
+  );
 }
 
 main().catch((error: unknown) => {

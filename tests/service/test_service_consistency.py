@@ -77,7 +77,7 @@ def test_related_outputs_are_compared_by_the_servers_judge(
     assert "=== task verify-letter (output.md) ===\n# Letter\nCPT 72148" in prompt
     assert '=== task verify-summary (output.json) ===\n{"cpt_code": "72149"}' in prompt
     assert stub.requests[0]["model"] == "gpt-4o-mini"  # the server's judge, never the caller's
-    stored = http.get(f"/v1/task-runs/{result['task_run_id']}", headers=auth).json()
+    stored = http.get(f"/task-runs/{result['task_run_id']}", headers=auth).json()
     assert stored["score"] == 0.375
     again = http.post(
         "/v1/consistency-checks",
@@ -88,7 +88,7 @@ def test_related_outputs_are_compared_by_the_servers_judge(
     assert count_rows(app.state.store)["task_runs"] == 1
 
 
-def test_the_judge_is_never_the_executor_and_bad_requests_are_400(
+def test_the_judge_is_never_the_executor_and_bad_requests_are_4xx(
     client: tuple[Any, dict[str, str], Any], stub: StubJudge
 ) -> None:
     http, auth, app = client
@@ -97,7 +97,8 @@ def test_the_judge_is_never_the_executor_and_bad_requests_are_400(
         return http.post("/v1/consistency-checks", json=body, headers=auth)
 
     same = post(_body("{}", config={"executor_model": "gpt-4o-mini"}))
-    assert same.status_code == 400 and "judge" in same.json()["detail"], same.text
+    assert same.status_code == 422 and "judge" in same.json()["detail"], same.text
+    assert "--" not in same.json()["detail"]  # no server set-up advice for a caller
     one = {"tasks": _body("{}")["tasks"][:1]}
     assert post(one).status_code == 400
     twice = _body("{}")
@@ -108,7 +109,7 @@ def test_the_judge_is_never_the_executor_and_bad_requests_are_400(
     assert post(escape).status_code == 400
     outside = _body("{}")
     outside["tasks"][0]["sandbox"] = {"run_dir": "../.."}
-    assert post(outside).status_code == 400
+    assert post(outside).status_code == 422
     assert http.post("/v1/consistency-checks", json=_body("{}")).status_code == 401
     assert stub.requests == [] and count_rows(app.state.store)["task_runs"] == 0
 

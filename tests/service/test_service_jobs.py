@@ -12,7 +12,8 @@ from service_support import Api, count_rows
 
 # private: the job queue's claim and lease protocol has no public face; tested below the HTTP API
 from pytest_verial.service import _jobs as jobs
-from pytest_verial.service._runs import Replay
+from pytest_verial.store import _repo_jobs as queue
+from pytest_verial.store._repo_idempotency import Replay
 
 BENCH = "sftp-drops@1"
 TASK = "sftp-referral-packet"
@@ -57,15 +58,14 @@ def test_an_async_verify_task_is_a_job_that_reads_back_as_the_sync_answer(api: A
     job = _poll(api, queued.headers["location"], api.solver)
     assert job["status"] == "done" and job["attempts"] == 1 and job["error"] is None
     assert _essence(job["result"]) == _essence(sync.json())
-    task_run = api.client.get(
-        f"/v1/task-runs/{job['result']['task_run_id']}", headers=api.h(api.solver)
-    )
+    task_run = api.client.get(f"/task-runs/{job['result']['task_run_id']}", headers=api.h(api.org))
     assert task_run.status_code == 200 and task_run.json()["score"] == sync.json()["score"]
     again = api.client.post("/v1/verify-task?async=true", json=_body(), headers=headers)
     assert (again.status_code, again.json()) == (202, queued.json())
     assert count_rows(api.app.state.store)["task_runs"] == 2  # the sync one and the job's
     other = api.client.post("/v1/verify-task?async=true", json=_body("good-agent"), headers=headers)
     assert other.status_code == 422, other.text  # the key names another request
+    assert "job-1" in other.json()["detail"]
 
 
 def test_jobs_are_read_by_their_owner_or_an_org_key_only(api: Api) -> None:
@@ -85,14 +85,14 @@ def test_jobs_are_read_by_their_owner_or_an_org_key_only(api: Api) -> None:
 def test_bad_requests_fail_at_once_or_as_a_failed_job(api: Api) -> None:
     unknown = {**_body(), "task_id": "no-such-task"}
     answer = api.client.post("/v1/verify-task?async=true", json=unknown, headers=api.h(api.org))
-    assert answer.status_code == 400 and "no-such-task" in answer.json()["detail"]
+    assert answer.status_code == 422 and "no-such-task" in answer.json()["detail"]
     missing = api.client.post(
         "/v1/verify-task?async=true", json=_body("nobody"), headers=api.h(api.org)
     )
     assert missing.status_code == 202
     job = _poll(api, missing.headers["location"])
     assert job["status"] == "failed" and job["result"] is None
-    assert job["error"]["status"] == 400 and "no run folder nobody" in job["error"]["detail"]
+    assert job["error"]["status"] == 422 and "no run folder nobody" in job["error"]["detail"]
     assert (
         api.client.post(
             "/v1/verify-task?async=maybe", json=_body(), headers=api.h(api.org)
@@ -111,10 +111,10 @@ def test_a_job_left_by_a_dead_worker_is_claimed_again(
     api.app.state.jobs.stop()  # this process's runner waits while the "dead" worker claims
     monkeypatch.setenv(jobs.LEASE_ENV, "0.5")
     key = next(k for k in _keys(api) if k.id == api.org_id)
-    queued = jobs.enqueue(store, key, _body(), idem=None, digest="d")
-    claimed = jobs.claim(store, "dead-host:1:abc")
+    queued = queue.enqueue(store, key, _body(), jobs.accepted, idem=None, digest="d")
+    claimed = queue.claim(store, "dead-host:1:abc", jobs.lease_seconds())
     assert claimed is not None and claimed.id == queued.body["id"] and claimed.attempts == 1
-    assert jobs.claim(store, "another:2:def") is None  # held: nobody else takes it
+    assert queue.claim(store, "another:2:def", 60) is None  # held: nobody else takes it
     time.sleep(0.6)
     runner = jobs.JobRunner(store, api.app.state.jobs.run)
     runner.start()
@@ -124,10 +124,10 @@ def test_a_job_left_by_a_dead_worker_is_claimed_again(
         runner.stop()
     assert job["status"] == "done" and job["attempts"] == 2
     assert count_rows(store)["task_runs"] == 1
-    with pytest.raises(jobs.LeaseLost):  # the dead worker's late result is refused
+    with pytest.raises(queue.LeaseLost):  # the dead worker's late result is refused
         store.write(
             "late",
-            lambda conn: jobs.finish(conn, store, claimed, "dead-host:1:abc", Replay(201, {})),
+            lambda conn: queue.finish(conn, store, claimed, "dead-host:1:abc", Replay(201, {})),
         )
 
 

@@ -159,29 +159,29 @@ def test_unsafe_or_oversized_sandboxes_are_4xx_and_store_nothing(api: Api) -> No
         ("/etc/cron.d/x", "an absolute path"),
     ]
     for name, words in escapes:
-        _problem(api, _archive("tar.gz", _tar_of({name: b"x"})), 400, name, words)
-        _problem(api, _archive("zip", _zip_of({name: b"x"})), 400, words)
-        _problem(api, {"files": {name: "x"}}, 400, words)
+        _problem(api, _archive("tar.gz", _tar_of({name: b"x"})), 422, name, words)
+        _problem(api, _archive("zip", _zip_of({name: b"x"})), 422, words)
+        _problem(api, {"files": {name: "x"}}, 422, words)
     _problem(
-        api, _archive("tar.gz", _tar([(_member("sftp/l", tarfile.SYMTYPE), None)])), 400, "a link"
+        api, _archive("tar.gz", _tar([(_member("sftp/l", tarfile.SYMTYPE), None)])), 422, "a link"
     )
     _problem(
-        api, _archive("tar.gz", _tar([(_member("sftp/h", tarfile.LNKTYPE), None)])), 400, "a link"
+        api, _archive("tar.gz", _tar([(_member("sftp/h", tarfile.LNKTYPE), None)])), 422, "a link"
     )
-    _problem(api, _archive("zip", _zip_link()), 400, "sftp/link", "a link")
+    _problem(api, _archive("zip", _zip_link()), 422, "sftp/link", "a link")
     fifo = _tar([(_member("sftp/p", tarfile.FIFOTYPE), None)])
-    _problem(api, _archive("tar.gz", fifo), 400, "not a file or folder")
+    _problem(api, _archive("tar.gz", fifo), 422, "not a file or folder")
     for fmt in ("tar.gz", "zip"):
         _problem(api, _archive(fmt, _bomb(fmt)), 413, "unpacks to over 64 MiB")
-        _problem(api, _archive(fmt, b"not an archive at all"), 400, f"not a readable {fmt}")
+        _problem(api, _archive(fmt, b"not an archive at all"), 422, f"not a readable {fmt}")
     many = {f"sftp/{i}.txt": b"" for i in range(MAX_ENTRIES + 1)}
     _problem(api, _archive("tar.gz", _tar_of(many)), 413, f"over {MAX_ENTRIES} entries")
-    _problem(api, {"archive": {"format": "tar.gz", "data": "%%%"}}, 400, "not base64")
+    _problem(api, {"archive": {"format": "tar.gz", "data": "%%%"}}, 422, "not base64")
     _problem(api, {"archive": {"format": "rar", "data": "AAAA"}}, 400, "format")
     _problem(api, {"files": {"a.txt": "x"}, "run_dir": "good-agent"}, 400, "exactly one")
     _problem(api, {}, 400, "exactly one")
     dup = _tar([(_member("sftp/a.txt", size=1), b"1"), (_member("sftp/a.txt", size=1), b"2")])
-    _problem(api, _archive("tar.gz", dup), 400, "sftp/a.txt is given twice")
+    _problem(api, _archive("tar.gz", dup), 422, "sftp/a.txt is given twice")
     assert count_rows(api.app.state.store)["task_runs"] == 0
     assert _verify(api, TASKS[0], {"run_dir": "good-agent"}).status_code == 201
 
@@ -203,22 +203,22 @@ def _zip_patched(method: int | None = None, flags: int = 0) -> bytes:
     return bytes(raw)
 
 
-def test_unreadable_or_clashing_entries_are_400_naming_the_entry(api: Api) -> None:
+def test_unreadable_or_clashing_entries_are_422_naming_the_entry(api: Api) -> None:
     """Each refusal names the entry and never the server's temporary folder."""
     encrypted = _archive("zip", _zip_patched(flags=0x1))
-    _problem(api, encrypted, 400, "entry sftp/a.txt: encrypted")
+    _problem(api, encrypted, 422, "entry sftp/a.txt: encrypted")
     unknown = _archive("zip", _zip_patched(method=99))
-    _problem(api, unknown, 400, "entry sftp/a.txt: compression method 99 is not supported")
+    _problem(api, unknown, 422, "entry sftp/a.txt: compression method 99 is not supported")
     clash = [(_member("sftp/a", size=1), b"1"), (_member("sftp/a/b.txt", size=1), b"2")]
-    _problem(api, _archive("tar.gz", _tar(clash)), 400, "a file where a folder was needed")
+    _problem(api, _archive("tar.gz", _tar(clash)), 422, "a file where a folder was needed")
     folder = [(_member("sftp/a", size=1), b"1"), (_member("sftp/a", tarfile.DIRTYPE), None)]
-    _problem(api, _archive("tar.gz", _tar(folder)), 400, "sftp/a: a file where a folder")
+    _problem(api, _archive("tar.gz", _tar(folder)), 422, "sftp/a: a file where a folder")
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as zf:
         zf.writestr("sftp/a", b"1")
         zf.writestr("sftp/a/b.txt", b"2")
     answer = _verify(api, TASKS[0], _archive("zip", out.getvalue()))
-    assert answer.status_code == 400 and "a file where a folder" in answer.json()["detail"]
+    assert answer.status_code == 422 and "a file where a folder" in answer.json()["detail"]
     assert "/tmp" not in answer.text and "Errno" not in answer.text
     assert count_rows(api.app.state.store)["task_runs"] == 0
 
@@ -240,5 +240,5 @@ def test_an_unpacked_sandbox_is_removed_after_scoring(
     monkeypatch.setattr(tempfile, "tempdir", None)
     files = _files("good-agent", TASKS[0])
     assert _verify(api, TASKS[0], _archive("zip", _zip_of(files))).status_code == 201
-    assert _verify(api, TASKS[0], _archive("tar.gz", _tar_of({"../x": b""}))).status_code == 400
+    assert _verify(api, TASKS[0], _archive("tar.gz", _tar_of({"../x": b""}))).status_code == 422
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("verial-sandbox-")]

@@ -92,12 +92,12 @@ def test_a_real_server_scores_stores_and_reads_back(tmp_path: Path) -> None:
             again = client.post("/v1/verify-task", json=body, headers=h)
             assert again.json() == first.json()
             made = first.json()
-            for path in (
-                f"/v1/benchmark-runs/{made['benchmark_run_id']}",
-                f"/v1/task-runs/{made['task_run_id']}",
-                f"/v1/criterion-runs/{made['criterion_runs'][0]['id']}",
+            for path, key in (
+                (f"/v1/benchmark-runs/{made['benchmark_run_id']}", solver),
+                (f"/task-runs/{made['task_run_id']}", org),
+                (f"/criterion-runs/{made['criterion_runs'][0]['id']}", org),
             ):
-                got = client.get(path, headers={"Authorization": f"Bearer {solver}"})
+                got = client.get(path, headers={"Authorization": f"Bearer {key}"})
                 assert got.status_code == 200, (path, got.text)
             listed = client.get(
                 "/v1/benchmark-runs", headers={"Authorization": f"Bearer {org}"}
@@ -147,19 +147,18 @@ def test_two_workers_run_a_benchmark_run_task_by_task(tmp_path: Path) -> None:
             )
             assert made.status_code == 201, made.text
             run = made.json()
-            token = {"Authorization": f"Bearer {run['run_token']}"}
+            token = {"Authorization": f"Bearer {run['bearer_token']}"}
             for task in run["task_runs"]:
                 assert task["complete_url"].startswith(server.url)
                 done = client.post(
                     task["complete_url"], json={"sandbox": {"run_dir": "good-agent"}}, headers=token
                 )
                 assert done.status_code == 200, done.text
-                crit = done.json()["criterion_runs"][0]["id"]
-                assert client.get(f"/v1/criterion-runs/{crit}", headers=token).status_code == 200
+                assert done.json()["phase"] == "completed"
             got = client.get(f"/v1/benchmark-runs/{run['id']}", headers=token).json()
             assert got["status"] == "completed" and got["verdict"] == "pass"
         log = server.text()
-    assert run["run_token"] not in log and solver not in log
+    assert run["bearer_token"] not in log and solver not in log
 
 
 #: kills of the server per store (40 in all)
@@ -243,7 +242,7 @@ def test_kill_9_loses_no_acknowledged_write(
         for key, (status, answer) in acknowledged.items():
             if status == 202:  # a job: done once a server has claimed it again
                 answer = _job_result(http, str(answer["location"]), key)
-            got = http.get(f"/v1/task-runs/{answer['task_run_id']}").json()
+            got = http.get(f"/task-runs/{answer['task_run_id']}").json()
             assert got["score"] == answer["score"], key
             assert len(got["criterion_runs"]) == len(answer["criterion_runs"]) > 0
         for key, payload, queued in sent:  # every key replayed (acknowledged or cut off)
@@ -262,7 +261,7 @@ def test_kill_9_loses_no_acknowledged_write(
         assert len(runs) == len({k for k, _, _ in sent})
         for run in rng.sample(runs, min(len(runs), 100)):
             (task,) = http.get(f"/v1/benchmark-runs/{run['id']}").json()["task_runs"]
-            assert http.get(f"/v1/task-runs/{task['id']}").json()["criterion_runs"]
+            assert http.get(f"/task-runs/{task['id']}").json()["criterion_runs"]
 
 
 def _half_written(url: str) -> tuple[int, int]:
@@ -313,8 +312,10 @@ def _all_runs(http: httpx.Client, auth: dict[str, str]) -> list[dict[str, object
 
 
 def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
-    """examples/ts-client (TypeScript, Node's fetch) against a real server: creates a run,
-    completes its task runs with the run token, reads the three levels."""
+    """examples/ts-client (TypeScript, Node's fetch, types generated from /openapi.json)
+    against a real server: creates a run with a solver key, starts and completes its task runs
+    with the run's bearer token, reads the run, then a task run and a criterion run with an org
+    key, and the evidence's rows through the typed union."""
     import shutil
     import subprocess
 
@@ -333,6 +334,7 @@ def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stdout + built.stderr
     store = f"sqlite:///{tmp_path / 'store.db'}"
     _, solver = new_key(tmp_path, store, "solver")
+    _, org = new_key(tmp_path, store, "org")
     with serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS)) as server:
         ran = subprocess.run(
             [node, str(out / "client.js")],
@@ -340,6 +342,7 @@ def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
                 "PATH": os.environ.get("PATH", ""),
                 "VERIAL_URL": server.url,
                 "VERIAL_KEY": solver,
+                "VERIAL_ORG_KEY": org,
                 "VERIAL_BENCHMARK": "sftp-drops@1",
                 "VERIAL_RUN_DIR": "flawed-agent",
             },
@@ -350,11 +353,16 @@ def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
         )
     assert ran.returncode == 0, ran.stderr
     result = json.loads(ran.stdout)
-    assert result["run"]["status"] == "completed"
+    assert result["run"]["status"] == "completed" and result["run"]["phase"] == "completed"
     assert result["run"]["progress"] == {**result["run"]["progress"], "task_runs": 2, "done": 2}
     assert [t["verdict"] for t in result["task_runs"]] != ["pass", "pass"]  # the flawed agent
-    assert result["task"]["id"] == result["task_runs"][0]["id"]
+    assert result["task"]["id"] == result["task_runs"][0]["task_run_id"]
     assert result["criterion"]["id"] == result["task"]["criterion_runs"][0]["id"]
+    assert {a["name"] for a in result["axes"]} == set(result["task"]["axes"])
+    evidence = result["criterion"]["evidence"]
+    keys = ("fieldResults", "field_results", "assertionResults", "phraseResults")
+    (found,) = [k for k in keys if k in evidence]
+    assert len(result["rows"]) == len(evidence[found])
 
 
 def test_two_servers_over_one_postgresql_share_runs_and_keys(tmp_path: Path) -> None:
@@ -402,8 +410,8 @@ def test_two_servers_over_one_postgresql_share_runs_and_keys(tmp_path: Path) -> 
             with httpx.Client(base_url=two.url, timeout=60) as http:
                 assert len(_all_runs(http, auth)) == 8
             tr = answers[0]["task_run_id"]
-            a = httpx.get(f"{one.url}/v1/task-runs/{tr}", headers=auth).json()
-            b = httpx.get(f"{two.url}/v1/task-runs/{tr}", headers=auth).json()
+            a = httpx.get(f"{one.url}/task-runs/{tr}", headers=auth).json()
+            b = httpx.get(f"{two.url}/task-runs/{tr}", headers=auth).json()
             assert a == b and a["score"] == answers[0]["score"]
     finally:
         server_cm.__exit__(None, None, None)

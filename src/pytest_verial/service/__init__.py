@@ -2,8 +2,9 @@
 
 Public API: :func:`create_app` builds the FastAPI application; :func:`create_key`,
 :func:`list_keys` and :func:`revoke_key` manage its API keys in a store (what ``verial keys``
-does). The modules behind them are private (``_app.py``, ``_keys.py``, ``_runs.py``,
-``_http.py``, ``_cli.py``). FastAPI and uvicorn come with the ``[serve]`` extra.
+does). The modules behind them are private: ``_app.py`` assembles the routers of ``_routes/``
+over the dependencies of ``_deps.py``; the store's repositories (``store/_repo_*.py``) hold
+every statement they run. FastAPI and uvicorn come with the ``[serve]`` extra.
 """
 
 from __future__ import annotations

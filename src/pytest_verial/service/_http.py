@@ -9,6 +9,7 @@ nesting depth before any parser sees them.
 from __future__ import annotations
 
 import json
+import logging
 from http import HTTPStatus
 from typing import Any
 
@@ -23,6 +24,8 @@ PROBLEM = "application/problem+json"
 MAX_BODY = 8 * 1024 * 1024
 #: deepest JSON nesting a request body may have
 MAX_DEPTH = 64
+
+_log = logging.getLogger("pytest_verial.service")
 
 
 class Problem(Exception):
@@ -44,6 +47,9 @@ class Problem(Exception):
 
 
 def problem_body(status: int, detail: str, title: str | None = None) -> dict[str, Any]:
+    """A problem's JSON; its ``detail`` one line whatever it quotes (a client's id may hold a
+    line break)."""
+    detail = " ".join(detail.splitlines())
     phrase = title or HTTPStatus(status).phrase
     slug = HTTPStatus(status).phrase.lower().replace(" ", "-").replace("'", "")
     return {
@@ -55,10 +61,13 @@ def problem_body(status: int, detail: str, title: str | None = None) -> dict[str
 
 
 def problem_response(
-    status: int, detail: str, title: str | None = None, headers: dict[str, str] | None = None
+    status: int, detail: str, *, title: str | None = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
     return JSONResponse(
-        problem_body(status, detail, title), status_code=status, media_type=PROBLEM, headers=headers
+        problem_body(status, detail, title),
+        status_code=status,
+        media_type=PROBLEM,
+        headers=headers,
     )
 
 
@@ -125,16 +134,70 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def document_parameters(schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional parameter (a header, a query value) is left out when not given, never sent
+    as null: its schema is the value's alone (FastAPI writes ``anyOf [..., null]``)."""
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []):
+                inner = parameter.get("schema", {})
+                kinds = inner.get("anyOf")
+                if parameter.get("required") or not kinds:
+                    continue
+                given = [k for k in kinds if k.get("type") != "null"]
+                if len(given) == 1 and len(given) < len(kinds):
+                    del inner["anyOf"]
+                    inner.update(given[0])
+    return schema
+
+
+def _hidden(request: Request, detail: str) -> str:
+    """``detail`` without the server's folders (:mod:`.hide`)."""
+    paths = getattr(request.app.state, "server_paths", None)
+    return detail if paths is None else str(paths.text(detail))
+
+
 def install_problem_handlers(app: FastAPI) -> None:
-    """Every error becomes problem+json; a validation error is a 400."""
+    """Every error becomes problem+json naming no server path; a validation error is a 400,
+    the store's answers become 404 (not visible), 409 (the run's state), 422 (an
+    Idempotency-Key used for another request) and 503 (the store is unavailable)."""
+    from ..store import StoreError
+    from ..store._repo_idempotency import IdempotencyConflict
+    from ..store._repo_runs import NotVisible, RunConflict
+
+    def answer(request: Request, status: int, detail: str, **kw: Any) -> JSONResponse:
+        return problem_response(status, _hidden(request, detail), **kw)
 
     @app.exception_handler(Problem)
-    async def _problem(_request: Request, exc: Problem) -> JSONResponse:
-        return problem_response(exc.status, exc.detail, exc.title, exc.headers)
+    async def _problem(request: Request, exc: Problem) -> JSONResponse:
+        return answer(request, exc.status, exc.detail, title=exc.title, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        return problem_response(400, validation_detail(exc))
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return answer(request, 400, validation_detail(exc))
+
+    @app.exception_handler(NotVisible)
+    async def _not_visible(request: Request, exc: NotVisible) -> JSONResponse:
+        return answer(request, 404, str(exc))
+
+    @app.exception_handler(RunConflict)
+    async def _conflict(request: Request, exc: RunConflict) -> JSONResponse:
+        return answer(request, 409, str(exc))
+
+    @app.exception_handler(IdempotencyConflict)
+    async def _reused(request: Request, exc: IdempotencyConflict) -> JSONResponse:
+        detail = (
+            f"header Idempotency-Key: {exc.key!r} was already used with a different request "
+            "(use a new key for a new request)"
+        )
+        return answer(request, 422, detail)
+
+    @app.exception_handler(StoreError)
+    async def _store(request: Request, exc: StoreError) -> JSONResponse:
+        # its one line goes to the server's log (the URL's password masked); the client
+        # learns only that the store is unavailable
+        _log.error("%s", exc)
+        return answer(request, 503, "the results store is unavailable; try again")
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -143,11 +206,12 @@ def install_problem_handlers(app: FastAPI) -> None:
             detail = f"no route {request.url.path}"
         elif exc.status_code == 405:
             detail = f"{request.method} is not allowed on {request.url.path}"
-        return problem_response(exc.status_code, detail, headers=dict(exc.headers or {}))
+        return answer(request, exc.status_code, detail, headers=dict(exc.headers or {}))
 
     @app.exception_handler(Exception)
-    async def _crash(_request: Request, exc: Exception) -> JSONResponse:
-        return problem_response(500, f"internal error ({type(exc).__name__})")
+    async def _crash(request: Request, exc: Exception) -> JSONResponse:
+        _log.exception("internal error")
+        return answer(request, 500, f"internal error ({type(exc).__name__})")
 
 
 def json_depth(body: bytes) -> int:

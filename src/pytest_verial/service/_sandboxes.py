@@ -67,10 +67,28 @@ class ArchiveIn(BaseModel):
     )
 
 
+def _one_form_schema(schema: dict[str, Any]) -> None:
+    """State "exactly one of" in the schema: a ``oneOf`` of the three forms."""
+    schema["oneOf"] = [
+        {
+            "title": name,
+            "type": "object",
+            "properties": {name: schema["properties"][name]},
+            "required": [name],
+            "additionalProperties": False,
+        }
+        for name in ("run_dir", "archive", "files")
+    ]
+    for name in ("run_dir", "archive", "files"):  # given, a form is never null
+        prop = schema["properties"][name]
+        prop.update(next(p for p in prop.pop("anyOf") if p.get("type") != "null"))
+        prop.pop("default", None)
+
+
 class SandboxIn(BaseModel):
     """Where the task's sandbox is: exactly one of ``run_dir``, ``archive`` or ``files``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_one_form_schema)
     run_dir: str | None = Field(
         default=None,
         min_length=1,

@@ -1,10 +1,17 @@
-"""What the service answers, as OpenAPI schemas (``responses=`` of each route).
+"""What the service answers: one model per answer, declared field by field, so /openapi.json
+states every field Verial's documents name and a client generated from it gets a type for each
+(tests/service/test_service_openapi.py builds the TypeScript example from it).
 
-The models name the fields a client relies on and allow more (``extra="allow"``: a task run
-carries every field of the JSON report's task run, and those grow), so /openapi.json states
-what every success body holds and schemathesis checks each answer against it
-(tests/service/test_service_fuzz.py). The answers themselves are built in :mod:`.runs` and
-:mod:`.runapi`.
+Every route returns one of these, built with ``model_validate`` from the typed results
+(:mod:`.answers`); FastAPI checks the answer against it. Fields not declared here are not
+answered. JSON values of open shape (a check's own evidence keys, a task's ``task_item``) are
+:data:`Json`, a recursive JSON type, never "any".
+
+Evidence is a union keyed by its rows, exactly Verial's table: ``fieldResults``
+(fhir-resource-state, sftp-file-present, x12-response, output-*), ``field_results``
+(hl7-structural), ``assertionResults`` (portal-state-match), ``phraseResults``
+(voice-transcript), and ``rubric_results`` (llm-rubric); each shape may carry the check's own
+snake_case keys beside its rows.
 """
 
 from __future__ import annotations
@@ -12,75 +19,356 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeAliasType
 
 from .._scoring import Verdict
 
+#: a JSON value of any shape: a named, recursive schema (``Json``), never "any"
+Json = TypeAliasType(
+    "Json",
+    "str | int | float | bool | None | list[Json] | dict[str, Json]",
+)
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
+Phase = Literal["created", "started", "completed", "cancelled"]
+
+
+def _when_given(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """Every field is in ``required`` (an answer always has it, null when it has no value),
+    but those an answer leaves out when they have no value (``exclude_if``)."""
+    omitted = {f.alias or n for n, f in model.model_fields.items() if f.exclude_if is not None}
+    required = [n for n in schema.get("required", []) if n not in omitted]
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+
+
+def _closed(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """:func:`_when_given`; other keys are allowed, and not typed: a client generated from the
+    schema sees the declared ones (openapi-typescript would add "unknown" for the rest)."""
+    _when_given(schema, model)
+    schema.pop("additionalProperties", None)
+
 
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    """An answer: exactly its declared fields."""
+
+    model_config = ConfigDict(
+        extra="ignore",
+        populate_by_name=True,
+        serialize_by_alias=True,
+        json_schema_serialization_defaults_required=True,
+        json_schema_extra=_when_given,
+    )
+
+
+class _Open(BaseModel):
+    """An answer that may carry more keys than it declares (a check's own evidence keys),
+    each a JSON value."""
+
+    # only the documented key is read (never its snake_case field name): what the engine
+    # wrote is answered as it is
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=False,
+        serialize_by_alias=True,
+        json_schema_serialization_defaults_required=True,
+        json_schema_extra=_closed,
+    )
 
 
 class ProblemOut(_Out):
+    """An error (RFC 9457): ``detail`` is one line naming the field or object concerned."""
+
     type: str
     title: str
     status: int
     detail: str
 
 
+# -- evidence ------------------------------------------------------------------------------------
+class FieldResult(_Open):
+    """One expected / actual row."""
+
+    path: str | None = None
+    expected: Json = None
+    actual: Json = None
+    passed: bool
+    op: str | None = Field(default=None, exclude_if=_absent)
+    message: str | None = Field(default=None, exclude_if=_absent)
+
+
+class PhraseResult(_Open):
+    """One phrase looked for in a voice transcript (``turn``: where it was found)."""
+
+    phrase: str
+    found: bool
+    turn: int | None = None
+
+
+class RubricResult(_Open):
+    """One principle the judge rated."""
+
+    principle: str | None = None
+    rating: int | None = None
+    reasoning: str | None = None
+    score: float | None = None
+
+
+class FieldResultsEvidence(_Open):
+    """fhir-resource-state (with ``resource``, ``query``, ``total``), sftp-file-present (with
+    ``matched_paths``), x12-response (with ``transaction``) and output-* evidence."""
+
+    field_results_: list[FieldResult] = Field(alias="fieldResults")
+    resource: Json = Field(default=None, exclude_if=_absent)
+    query: str | None = Field(default=None, exclude_if=_absent)
+    total: int | None = Field(default=None, exclude_if=_absent)
+    matched_paths: list[str] | None = Field(default=None, exclude_if=_absent)
+    transaction: Json = Field(default=None, exclude_if=_absent)
+
+
+class Hl7StructuralEvidence(_Open):
+    """hl7-structural evidence (with ``message``)."""
+
+    field_results: list[FieldResult]
+    message: Json = Field(default=None, exclude_if=_absent)
+
+
+class PortalStateMatchEvidence(_Open):
+    """portal-state-match evidence (with ``row_key``)."""
+
+    assertion_results: list[FieldResult] = Field(alias="assertionResults")
+    row_key: Json = Field(default=None, exclude_if=_absent)
+
+
+class VoiceTranscriptEvidence(_Open):
+    """voice-transcript evidence."""
+
+    phrase_results: list[PhraseResult] = Field(alias="phraseResults")
+
+
+class LlmRubricEvidence(_Open):
+    """llm-rubric evidence: the judge's ratings (with the judge, its cost and confidence)."""
+
+    rubric_results: list[RubricResult]
+    confidence: float | None = Field(default=None, exclude_if=_absent)
+    judge: dict[str, Json] | None = Field(default=None, exclude_if=_absent)
+
+
+class OtherEvidence(_Open):
+    """Evidence without rows: a criterion that could not be scored (``error``), or a check
+    whose evidence has no rows (output-consistency)."""
+
+    error: str | None = Field(default=None, exclude_if=_absent)
+
+
+Evidence = (
+    FieldResultsEvidence
+    | Hl7StructuralEvidence
+    | PortalStateMatchEvidence
+    | VoiceTranscriptEvidence
+    | LlmRubricEvidence
+    | OtherEvidence
+)
+
+
+# -- criterion runs ------------------------------------------------------------------------------
 class CriterionRunOut(_Out):
+    """A Criterion Run (``GET /criterion-runs/{id}``, and each of a task run's)."""
+
     id: str
+    task_run_id: str | None = None
+    benchmark_run_id: str | None = None
     criterion_id: str
-    status: str
+    label: str | None = Field(default=None, description="null in a scored run's elided answer")
+    assertion: str | None = Field(
+        default=None, alias="assert", description="the check type; null when elided"
+    )
+    axis: str | None = None
+    weight: float
+    points: int | None = None
+    met: bool | None = None
+    critical: bool = False
+    judge: bool = False
+    task_key: str | None = None
+    task_id: str | None = None
+    entity: str | None = None
+    pass_threshold: float | None = None
     passed: bool
     score: float | None = None
+    status: Literal["passed", "failed", "error", "gated", "skipped", "deselected", "not_run"]
+    not_evaluated: str | None = Field(
+        default=None,
+        description="why the verifier could not evaluate this criterion (status error); its "
+        "weight is left out of the task's score",
+    )
+    details: str | None = Field(default=None, description="null in a scored run's elided answer")
+    evidence: Evidence | None = Field(
+        default=None, description="the check's evidence; null in a scored run's elided answer"
+    )
+    started_at: str | None = None
+    completed_at: str | None = None
+    duration: float | None = None
+    line: int | None = None
+
+
+# -- task runs -----------------------------------------------------------------------------------
+class AxisScoreOut(_Out):
+    """One axis: the weighted mean of its criteria and their summed weight."""
+
+    score: float
     weight: float
+    #: a task scored by points: its sums (absent otherwise)
+    points_earned: int | None = Field(default=None, exclude_if=_absent)
+    points_possible: int | None = Field(default=None, exclude_if=_absent)
+
+
+class TaskCountsOut(_Out):
+    passed: int = 0
+    failed: int = 0
+    error: int = 0
+    gated: int = 0
+    skipped: int = 0
+    deselected: int = 0
+    not_run: int = 0
+    #: the errors among them the verifier could not evaluate
+    not_evaluated: int = 0
+
+
+class CriterionSnapshot(_Open):
+    """A criterion as the task held it when the run was made."""
+
+    id: str | None = None
+    label: str | None = None
+    assertion: dict[str, Json]
+    weight: float = 1.0
+    axis: str | None = None
+    critical: bool = False
+    points: int | None = None
+
+
+class TaskSnapshot(_Open):
+    """The task frozen with its task run (so a rerun is reproducible)."""
+
+    id: str
+    name: str | None = None
+    description: str | None = None
+    task_item: dict[str, Json] | None = None
+    scenario: Json = None
+    entities: list[Json] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    timeout: float | None = None
+    pass_threshold: float | None = None
+    criteria: list[CriterionSnapshot] = Field(default_factory=list)
+
+
+class NotEvaluated(_Out):
+    """A criterion the verifier could not evaluate, and why (no URL, path or key)."""
+
+    criterion_id: str
+    reason: str
 
 
 class TaskRunOut(_Out):
-    """A task run with its criterion runs (verify-task's answer, ``GET /v1/task-runs/{id}``)."""
+    """A Task Run with its criterion runs: ``GET /task-runs/{id}``, verify-task's answer."""
 
     id: str
     task_run_id: str
     benchmark_run_id: str
+    report_id: str | None = None
     task_id: str
     task_key: str
-    status: str
-    verdict: Verdict | None = None
+    entity: str | None = None
+    name: str | None = None
+    benchmark: str | None = None
+    file: str | None = None
+    run: str | None = None
+    status: Literal["completed", "incomplete", "cancelled", "running", "skipped"]
+    phase: Phase = "completed"
+    verdict: Verdict | None = Field(
+        default=None,
+        description="pass, partial or fail; null while the task run is open, and when "
+        "criteria the verifier could not evaluate could still change it (verification: "
+        "incomplete)",
+    )
     score: float | None = None
-    confidence: float | None = None
-    feedback: str | None = None
+    pass_threshold: float | None = None
+    axes: dict[str, AxisScoreOut] = Field(default_factory=dict)
+    all_passed: bool | None = None
+    critical_failed: list[str] = Field(default_factory=list)
+    points_earned: int | None = None
+    points_possible: int | None = None
+    penalties_applied: list[str] = Field(default_factory=list)
+    counts: TaskCountsOut = Field(default_factory=TaskCountsOut)
+    snapshot: TaskSnapshot | None = Field(
+        default=None, description="the frozen task; null in a scored run's elided answer"
+    )
+    feedback: str | None = Field(
+        default=None, description="what the agent should change on a retry; null when elided"
+    )
+    confidence: float | None = Field(
+        default=None,
+        description="how sure the verdict is: the lowest confidence a judge criterion "
+        "reported (1.0 for checks only), lowered by the share of weight not evaluated",
+    )
+    verification: Literal["complete", "incomplete"] | None = Field(
+        default=None,
+        description="incomplete when some criteria could not be evaluated (not_evaluated)",
+    )
+    not_evaluated: list[NotEvaluated] = Field(default_factory=list)
+    started_at: str | None = None
     criterion_runs: list[CriterionRunOut]
 
 
-class JobAccepted(_Out):
-    id: str
-    status: Literal["queued"]
-    location: str
+class CompletedTaskRunOut(TaskRunOut):
+    """``POST /v1/task-runs/{id}/complete``: the task run scored, and where its run stands."""
+
+    benchmark_run_status: Literal["completed", "cancelled", "running"]
+    benchmark_run_phase: Phase
 
 
-class JobOut(_Out):
-    id: str
-    status: Literal["queued", "running", "done", "failed"]
-    attempts: int
-    created_at: str | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
-    result: TaskRunOut | None = None
-    error: ProblemOut | None = None
+# -- benchmark runs ------------------------------------------------------------------------------
+class BenchmarkOut(_Out):
+    """The benchmark a run scores."""
+
+    slug: str
+    version: int | str | None = None
+    name: str | None = None
+    ref: str
+    file: str | None = None
+    pass_threshold: float | None = None
 
 
-class RunSummary(_Out):
-    id: str
-    created_at: str
-    benchmark_ref: str
-    status: str
-    score: float | None = None
-    verdict: Verdict | None = None
+class VerdictsOut(_Out):
+    pass_: int = Field(default=0, alias="pass")
+    partial: int = 0
+    fail: int = 0
 
 
-class RunPage(_Out):
-    data: list[RunSummary]
-    next_cursor: str | None = None
+class RunCountsOut(_Out):
+    task_runs: int = 0
+    completed: int = 0
+    incomplete: int = 0
+    cancelled: int = 0
+    running: int = 0
+    skipped: int = 0
+    #: completed task runs whose verification is incomplete (left out of the run score)
+    unverified: int = 0
+    verdicts: VerdictsOut = Field(default_factory=VerdictsOut)
+    criteria: int = 0
+    criteria_passed: int = 0
+    criteria_failed: int = 0
+    criteria_error: int = 0
+    criteria_gated: int = 0
+    criteria_skipped: int = 0
+    criteria_deselected: int = 0
+    criteria_not_run: int = 0
+    criteria_not_evaluated: int = 0
 
 
 class Progress(_Out):
@@ -92,48 +380,140 @@ class Progress(_Out):
 
 
 class TaskRunSummary(_Out):
+    """A task run as its benchmark run lists it."""
+
     id: str
     task_id: str
     task_key: str
+    name: str | None = None
+    phase: Phase
     status: str
     verdict: Verdict | None = None
     score: float | None = None
 
 
 class BenchmarkRunOut(_Out):
+    """A Benchmark Run: ``GET /v1/benchmark-runs/{id}``, and the answer to a cancel."""
+
     id: str
-    report_id: str
-    status: str
-    score: float | None = None
-    verdict: Verdict | None = None
+    benchmark_run_id: str
+    report_id: str | None = None
+    benchmark: BenchmarkOut
+    status: Literal["completed", "cancelled", "running"]
+    phase: Phase
+    scored: bool
+    score: float | None = Field(
+        default=None, description="the mean of the task scores (of the verified task runs)"
+    )
+    verdict: Verdict | None = Field(
+        default=None,
+        description="null while a completed task run's verification is incomplete",
+    )
+    pass_threshold: float | None = None
+    verification: Literal["complete", "incomplete"] | None = Field(
+        default=None,
+        description="incomplete when a task run could not be fully verified "
+        "(counts.unverified)",
+    )
+    axes: dict[str, AxisScoreOut] = Field(default_factory=dict)
+    strict_success: float | None = None
+    counts: RunCountsOut = Field(default_factory=RunCountsOut)
     progress: Progress
     task_runs: list[TaskRunSummary]
 
 
-class PendingTaskRun(_Out):
+class TaskRunLink(_Out):
+    """A task run of a new benchmark run: where to start and complete it."""
+
     id: str
     task_id: str
     task_key: str
-    phase: Literal["pending", "started", "completed"]
+    name: str | None = None
+    phase: Phase
     status: str
     start_url: str
     complete_url: str
 
 
 class CreatedRun(_Out):
+    """``POST /v1/benchmark-runs`` and ``POST /benchmark-runs``: the run, its bearer token
+    (``vrl_run_...``: this run only, until it expires) and its task runs."""
+
     id: str
-    benchmark: str
-    status: str
-    scored: bool
-    run_token: str
-    run_token_expires_at: str
-    task_runs: list[PendingTaskRun]
-
-
-class StartedTaskRun(PendingTaskRun):
     benchmark_run_id: str
+    benchmark: BenchmarkOut
+    scored: bool
+    phase: Phase
+    status: str
+    bearer_token: str
+    bearer_token_expires_at: str
+    task_runs: list[TaskRunLink]
+
+
+class StartedTaskRun(TaskRunLink):
+    """``POST /v1/task-runs/{id}/start``: the task as the agent needs it (never its
+    criteria)."""
+
+    benchmark_run_id: str
+    entity: str | None = None
     started_at: str
-    task_item: Any = None
+    task_item: dict[str, Json] | None = None
+
+
+class RunSummary(_Out):
+    """A benchmark run of a listing."""
+
+    id: str
+    benchmark_run_id: str
+    created_at: str
+    benchmark_ref: str
+    agent: str | None = None
+    run_labels: str
+    status: str
+    phase: Phase
+    scored: bool
+    score: float | None = None
+    verdict: Verdict | None = None
+    strict_success: float | None = None
+    criteria_passed: int
+    criteria_failed: int
+    criteria_error: int
+    source: str
+
+
+class RunPage(_Out):
+    """A page of benchmark runs: pass ``next_cursor`` as ``cursor`` for the next one."""
+
+    data: list[RunSummary]
+    next_cursor: str | None = None
+
+
+class CriterionRunPage(_Out):
+    """A page of a task run's criterion runs: pass ``next_cursor`` as ``cursor`` for more."""
+
+    data: list[CriterionRunOut]
+    next_cursor: str | None = None
+
+
+# -- jobs and health -----------------------------------------------------------------------------
+class JobAccepted(_Out):
+    id: str
+    status: Literal["queued"]
+    location: str
+
+
+class JobOut(_Out):
+    """An async verify-task: ``result`` once done (verify-task's answer), ``error`` when
+    failed."""
+
+    id: str
+    status: Literal["queued", "running", "done", "failed"]
+    attempts: int
+    created_at: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    result: TaskRunOut | None = None
+    error: ProblemOut | None = None
 
 
 class Health(_Out):
@@ -146,22 +526,20 @@ class Ready(_Out):
     tables: int
 
 
-def answers(
-    status: int, model: type[BaseModel], description: str = ""
-) -> dict[int | str, dict[str, Any]]:
-    """``responses=`` entry documenting a success body."""
-    return {status: {"model": model, "description": description or "OK"}}
-
-
 __all__ = [
     "BenchmarkRunOut",
+    "CompletedTaskRunOut",
     "CreatedRun",
+    "CriterionRunOut",
+    "CriterionRunPage",
+    "Evidence",
     "Health",
     "JobAccepted",
     "JobOut",
+    "Json",
+    "ProblemOut",
     "Ready",
     "RunPage",
     "StartedTaskRun",
     "TaskRunOut",
-    "answers",
 ]

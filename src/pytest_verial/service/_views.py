@@ -93,6 +93,7 @@ def install_views(app: FastAPI, store: Store) -> None:
             link=lambda run_id: f"/ui/runs/{run_id}",
             extra=_COMPARE_FORM,
             hint="a run's id opens its report",
+            source="the results store",  # a page names no path of the server
         )
         return _page(page)
 

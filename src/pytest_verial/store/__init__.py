@@ -2,7 +2,10 @@
 ``<rootdir>/.verial/results.db``) or PostgreSQL, listed, compared and trended.
 
 See ``core.py`` for opening and reading, ``rows.py`` for the typed results <-> rows mapping,
-``tables.py`` for the tables and ``migrations/`` for their alembic history.
+``tables.py`` for the tables and ``migrations/`` for their alembic history. The service reads
+and writes only through the repositories: ``_repo_runs.py`` (the three levels, phases, run
+changes), ``_repo_keys.py`` (keys and run tokens), ``_repo_jobs.py`` (async jobs) and
+``_repo_idempotency.py`` (Idempotency-Key answers).
 """
 
 from __future__ import annotations

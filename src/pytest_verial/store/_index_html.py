@@ -197,11 +197,14 @@ def render_index(
     link: Callable[[str], str] | None = None,
     extra: str = "",
     hint: str = "the HTML report of a run: <code>verial html ID</code>",
+    source: str | None = None,
 ) -> str:
     """The index page: every stored run (newest first; the newest ``limit`` when given) and a
     trend plot per benchmark. A run id links to ``<pages>/<id>.html`` when that file exists
     (``verial html ID -o <pages>/<id>.html`` writes it), or to ``link(id)`` when given (the
-    service's pages); ``extra`` is HTML put before the plots."""
+    service's pages); ``extra`` is HTML put before the plots. The header names the store by
+    ``source`` (default: its URL, the password masked; the service names none of its
+    paths)."""
     runs = store.list_runs(limit=limit)
     benchmarks = list(dict.fromkeys(r.benchmark_ref for r in runs))
     plots = "".join(
@@ -227,7 +230,7 @@ def render_index(
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>pytest-verial runs</title><style>{_STYLE}</style></head><body>"
-        f"<header><h1>pytest-verial runs</h1><div class=meta>{_e(store.url_masked)} - "
+        f"<header><h1>pytest-verial runs</h1><div class=meta>{_e(source or store.url_masked)} - "
         f"{generated} UTC</div></header><main>{extra}{plots}{table}</main></body></html>\n"
     )
 

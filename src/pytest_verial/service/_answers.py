@@ -1,0 +1,249 @@
+"""The answers, built once from the stored results (:mod:`pytest_verial.store._repo_runs`) into
+the models of :mod:`.schemas`.
+
+A scored run's rubric (criterion labels, check types, details, evidence, the task snapshot, the
+retry feedback) is left out of the answers an agent gets (verify-task's and complete's of a
+scored run) and of everything a solver key or run token reads; an org key reads it whole
+(``GET /criterion-runs/{id}``), as Verial keeps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from .._results import CriterionRun, TaskRun, TaskStatus
+from ..store._repo_runs import RunListRow, StoredBenchmarkRun, StoredTaskRun
+from ._schemas import (
+    BenchmarkRunOut,
+    CompletedTaskRunOut,
+    CreatedRun,
+    CriterionRunOut,
+    RunSummary,
+    StartedTaskRun,
+    TaskRunLink,
+    TaskRunOut,
+)
+
+#: what a scored run hides: per criterion run, and per task run
+CRITERION_RUBRIC = ("assert", "label", "details", "evidence")
+TASK_RUBRIC = ("snapshot", "feedback")
+
+
+def confidence(run: TaskRun) -> float | None:
+    """How sure the verdict is: the task run's own (when the engine gives one), else the lowest
+    confidence a judge criterion reported, 1.0 when only deterministic criteria ran (a check
+    is certain), None when nothing was scored."""
+    own = getattr(run, "confidence", None)
+    if isinstance(own, int | float) and not isinstance(own, bool):
+        return float(own)
+    values = []
+    for c in run.criterion_runs:
+        if c.judge and c.evidence is not None:
+            value = c.evidence.model_dump(mode="json").get("confidence")
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                values.append(float(value))
+    if values:
+        return min(values)
+    return 1.0 if run.status is TaskStatus.COMPLETED else None
+
+
+def criterion_data(
+    cr_id: str, run: CriterionRun, task_run_id: str, benchmark_run_id: str, *, elide: bool
+) -> dict[str, Any]:
+    data = run.to_json()
+    data.update(id=cr_id, task_run_id=task_run_id, benchmark_run_id=benchmark_run_id)
+    if elide:
+        for key in CRITERION_RUBRIC:
+            data[key] = None
+    return data
+
+
+def criterion_out(
+    cr_id: str, run: CriterionRun, task_run_id: str, benchmark_run_id: str, *, elide: bool
+) -> CriterionRunOut:
+    """A Criterion Run as answered."""
+    data = criterion_data(cr_id, run, task_run_id, benchmark_run_id, elide=elide)
+    return CriterionRunOut.model_validate(data)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def task_data(stored: StoredTaskRun, *, elide: bool) -> dict[str, Any]:
+    run = stored.run
+    data = run.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"})
+    data["report_id"] = data.pop("id")
+    if elide:
+        for key in TASK_RUBRIC:
+            data[key] = None
+    return {
+        **data,
+        "id": stored.id,
+        "task_run_id": stored.id,
+        "benchmark_run_id": stored.benchmark_run_id,
+        "phase": stored.phase,
+        "started_at": _iso(stored.started_at),
+        "confidence": confidence(run),
+        "criterion_runs": [
+            criterion_data(i, c, stored.id, stored.benchmark_run_id, elide=elide)
+            for i, c in zip(stored.criterion_run_ids, run.criterion_runs, strict=True)
+        ],
+    }
+
+
+def task_out(stored: StoredTaskRun, *, elide: bool) -> TaskRunOut:
+    """A Task Run with its criterion runs as answered."""
+    return TaskRunOut.model_validate(task_data(stored, elide=elide))
+
+
+def completed_out(
+    stored: StoredTaskRun, run: StoredBenchmarkRun, *, elide: bool
+) -> CompletedTaskRunOut:
+    """``complete``'s answer: the task run scored and where its benchmark run stands."""
+    data = task_data(stored, elide=elide)
+    data.update(benchmark_run_status=str(run.run.status), benchmark_run_phase=run.phase)
+    return CompletedTaskRunOut.model_validate(data)
+
+
+def benchmark_out(stored: StoredBenchmarkRun) -> BenchmarkRunOut:
+    """A Benchmark Run with its progress and a summary of each task run."""
+    run = stored.run
+    data = run.model_dump(mode="json", by_alias=True, exclude={"task_runs", "runs", "trials"})
+    data["report_id"] = data.pop("id")
+    counts = run.counts
+    done = counts.completed + counts.incomplete + counts.skipped
+    return BenchmarkRunOut.model_validate(
+        {
+            **data,
+            "id": stored.id,
+            "benchmark_run_id": stored.id,
+            "phase": stored.phase,
+            "progress": {
+                "task_runs": counts.task_runs,
+                "done": done,
+                "running": counts.running,
+                "cancelled": counts.cancelled,
+                "fraction": done / counts.task_runs if counts.task_runs else None,
+            },
+            "task_runs": [
+                {
+                    "id": ref.id,
+                    "task_id": ref.run.task_id,
+                    "task_key": ref.run.task_key,
+                    "name": ref.run.name,
+                    "phase": ref.phase,
+                    "status": str(ref.run.status),
+                    "verdict": ref.run.verdict,
+                    "score": ref.run.score,
+                }
+                for ref in stored.task_runs
+            ],
+        }
+    )
+
+
+def links(stored: StoredBenchmarkRun, base: str) -> list[TaskRunLink]:
+    """Each task run with where to start and complete it."""
+    return [
+        TaskRunLink(
+            id=ref.id,
+            task_id=ref.run.task_id,
+            task_key=ref.run.task_key,
+            name=ref.run.name,
+            phase=ref.phase,  # type: ignore[arg-type]
+            status=str(ref.run.status),
+            start_url=f"{base}/v1/task-runs/{ref.id}/start",
+            complete_url=f"{base}/v1/task-runs/{ref.id}/complete",
+        )
+        for ref in stored.task_runs
+    ]
+
+
+def created_data(stored: StoredBenchmarkRun, base: str) -> dict[str, Any]:
+    """A new benchmark run with its task runs, as kept for its Idempotency-Key: everything
+    :class:`~.schemas.CreatedRun` holds but the bearer token, which is never stored."""
+    run = stored.run
+    return {
+        "id": stored.id,
+        "benchmark_run_id": stored.id,
+        "benchmark": run.benchmark.model_dump(mode="json"),
+        "scored": run.scored,
+        "phase": stored.phase,
+        "status": str(run.status),
+        "task_runs": [link.model_dump(mode="json") for link in links(stored, base)],
+    }
+
+
+def created_out(data: dict[str, Any], token: str, expires: datetime) -> CreatedRun:
+    """The answer to a created run: its data and its bearer token."""
+    return CreatedRun.model_validate(
+        {**data, "bearer_token": token, "bearer_token_expires_at": expires.isoformat()}
+    )
+
+
+def started_out(stored: StoredTaskRun, base: str) -> StartedTaskRun:
+    """A started task run: the task as the agent needs it (its ``task_item``, never its
+    criteria)."""
+    run = stored.run
+    snapshot = run.snapshot or {}
+    return StartedTaskRun.model_validate(
+        {
+            "id": stored.id,
+            "task_id": run.task_id,
+            "task_key": run.task_key,
+            "name": run.name,
+            "phase": stored.phase,
+            "status": str(run.status),
+            "start_url": f"{base}/v1/task-runs/{stored.id}/start",
+            "complete_url": f"{base}/v1/task-runs/{stored.id}/complete",
+            "benchmark_run_id": stored.benchmark_run_id,
+            "entity": run.entity,
+            "started_at": _iso(stored.started_at),
+            "task_item": snapshot.get("task_item"),
+        }
+    )
+
+
+def summaries(rows: Sequence[RunListRow]) -> list[RunSummary]:
+    """A listing's benchmark runs."""
+    return [
+        RunSummary.model_validate(
+            {
+                **{k: getattr(r, k) for k in RunSummary.model_fields if hasattr(r, k)},
+                "benchmark_run_id": r.id,
+                "created_at": r.created_at.isoformat(),
+            }
+        )
+        for r in rows
+    ]
+
+
+def elide_report(data: dict[str, Any]) -> dict[str, Any]:
+    """A report's JSON with every scored run's rubric removed."""
+    for run in data.get("benchmark_runs") or []:
+        if not run.get("scored"):
+            continue
+        for task in run.get("task_runs") or []:
+            for key in TASK_RUBRIC:
+                task[key] = None
+            for crit in task.get("criterion_runs") or []:
+                for key in CRITERION_RUBRIC:
+                    crit[key] = None
+    return data
+
+
+__all__ = [
+    "benchmark_out",
+    "completed_out",
+    "confidence",
+    "created_data",
+    "created_out",
+    "criterion_out",
+    "elide_report",
+    "started_out",
+    "summaries",
+    "task_out",
+]

@@ -1,0 +1,775 @@
+"""The three levels as the service reads and changes them: every statement the service runs on
+``benchmark_runs``, ``task_runs``, ``criterion_runs``, ``run_owners`` and ``task_run_starts``.
+
+Who sees what is decided here, with the principal (:class:`~._repo_keys.ApiKey`) every function
+takes: a run token sees its run, a solver key the runs it created, an org key every run
+(pytest's and imported ones included). What is hidden is :class:`NotVisible`, whatever the
+reason, so a caller cannot tell "not there" from "not yours".
+
+Phases (Verial's): a task run is ``created``, ``started`` (``POST .../start``, or implicitly by
+its completion), ``completed`` or ``cancelled``; a benchmark run is ``created`` until one of its
+task runs starts, then ``started``, then ``completed`` (finalized when its last task run
+completes) or ``cancelled``. They follow from each run's status and the ``task_run_starts`` rows;
+nothing else is stored for them. Only one task run of a benchmark run is ``started`` at a time.
+
+Each change is one write transaction, with the answer the service gives kept for the request's
+Idempotency-Key in the same transaction (:mod:`._repo_idempotency`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, and_, or_, select, update
+
+from .._results import BenchmarkRun, CriterionRun, Report, RunCounts, RunStatus, TaskRun, TaskStatus
+from ._core import Store, StoreError, _replace_task, _report, insert_report
+from ._repo_idempotency import Replay, find_replay, record_in, replay_in
+from ._repo_keys import ApiKey
+from ._rows import SessionMeta, as_utc, benchmark_run_row, criterion_json, report_split, session_row
+from ._tables import (
+    benchmark_runs,
+    criterion_runs,
+    run_owners,
+    sessions,
+    task_run_starts,
+    task_runs,
+)
+
+T = TypeVar("T")
+
+#: a task run's and a benchmark run's phases, in order
+PHASES = ("created", "started", "completed", "cancelled")
+
+
+class NotVisible(LookupError):
+    """No such object, or the principal may not see it (the same answer for both)."""
+
+    def __init__(self, what: str, ident: str) -> None:
+        super().__init__(f"{ident}: no {what} with this id (or not visible to this key)")
+        self.what = what
+        self.ident = ident
+
+
+class RunConflict(Exception):
+    """The change does not fit the run's state (a task run completed twice, a run cancelled)."""
+
+
+# -- phases --------------------------------------------------------------------------------------
+def task_phase(status: str, started: bool) -> str:
+    """A task run's phase from its status and whether it was started."""
+    if status == TaskStatus.RUNNING:
+        return "started" if started else "created"
+    if status == TaskStatus.CANCELLED:
+        return "cancelled"
+    return "completed"
+
+
+def run_phase(status: str, task_phases: Sequence[str]) -> str:
+    """A benchmark run's phase from its status and its task runs' phases."""
+    if status == RunStatus.CANCELLED:
+        return "cancelled"
+    if status == RunStatus.COMPLETED:
+        return "completed"
+    return "created" if all(p == "created" for p in task_phases) else "started"
+
+
+# -- what the service reads ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StoredCriterionRun:
+    id: str
+    task_run_id: str
+    benchmark_run_id: str
+    run: CriterionRun
+    scored: bool
+
+
+@dataclass(frozen=True)
+class StoredTaskRun:
+    id: str
+    benchmark_run_id: str
+    run: TaskRun
+    criterion_run_ids: list[str]
+    phase: str
+    started_at: datetime | None
+    scored: bool
+
+
+@dataclass(frozen=True)
+class TaskRunRef:
+    """A task run as its benchmark run lists it."""
+
+    id: str
+    run: TaskRun
+    phase: str
+    started_at: datetime | None
+
+
+@dataclass(frozen=True)
+class StoredBenchmarkRun:
+    id: str
+    run: BenchmarkRun
+    task_runs: list[TaskRunRef]
+    phase: str
+    scored: bool
+
+
+@dataclass(frozen=True)
+class RunListRow:
+    """One benchmark run of a listing: its columns and its phase."""
+
+    id: str
+    created_at: datetime
+    benchmark_ref: str
+    agent: str | None
+    run_labels: str
+    status: str
+    phase: str
+    scored: bool
+    score: float | None
+    verdict: str | None
+    strict_success: float | None
+    criteria_passed: int
+    criteria_failed: int
+    criteria_error: int
+    source: str
+
+
+def _visible(conn: Connection, viewer: ApiKey, br_id: str) -> bool | None:
+    """Whether the benchmark run is scored, if ``viewer`` may see it; None when hidden."""
+    row = conn.execute(
+        select(benchmark_runs.c.scored, run_owners.c.key_id)
+        .select_from(benchmark_runs.outerjoin(run_owners))
+        .where(benchmark_runs.c.id == br_id)
+    ).first()
+    if row is None:
+        return None
+    if viewer.run_id is not None:  # a run token: its own run only
+        if br_id != viewer.run_id:
+            return None
+    elif not viewer.org and row.key_id != viewer.id:
+        return None
+    return bool(row.scored)
+
+
+def _starts(conn: Connection, tr_ids: Sequence[str]) -> dict[str, datetime]:
+    found: dict[str, datetime] = {}
+    for start in range(0, len(tr_ids), 500):
+        chunk = list(tr_ids[start : start + 500])
+        for row in conn.execute(
+            select(task_run_starts.c.task_run_id, task_run_starts.c.started_at).where(
+                task_run_starts.c.task_run_id.in_(chunk)
+            )
+        ):
+            found[str(row.task_run_id)] = as_utc(row.started_at) or datetime.now(UTC)
+    return found
+
+
+def _task_ids(conn: Connection, br_id: str) -> list[str]:
+    return [
+        str(i)
+        for i in conn.execute(
+            select(task_runs.c.id)
+            .where(task_runs.c.benchmark_run_id == br_id)
+            .order_by(task_runs.c.position)
+        ).scalars()
+    ]
+
+
+def _task_run(conn: Connection, viewer: ApiKey, tr_id: str) -> StoredTaskRun:
+    row = conn.execute(
+        select(task_runs.c.benchmark_run_id, task_runs.c.data).where(task_runs.c.id == tr_id)
+    ).first()
+    if row is None:
+        raise NotVisible("task run", tr_id)
+    scored = _visible(conn, viewer, str(row.benchmark_run_id))
+    if scored is None:
+        raise NotVisible("task run", tr_id)
+    crits = list(
+        conn.execute(
+            select(criterion_runs.c.id, criterion_runs.c.data, criterion_runs.c.evidence)
+            .where(criterion_runs.c.task_run_id == tr_id)
+            .order_by(criterion_runs.c.position)
+        )
+    )
+    run = TaskRun.model_validate(
+        {**row.data, "criterion_runs": [criterion_json(c.data, c.evidence) for c in crits]}
+    )
+    started = _starts(conn, [tr_id]).get(tr_id)
+    return StoredTaskRun(
+        id=tr_id,
+        benchmark_run_id=str(row.benchmark_run_id),
+        run=run,
+        criterion_run_ids=[str(c.id) for c in crits],
+        phase=task_phase(run.status, started is not None),
+        started_at=started,
+        scored=scored,
+    )
+
+
+def read_task_run(store: Store, viewer: ApiKey, tr_id: str) -> StoredTaskRun:
+    """A task run with its criterion runs (NotVisible when ``viewer`` may not see it)."""
+    return store.read("read a task run", lambda conn: _task_run(conn, viewer, tr_id))
+
+
+def read_criterion_run(store: Store, viewer: ApiKey, cr_id: str) -> StoredCriterionRun:
+    """One criterion run, its evidence whole (NotVisible when ``viewer`` may not see it)."""
+
+    def work(conn: Connection) -> StoredCriterionRun:
+        row = conn.execute(
+            select(
+                criterion_runs.c.data,
+                criterion_runs.c.evidence,
+                criterion_runs.c.task_run_id,
+                task_runs.c.benchmark_run_id,
+            )
+            .join(task_runs, task_runs.c.id == criterion_runs.c.task_run_id)
+            .where(criterion_runs.c.id == cr_id)
+        ).first()
+        if row is None:
+            raise NotVisible("criterion run", cr_id)
+        scored = _visible(conn, viewer, str(row.benchmark_run_id))
+        if scored is None:
+            raise NotVisible("criterion run", cr_id)
+        return StoredCriterionRun(
+            id=cr_id,
+            task_run_id=str(row.task_run_id),
+            benchmark_run_id=str(row.benchmark_run_id),
+            run=CriterionRun.from_json(criterion_json(row.data, row.evidence)),
+            scored=scored,
+        )
+
+    return store.read("read a criterion run", work)
+
+
+def list_criterion_runs(
+    store: Store, viewer: ApiKey, tr_id: str, *, limit: int, after: int | None
+) -> tuple[list[StoredCriterionRun], bool]:
+    """A task run's criterion runs in order, ``limit`` of them after position ``after``, and
+    whether more follow (NotVisible when ``viewer`` may not see the task run)."""
+
+    def work(conn: Connection) -> tuple[list[StoredCriterionRun], bool]:
+        br_id = conn.execute(
+            select(task_runs.c.benchmark_run_id).where(task_runs.c.id == tr_id)
+        ).scalar()
+        scored = None if br_id is None else _visible(conn, viewer, str(br_id))
+        if scored is None:
+            raise NotVisible("task run", tr_id)
+        query = select(
+            criterion_runs.c.id,
+            criterion_runs.c.position,
+            criterion_runs.c.data,
+            criterion_runs.c.evidence,
+        ).where(criterion_runs.c.task_run_id == tr_id)
+        if after is not None:
+            query = query.where(criterion_runs.c.position > after)
+        rows = list(conn.execute(query.order_by(criterion_runs.c.position).limit(limit + 1)))
+        found = [
+            StoredCriterionRun(
+                str(r.id),
+                tr_id,
+                str(br_id),
+                CriterionRun.from_json(criterion_json(r.data, r.evidence)),
+                scored,
+            )
+            for r in rows[:limit]
+        ]
+        return found, len(rows) > limit
+
+    return store.read("list criterion runs", work)
+
+
+def criterion_position(store: Store, cr_id: str) -> int | None:
+    """Where a criterion run sits in its task run (a listing's cursor), or None."""
+
+    def work(conn: Connection) -> int | None:
+        value = conn.execute(
+            select(criterion_runs.c.position).where(criterion_runs.c.id == cr_id)
+        ).scalar()
+        return None if value is None else int(value)
+
+    return store.read("read a criterion run", work)
+
+
+def _benchmark_run(
+    conn: Connection, br_id: str, scored: bool, run: BenchmarkRun | None = None
+) -> StoredBenchmarkRun:
+    """A benchmark run with its task runs' ids and phases (``run``: as just rewritten)."""
+    if run is None:
+        run = _report(conn, run_id=br_id).benchmark_runs[0]
+    ids = _task_ids(conn, br_id)
+    starts = _starts(conn, ids)
+    refs = [
+        TaskRunRef(i, t, task_phase(t.status, i in starts), starts.get(i))
+        for i, t in zip(ids, run.task_runs, strict=True)
+    ]
+    return StoredBenchmarkRun(
+        id=br_id,
+        run=run,
+        task_runs=refs,
+        phase=run_phase(run.status, [r.phase for r in refs]),
+        scored=scored,
+    )
+
+
+def read_benchmark_run(store: Store, viewer: ApiKey, br_id: str) -> StoredBenchmarkRun:
+    """A benchmark run with its task runs and their phases (NotVisible when hidden)."""
+
+    def work(conn: Connection) -> StoredBenchmarkRun:
+        scored = _visible(conn, viewer, br_id)
+        if scored is None:
+            raise NotVisible("benchmark run", br_id)
+        return _benchmark_run(conn, br_id, scored)
+
+    return store.read("read a run", work)
+
+
+def read_report(store: Store, viewer: ApiKey, br_id: str) -> tuple[Report, bool]:
+    """The run's report and whether it is scored (NotVisible when hidden)."""
+
+    def work(conn: Connection) -> tuple[Report, bool]:
+        scored = _visible(conn, viewer, br_id)
+        if scored is None:
+            raise NotVisible("benchmark run", br_id)
+        return _report(conn, run_id=br_id), scored
+
+    return store.read("read a run", work)
+
+
+def list_benchmark_runs(
+    store: Store,
+    viewer: ApiKey,
+    *,
+    limit: int,
+    after: tuple[datetime, str] | None,
+    benchmark: str | None,
+    agent: str | None,
+) -> tuple[list[RunListRow], bool]:
+    """The benchmark runs ``viewer`` may see, newest first, ``limit`` of them after the
+    (created_at, id) ``after``; and whether more follow."""
+    query = (
+        select(
+            benchmark_runs.c.id,
+            benchmark_runs.c.created_at,
+            benchmark_runs.c.benchmark_ref,
+            benchmark_runs.c.run_labels,
+            benchmark_runs.c.agent,
+            benchmark_runs.c.status,
+            benchmark_runs.c.scored,
+            benchmark_runs.c.score,
+            benchmark_runs.c.verdict,
+            benchmark_runs.c.strict_success,
+            benchmark_runs.c.criteria_passed,
+            benchmark_runs.c.criteria_failed,
+            benchmark_runs.c.criteria_error,
+            sessions.c.source,
+        )
+        .join(sessions, sessions.c.id == benchmark_runs.c.session_id)
+        .outerjoin(run_owners, run_owners.c.benchmark_run_id == benchmark_runs.c.id)
+    )
+    if viewer.run_id is not None:
+        query = query.where(benchmark_runs.c.id == viewer.run_id)
+    elif not viewer.org:
+        query = query.where(run_owners.c.key_id == viewer.id)
+    if benchmark:
+        query = query.where(
+            or_(
+                benchmark_runs.c.benchmark_ref == benchmark,
+                benchmark_runs.c.benchmark_slug == benchmark,
+            )
+        )
+    if agent:
+        query = query.where(benchmark_runs.c.agent == agent)
+    if after is not None:
+        when = after[0].astimezone(UTC)
+        if store.sqlite:
+            when = when.replace(tzinfo=None)
+        query = query.where(
+            or_(
+                benchmark_runs.c.created_at < when,
+                and_(benchmark_runs.c.created_at == when, benchmark_runs.c.id < after[1]),
+            )
+        )
+    query = query.order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc()).limit(
+        limit + 1
+    )
+
+    def work(conn: Connection) -> tuple[list[RunListRow], bool]:
+        rows = list(conn.execute(query))
+        page = rows[:limit]
+        running = [str(r.id) for r in page if r.status == RunStatus.RUNNING]
+        moved = _moved(conn, running)
+        found = [
+            RunListRow(
+                id=str(r.id),
+                created_at=as_utc(r.created_at) or datetime.now(UTC),
+                benchmark_ref=str(r.benchmark_ref),
+                agent=r.agent,
+                run_labels=str(r.run_labels),
+                status=str(r.status),
+                phase=run_phase(str(r.status), ["started"] if str(r.id) in moved else []),
+                scored=bool(r.scored),
+                score=r.score,
+                verdict=r.verdict,
+                strict_success=r.strict_success,
+                criteria_passed=int(r.criteria_passed),
+                criteria_failed=int(r.criteria_failed),
+                criteria_error=int(r.criteria_error),
+                source=str(r.source),
+            )
+            for r in page
+        ]
+        return found, len(rows) > limit
+
+    return store.read("list runs", work)
+
+
+def _moved(conn: Connection, run_ids: Sequence[str]) -> set[str]:
+    """The running benchmark runs among ``run_ids`` with a task run started or done."""
+    if not run_ids:
+        return set()
+    done = conn.execute(
+        select(task_runs.c.benchmark_run_id)
+        .where(task_runs.c.benchmark_run_id.in_(list(run_ids)))
+        .where(task_runs.c.status != TaskStatus.RUNNING)
+    ).scalars()
+    started = conn.execute(
+        select(task_runs.c.benchmark_run_id)
+        .join(task_run_starts, task_run_starts.c.task_run_id == task_runs.c.id)
+        .where(task_runs.c.benchmark_run_id.in_(list(run_ids)))
+    ).scalars()
+    return {str(i) for i in done} | {str(i) for i in started}
+
+
+# -- what the service writes ---------------------------------------------------------------------
+def _once(
+    store: Store,
+    doing: str,
+    owner: ApiKey,
+    idem: str | None,
+    digest: str,
+    work: Callable[[Connection], Replay],
+) -> Replay:
+    """Run ``work`` in one write transaction unless ``owner``'s Idempotency-Key already holds
+    an answer, and keep its answer for the key in the same transaction. Two requests with one
+    key at once: the one that commits second answers what the first kept."""
+
+    def once(conn: Connection) -> Replay:
+        earlier = replay_in(conn, owner.id, idem, digest) if idem is not None else None
+        if earlier is not None:
+            return earlier
+        answer = work(conn)
+        record_in(conn, owner.id, idem, digest, answer)
+        return answer
+
+    try:
+        return store.write(doing, once)
+    except StoreError:
+        found = find_replay(store, owner.id, idem, digest) if idem is not None else None
+        if found is None:
+            raise
+        return found
+
+
+def store_verified(
+    store: Store,
+    owner: ApiKey,
+    report: Report,
+    answer: Callable[[StoredTaskRun], Replay],
+    *,
+    idem: str | None,
+    digest: str,
+    then: Callable[[Connection, Replay], None] | None = None,
+) -> Replay:
+    """Store the report of one verified task (a benchmark run with one task run), its owner
+    and its Idempotency-Key record in one transaction; ``answer`` builds what is answered
+    from the stored task run. ``then(conn, answer)`` runs in that transaction (an async job
+    marked done with it)."""
+    run = report.benchmark_runs[0]
+    task = run.task_runs[0]
+
+    def work(conn: Connection) -> Replay:
+        result = insert_report(conn, report, source="service", ids=True)
+        br_id = result.run_ids[0]
+        conn.execute(run_owners.insert().values(benchmark_run_id=br_id, key_id=owner.id))
+        tr_id, cr_ids = result.task_runs[0][0]
+        stored = StoredTaskRun(
+            tr_id, br_id, task, cr_ids, task_phase(task.status, True), None, run.scored
+        )
+        made = answer(stored)
+        if then is not None:
+            then(conn, made)
+        return made
+
+    return _once(store, "store the verified task", owner, idem, digest, work)
+
+
+def create_run(
+    store: Store,
+    owner: ApiKey,
+    report: Report,
+    answer: Callable[[StoredBenchmarkRun], Replay],
+    *,
+    idem: str | None,
+    digest: str,
+) -> Replay:
+    """Store a new benchmark run (every task run ``created``) and its owner. Its bearer token
+    is stored apart (:func:`~._repo_keys.add_run_token`), never in the answer kept for the
+    Idempotency-Key."""
+
+    def work(conn: Connection) -> Replay:
+        result = insert_report(conn, report, source="service", ids=True)
+        br_id = result.run_ids[0]
+        conn.execute(run_owners.insert().values(benchmark_run_id=br_id, key_id=owner.id))
+        return answer(_benchmark_run(conn, br_id, report.benchmark_runs[0].scored))
+
+    return _once(store, "create a benchmark run", owner, idem, digest, work)
+
+
+def _position(conn: Connection, tr_id: str) -> int:
+    return int(
+        conn.execute(select(task_runs.c.position).where(task_runs.c.id == tr_id)).scalar_one()
+    )
+
+
+def _open_task(conn: Connection, viewer: ApiKey, tr_id: str) -> tuple[str, BenchmarkRun, int]:
+    """The benchmark run and position of a task run the viewer may change now (NotVisible,
+    RunConflict when it or its run is over)."""
+    br_id = conn.execute(
+        select(task_runs.c.benchmark_run_id).where(task_runs.c.id == tr_id)
+    ).scalar()
+    if br_id is None or _visible(conn, viewer, str(br_id)) is None:
+        raise NotVisible("task run", tr_id)
+    run = _report(conn, run_id=str(br_id)).benchmark_runs[0]
+    position = _position(conn, tr_id)
+    _check_open(run, run.task_runs[position], tr_id)
+    return str(br_id), run, position
+
+
+def _check_open(run: BenchmarkRun, task: TaskRun, tr_id: str) -> None:
+    if task.status is not TaskStatus.RUNNING:
+        raise RunConflict(f"{tr_id}: this task run is already {task_phase(task.status, True)}")
+    if run.status is not RunStatus.RUNNING:
+        raise RunConflict(f"{tr_id}: its benchmark run is {run_phase(run.status, [])}")
+
+
+def _other_started(conn: Connection, br_id: str, tr_id: str) -> None:
+    """RunConflict when another task run of the benchmark run is in phase ``started``."""
+    other = conn.execute(
+        select(task_runs.c.id)
+        .join(task_run_starts, task_run_starts.c.task_run_id == task_runs.c.id)
+        .where(
+            task_runs.c.benchmark_run_id == br_id,
+            task_runs.c.status == TaskStatus.RUNNING,
+            task_runs.c.id != tr_id,
+        )
+        .limit(1)
+    ).scalar()
+    if other is not None:
+        raise RunConflict(
+            f"{tr_id}: task run {other} is started; only one task run of a benchmark run is "
+            "started at a time (complete it first)"
+        )
+
+
+def start_task(
+    store: Store,
+    viewer: ApiKey,
+    tr_id: str,
+    answer: Callable[[StoredTaskRun], Replay],
+    *,
+    idem: str | None,
+    digest: str,
+) -> Replay:
+    """Move a task run from ``created`` to ``started`` (a second start answers the first
+    one's time); RunConflict when another task run of its benchmark run is started."""
+
+    def work(conn: Connection) -> Replay:
+        br_id, _run, _position = _open_task(conn, viewer, tr_id)
+        if tr_id not in _starts(conn, [tr_id]):
+            _other_started(conn, br_id, tr_id)
+            conn.execute(
+                task_run_starts.insert().values(task_run_id=tr_id, started_at=datetime.now(UTC))
+            )
+        return answer(_task_run(conn, viewer, tr_id))
+
+    return _once(store, "start a task run", viewer, idem, digest, work)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A task run about to be completed: where it sits and what it is."""
+
+    task_run_id: str
+    benchmark_run_id: str
+    run: BenchmarkRun
+    task: TaskRun
+
+
+def pending_task(store: Store, viewer: ApiKey, tr_id: str) -> Pending:
+    """The task run ``tr_id`` if ``viewer`` may complete it now (NotVisible, RunConflict)."""
+
+    def work(conn: Connection) -> Pending:
+        br_id, run, position = _open_task(conn, viewer, tr_id)
+        if tr_id not in _starts(conn, [tr_id]):
+            _other_started(conn, br_id, tr_id)
+        return Pending(tr_id, br_id, run, run.task_runs[position])
+
+    return store.read("read a task run", work)
+
+
+def complete_task(
+    store: Store,
+    viewer: ApiKey,
+    pending: Pending,
+    scored_task: TaskRun,
+    answer: Callable[[StoredTaskRun, StoredBenchmarkRun], Replay],
+    *,
+    idem: str | None,
+    digest: str,
+) -> Replay:
+    """Store the scored task run in place of the open one (keeping when it started; a task
+    run completed without a start starts now), then the run's aggregates: finalized when it
+    was the last task run."""
+    tr_id, br_id = pending.task_run_id, pending.benchmark_run_id
+
+    def work(conn: Connection) -> Replay:
+        _open_task(conn, viewer, tr_id)
+        started = _starts(conn, [tr_id]).get(tr_id)
+        if started is None:
+            _other_started(conn, br_id, tr_id)
+            started = datetime.now(UTC)
+        session_id = str(
+            conn.execute(
+                select(benchmark_runs.c.session_id).where(benchmark_runs.c.id == br_id)
+            ).scalar_one()
+        )
+        _replace_task(conn, session_id, br_id, tr_id, 0, scored_task)
+        # the task run's rows were replaced under the same id: its start goes with them
+        conn.execute(task_run_starts.insert().values(task_run_id=tr_id, started_at=started))
+        run = _rewrite(conn, br_id)
+        stored = _task_run(conn, viewer, tr_id)
+        return answer(stored, _benchmark_run(conn, br_id, stored.scored, run))
+
+    return _once(store, "complete a task run", viewer, idem, digest, work)
+
+
+def cancel_run(
+    store: Store,
+    viewer: ApiKey,
+    br_id: str,
+    cancelled: Callable[[TaskRun], TaskRun],
+    answer: Callable[[StoredBenchmarkRun], Replay],
+    *,
+    idem: str | None,
+    digest: str,
+) -> Replay:
+    """Cancel a running benchmark run: its open task runs become ``cancelled``, completed ones
+    are kept (RunConflict when the run is over)."""
+
+    def work(conn: Connection) -> Replay:
+        scored = _visible(conn, viewer, br_id)
+        if scored is None:
+            raise NotVisible("benchmark run", br_id)
+        run = _report(conn, run_id=br_id).benchmark_runs[0]
+        if run.status is not RunStatus.RUNNING:
+            phase = run_phase(run.status, [])
+            raise RunConflict(f"{br_id}: this benchmark run is already {phase}")
+        session_id = str(
+            conn.execute(
+                select(benchmark_runs.c.session_id).where(benchmark_runs.c.id == br_id)
+            ).scalar_one()
+        )
+        for position, (tr_id, task) in enumerate(
+            zip(_task_ids(conn, br_id), run.task_runs, strict=True)
+        ):
+            if task.status is TaskStatus.RUNNING:
+                _replace_task(conn, session_id, br_id, tr_id, position, cancelled(task))
+        run = _rewrite(conn, br_id, interrupted=True)
+        return answer(_benchmark_run(conn, br_id, scored, run))
+
+    return _once(store, "cancel a benchmark run", viewer, idem, digest, work)
+
+
+def _rewrite(conn: Connection, br_id: str, *, interrupted: bool = False) -> BenchmarkRun:
+    """The benchmark run's aggregates (and its session, when it ended) from its task runs."""
+    row = conn.execute(
+        select(benchmark_runs.c.session_id, benchmark_runs.c.created_at).where(
+            benchmark_runs.c.id == br_id
+        )
+    ).one()
+    report = _report(conn, run_id=br_id)
+    old = report.benchmark_runs[0]
+    running = not interrupted and any(t.status is TaskStatus.RUNNING for t in old.task_runs)
+    run = old.rescored(running=running, interrupted=interrupted)
+    values: dict[str, Any] = benchmark_run_row(
+        br_id, str(row.session_id), 0, run, as_utc(row.created_at) or datetime.now(UTC)
+    )
+    for column in ("id", "position", "session_id", "created_at"):
+        values.pop(column)
+    conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == br_id).values(values))
+    if not running:
+        now = datetime.now(UTC)
+        started = (
+            as_utc(
+                conn.execute(
+                    select(sessions.c.started_at).where(sessions.c.id == row.session_id)
+                ).scalar_one()
+            )
+            or now
+        )
+        session = report.session.model_copy(
+            update={
+                "status": run.status,
+                "phase": "completed",
+                "completed_at": now.isoformat(),
+                "duration": (now - started).total_seconds(),
+                "counts": RunCounts.of(run.task_runs),
+            }
+        )
+        _data, extra = report_split(report)
+        srow = session_row(
+            str(row.session_id), session, SessionMeta(started_at=session.started_at), extra
+        )
+        conn.execute(
+            update(sessions)
+            .where(sessions.c.id == row.session_id)
+            .values(
+                status=srow["status"],
+                completed_at=srow["completed_at"],
+                data=srow["data"],
+                report_digest=None,
+            )
+        )
+    return run
+
+
+__all__ = [
+    "PHASES",
+    "NotVisible",
+    "Pending",
+    "RunConflict",
+    "RunListRow",
+    "StoredBenchmarkRun",
+    "StoredCriterionRun",
+    "StoredTaskRun",
+    "TaskRunRef",
+    "cancel_run",
+    "complete_task",
+    "create_run",
+    "criterion_position",
+    "list_benchmark_runs",
+    "list_criterion_runs",
+    "pending_task",
+    "read_benchmark_run",
+    "read_criterion_run",
+    "read_report",
+    "read_task_run",
+    "run_phase",
+    "start_task",
+    "store_verified",
+    "task_phase",
+]
