@@ -412,8 +412,7 @@ class BenchmarkRunOut(_Out):
     pass_threshold: float | None = None
     verification: Literal["complete", "incomplete"] | None = Field(
         default=None,
-        description="incomplete when a task run could not be fully verified "
-        "(counts.unverified)",
+        description="incomplete when a task run could not be fully verified (counts.unverified)",
     )
     axes: dict[str, AxisScoreOut] = Field(default_factory=dict)
     strict_success: float | None = None
