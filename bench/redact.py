@@ -37,7 +37,7 @@ def _report(tasks: int, rng: random.Random) -> dict[str, Any]:
                         "label": text(6),
                         "details": text(150),
                         "evidence": {
-                            "field_results": [
+                            "fieldResults": [
                                 {"path": "a.b", "expected": text(2), "actual": text(3)}
                             ]
                         },

@@ -26,6 +26,7 @@ from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, is_benchmark_file, 
 from ._nodeids import parse, split_task_name, task_name
 from ._results import CriterionRun, Status
 from ._runinfo import RunDir, empty_run_problem, shared_folders
+from ._sandbox_paths import SandboxPaths
 from ._scoring import DEFAULT_AXIS, verdict_threshold
 from ._state import CONCURRENT_JUDGING, PRIOR, REGISTRIES, SANDBOXES, SETTINGS, TASK_LEFT
 from .checks import BUILTIN, CheckRegistry
@@ -398,7 +399,10 @@ class CriterionItem(pytest.Function):
         if run.status is Status.SKIPPED:
             reason = run.details or "criterion skipped"
             reason = f"criterion skipped ({WITHHELD})" if self.scored() else reason
-            raise pytest.skip.Exception(reason, _use_item_location=True)
+            # at the criterion's line; a JSON benchmark file has none (pytest would crash)
+            raise pytest.skip.Exception(reason, _use_item_location=self.plan.line is not None)
+        if run.not_evaluated is not None:  # an error of the verifier (whatever its points)
+            raise CriterionFailed(run)
         if run.met if run.points is not None and run.points < 0 else not run.passed:
             # a penalty (negative points) fails its item when met, and passes when not
             raise CriterionFailed(run)
@@ -440,11 +444,18 @@ class CriterionItem(pytest.Function):
     def _missing_sandbox(self) -> None:
         """A task run without its folder is an error, never "the agent wrote nothing"."""
         task_node = self.task_node
-        run = self.errored(task_node.run.missing_message(task_node.task.key), "MissingSandbox")
+        message = task_node.run.missing_message(task_node.task.key)
+        run = self.errored(message, "MissingSandbox", relative=False)
         raise CriterionFailed(run)
 
-    def errored(self, details: str, error: str) -> CriterionRun:
-        """Record this criterion as an error run (it could not be scored) and return it."""
+    def errored(self, details: str, error: str, relative: bool = True) -> CriterionRun:
+        """Record this criterion as an error run (it could not be scored) and return it.
+        ``relative``: files in ``details`` named relative to the task's sandbox folder, as
+        the engine names them (not for the missing folder itself)."""
+        if relative:
+            run_dir = self.task_node.run
+            paths = SandboxPaths(run_dir.sandbox_path(self.task_node.task.key), run_dir.path)
+            details = paths.text(details)
         now = now_iso()
         run = CriterionRun.errored(
             {**identity(self.plan, self.task_node.task), **self.identity()},

@@ -3,7 +3,8 @@
 :func:`run_criterion` returns a :class:`~pytest_verial._results.CriterionRun`. It never raises
 for bad input: a :class:`~pytest_verial._errors.CriterionError` becomes a run with status
 ``error`` and score 0; an ``assert`` with no registered check becomes a failed
-run with ``unsupported assertion: <value>`` (Verial's rule).
+run with ``unsupported assertion: <value>`` (Verial's rule). Its details and evidence name
+files relative to the task's sandbox folder (:mod:`pytest_verial._sandbox_paths`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ._display import escape
-from ._errors import CriterionError, RunConfigError
+from ._errors import CriterionError, NotEvaluatedError, RunConfigError
 from ._loader import CriterionPlan, TaskPlan
 from ._models import Benchmark
 from ._names import UNSUPPORTED
 from ._results import CriterionRun
 from ._safeparse import strict_json_value
+from ._sandbox_paths import sandbox_paths
 from ._scoring import (
     DEFAULT_CRITERION_THRESHOLD,
     DEFAULT_VERDICT_THRESHOLD,
@@ -108,17 +110,34 @@ def run_criterion(
             outcome = _outcome(
                 plan, task, sources, options or {}, prior or {}, threshold, benchmark, sandbox
             )
+    except NotEvaluatedError as exc:  # the verifier's own failure, never the agent's
+        outcome = CheckOutcome(
+            0.0,
+            f"not evaluated: {exc.reason}",
+            {"error": type(exc).__name__},
+            status="error",
+            not_evaluated=exc.reason,
+        )
     except (CriterionError, RunConfigError) as exc:
         outcome = CheckOutcome(0.0, str(exc), {"error": type(exc).__name__}, status="error")
+    details, evidence = outcome.details, strict_json_value(outcome.evidence)  # strict JSON
+    paths = sandbox_paths(sandbox)
+    if paths is not None:  # files named relative to the task folder, never where it sits
+        details, evidence = paths.text(details) if details else details, paths.json(evidence)
     result = {
         # one printable line whatever the data quoted in it holds (ESC, newlines, bidi)
-        "details": escape(redact(outcome.details)) if outcome.details else outcome.details,
-        "evidence": redact_json(strict_json_value(outcome.evidence)),  # always strict JSON
+        "details": escape(redact(details)) if details else details,
+        "evidence": redact_json(evidence),
         "started_at": started,
         "completed_at": now_iso(),
         "duration": round(time.perf_counter() - clock, 6),
     }
     status = outcome.status
+    if outcome.not_evaluated is not None:
+        reason = escape(
+            redact(paths.text(outcome.not_evaluated) if paths else outcome.not_evaluated)
+        )
+        return CriterionRun.unverified(who, reason, **result)
     if status == "error":
         return CriterionRun.errored(who, **result)
     if status == "gated":

@@ -8,10 +8,14 @@ The tree is small on purpose::
     ├── UsageError              a bad combination of options (judge == executor model, ...)
     └── CriterionError          one criterion cannot be scored; score 0, shown as a failure
         ├── SourceError         a data source cannot be read (file corrupt, server down, ...)
-        └── CheckError          the assertion cannot be evaluated (bad path, bad regex, ...)
+        ├── CheckError          the assertion cannot be evaluated (bad path, bad regex, ...)
+        └── NotEvaluatedError   the verifier itself could not evaluate it (its judge absent,
+                                unreachable, slow, unparseable): no score, not the agent's doing
 
 A ``CriterionError`` is a *result*, not a crash: the item fails with the message, the criterion
-run is recorded with status ``error`` and score 0, and every other criterion still runs.
+run is recorded with status ``error`` and score 0, and every other criterion still runs. A
+``NotEvaluatedError`` is recorded with status ``error``, ``not_evaluated`` its reason and no
+score: it leaves the task's mean, and the task run says its verification is incomplete.
 """
 
 from __future__ import annotations
@@ -76,3 +80,13 @@ class SourceError(CriterionError):
 
 class CheckError(CriterionError):
     """The assertion itself cannot be evaluated against the data (bad regex, bad path...)."""
+
+
+class NotEvaluatedError(CriterionError):
+    """The verifier could not evaluate the criterion: its judge is not configured, unreachable,
+    timed out or answered unparseably (after its retries). ``reason`` is short and names no URL,
+    path, key or setting (it reaches the agent's coordinator); the message may say more."""
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        super().__init__(message or reason)
+        self.reason = reason

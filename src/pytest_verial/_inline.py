@@ -145,7 +145,7 @@ def verify_task(
     )
     result = InlineTaskRun.model_validate(dict(task_run))
     result.feedback = task_feedback(result)
-    result.verification = verification_summary(
+    result.verification_summary = verification_summary(
         [result],
         {("inline", plan.key): box.meta.cost},
         float(options.get("verification_budget") or DEFAULT_BUDGET),

@@ -591,8 +591,10 @@ class Recorder:
             )
         if self.gate is not None:
             floor, errors = self.settings.fail_under, self.gate_errors
+            unverified = self.report.session.counts.criteria_not_evaluated
+            why = f" ({unverified} not evaluated)" if unverified else ""
             tail = (
-                f", {plural(errors, 'error')}" if errors else ""
+                f", {plural(errors, 'error')}{why}" if errors else ""
             ) + f" -> exit {self.exit_status}"
             if not self.gate:
                 terminalreporter.write_line(f"fail-under {floor}: no run score{tail}")

@@ -21,10 +21,32 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Final, Literal, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    SerializeAsAny,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+from pydantic_core import core_schema as core_schema_of
 
+from ._evidence import (
+    REPORT_V2,
+    REPORT_V3,
+    AnyEvidence,
+    Evidence,
+    FieldResult,
+    evidence_schema_rules,
+    parse_evidence,
+    report_from_v2,
+)
 from ._scoring import (
     DEFAULT_AXIS,
     DEFAULT_VERDICT_THRESHOLD,
@@ -42,7 +64,19 @@ from ._scoring import (
 )
 from ._scoring import axes as axis_scores
 
-SCHEMA_ID = "pytest-verial/report/v2"
+SCHEMA_ID: Final = REPORT_V3
+#: the schema ids a reader accepts: v3, and v2 (the keys before Verial's table), converted on
+#: read by :mod:`pytest_verial.reporting._upgrade`
+SCHEMA_IDS = (REPORT_V2, SCHEMA_ID)
+
+
+def unknown_schema(schema: object) -> str:
+    """Why a report with this schema id cannot be read (one line)."""
+    return (
+        f"schema {schema!r} is not one this version reads ({' or '.join(SCHEMA_IDS)}): "
+        "read it with the version that wrote it"
+    )
+
 
 #: Any JSON value. Values reach these types already as strict JSON (the engine makes evidence
 #: strict, the reader parses JSON), and pydantic's Json validates every nested value in
@@ -75,10 +109,16 @@ UNCOUNTED = frozenset(Status) - COUNTED
 FAILING = COUNTED - {Status.PASSED}
 
 
-def counts_against(status: str, points: int | None, met: bool | None) -> bool:
+def counts_against(
+    status: str, points: int | None, met: bool | None, not_evaluated: str | None = None
+) -> bool:
     """Whether a criterion run counts against its task (listed as failing): failed, error or
     gated, or a penalty applied. A penalty whose behaviour was absent (its check failed) is the
-    good outcome and is not listed. Takes the JSON form's fields, so JUnit reads it too."""
+    good outcome and is not listed, and neither is a criterion the verifier could not evaluate
+    (``not_evaluated``: not the agent's doing). Takes the JSON form's fields, so JUnit reads it
+    too."""
+    if not_evaluated is not None:
+        return False
     penalty = points is not None and points < 0
     if penalty and status == Status.FAILED:
         return False
@@ -133,33 +173,6 @@ def _absent(value: object) -> bool:
     return value is None
 
 
-class FieldResult(BaseModel):
-    """One expected / actual row of a check's evidence (``field_results``)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    path: str | None = None
-    expected: Json = None
-    actual: Json = None
-    op: str | None = Field(default=None, exclude_if=_absent)
-    passed: bool = False
-    message: str | None = Field(default=None, exclude_if=_absent)
-
-
-class Evidence(BaseModel):
-    """What a check saw. Rows of fields are typed; each check may add its own keys."""
-
-    model_config = ConfigDict(extra="allow")
-
-    field_results: list[FieldResult] | None = Field(default=None, exclude_if=_absent)
-    assertion_results: list[FieldResult] | None = Field(default=None, exclude_if=_absent)
-    error: str | None = Field(default=None, exclude_if=_absent)
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON types: the rows and every key the check added."""
-        return self.model_dump(mode="json", by_alias=True)
-
-
 class CriterionRun(Result):
     """One criterion scored against one task run's sandbox (Verial's Criterion Run, plus ours)."""
 
@@ -183,8 +196,13 @@ class CriterionRun(Result):
     passed: bool = False
     score: float | None = None
     status: Status
+    #: why the verifier could not evaluate this criterion (its judge absent, unreachable, slow
+    #: or unparseable): status ``error``, left out of the task's mean, never the agent's failure
+    not_evaluated: str | None = None
     details: str | None = None
-    evidence: Evidence | None = None
+    #: what the check saw, in the keys of its ``assert`` (:mod:`pytest_verial._evidence`): the
+    #: model of its check type, serialized as that model; the schema names the union
+    evidence: SerializeAsAny[Evidence] | None = None
     started_at: str | None = None
     completed_at: str | None = None
     duration: float | None = None
@@ -199,14 +217,50 @@ class CriterionRun(Result):
     #: pytest's outcome of the item (passed, failed, skipped)
     outcome: str | None = None
 
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _evidence(cls, value: object, info: ValidationInfo) -> Evidence | None:
+        """The evidence as the model of this criterion's ``assert`` (``EVIDENCE_MODELS``)."""
+        return parse_evidence(info.data.get("assertion"), value)
+
     @model_validator(mode="after")
     def _met(self) -> CriterionRun:
         """``met`` follows from the status: a counted points criterion is met when it passed
-        (error and gated: not met); skipped, deselected and not run: None (not counted)."""
-        counted = self.points is not None and self.status in COUNTED
-        self.met = self.passed if counted else None
+        (error and gated: not met); skipped, deselected, not run and not evaluated: None (not
+        counted)."""
+        self.met = self.passed if self.points is not None and self.counted else None
         _share_fields_set(self)
         return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """``evidence`` as the union of the check types' models (:data:`AnyEvidence`), and a
+        rule per built-in ``assert`` naming its own: the report's schema and the service's
+        OpenAPI both say which evidence goes with which check. (At run time the field is the
+        base :class:`Evidence`, each value its own model: a union costs twice as much.)"""
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        models = get_args(AnyEvidence)
+        choices: list[CoreSchema | tuple[CoreSchema, str]] = []
+        for model in models:
+            core = model.__pydantic_core_schema__
+            if "ref" not in core:  # a model used nowhere else: give it a definition of its own
+                core = {**core, "ref": f"{model.__module__}.{model.__qualname__}:{id(model)}"}
+            choices.append(cast(CoreSchema, core))
+        union = handler(core_schema_of.nullable_schema(core_schema_of.union_schema(choices)))
+        members = union["anyOf"][: len(models)]
+        refs = dict(zip(models, members, strict=True))
+        if not all("$ref" in r for r in refs.values()):
+            raise RuntimeError("evidence models must be $refs in the report's schema")
+        evidence = target["properties"]["evidence"]
+        target["properties"]["evidence"] = {
+            **{k: v for k, v in evidence.items() if k not in ("anyOf", "$ref")},
+            **union,
+        }
+        target["allOf"] = evidence_schema_rules(refs)
+        return schema
 
     @property
     def penalty_applied(self) -> bool:
@@ -216,7 +270,7 @@ class CriterionRun(Result):
     @property
     def against(self) -> bool:
         """Whether this run counts against its task (:func:`counts_against`)."""
-        return counts_against(self.status, self.points, self.met)
+        return counts_against(self.status, self.points, self.met, self.not_evaluated)
 
     # -- constructors, one per case ---------------------------------------------------------
     @classmethod
@@ -233,6 +287,24 @@ class CriterionRun(Result):
         result.setdefault("evidence", {})
         return cls(
             **identity, score=0.0, passed=False, status=Status.ERROR, details=details, **result
+        )
+
+    @classmethod
+    def unverified(
+        cls, identity: Mapping[str, Any], reason: str, details: str, **result: Any
+    ) -> CriterionRun:
+        """The verifier could not evaluate the criterion (``reason``: its judge not configured,
+        unreachable, timed out, answered unparseably): an error left out of the task's mean,
+        which neither fails nor passes the agent."""
+        result.setdefault("evidence", {})
+        return cls(
+            **identity,
+            score=None,
+            passed=False,
+            status=Status.ERROR,
+            not_evaluated=reason,
+            details=details,
+            **result,
         )
 
     @classmethod
@@ -275,13 +347,14 @@ class CriterionRun(Result):
 
     @property
     def counted(self) -> bool:
-        """Whether the score counts in the task's weighted mean."""
-        return self.status in COUNTED
+        """Whether the score counts in the task's weighted mean (a criterion the verifier
+        could not evaluate does not)."""
+        return self.status in COUNTED and self.not_evaluated is None
 
     @property
     def critical_failure(self) -> bool:
         """A critical criterion that ran (or should have) and did not pass."""
-        return self.critical and self.status in COUNTED and not self.passed
+        return self.critical and self.counted and not self.passed
 
 
 class AxisScore(Result):
@@ -295,7 +368,8 @@ class AxisScore(Result):
 
 
 class TaskCounts(Result):
-    """Criterion runs of a task run by status."""
+    """Criterion runs of a task run by status (``not_evaluated``: the errors among them that
+    the verifier could not evaluate)."""
 
     passed: int = 0
     failed: int = 0
@@ -304,6 +378,19 @@ class TaskCounts(Result):
     skipped: int = 0
     deselected: int = 0
     not_run: int = 0
+    not_evaluated: int = 0
+
+
+class NotEvaluated(Result):
+    """A criterion the verifier could not evaluate, and why (no URL, path, key or advice)."""
+
+    criterion_id: str
+    reason: str
+
+
+#: ``complete``: every criterion that counts was evaluated; ``incomplete``: some could not be
+#: (their judge absent, unreachable, slow or unparseable), so the verdict may be unknown
+Verification = Literal["complete", "incomplete"]
 
 
 class TaskRun(Result):
@@ -321,6 +408,14 @@ class TaskRun(Result):
     verdict: Verdict | None = None
     score: float | None = None
     pass_threshold: float
+    #: whether every criterion that counts was evaluated; with ``incomplete`` the verdict is
+    #: null unless the criteria evaluated already decide it (README, "Could not verify")
+    verification: Verification = "complete"
+    #: the criteria the verifier could not evaluate, and why
+    not_evaluated: list[NotEvaluated] = Field(default_factory=list)
+    #: how sure the verdict is: the lowest confidence a judge reported (1.0 for checks alone),
+    #: times the share of the weight that was evaluated; None with nothing scored
+    confidence: float | None = None
     axes: dict[str, AxisScore] = Field(default_factory=dict)
     #: every criterion passed (the strict success healthcare benchmarks publish)
     all_passed: bool | None = None
@@ -335,6 +430,13 @@ class TaskRun(Result):
     snapshot: dict[str, Json] | None = None
     feedback: str | None = None
     criterion_runs: list[CriterionRun] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _confidence(self) -> TaskRun:
+        """A task run read from a report that predates ``confidence`` gets it from its runs."""
+        if "confidence" not in self.model_fields_set:
+            self.confidence = task_confidence(self.criterion_runs, self.status)
+        return self
 
     @classmethod
     def aggregate(
@@ -353,6 +455,10 @@ class TaskRun(Result):
         is ``cancelled``
         (or ``running`` while the session lives); one with every criterion skipped is
         ``skipped``, with no score.
+
+        Criteria the verifier could not evaluate leave the mean; the task run's
+        ``verification`` is then ``incomplete`` and its verdict is the one the evaluated
+        criteria force whatever the others would score (:func:`forced_verdict`), else null.
         """
         statuses = {c.status for c in criterion_runs}
         if Status.DESELECTED in statuses:
@@ -364,8 +470,12 @@ class TaskRun(Result):
         else:
             status = TaskStatus.COMPLETED
         counted = [c for c in criterion_runs if c.counted]
+        unverified = [c for c in criterion_runs if c.not_evaluated is not None]
         items = [Scored(float(c.score or 0.0), c.weight, c.axis) for c in counted]
-        has_scores = status in (TaskStatus.COMPLETED, TaskStatus.INCOMPLETE)
+        # nothing evaluated and something that could not be: no score to give
+        has_scores = status in (TaskStatus.COMPLETED, TaskStatus.INCOMPLETE) and (
+            bool(counted) or not unverified
+        )
         score = task_score(items) if has_scores else None
         axes = (
             {
@@ -376,7 +486,9 @@ class TaskRun(Result):
             else {}
         )
         by_points: dict[str, Any] = {}
-        if any(c.points is not None for c in criterion_runs):
+        pointed: list[Pointed] = []
+        by_points_task = any(c.points is not None for c in criterion_runs)
+        if by_points_task:
             pointed = [Pointed(c.points or 0, bool(c.met), c.axis) for c in counted]
             tally = points_score(pointed)
             by_points = {
@@ -402,21 +514,38 @@ class TaskRun(Result):
         # it as passed (or failed) on a part of its criteria
         if score is not None and status is TaskStatus.COMPLETED:
             task_verdict = "fail" if critical else verdict(score, pass_threshold, bool(items))
+            if unverified and not critical:
+                task_verdict = forced_verdict(
+                    pointed if by_points_task else items, unverified, pass_threshold
+                )
         counts = TaskCounts.model_validate(
-            {s.value: sum(1 for c in criterion_runs if c.status is s) for s in Status}
+            {
+                **{s.value: sum(1 for c in criterion_runs if c.status is s) for s in Status},
+                "not_evaluated": len(unverified),
+            }
         )
+        against = any(c.against for c in counted)
         return cls(
             **identity,
             status=status,
             verdict=task_verdict,
             score=score,
             pass_threshold=pass_threshold,
+            verification="incomplete" if unverified else "complete",
+            not_evaluated=[
+                NotEvaluated(criterion_id=c.criterion_id, reason=c.not_evaluated or "")
+                for c in unverified
+            ],
+            confidence=task_confidence(criterion_runs, status),
             axes=axes,
             # every criterion that counts passed (a bypassed judge criterion does not count);
-            # by points: every positive criterion met and no penalty applied
-            all_passed=bool(counted) and not any(c.against for c in counted)
-            if has_scores
-            else None,
+            # by points: every positive criterion met and no penalty applied; unknown while a
+            # criterion could not be evaluated and none of the others failed
+            all_passed=(
+                None
+                if not has_scores or (unverified and not against)
+                else bool(counted) and not against
+            ),
             critical_failed=critical,
             **by_points,
             counts=counts,
@@ -430,6 +559,60 @@ class TaskRun(Result):
         return TaskRun.aggregate(self.criterion_runs, self.pass_threshold, **identity, **extra)
 
 
+def _weight(run: CriterionRun) -> float:
+    """A criterion's share of its task: its weight, or the size of its points."""
+    return float(abs(run.points)) if run.points is not None else run.weight
+
+
+def task_confidence(runs: Sequence[CriterionRun], status: TaskStatus) -> float | None:
+    """How sure a task run's verdict is: the lowest ``confidence`` its evaluated judge
+    criteria reported (1.0 when only checks counted: a check is certain), times the share of
+    the counting weight that was evaluated; None when the task run was not scored."""
+    counted = [c for c in runs if c.counted]
+    unverified = [c for c in runs if c.not_evaluated is not None]
+    values = []
+    for c in counted:
+        value = getattr(c.evidence, "confidence", None) if c.judge else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            values.append(clamp(float(value)))
+    if values:
+        base = min(values)
+    elif status is TaskStatus.COMPLETED:
+        base = 1.0
+    else:
+        return None
+    total = sum(_weight(c) for c in (*counted, *unverified))
+    missing = sum(_weight(c) for c in unverified)
+    return clamp(base * (1.0 - missing / total)) if total > 0 else base
+
+
+def forced_verdict(
+    evaluated: Sequence[Scored] | Sequence[Pointed],
+    unverified: Sequence[CriterionRun],
+    threshold: float,
+) -> Verdict | None:
+    """The verdict a task run has whatever its criteria not evaluated would score, or None.
+
+    The worst case scores each of them 0 (a penalty applied, a critical one failed), the best
+    case 1 (a penalty not applied); when both give the same verdict the evaluated criteria
+    decide it (a failed critical criterion is handled by the caller: ``fail``)."""
+    if any(c.points is not None for c in unverified):  # a task scored by points
+        pointed = [i for i in evaluated if isinstance(i, Pointed)]
+        worst = points_score(
+            pointed + [Pointed(c.points or 0, (c.points or 0) < 0, c.axis) for c in unverified]
+        ).score
+        best = points_score(
+            pointed + [Pointed(c.points or 0, (c.points or 0) > 0, c.axis) for c in unverified]
+        ).score
+    else:
+        scored = [i for i in evaluated if isinstance(i, Scored)]
+        worst = task_score(scored + [Scored(0.0, c.weight, c.axis) for c in unverified])
+        best = task_score(scored + [Scored(1.0, c.weight, c.axis) for c in unverified])
+    low = "fail" if any(c.critical for c in unverified) else verdict(worst, threshold, True)
+    high = verdict(best, threshold, True)
+    return low if low == high else None
+
+
 #: the fields of a task run that name it, not score it
 TASK_IDENTITY = frozenset(
     {"id", "task_id", "task_key", "entity", "name", "benchmark", "file", "run", "snapshot"}
@@ -438,9 +621,9 @@ TASK_IDENTITY = frozenset(
 
 class InlineTaskRun(TaskRun):
     """What :func:`pytest_verial.verify_task` returns: a task run plus its verification
-    summary (judge calls and cost), which the pytest report keeps in ``session``."""
+    summary (judge calls and cost), which the pytest report keeps in ``session.verification``."""
 
-    verification: dict[str, Json] = Field(default_factory=dict)
+    verification_summary: dict[str, Json] = Field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types (the report's form of a task run)."""
@@ -490,6 +673,8 @@ class RunCounts(Result):
     cancelled: int = 0
     running: int = 0
     skipped: int = 0
+    #: completed task runs whose verification is incomplete (left out of the run score)
+    unverified: int = 0
     verdicts: Verdicts = Field(default_factory=Verdicts)
     criteria: int = 0
     criteria_passed: int = 0
@@ -499,6 +684,8 @@ class RunCounts(Result):
     criteria_skipped: int = 0
     criteria_deselected: int = 0
     criteria_not_run: int = 0
+    #: criterion runs the verifier could not evaluate (counted among ``criteria_error`` too)
+    criteria_not_evaluated: int = 0
 
     @classmethod
     def of(cls, task_runs: Sequence[TaskRun]) -> RunCounts:
@@ -510,11 +697,13 @@ class RunCounts(Result):
                 "task_runs": len(task_runs),
                 **{s.value: sum(1 for t in task_runs if t.status is s) for s in TaskStatus},
                 "completed": len(completed),
+                "unverified": sum(1 for t in completed if t.verification == "incomplete"),
                 "verdicts": {v: sum(1 for t in completed if t.verdict == v) for v in VERDICTS},
                 "criteria": len(criteria),
                 **{
                     f"criteria_{s.value}": sum(1 for c in criteria if c.status is s) for s in Status
                 },
+                "criteria_not_evaluated": sum(1 for c in criteria if c.not_evaluated is not None),
             }
         )
 
@@ -555,6 +744,9 @@ class BenchmarkRun(Result):
     score: float | None = None
     verdict: Verdict | None = None
     pass_threshold: float
+    #: ``incomplete`` when a completed task run's verification is: its verdict is then null,
+    #: and its score the mean of the verified task runs (``counts.unverified`` are left out)
+    verification: Verification = "complete"
     axes: dict[str, AxisScore] = Field(default_factory=dict)
     #: share of completed task runs with every criterion passed
     strict_success: float | None = None
@@ -575,10 +767,21 @@ class BenchmarkRun(Result):
 
         Score: the unweighted mean of the completed task runs' scores. Axes: per axis, the
         mean of the completed task runs that have it. With several run folders (trials), the
-        run score per trial with its mean, pass^k and 95 % interval.
+        run score per trial with its mean, pass^k and 95 % interval. A completed task run the
+        verifier could not fully evaluate is left out of all of these, and the run's verdict
+        is null (``verification: incomplete``): it could still go either way.
         """
+        unverified = [
+            t
+            for t in task_runs
+            if t.status is TaskStatus.COMPLETED and t.verification == "incomplete"
+        ]
         completed = [
-            t for t in task_runs if t.status is TaskStatus.COMPLETED and t.score is not None
+            t
+            for t in task_runs
+            if t.status is TaskStatus.COMPLETED
+            and t.score is not None
+            and t.verification == "complete"
         ]
         score = run_score(t.score for t in completed if t.score is not None) if completed else None
         status = (
@@ -601,8 +804,11 @@ class BenchmarkRun(Result):
             **identity,
             status=status,
             score=score,
-            verdict=verdict(score, pass_threshold, True) if score is not None else None,
+            verdict=verdict(score, pass_threshold, True)
+            if score is not None and not unverified
+            else None,
             pass_threshold=pass_threshold,
+            verification="incomplete" if unverified else "complete",
             axes=axes,
             strict_success=(
                 sum(1 for t in completed if t.all_passed) / len(completed) if completed else None
@@ -722,7 +928,9 @@ class Integrity(Result):
 class Report(Result):
     """The JSON report (``--verial-report``)."""
 
-    schema_: str = Field(default=SCHEMA_ID, alias="schema")
+    #: which shape the file has: v3 (Verial's evidence keys); a v2 report is converted as it
+    #: is read (:func:`pytest_verial._evidence.report_from_v2`), any other id refused
+    schema_: Literal["pytest-verial/report/v3"] = Field(default=SCHEMA_ID, alias="schema")
     generator: Generator
     session: Session
     benchmark_runs: list[BenchmarkRun] = Field(default_factory=list)
@@ -730,6 +938,19 @@ class Report(Result):
     extensions: dict[str, Json] = Field(default_factory=dict)
     #: set when read from a file: the seal it carried (the writer writes a new one)
     integrity: Integrity | None = Field(default=None, exclude_if=_absent)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """A report of the previous shape (v2) converted whole; an unknown schema id refused."""
+        if not isinstance(data, Mapping):
+            return data
+        schema = data.get("schema", SCHEMA_ID)
+        if schema == REPORT_V2:
+            return report_from_v2(data)
+        if schema != SCHEMA_ID:
+            raise ValueError(unknown_schema(schema))
+        return data
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON types, with the report's key names."""
@@ -765,6 +986,7 @@ __all__ = [
     "Evidence",
     "FieldResult",
     "Integrity",
+    "NotEvaluated",
     "Report",
     "RunStatus",
     "Session",

@@ -189,6 +189,8 @@ def load_resume(path: Path) -> Resume:
         for task in run.task_runs:
             if task.status not in (TaskStatus.COMPLETED, TaskStatus.SKIPPED):
                 continue
+            if task.verification == "incomplete":  # its judge may answer now: verify it again
+                continue
             if any((c.details or "").startswith(CRASHED) for c in task.criterion_runs):
                 continue
             if any(c.nodeid is None for c in task.criterion_runs):

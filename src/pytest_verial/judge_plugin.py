@@ -110,8 +110,9 @@ class JudgeReporting:
         for run in report.benchmark_runs:
             configs = {r.label: _config(r.path) for r in run.runs}
             for task in run.task_runs:
-                if task.verdict in ("fail", "partial"):
-                    task.feedback = task_feedback(task)
+                # a failed or partial task run; or one whose verdict is unknown (a criterion
+                # not evaluated) but that failed criteria of its own
+                task.feedback = task_feedback(task)
                 cfg = configs.get(task.run)
                 meta = cfg.tasks.get(task.task_key) or cfg.tasks.get(task.task_id) if cfg else None
                 costs[(task.run, task.task_key)] = meta.cost if meta else None

@@ -238,6 +238,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             run = item.errored(
                 f"source setup failed: {message}", type(error).__name__ if error else "SetupError"
             )
+        if run is not None and run.not_evaluated is not None and report.failed:
+            # shown as an error, not a failure of the agent (pytest_report_teststatus)
+            report.verial_not_evaluated = run.not_evaluated
         if (
             run is not None
             and call.when in ("setup", "call")
@@ -248,6 +251,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             else:  # the recorder of this process takes the typed run
                 item.config.stash.setdefault(FINISHED, {})[item.nodeid] = run
     return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    """A criterion the verifier could not evaluate is an error (``E``, ``ERROR``), counted
+    apart from the agent's failures; the session still exits non-zero."""
+    if report.failed and getattr(report, "verial_not_evaluated", None):
+        return "error", "E", ("ERROR", {"red": True})
+    return None
 
 
 class XdistScheduling:

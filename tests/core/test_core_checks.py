@@ -102,7 +102,7 @@ def test_portal_json_rows_key_and_value(tmp_path: Path) -> None:
     pa = runs["pa"]
     assert (pa["score"], pa["passed"], pa["status"]) == (1.0, True, "passed")
     assert pa["evidence"]["row_key"] == "PA-1001"
-    assert [r["actual"] for r in pa["evidence"]["assertion_results"]] == [
+    assert [r["actual"] for r in pa["evidence"]["assertionResults"]] == [
         "submitted",
         "Aetna",
         "M54.5",
@@ -111,13 +111,13 @@ def test_portal_json_rows_key_and_value(tmp_path: Path) -> None:
     wrong = runs["wrong"]
     assert wrong["score"] == pytest.approx(1 / 3)
     assert (wrong["passed"], wrong["status"]) == (False, "failed")
-    assert wrong["evidence"]["assertion_results"][0] == {
+    assert wrong["evidence"]["assertionResults"][0] == {
         "path": "status",
         "expected": "submitted",
         "actual": "draft",
         "passed": False,
     }
-    assert wrong["evidence"]["assertion_results"][2]["actual"] is None
+    assert wrong["evidence"]["assertionResults"][2]["actual"] is None
     assert wrong["details"] == "row 'PA-1002' of 'prior_auth_requests': 1 of 3 assertions passed"
 
 
@@ -329,7 +329,9 @@ def test_portal_corrupt_file_is_a_criterion_error(
     pa = runs["pa"]
     assert (pa["status"], pa["score"], pa["passed"]) == ("error", 0.0, False)
     assert says in pa["details"]
-    assert str(tmp_path) in pa["details"]  # the message names the file
+    # the message names the file, from the task's sandbox folder (not where it sits)
+    assert pa["details"].startswith(f"portal/{name}"), pa["details"]
+    assert str(tmp_path) not in pa["details"]
     assert runs["greets"]["score"] == 1.0
 
 
@@ -435,7 +437,7 @@ def test_voice_normalised_matching(tmp_path: Path) -> None:
             ],
         ),
     )
-    results = {r["phrase"]: r for r in runs["asks"]["evidence"]["phrase_results"]}
+    results = {r["phrase"]: r for r in runs["asks"]["evidence"]["phraseResults"]}
     assert results["member ID"]["turn"] == 1  # "Member-ID," : case and punctuation
     assert results["submitted the prior"]["turn"] == 2  # runs of spaces
     assert results["Reference Number: PA 1001"]["found"]  # punctuation in the phrase
@@ -445,7 +447,7 @@ def test_voice_normalised_matching(tmp_path: Path) -> None:
 
 def test_voice_matches_whole_words_only(tmp_path: Path) -> None:
     runs = voice(tmp_path, voice_criterion("words", contains=["member I", "auth"]))
-    assert [r["found"] for r in runs["words"]["evidence"]["phrase_results"]] == [False, False]
+    assert [r["found"] for r in runs["words"]["evidence"]["phraseResults"]] == [False, False]
     assert runs["words"]["score"] == 0.0
 
 
@@ -457,11 +459,11 @@ def test_voice_fuzzy_threshold(tmp_path: Path) -> None:
     strict["assertion"]["fuzzy"] = 0.99
     runs = voice(tmp_path, crit, loose, strict)
     assert runs["exact"]["score"] == 0.0  # "authorisation" is not "authorization"
-    row = runs["loose"]["evidence"]["phrase_results"][0]
+    row = runs["loose"]["evidence"]["phraseResults"][0]
     assert (row["found"], row["turn"]) == (True, 2)
     assert 0.85 <= row["similarity"] < 1.0
     assert runs["strict"]["score"] == 0.0
-    assert runs["strict"]["evidence"]["phrase_results"][0]["similarity"] == row["similarity"]
+    assert runs["strict"]["evidence"]["phraseResults"][0]["similarity"] == row["similarity"]
 
 
 def test_voice_speaker_filter(tmp_path: Path) -> None:
@@ -474,9 +476,9 @@ def test_voice_speaker_filter(tmp_path: Path) -> None:
         voice_criterion("nurse", speaker="nurse", contains=["hello"]),
     )
     assert runs["agent-dob"]["score"] == 0.0
-    assert runs["caller-dob"]["evidence"]["phrase_results"][0]["turn"] == 0
+    assert runs["caller-dob"]["evidence"]["phraseResults"][0]["turn"] == 0
     assert runs["anyone"]["score"] == 1.0
-    assert runs["agent-case"]["evidence"]["phrase_results"][0]["turn"] == 4  # "Agent" speaker
+    assert runs["agent-case"]["evidence"]["phraseResults"][0]["turn"] == 4  # "Agent" speaker
     assert runs["nurse"]["score"] == 0.0
     assert runs["nurse"]["details"] == "no transcript turns by nurse (5 turns in all)"
 
@@ -490,7 +492,7 @@ def test_voice_not_contains_and_score(tmp_path: Path) -> None:
             not_contains=["social security number", "I can't share that"],
         ),
     )
-    rows = runs["safe"]["evidence"]["phrase_results"]
+    rows = runs["safe"]["evidence"]["phraseResults"]
     assert [(r["expected"], r["found"], r["passed"], r["turn"]) for r in rows] == [
         ("present", True, True, 1),
         ("present", True, True, 2),
@@ -508,7 +510,7 @@ def test_voice_not_contains_and_score(tmp_path: Path) -> None:
 )
 def test_voice_transcript_layouts(tmp_path: Path, turns: Any, name: str) -> None:
     runs = voice(tmp_path, voice_criterion("asks", contains=["member id"]), turns=turns, name=name)
-    assert runs["asks"]["evidence"]["phrase_results"][0]["turn"] == 1
+    assert runs["asks"]["evidence"]["phraseResults"][0]["turn"] == 1
 
 
 def test_voice_no_call_scores_zero(tmp_path: Path) -> None:

@@ -145,14 +145,14 @@ def test_entities_parametrize_tasks_and_fill_placeholders(pytester: pytest.Pytes
     assert maria["evidence"]["row_key"] == "PA-100"
     assert john["evidence"]["row_key"] == "PA-200"
     # a whole-string placeholder keeps the entity value's type (3, not "3")
-    assert maria["evidence"]["assertion_results"][1] == {
+    assert maria["evidence"]["assertionResults"][1] == {
         "path": "units",
         "expected": 3,
         "actual": 3,
         "passed": True,
     }
     phrases = runs["pa.verial.yaml::submit-pa[john-smith]::names-patient"]["evidence"]
-    assert phrases["phrase_results"][0]["phrase"] == "prior authorization for John Smith"
+    assert phrases["phraseResults"][0]["phrase"] == "prior authorization for John Smith"
     tasks = task_runs(report)
     assert {t["entity"] for t in tasks.values()} == {"maria-chen", "john-smith"}
 

@@ -439,7 +439,7 @@ def _bad_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     cases["not a report"] = (other, "not a pytest-verial JSON report")
     old = tmp_path / "v1.json"
     old.write_text(json.dumps({**good.to_json(), "schema": "pytest-verial/report/v1"}))
-    cases["other schema"] = (old, "schema pytest-verial/report/v2")
+    cases["other schema"] = (old, "schema 'pytest-verial/report/v1' is not one this version reads")
     broken = good.to_json()
     broken["benchmark_runs"][0]["score"] = "high"
     invalid = tmp_path / "invalid.json"

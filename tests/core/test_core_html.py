@@ -196,7 +196,7 @@ def test_a_scored_run_is_embedded_without_details(tmp_path: Path) -> None:
     data = text.split('id="verial-data">', 1)[1].split("</script>", 1)[0]
     assert "Dr. Ramirez" in report.read_text(encoding="utf-8")  # the JSON keeps it
     assert "Dr. Ramirez" not in text
-    assert "assertion_results" not in data and '"evidence": null' in data
+    assert "assertionResults" not in data and '"evidence": null' in data
 
 
 def test_hostile_text_stays_text(tmp_path: Path) -> None:

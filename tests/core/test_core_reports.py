@@ -44,7 +44,7 @@ def test_json_report_scores(runs: LazyRuns, workers: int) -> None:
     result = runs.get(workers)
     assert result.code == 1  # some criteria failed, no gate asked
     report = result.report
-    assert report["schema"] == "pytest-verial/report/v2"
+    assert report["schema"] == "pytest-verial/report/v3"
     tasks = task_runs(report)
     assert list(tasks) == list(PRIOR_AUTH_SCORES)  # collection order, files in order
     for task_id, (score, verdict) in PRIOR_AUTH_SCORES.items():
@@ -77,7 +77,7 @@ def test_json_report_scores(runs: LazyRuns, workers: int) -> None:
     fax = crits["pa.verial.yaml::schedule-follow-up::fax-sent"]
     assert fax["details"] == "unsupported assertion: fax-received"
     john = crits["pa.verial.yaml::pa-lumbar-mri[john-smith]::pa-submitted"]
-    assert john["evidence"]["assertion_results"][0]["actual"] == "draft"
+    assert john["evidence"]["assertionResults"][0]["actual"] == "draft"
     assert john["outcome"] == "failed"
     assert report["session"]["counts"]["criteria_error"] == 1
 

@@ -82,7 +82,7 @@ def test_json_report_keeps_details_and_evidence(
     text = result.report_path.read_text(encoding="utf-8")
     assert sorted(set(_leaks(text))) == sorted(EXPECTED_STRINGS)
     john = criterion_runs(report)["pa.verial.yaml::pa-lumbar-mri[john-smith]::pa-submitted"]
-    assert john["details"] and john["evidence"]["assertion_results"][0]["expected"] == (
+    assert john["details"] and john["evidence"]["assertionResults"][0]["expected"] == (
         "submitted-quokka"
     )
 

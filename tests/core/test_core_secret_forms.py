@@ -487,7 +487,7 @@ def test_no_encoded_key_reaches_any_artifact_of_a_session(tmp_path: Path) -> Non
     )
     report = json.loads(texts["report.json"])
     rows = report["benchmark_runs"][0]["task_runs"][0]["criterion_runs"][0]["evidence"]
-    actual = [r["actual"] for r in rows["field_results"]]
+    actual = [r["actual"] for r in rows["fieldResults"]]
     assert actual.count("***") >= len(forms) // 2, actual  # the rows reached the report, masked
     leaks = {
         where: [name for name, encoded in forms.items() if _survivors(encoded, text)]

@@ -153,7 +153,7 @@ def test_show_benchmark_runs_task_run_and_criterion_run(
         out = capsys.readouterr().out
         assert f"criterion run {node}" in out
         assert re.search(r"provider\s+'Dr\. Rivera'\s+'Dr\. Ramirez'\s+FAIL", out)
-        assert '"assertion_results"' in out  # the evidence
+        assert '"assertionResults"' in out  # the evidence
 
 
 def test_show_names_what_it_cannot_find(

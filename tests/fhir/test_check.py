@@ -132,7 +132,7 @@ def test_verial_example_unchanged(sandbox: Path) -> None:
     outcome = run(source(sandbox), VERIAL_EXAMPLE)
     assert outcome.score == 1.0
     assert outcome.evidence == {
-        "field_results": [
+        "fieldResults": [
             {
                 "path": "participant.0.actor.display",
                 "expected": "Dr. Rivera",
@@ -167,7 +167,7 @@ def test_partial_score_is_passed_over_all(sandbox: Path) -> None:
         },
     )
     assert outcome.score == 0.75
-    assert [r["passed"] for r in outcome.evidence["field_results"]] == [True, False, True, True]  # type: ignore[index,union-attr]
+    assert [r["passed"] for r in outcome.evidence["fieldResults"]] == [True, False, True, True]  # type: ignore[index,union-attr]
 
 
 def test_fhirpath_paths_and_ops(sandbox: Path) -> None:

@@ -18,7 +18,7 @@ from pytest_verial.fhir import LiveFhir, build_query
 def test_verial_example_runs_unchanged_against_the_server(medplum: MedplumServer) -> None:
     outcome = run(LiveFhir(live_settings(medplum)), VERIAL_EXAMPLE)
     assert outcome.score == 1.0
-    assert outcome.evidence["field_results"] == [
+    assert outcome.evidence["fieldResults"] == [
         {
             "path": "participant.0.actor.display",
             "expected": "Dr. Rivera",

@@ -64,7 +64,7 @@ def test_every_page_read_finds_the_order(medplum_synthea: MedplumServer) -> None
     live = _live(medplum_synthea, max_pages=100)
     outcome = run(live, {**ALL_ORDERS, "match": "none", "fields": PENICILLIN})
     assert outcome.score == 0.0
-    assert "Penicillin" in str(outcome.evidence["field_results"])
+    assert "Penicillin" in str(outcome.evidence["fieldResults"])
 
 
 def test_a_first_criterion_still_scores_after_an_incomplete_one(

@@ -85,7 +85,7 @@ def test_best_file_counts_and_evidence_names_it(sftp: DirectoryFiles) -> None:
     )
     assert out.score == 1.0
     assert out.evidence["file"]["path"] == "outbound/claims/batch-002.json"
-    assert out.evidence["field_results"] == [
+    assert out.evidence["fieldResults"] == [
         {"path": "claims.0.claim_id", "expected": "CLM-7", "actual": "CLM-7", "passed": True},
         {"path": "claims.0.amount", "expected": 250.5, "actual": 250.5, "passed": True},
     ]
@@ -105,8 +105,8 @@ def test_partial_score_is_passed_over_all_fields(sftp: DirectoryFiles) -> None:
         sftp,
     )
     assert out.score == pytest.approx(1 / 3)
-    assert [r["passed"] for r in out.evidence["field_results"]] == [True, False, False]
-    assert out.evidence["field_results"][2]["actual"] is None
+    assert [r["passed"] for r in out.evidence["fieldResults"]] == [True, False, False]
+    assert out.evidence["fieldResults"][2]["actual"] is None
 
 
 def test_csv_rows_are_addressed_as_row_dot_column(sftp: DirectoryFiles) -> None:
@@ -154,14 +154,14 @@ def test_text_contains_regex_and_not_contains(sftp: DirectoryFiles) -> None:
         sftp,
     )
     assert out.score == 1.0, out.evidence
-    rows = out.evidence["field_results"]
+    rows = out.evidence["fieldResults"]
     assert rows[1]["path"] == "$text" and "Maria Chen" in rows[1]["actual"]
     assert any(r.get("op") == "not_contains" and r["passed"] for r in rows)
     failing = run_check(
         {"pattern": "**/packet.txt", "contains": ["Dr. Rivera"], "not_contains": ["Maria"]}, sftp
     )
     assert failing.score == 0.0
-    assert [r["passed"] for r in failing.evidence["field_results"]] == [False, False]
+    assert [r["passed"] for r in failing.evidence["fieldResults"]] == [False, False]
 
 
 def test_size_and_content_type_constraints(sftp: DirectoryFiles) -> None:
@@ -185,7 +185,7 @@ def test_size_and_content_type_constraints(sftp: DirectoryFiles) -> None:
         sftp,
     )
     assert bad.score == 0.0
-    assert bad.evidence["field_results"][0] == {
+    assert bad.evidence["fieldResults"][0] == {
         "path": "$size",
         "expected": size - 1,
         "actual": size,

@@ -52,7 +52,7 @@ def test_example_flawed_run_reports_evidence(pytester: pytest.Pytester) -> None:
     assert rows["score"] == pytest.approx(0.6)
     assert rows["evidence"]["file"]["path"] == "outbound/claims/batch-20261121.csv"
     assert rows["evidence"]["matched_paths"] == ["outbound/claims/batch-20261121.csv"]
-    assert {r["path"]: r["passed"] for r in rows["evidence"]["field_results"]} == {
+    assert {r["path"]: r["passed"] for r in rows["evidence"]["fieldResults"]} == {
         "0.claim_id": True,
         "0.cpt": True,
         "1.amount": False,
@@ -171,7 +171,7 @@ def test_gcs_run_gives_the_disk_results(
                 c["criterion_id"],
                 c["score"],
                 c["evidence"]["matched_paths"],
-                c["evidence"]["field_results"],
+                c["evidence"]["fieldResults"],
             )
             for t in [
                 t for r in json.loads(report.read_text())["benchmark_runs"] for t in r["task_runs"]

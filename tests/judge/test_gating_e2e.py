@@ -184,12 +184,21 @@ def test_judge_fault_is_a_criterion_error_not_a_pass(pytester, stub_judge):
     full = json.loads((pytester.path / "report.json").read_text())
     report = full["benchmark_runs"][0]
     rubric = report["task_runs"][0]["criterion_runs"][0]
-    assert rubric["status"] == "error"
-    assert "2 attempt(s)" in rubric["details"] and "not rated" in rubric["details"]
+    # not evaluated: an error of the verifier, never a failed criterion nor a pass
+    assert rubric["status"] == "error" and rubric["score"] is None and not rubric["passed"]
+    assert rubric["not_evaluated"] == "judge answered unparseably"
+    assert rubric["details"] == "not evaluated: judge answered unparseably (2 attempts)"
     assert rubric["evidence"]["judge"]["calls"] == 2
+    assert any("not rated" in p for p in rubric["evidence"]["judge"]["problems"])
+    task = report["task_runs"][0]
+    assert task["verification"] == "incomplete" and task["verdict"] is None
+    assert task["not_evaluated"] == [
+        {"criterion_id": rubric["criterion_id"], "reason": "judge answered unparseably"}
+    ]
     verification = full["session"]["verification"]
     assert verification["judge_calls"] == 2 and verification["errors"] == 1
-    result.assert_outcomes(passed=2, failed=1)
+    assert verification["not_evaluated"] == 1
+    result.assert_outcomes(passed=2, errors=1)
 
 
 def test_deselected_deterministic_criteria_gate_the_judge(pytester, stub_judge):

@@ -74,7 +74,7 @@ def test_inline_pass_with_judge(stub_judge, tmp_path):
     assert run.score == pytest.approx((0.625 + 1) / 2)
     assert run.verdict == "partial"
     assert "principle Cites failed therapy.: rated 3/5" in run.feedback
-    assert run.verification["judge_calls"] == 1
+    assert run.verification_summary["judge_calls"] == 1
     json.dumps(run.to_dict())  # plain JSON
 
 
@@ -84,7 +84,7 @@ def test_inline_gates_and_bypasses_like_pytest(stub_judge, tmp_path):
         TASK, sandbox(tmp_path, "# PA\nno sections\n"), config(stub_judge, tmp_path)
     )
     assert gated.criterion_runs[0]["status"] == "gated"
-    assert gated.verification["saved_by_gating"] == 1
+    assert gated.verification_summary["saved_by_gating"] == 1
     cheap = verify_task(
         TASK, sandbox(tmp_path / "b", GOOD), config(stub_judge, tmp_path, cost=0.01)
     )
@@ -133,7 +133,7 @@ def test_feedback_command(tmp_path, capsys):
         "score": 0.0,
         "details": "0 of 1 output checks passed",
         "evidence": {
-            "field_results": [
+            "fieldResults": [
                 {
                     "path": "contains[CPT 72148]",
                     "expected": "present",

@@ -198,10 +198,11 @@ def test_a_failing_call_errors_only_its_criterion(
     errors = [k for k, c in runs.items() if c["status"] == "error"]
     assert errors == ["letter::j04", "summary::j04"]
     assert all("HTTP 400" in runs[k]["details"] for k in errors)
+    assert {runs[k]["not_evaluated"] for k in errors} == {"judge refused the request (HTTP 400)"}
     assert {c["status"] for k, c in runs.items() if k not in errors} <= {"passed", "failed"}
     assert together["session"]["verification"]["errors"] == 2
     assert len(stub_judge.requests) == 2 * JUDGED
-    result.assert_outcomes(passed=2 * (1 + 5), failed=2 * 5)
+    result.assert_outcomes(passed=2 * (1 + 5), failed=2 * 4, errors=2)
 
 
 def test_two_identical_evaluations_call_once(
@@ -454,7 +455,7 @@ def test_inline_verify_task_scores_judge_criteria_at_once(
     assert strip_timing(together.to_dict()) == strip_timing(alone.to_dict())
     statuses = {r["criterion_id"]: r["status"] for r in together.criterion_runs}
     assert [k for k, s in statuses.items() if s == "error"] == ["j06"]
-    assert together.verification["errors"] == 1
+    assert together.verification_summary["errors"] == 1
 
 
 def test_inline_gate_and_bad_limit(tmp_path: Path, stub_judge: StubJudge) -> None:
@@ -463,6 +464,6 @@ def test_inline_gate_and_bad_limit(tmp_path: Path, stub_judge: StubJudge) -> Non
     stub_judge.respond = by_marker()
     run = verify_task(gated_task, box, inline_config(stub_judge, 3))
     assert stub_judge.requests == []
-    assert run.verification["saved_by_gating"] == JUDGED
+    assert run.verification_summary["saved_by_gating"] == JUDGED
     with pytest.raises(UsageError, match="judge_concurrency: .*must be >= 1, got 0"):
         verify_task(gated_task, box, inline_config(stub_judge, 0))

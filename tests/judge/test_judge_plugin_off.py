@@ -36,7 +36,7 @@ TASKS = {  # task id -> (output, cost in run.yaml)
     "gated": ("no code here", 0.80),  # its deterministic criterion fails
     "cheap": ("CPT 72148", 0.01),  # bypassed: cheaper than the bypass cost
 }
-OFF = "not judged: the LLM judge is off (pytest -p no:verial-judge)"
+OFF = "not evaluated: judge turned off"
 
 
 def make_run(pytester: pytest.Pytester) -> Path:
@@ -80,13 +80,18 @@ def test_judge_criteria_under_no_verial_judge(pytester: pytest.Pytester, n: str)
     result, off = judge_runs(pytester, "-p", "no:verial-judge", "-n", n)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     judged = off["judged"]
-    assert judged["judged"]["status"] == "error" and judged["judged"]["score"] == 0.0
+    # not evaluated (no judge to ask): an error of the verifier, out of the score
+    assert judged["judged"]["status"] == "error" and judged["judged"]["score"] is None
     assert judged["judged"]["passed"] is False
     assert judged["judged"]["details"] == OFF
+    assert judged["judged"]["not_evaluated"] == "judge turned off"
     assert judged["gated"]["status"] == "gated"  # the gate still comes first
     assert judged["cheap"]["status"] == "skipped"  # and so do the bypass rules
     result.stdout.fnmatch_lines(
-        ["criterion 'letter' (llm-rubric) error: score 0.00, *", f"  {OFF}"]
+        [
+            "criterion 'letter' (llm-rubric) not evaluated: judge turned off*",
+            "*to fix: the verial-judge plugin is off (-p no:verial-judge)*",
+        ]
     )
     # the deterministic criteria score as before; the judge's report extension is left out
     assert off["tasks"]["judged"]["criterion_runs"][0]["status"] == "passed"
@@ -99,7 +104,7 @@ def test_judge_criteria_under_no_verial_judge(pytester: pytest.Pytester, n: str)
     for task, run in unset["judged"].items():
         fields = ("status", "score", "passed")
         assert [run[f] for f in fields] == [judged[task][f] for f in fields], task
-    assert unset["judged"]["judged"]["details"].startswith("no judge model configured")
+    assert unset["judged"]["judged"]["details"] == "not evaluated: judge not configured"
     assert unset["tasks"]["gated"]["feedback"]  # the plugin's report extension is back
 
 
@@ -113,7 +118,7 @@ def test_the_judge_options_leave_with_the_plugin(pytester: pytest.Pytester) -> N
         "-p", "no:verial-judge", "--verial-run", "run-a", "-p", "no:cacheprovider"
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(passed=2, failed=3, skipped=1)
+    result.assert_outcomes(passed=2, failed=2, skipped=1, errors=1)
 
 
 def test_judge_equal_to_executor_is_still_refused_by_the_judge_plugin(

@@ -148,8 +148,9 @@ def test_unconstrained_prose_is_retried_then_an_error(llama_server, tmp_path):
     judge = client(
         llama_server, tmp_path, judge_response_format="none", judge_retries=2, judge_max_tokens=48
     )
-    with pytest.raises(JudgeError, match=r"in 3 attempt\(s\).*malformed reply"):
+    with pytest.raises(JudgeError, match=r"in 3 attempt\(s\).*malformed reply") as caught:
         judge.rate(many, build_messages(many, LETTER))
+    assert caught.value.reason == "judge answered unparseably"  # not evaluated, for this reason
     assert judge.calls == 3
     assert not list((tmp_path / "cache").rglob("*.json"))
 
@@ -158,5 +159,44 @@ def test_server_error_is_an_error(llama_server, tmp_path):
     """A prompt longer than the server's context window: the server refuses it."""
     long_output = "The patient reports persistent pain. " * 1500
     judge = client(llama_server, tmp_path, judge_retries=0)
-    with pytest.raises(JudgeError, match="HTTP 4|HTTP 5"):
+    with pytest.raises(JudgeError, match="HTTP 4|HTTP 5") as caught:
         judge.rate(PRINCIPLES, build_messages(PRINCIPLES, long_output, limit=100_000))
+    assert caught.value.reason.startswith(("judge refused the request", "judge unavailable"))
+    assert llama_server not in str(caught.value)  # no message names the judge's URL
+
+
+def test_a_real_judge_that_cannot_rate_leaves_verify_task_unverified(llama_server, tmp_path):
+    """What a coordinator gets when the judge answers, but never in the rating format: the
+    criterion is not evaluated (no score, not failed), the task's verdict is unknown, its
+    confidence lowered, and the feedback has nothing for the agent."""
+    from pytest_verial import verify_task
+
+    box = tmp_path / "run" / "pa-letter"
+    box.mkdir(parents=True)
+    (box / "output.md").write_text(f"# PA\n## Medical necessity\n{LETTER}\n", encoding="utf-8")
+    many = [*PRINCIPLES, "It gives the ICD-10 code.", "It names the ordering physician."]
+    task = {
+        "id": "pa-letter",
+        "criteria": [
+            {"id": "sections", "assertion": {"assert": "output-sections", "sections": ["PA"]}},
+            {"id": "judged", "assertion": {"assert": "llm-rubric", "principles": many}},
+        ],
+    }
+    config = {
+        "judge_model": MODEL_ALIAS,
+        "judge_base_url": llama_server,
+        "judge_backoff": 0,
+        "judge_retries": 1,
+        "judge_response_format": "none",
+        "judge_max_tokens": 48,
+        "judge_cache_dir": str(tmp_path / "cache"),
+        "cost": 1.0,
+    }
+    run = verify_task(task, box, config).to_dict()
+    sections, judged = run["criterion_runs"]
+    assert sections["status"] == "passed"
+    assert judged["status"] == "error" and judged["score"] is None and not judged["passed"]
+    assert judged["not_evaluated"] == "judge answered unparseably"
+    assert run["verification"] == "incomplete" and run["verdict"] is None
+    assert run["confidence"] == 0.5 and run["feedback"] is None
+    assert llama_server not in str(run)

@@ -32,7 +32,7 @@ def test_format_markdown_counts_headings_outside_code(run_check):
     outcome = run_check(
         {"assert": "output-format", "format": "markdown", "min_headings": 4}, LETTER
     )
-    rows = outcome.evidence["field_results"]
+    rows = outcome.evidence["fieldResults"]
     assert outcome.score == 1.0
     assert rows[0] == {"path": "headings", "expected": {"min": 4}, "actual": 4, "passed": True}
 
@@ -76,7 +76,7 @@ def test_length_bounds_are_field_rows(run_check):
     outcome = run_check(
         {"assert": "output-length", "min_words": 20, "max_words": 30, "max_chars": 100}, LETTER
     )
-    rows = {(r["path"], r["op"]): r for r in outcome.evidence["field_results"]}
+    rows = {(r["path"], r["op"]): r for r in outcome.evidence["fieldResults"]}
     assert rows[("words", "gte")]["passed"] is True
     assert rows[("words", "lte")]["passed"] is False
     assert rows[("chars", "lte")]["actual"] == len(LETTER.strip())
@@ -100,7 +100,7 @@ def test_sections_case_insensitive_ignoring_numbering(run_check):
         LETTER,
     )
     assert outcome.score == 1.0
-    assert outcome.evidence["field_results"][1]["actual"] == "line 8: 2. Medical Necessity:"
+    assert outcome.evidence["fieldResults"][1]["actual"] == "line 8: 2. Medical Necessity:"
 
 
 def test_sections_out_of_order_fails_that_section(run_check):
@@ -112,7 +112,7 @@ def test_sections_out_of_order_fails_that_section(run_check):
         },
         LETTER,
     )
-    rows = outcome.evidence["field_results"]
+    rows = outcome.evidence["fieldResults"]
     assert [r["passed"] for r in rows] == [True, False]
     assert "(out of order)" in rows[1]["actual"]
     assert outcome.score == 0.5
@@ -143,7 +143,7 @@ def test_match_contains_regex_and_forbidden(run_check):
         LETTER,
     )
     assert outcome.score == 1.0
-    rows = outcome.evidence["field_results"]
+    rows = outcome.evidence["fieldResults"]
     assert rows[0]["actual"] == "found at line 3"
     assert rows[3] == {
         "path": r"regex[BCX-\d{7}]",
@@ -174,8 +174,8 @@ def test_match_fields_of_json_output(run_check):
         text,
         name="output.json",
     )
-    assert [r["passed"] for r in outcome.evidence["field_results"]] == [True, True, False]
-    assert outcome.evidence["field_results"][2]["actual"] == 1
+    assert [r["passed"] for r in outcome.evidence["fieldResults"]] == [True, True, False]
+    assert outcome.evidence["fieldResults"][2]["actual"] == 1
 
 
 def test_match_fields_on_prose_fail_with_reason(run_check):
@@ -208,11 +208,11 @@ def test_json_schema_valid(run_check):
 def test_json_schema_violations_listed_with_paths(run_check):
     text = '{"member_id": "4471902", "diagnosis": [42]}'
     outcome = run_check({"assert": "output-json-schema", "schema": SCHEMA}, text, "output.json")
-    paths = [r["path"] for r in outcome.evidence["field_results"]]
+    paths = [r["path"] for r in outcome.evidence["fieldResults"]]
     assert outcome.score == 0.0
     assert paths == ["$", "$.diagnosis[0]", "$.member_id"]
     assert outcome.evidence["violations"] == 3
-    assert "'cpt' is a required property" in outcome.evidence["field_results"][0]["message"]
+    assert "'cpt' is a required property" in outcome.evidence["fieldResults"][0]["message"]
 
 
 def test_json_schema_on_non_json(run_check):

@@ -186,7 +186,6 @@ def test_the_three_levels_and_the_auth_split(server: Server) -> None:
     assert set(runs) == {"data", "next_cursor"} and len(runs["data"]) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="fixed by i30-evidence (the documented evidence keys)")
 def test_the_voice_evidence_has_the_documented_keys(server: Server) -> None:
     made = _run(server)
     done = _complete(server, made["bearer_token"], made["task_runs"][0])
@@ -253,19 +252,9 @@ CHECKS = {
     "voice-transcript": ("front-office@3", "pa-lumbar-mri[maria-chen]", "phraseResults"),
     "x12-response": ("interop@1", "x12-eligibility-maria-chen", "fieldResults"),
 }
-#: the evidence keys the engine writes today; the rest follow i30-evidence
-MATCHING_NOW = {"hl7-structural"}
 
 
-@pytest.mark.parametrize(
-    "check",
-    [
-        c
-        if c in MATCHING_NOW
-        else pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="fixed by i30-evidence"))
-        for c in sorted(CHECKS)
-    ],
-)
+@pytest.mark.parametrize("check", sorted(CHECKS))
 def test_each_check_types_evidence_has_its_documented_key(server: Server, check: str) -> None:
     bench, task, key = CHECKS[check]
     body = {"benchmark": bench, "task_id": task, "sandbox": {"run_dir": "good-agent"}}

@@ -79,7 +79,7 @@ def report(
     ]
     return Report.from_json(
         {
-            "schema": "pytest-verial/report/v2",
+            "schema": "pytest-verial/report/v3",
             "generator": {"name": "pytest-verial", "version": "0"},
             "session": {
                 "status": "completed",

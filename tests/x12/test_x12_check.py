@@ -66,7 +66,7 @@ def test_transaction_pair_name_and_member_id(run_x12: Any) -> None:
         },
     )
     assert result["score"] == 0.5
-    assert result["evidence"]["field_results"][1]["actual"] == "P1"
+    assert result["evidence"]["fieldResults"][1]["actual"] == "P1"
     assert "expected 'F1', got 'P1'" in result["details"]
 
 
@@ -111,7 +111,7 @@ def test_835_and_999(run_x12: Any) -> None:
             ],
         },
     )
-    assert [r["passed"] for r in remit["evidence"]["field_results"]] == [True, True, False]
+    assert [r["passed"] for r in remit["evidence"]["fieldResults"]] == [True, True, False]
     ack = run_x12(
         corpus_source(),
         {

@@ -41,7 +41,7 @@ def test_segment_out_of_order_fails_the_guide_row(tmp_path: Path, run_x12: Any) 
         {"transaction": "835", "validate": True, "fields": [{"path": "BPR02", "expected": 1230}]},
     )
     assert result["score"] == 0.5
-    row = result["evidence"]["field_results"][-1]
+    row = result["evidence"]["fieldResults"][-1]
     assert row["path"] == "(implementation guide)" and row["passed"] is False
     assert "Segment CAS*CO not found" in row["actual"]
     assert result["evidence"]["validation"]["valid"] is False

@@ -111,7 +111,8 @@ def _task_lines(bench: BenchmarkRun, task: TaskRun, hide: bool) -> list[str]:
         f"task run {task.id}",
         f"  benchmark run {bench.id} ({bench.benchmark.ref}) on {run_name(bench.runs)}",
         f"  score {_score(task.score)}, verdict {task.verdict or '-'}, status {task.status}, "
-        f"threshold {task.pass_threshold:g}, all passed: {'yes' if task.all_passed else 'no'}",
+        f"threshold {task.pass_threshold:g}, all passed: "
+        + {True: "yes", False: "no", None: "-"}[task.all_passed],
     ]
     if task.axes:
         lines.append(
@@ -119,6 +120,11 @@ def _task_lines(bench: BenchmarkRun, task: TaskRun, hide: bool) -> list[str]:
             + ", ".join(
                 f"{axis_name(n)} {a.score:.2f} (w{a.weight:g})" for n, a in task.axes.items()
             )
+        )
+    if task.verification == "incomplete":
+        lines.append(
+            f"  verification incomplete (confidence {_score(task.confidence)}): not evaluated "
+            + ", ".join(f"{n.criterion_id} ({n.reason})" for n in task.not_evaluated)
         )
     if task.critical_failed:
         lines.append("  critical criteria not passed: " + ", ".join(task.critical_failed))

@@ -51,6 +51,10 @@ class CheckOutcome:
     passed: bool | None = None
     #: ``gated`` (judge not called, counts as 0) or ``skipped`` (bypassed, left out of the mean).
     status: str | None = None
+    #: the verifier could not evaluate the criterion, and why (its judge absent, unreachable,
+    #: slow, unparseable): an error left out of the mean, never the agent's failure. Short, no
+    #: URL, path, key or advice; raising :class:`~pytest_verial.NotEvaluatedError` does the same
+    not_evaluated: str | None = None
 
 
 @dataclass

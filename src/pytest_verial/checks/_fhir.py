@@ -262,7 +262,7 @@ def check(spec: FhirResourceState, ctx: CheckContext) -> CheckOutcome:
     score, target, results, how = _select(spec, candidates)
     passed, items = _fields_part(spec, score, target)
     evidence: dict[str, JsonValue] = {
-        "field_results": results,  # type: ignore[dict-item]
+        "fieldResults": results,  # type: ignore[dict-item]
         "resource": _row(target),
         "query": query.text(),
         "total": total,

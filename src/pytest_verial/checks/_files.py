@@ -229,7 +229,7 @@ def check(spec: SftpFilePresent, ctx: CheckContext) -> CheckOutcome:
         "matched_count": len(matched),
         "source": where,
         "file": None,
-        "field_results": [],
+        "fieldResults": [],
     }
     glob = compile_glob(spec.pattern)
     refused = [name for name in getattr(source, "refused", []) if glob.match(name)]
@@ -267,7 +267,7 @@ def check(spec: SftpFilePresent, ctx: CheckContext) -> CheckOutcome:
         raise type(first_error)(f"{first_error}{more}")
     score, entry, results = best
     evidence["file"] = entry.evidence()
-    evidence["field_results"] = results
+    evidence["fieldResults"] = results
     passed = sum(1 for r in results if r["passed"])
     details = f"{entry.path}: {passed} of {len(results)} checks passed"
     if count > 1:

@@ -56,6 +56,7 @@ HL7: PathSyntax[Hl7Message] = PathSyntax(
     noun="message",
     id_key="control_id",
     ident=lambda m: m.control_id,
+    rows="field_results",
 )
 
 
@@ -99,7 +100,7 @@ def check(spec: Hl7Structural, ctx: CheckContext) -> CheckOutcome:
             details += f"; {len(rejected)} rejected as unparseable: {rejected[-1]['error']}"
         if warnings:
             details += f"; {len(warnings)} warning(s), first: {warnings[0]}"
-        return CheckOutcome(0.0, details, {"field_results": [], "message": None, **base})
+        return CheckOutcome(0.0, details, {HL7.rows: [], "message": None, **base})
     pick = HL7.pick(candidates, spec.fields, spec.match)
     message = pick.message
     details = HL7.details(

@@ -17,7 +17,11 @@ judge criterion (criterion > task > benchmark > ini/CLI > 0.9).
 Before calling the judge the check applies the bypass rules and the deterministic-first gate
 (:mod:`pytest_verial.judge._gating`): a bypassed criterion is ``skipped`` (left out of the task's
 weighted mean), a gated one scores 0 with the reason. The judge never runs with the executor's
-model. Evidence: ``rubric_results[{principle, rating, reasoning, score}]`` and ``judge``
+model. A judge that cannot be used (not configured, unreachable, timed out, unparseable after
+its retries) leaves the criterion *not evaluated*: an error with ``not_evaluated`` its reason,
+out of the weighted mean, never a failed criterion nor a pass.
+
+Evidence: ``rubric_results[{principle, rating, reasoning, score}]`` and ``judge``
 (model, temperature, seed, prompt hash, tokens, cost, cached, calls), ``confidence``.
 """
 
@@ -152,28 +156,31 @@ def judge_principles(
                 "judge": {**models, "called": False, "calls": 0, "cost": 0.0},
             },
         )
-    client = judge.client()
     messages = build_messages(
         principles, text, task=_task_text(ctx), target=described, limit=settings.max_target_chars
     )
     draws = []
     try:
+        client = judge.client()
         for sample in range(max(1, settings.samples)):
             draws.append(client.rate(principles, messages, sample=sample))
-    except JudgeError as exc:  # an error criterion that still reports what the calls cost
+    except JudgeError as exc:  # not evaluated; the evidence still says what the calls cost
+        calls = exc.calls + sum(d.calls for d in draws)
         spent: dict[str, JsonValue] = {
             **models,
-            "called": True,
-            "calls": exc.calls + sum(d.calls for d in draws),
+            "called": calls > 0,
+            "calls": calls,
             "cost": round(exc.cost + sum(d.cost for d in draws), 8),
             "tokens": {
                 "prompt": exc.tokens[0] + sum(d.prompt_tokens for d in draws),
                 "completion": exc.tokens[1] + sum(d.completion_tokens for d in draws),
             },
+            "problems": list[JsonValue](exc.problems[-5:]),
         }
+        attempts = f" ({calls} attempt{'s' if calls != 1 else ''})" if calls else ""
         return CheckOutcome(
             0.0,
-            str(exc),
+            f"not evaluated: {exc.reason}{attempts}",
             {
                 "error": "JudgeError",
                 "rubric_results": [],
@@ -182,6 +189,7 @@ def judge_principles(
             },
             passed=False,
             status="error",
+            not_evaluated=exc.reason,
         )
     result = draws[0]
     rows: list[JsonValue] = [

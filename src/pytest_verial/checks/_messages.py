@@ -56,6 +56,9 @@ class PathSyntax(Generic[M]):
     #: the key and the value that name each message of the ``match: all`` list
     id_key: str
     ident: Callable[[M], JsonValue]
+    #: the evidence key of the rows, as Verial documents it for the check (``field_results``
+    #: for hl7-structural, ``fieldResults`` for x12-response)
+    rows: str
 
     def valid_path(self, value: str) -> str:
         """``value`` when it parses as a path, else a ValueError with the parser's message."""
@@ -108,7 +111,7 @@ class PathSyntax(Generic[M]):
     def evidence(self, pick: Pick[M], **extra: JsonValue) -> dict[str, JsonValue]:
         """The evidence of the message picked: its rows, its summary, then ``extra``."""
         return {
-            "field_results": pick.results,  # type: ignore[dict-item]
+            self.rows: pick.results,  # type: ignore[dict-item]
             self.noun: message_evidence(pick.message),
             **extra,
         }

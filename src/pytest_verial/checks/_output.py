@@ -25,7 +25,7 @@ def output_text(ctx: CheckContext) -> tuple[str | None, str]:
     return text, (path.name if path is not None else "output")
 
 
-def no_output(evidence_key: str = "field_results") -> CheckOutcome:
+def no_output(evidence_key: str = "fieldResults") -> CheckOutcome:
     """The outcome for a sandbox without an output file: no target, score 0."""
     return CheckOutcome(0.0, NO_OUTPUT, {evidence_key: [], "output": None})
 

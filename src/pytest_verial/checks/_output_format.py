@@ -1,7 +1,7 @@
 """``output-format``: the agent's final output is valid JSON, YAML (a mapping or a list) or
 Markdown with structure (at least ``min_headings`` headings, code fences closed).
 
-One ``field_results`` row per property checked; score = passed rows / rows, so a Markdown
+One ``fieldResults`` row per property checked; score = passed rows / rows, so a Markdown
 output with headings but an unclosed code fence scores 0.5.
 """
 
@@ -54,7 +54,7 @@ def check(spec: OutputFormat, ctx: CheckContext) -> CheckOutcome:
         if not failed
         else (f"{name} is not valid {spec.format}: " + "; ".join(failed))
     )
-    return CheckOutcome(ok / len(rows), details, {"field_results": rows, "output": name})  # type: ignore[dict-item]
+    return CheckOutcome(ok / len(rows), details, {"fieldResults": rows, "output": name})  # type: ignore[dict-item]
 
 
 CHECK = CheckSpec(name="output-format", model=OutputFormat, run=check, sources=("output",))

@@ -2,7 +2,7 @@
 
 Words are runs of letters or digits (``prior-auth`` and ``patient's`` count once); characters
 are those of the text with leading and trailing whitespace removed. Each bound given is one
-``field_results`` row (``op`` ``gte`` or ``lte``); score = passed bounds / bounds.
+``fieldResults`` row (``op`` ``gte`` or ``lte``); score = passed bounds / bounds.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def check(spec: OutputLength, ctx: CheckContext) -> CheckOutcome:
         if not r["passed"]
     ]
     details = summary + ("; out of bounds: " + ", ".join(failed) if failed else "; within bounds")
-    return CheckOutcome(score, details, {"field_results": rows, "output": name, **counts})  # type: ignore[dict-item]
+    return CheckOutcome(score, details, {"fieldResults": rows, "output": name, **counts})  # type: ignore[dict-item]
 
 
 CHECK = CheckSpec(name="output-length", model=OutputLength, run=check, sources=("output",))

@@ -7,7 +7,7 @@
 - ``fields``: ``{path, expected, op}`` rows checked against the output parsed as JSON (or YAML),
   with the same paths and operators as every other check.
 
-Each item is one ``field_results`` row; score = passed rows / rows.
+Each item is one ``fieldResults`` row; score = passed rows / rows.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def check(spec: OutputMatch, ctx: CheckContext) -> CheckOutcome:
         details += "; failed: " + ", ".join(failed[:10])
     if parse_error:
         details += f"; fields not checked: {parse_error}"
-    return CheckOutcome(ok / len(rows), details, {"field_results": rows, "output": name})  # type: ignore[dict-item]
+    return CheckOutcome(ok / len(rows), details, {"fieldResults": rows, "output": name})  # type: ignore[dict-item]
 
 
 CHECK = CheckSpec(name="output-match", model=OutputMatch, run=check, sources=("output",))

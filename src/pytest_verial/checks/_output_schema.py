@@ -3,7 +3,7 @@
 The schema is given inline (``schema: {...}``) and checked when the benchmark loads (a schema
 that is itself invalid is a collection error). The dialect follows ``$schema``, else Draft
 2020-12. Score 1 when valid, else 0 (a document either meets its schema or does not);
-``field_results`` lists each violation as ``{path, expected, actual, passed: false}``, with
+``fieldResults`` lists each violation as ``{path, expected, actual, passed: false}``, with
 ``path`` a JSON path into the output and ``expected`` the failed schema rule.
 
 References are never fetched over the network while grading: a ``$ref`` (or ``$dynamicRef``)
@@ -136,7 +136,7 @@ def check(spec: OutputJsonSchema, ctx: CheckContext) -> CheckOutcome:
             "passed": False,
         }
         return CheckOutcome(
-            0.0, f"{name} is not JSON: {parsed.error}", {"field_results": [row], "output": name}
+            0.0, f"{name} is not JSON: {parsed.error}", {"fieldResults": [row], "output": name}
         )
     validator = _validator(spec.schema_)
     try:
@@ -151,7 +151,7 @@ def check(spec: OutputJsonSchema, ctx: CheckContext) -> CheckOutcome:
             "passed": True,
         }
         return CheckOutcome(
-            1.0, f"{name} is valid against the schema", {"field_results": [row], "output": name}
+            1.0, f"{name} is valid against the schema", {"fieldResults": [row], "output": name}
         )
     rows: list[dict[str, JsonValue]] = [
         {
@@ -169,7 +169,7 @@ def check(spec: OutputJsonSchema, ctx: CheckContext) -> CheckOutcome:
         0.0,
         details,
         {
-            "field_results": rows,  # type: ignore[dict-item]
+            "fieldResults": rows,  # type: ignore[dict-item]
             "output": name,
             "violations": len(errors),
         },

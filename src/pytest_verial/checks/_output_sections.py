@@ -6,7 +6,7 @@ punctuation, so ``### 2. MEDICAL NECESSITY:`` satisfies ``Medical necessity``. `
 restricts which heading levels count. With ``in_order: true`` each section must come after the
 one listed before it; a section found only out of order fails with ``actual`` saying so.
 
-Evidence: one ``field_results`` row per section, ``actual`` the heading found and its line.
+Evidence: one ``fieldResults`` row per section, ``actual`` the heading found and its line.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def check(spec: OutputSections, ctx: CheckContext) -> CheckOutcome:
     if missing:
         details += "; missing or out of order: " + ", ".join(map(repr, missing))
     evidence: dict[str, JsonValue] = {
-        "field_results": rows,  # type: ignore[dict-item]
+        "fieldResults": rows,  # type: ignore[dict-item]
         "output": name,
         "headings": [h.text for h in found[:50]],
     }

@@ -98,7 +98,7 @@ def check(spec: PortalStateMatch, ctx: CheckContext) -> CheckOutcome:
         return CheckOutcome(
             0.0,
             f"portal table {resource!r} not found (tables: {tables})",
-            {"assertion_results": [], "row_key": None, "candidates": 0},
+            {"assertionResults": [], "row_key": None, "candidates": 0},
         )
     candidates, value = _candidates(spec, rows, ctx)
     if not candidates:
@@ -109,7 +109,7 @@ def check(spec: PortalStateMatch, ctx: CheckContext) -> CheckOutcome:
         return CheckOutcome(
             0.0,
             f"no row in portal table {resource!r}{wanted} ({len(rows)} rows)",
-            {"assertion_results": [], "row_key": value, "candidates": 0},
+            {"assertionResults": [], "row_key": value, "candidates": 0},
         )
     best: tuple[float, int, list[dict[str, JsonValue]]] | None = None
     for index, row in candidates:
@@ -129,7 +129,7 @@ def check(spec: PortalStateMatch, ctx: CheckContext) -> CheckOutcome:
         f" (best of {len(candidates)} candidate rows)" if len(candidates) > 1 else ""
     )
     evidence: dict[str, JsonValue] = {
-        "assertion_results": results,  # type: ignore[dict-item]
+        "assertionResults": results,  # type: ignore[dict-item]
         "row_key": None if row_key is MISSING else row_key,
         "row_index": index,
         "candidates": len(candidates),

@@ -98,7 +98,7 @@ def check(spec: VoiceTranscript, ctx: CheckContext) -> CheckOutcome:
         return CheckOutcome(
             0.0,
             f"no transcript turns by {who} ({len(all_turns)} turns in all)",
-            {"phrase_results": [], "turns": len(all_turns)},
+            {"phraseResults": [], "turns": len(all_turns)},
         )
     results: list[dict[str, JsonValue]] = []
     for phrase in spec.contains:
@@ -133,7 +133,7 @@ def check(spec: VoiceTranscript, ctx: CheckContext) -> CheckOutcome:
         details += f"; not said: {', '.join(map(repr, missing))}"
     if said:
         details += f"; forbidden but said: {', '.join(map(repr, said))}"
-    return CheckOutcome(ok / len(results), details, {"phrase_results": results})  # type: ignore[dict-item]
+    return CheckOutcome(ok / len(results), details, {"phraseResults": results})  # type: ignore[dict-item]
 
 
 CHECK = CheckSpec(name="voice-transcript", model=VoiceTranscript, run=check, sources=("voice",))

@@ -22,7 +22,7 @@ Envelope problems (ISA length, SE/GE/IEA counts, control numbers) are always in 
 ``envelope_problems``; with ``envelope: strict`` they make the criterion an error instead.
 With ``validate: true`` the transaction's interchange is also validated against its
 implementation guide by pyx12 (835, 999; :mod:`pytest_verial.x12._validate`): the result is one
-more row of ``field_results`` (path ``(implementation guide)``, expected ``valid``) and a
+more row of ``fieldResults`` (path ``(implementation guide)``, expected ``valid``) and a
 ``validation`` entry in the evidence. Selection among several matches and the score follow
 ``hl7-structural``.
 """
@@ -62,6 +62,7 @@ X12: PathSyntax[Transaction] = PathSyntax(
     noun="transaction",
     id_key="control_number",
     ident=lambda t: t.control_number,
+    rows="fieldResults",
 )
 
 
@@ -125,7 +126,7 @@ def check(spec: X12Response, ctx: CheckContext) -> CheckOutcome:
         return CheckOutcome(
             0.0,
             f"{what} ({len(everything)} transactions: {kinds})",
-            {"field_results": [], "transaction": None, "candidates": 0},
+            {"fieldResults": [], "transaction": None, "candidates": 0},
         )
     pick = X12.pick(candidates, spec.fields, spec.match)
     tx = pick.message

@@ -5,9 +5,11 @@ Bearer token from the environment variable named by ``api_key_env`` (none sent w
 unset, as local servers need none). Transport errors, timeouts, 429 and 5xx are retried, and so
 are replies that do not parse (:mod:`.reply`), with the bad reply and the reason added to the
 conversation so that a temperature-0 judge does not repeat itself. After ``retries`` more
-attempts the criterion is an error (:class:`JudgeError`), never a pass. Other 4xx (bad key,
-unknown model) are not retried. Good replies are cached on disk by the hash of the first
-request.
+attempts the criterion is *not evaluated* (:class:`JudgeError`, a
+:class:`~pytest_verial._errors.NotEvaluatedError` whose ``reason`` says which of
+:data:`REASONS`), never a pass and never the agent's failure. Other 4xx (bad key, unknown
+model) are not retried. Good replies are cached on disk by the hash of the first request.
+No message names the judge's URL or its key.
 
 The API key is registered for masking (:mod:`pytest_verial._secrets`) when the client is made,
 before any cache lookup, so a cached reply that quotes it is masked too; the cache itself only
@@ -28,7 +30,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import SourceError
+from .._errors import NotEvaluatedError
+from .._not_evaluated import (
+    NOT_CONFIGURED,
+    NOT_INSTALLED,
+    REFUSED,
+    TIMED_OUT,
+    UNAVAILABLE,
+    UNPARSEABLE,
+    UNREACHABLE,
+)
 from .._secrets import register_setting
 from ._cache import ReplyCache
 from ._prompt import build_payload, correction, max_tokens, prompt_hash, response_format
@@ -36,17 +47,26 @@ from ._reply import MalformedReply, Ratings, parse_reply
 from ._settings import JudgeSettings
 
 
-class JudgeError(SourceError):
-    """The judge gave no usable reply (unreachable, errors, or malformed after retries).
+class JudgeError(NotEvaluatedError):
+    """The judge gave no usable reply (not configured, unreachable, timed out, errors, or
+    malformed after retries): the criterion is not evaluated, for ``reason``.
 
-    ``calls``, ``tokens`` (prompt, completion) and ``cost`` say what the attempts consumed.
+    ``calls``, ``tokens`` (prompt, completion) and ``cost`` say what the attempts consumed;
+    ``problems`` why each attempt failed (no URL, no key).
     """
 
     def __init__(
-        self, message: str, calls: int = 0, tokens: tuple[int, int] = (0, 0), cost: float = 0.0
+        self,
+        message: str,
+        calls: int = 0,
+        tokens: tuple[int, int] = (0, 0),
+        cost: float = 0.0,
+        reason: str = UNREACHABLE,
+        problems: list[str] | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(reason, message)
         self.calls, self.tokens, self.cost = calls, tokens, cost
+        self.problems = problems or []
 
 
 @dataclass
@@ -73,7 +93,8 @@ class JudgeClient:
             import httpx
         except ImportError:
             raise JudgeError(
-                "the LLM judge needs httpx: pip install 'pytest-verial[live]'"
+                "the LLM judge needs httpx: pip install 'pytest-verial[live]'",
+                reason=NOT_INSTALLED,
             ) from None
 
         self.settings = settings
@@ -115,7 +136,8 @@ class JudgeClient:
         if not settings.model:
             raise JudgeError(
                 "no judge model configured: set --verial-judge-model, the ini key "
-                "verial_judge_model, or sources.judge.model in run.yaml"
+                "verial_judge_model, or sources.judge.model in run.yaml",
+                reason=NOT_CONFIGURED,
             )
         count = len(principles)
         payload = build_payload(
@@ -180,6 +202,7 @@ class JudgeClient:
                 )
         url = settings.base_url.rstrip("/") + "/chat/completions"
         problems: list[str] = []
+        reason = UNREACHABLE  # of the last attempt
         tokens = [0, 0]
         request = payload
         attempts = max(0, settings.retries) + 1
@@ -189,8 +212,12 @@ class JudgeClient:
             self._count(calls=1)
             try:
                 content, usage = self._post(url, request)
+            except JudgeError as exc:  # refused (4xx): not retried
+                exc.calls, exc.problems = attempt + 1, [*problems, *exc.problems]
+                raise
             except _Retry as exc:
                 problems.append(str(exc))
+                reason = exc.reason
                 continue
             tokens[0] += int(usage.get("prompt_tokens") or 0)
             tokens[1] += int(usage.get("completion_tokens") or 0)
@@ -198,6 +225,7 @@ class JudgeClient:
                 ratings = parse_reply(content, count)
             except MalformedReply as exc:
                 problems.append(f"malformed reply: {exc}")
+                reason = UNPARSEABLE
                 reply = content if isinstance(content, str) else json.dumps(content)
                 request = correction(payload, reply, str(exc), count)
                 continue
@@ -216,11 +244,13 @@ class JudgeClient:
                 problems=problems,
             )
         raise JudgeError(
-            f"judge {settings.model} at {settings.base_url} gave no usable reply in {attempts} "
-            f"attempt(s): " + "; ".join(problems[-3:]),
+            f"judge {settings.model} gave no usable reply in {attempts} attempt(s): "
+            + "; ".join(problems[-3:]),
             calls=attempts,
             tokens=(tokens[0], tokens[1]),
             cost=settings.cost(*tokens)[0],
+            reason=reason,
+            problems=problems,
         )
 
     def _post(self, url: str, payload: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -229,28 +259,38 @@ class JudgeClient:
         try:
             response = self._http.post(url, json=payload, headers=self._headers())
         except httpx.TimeoutException:
-            raise _Retry(f"timed out after {self.settings.timeout:g}s") from None
+            raise _Retry(TIMED_OUT, f"timed out after {self.settings.timeout:g}s") from None
         except httpx.HTTPError as exc:
-            raise _Retry(f"cannot reach the judge: {type(exc).__name__}: {exc}") from None
+            # the exception's type only: its text may carry the judge's address
+            raise _Retry(UNREACHABLE, f"cannot reach the judge: {type(exc).__name__}") from None
         status = response.status_code
         if status == 429 or status >= 500:
-            raise _Retry(f"HTTP {status}: {_snippet(response.text)}")
+            raise _Retry(f"{UNAVAILABLE} (HTTP {status})", f"HTTP {status}")
         if status >= 400:
             raise JudgeError(
-                f"judge {self.settings.model} at {self.settings.base_url}: "
-                f"HTTP {status}: {_snippet(response.text)} (not retried)"
+                f"judge {self.settings.model}: HTTP {status}: {_snippet(response.text)} "
+                "(not retried)",
+                calls=1,
+                reason=f"{REFUSED} (HTTP {status})",
+                problems=[f"HTTP {status} (not retried)"],
             )
         try:
             body = response.json()
             content = body["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise _Retry(f"response is not a chat completion: {_snippet(response.text)}") from None
+            raise _Retry(
+                UNPARSEABLE, f"response is not a chat completion: {_snippet(response.text)}"
+            ) from None
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         return content, usage
 
 
 class _Retry(Exception):
-    """A failed attempt worth retrying."""
+    """A failed attempt worth retrying, and the reason it gives when it is the last."""
+
+    def __init__(self, reason: str, problem: str) -> None:
+        super().__init__(problem)
+        self.reason = reason
 
 
 def _snippet(text: str, limit: int = 160) -> str:

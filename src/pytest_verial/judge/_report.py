@@ -30,15 +30,7 @@ def _criterion_feedback(run: CriterionRun) -> list[str]:
     details = (run.details or "").strip()
     lines = [f"- {name} [{run.assertion}, {run.status}]: {details}".rstrip(": ")]
     evidence = run.evidence
-    rows = (
-        [
-            r
-            for r in (evidence.field_results or []) + (evidence.assertion_results or [])
-            if not r.passed
-        ]
-        if evidence
-        else []
-    )
+    rows = [r for r in evidence.rows() if not r.passed] if evidence else []
     for r in rows[:_MAX_ROWS]:
         if r.message:  # a schema violation says it best itself
             lines.append(f"    {r.path}: {_value(r.message)}")
@@ -47,45 +39,48 @@ def _criterion_feedback(run: CriterionRun) -> list[str]:
         lines.append(f"    {r.path}: expected {_value(r.expected)}{op}, got {_value(r.actual)}")
     if len(rows) > _MAX_ROWS:
         lines.append(f"    ... and {len(rows) - _MAX_ROWS} more failed fields")
-    extra = (evidence.model_extra or {}) if evidence else {}
-    for phrase in _dicts(extra.get("phrase_results")):
-        if not phrase.get("passed"):
-            verb = "must say" if phrase.get("expected") == "present" else "must not say"
-            lines.append(f"    {verb}: {_value(phrase.get('phrase'))}")
-    for rating in _dicts(extra.get("rubric_results")):
-        if int(rating.get("rating") or 0) < 4:
+    for phrase in evidence.phrases() if evidence else []:
+        forbidden = phrase.expected == "absent"
+        ok = phrase.passed if isinstance(phrase.passed, bool) else phrase.found != forbidden
+        if not ok:
+            verb = "must not say" if forbidden else "must say"
+            lines.append(f"    {verb}: {_value(phrase.phrase)}")
+    for rating in evidence.ratings() if evidence else []:
+        if int(rating.rating or 0) < 4:
             lines.append(
-                f"    principle {_value(rating.get('principle'))}: rated "
-                f"{rating.get('rating')}/5 - {rating.get('reasoning')}"
+                f"    principle {_value(rating.principle)}: rated "
+                f"{rating.rating}/5 - {rating.reasoning}"
             )
     return lines
 
 
-def _dicts(rows: Any) -> list[Mapping[str, Any]]:
-    """The object rows of a check's own evidence list (anything else is not a row)."""
-    return [r for r in rows if isinstance(r, Mapping)] if isinstance(rows, list) else []
-
-
 def _judge_info(run: CriterionRun) -> Mapping[str, Any]:
     """The judge's facts on a criterion run's evidence (calls, cost, models)."""
-    info = (run.evidence.model_extra or {}).get("judge") if run.evidence else None
+    info = getattr(run.evidence, "judge", None) if run.evidence is not None else None
     return info if isinstance(info, Mapping) else {}
 
 
 def task_feedback(task_run: TaskRun) -> str | None:
-    """The feedback text of a failed or partial task run (None for a pass or no verdict)."""
-    if task_run.verdict not in ("fail", "partial"):
-        return None
+    """The feedback text of a failed or partial task run (None for a pass or no verdict).
+
+    Only what the agent should change: a criterion the verifier could not evaluate is not the
+    agent's to fix and is left out (and so is anything about the verifier's set-up). A task
+    run whose verdict is unknown because of those still gets the criteria it did fail."""
     runs = [
         r
         for r in task_run.criterion_runs
-        if r.status in FAILING or (r.status is Status.PASSED and (r.score or 0) < 1)
+        if r.not_evaluated is None
+        and (r.status in FAILING or (r.status is Status.PASSED and (r.score or 0) < 1))
     ]
-    head = (
-        f"Task {task_run.task_key} scored {task_run.score:.2f} ({task_run.verdict})"
-        if task_run.score is not None
-        else f"Task {task_run.task_key} failed"
-    )
+    failed = any(r.status in FAILING for r in runs)
+    if task_run.verdict not in ("fail", "partial") and not (task_run.verdict is None and failed):
+        return None
+    if task_run.score is not None and task_run.verdict is not None:
+        head = f"Task {task_run.task_key} scored {task_run.score:.2f} ({task_run.verdict})"
+    elif task_run.score is not None:  # not every criterion could be checked
+        head = f"Task {task_run.task_key} scored {task_run.score:.2f} on the criteria checked"
+    else:
+        head = f"Task {task_run.task_key} failed"
     lines = [head + ". Address these before the next attempt:"]
     for run in runs:
         lines.extend(_criterion_feedback(run))
@@ -136,6 +131,9 @@ def verification_summary(
         "saved_by_bypass": sum(1 for r in judge_runs if r.status is Status.SKIPPED),
         "judge_everything_calls": len(judge_runs),
         "errors": sum(1 for r in judge_runs if r.status is Status.ERROR),
+        # the errors of the verifier itself: judge absent, unreachable, slow, unparseable
+        "not_evaluated": sum(1 for r in judge_runs if r.not_evaluated is not None),
+        "not_evaluated_reasons": _reasons(judge_runs),
         "cost": round(verification_cost, 8),
         "cost_known": all(i.get("cost_known", True) for i in infos),
         "task_cost": round(task_cost, 6) if known else None,
@@ -143,6 +141,15 @@ def verification_summary(
         "budget": budget,
         "over_budget": bool(share is not None and share > budget),
     }
+
+
+def _reasons(runs: Iterable[CriterionRun]) -> dict[str, int]:
+    """How many criteria were not evaluated, by reason."""
+    reasons: dict[str, int] = {}
+    for run in runs:
+        if run.not_evaluated is not None:
+            reasons[run.not_evaluated] = reasons.get(run.not_evaluated, 0) + 1
+    return reasons
 
 
 def verification_lines(summary: Mapping[str, Any], configured: bool = True) -> list[str]:

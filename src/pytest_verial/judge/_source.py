@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import CheckError
+from .._not_evaluated import TURNED_OFF
 from .._options import JUDGE_OFF_KEY
 from ._client import JudgeClient, JudgeError, shared_client
 from ._models import self_grading
@@ -60,7 +61,7 @@ class JudgeOff(JudgeSource):
 
     def rate(self, principles: list[str], messages: list[dict[str, str]], sample: int = 0) -> Any:
         """Never rates: the judge is off."""
-        raise JudgeError(self.reason)
+        raise JudgeError(self.reason, reason=TURNED_OFF)
 
 
 def settings_for(options: Mapping[str, Any], run_config: Any = None) -> JudgeSettings:

@@ -17,8 +17,9 @@ The comparison is a typed model (:class:`Comparison`, written by ``verial compar
   the bounds are the 251st smallest and 251st largest resampled means (2.5 % in from each end).
 - **Regression** (exit 1): a paired benchmark run whose run score drops by more than the
   tolerance (or that lost its run score), or a task whose verdict gets worse
-  (pass > partial > fail). A task scored on one side only, and an unpaired benchmark run, are
-  shown but do not fail the comparison.
+  (pass > partial > fail), or a HEAD whose verification is incomplete (criteria the verifier
+  could not evaluate: what was not checked must not pass the gate). A task scored on one side
+  only, and an unpaired benchmark run, are shown but do not fail the comparison.
 """
 
 from __future__ import annotations
@@ -129,6 +130,8 @@ class BenchmarkRunDelta(_Model):
     score_dropped: bool
     #: task keys whose verdict got worse
     worse_verdicts: list[str]
+    #: HEAD's verification is incomplete (criteria the verifier could not evaluate)
+    unverified: bool = False
     regression: bool
     #: run statuses other than completed, and the like
     notes: list[str]
@@ -424,6 +427,12 @@ def compare_runs(
     ]
     if base.score is not None and head.score is None:
         notes.append(f"head benchmark run {head.id} has no run score")
+    unverified = head.verification == "incomplete"
+    if unverified:
+        notes.append(
+            f"head benchmark run {head.id}: verification incomplete (criteria the verifier "
+            "could not evaluate; their task runs are left out of its score)"
+        )
     return BenchmarkRunDelta(
         benchmark=base.benchmark.ref,
         file=base.benchmark.file,
@@ -441,7 +450,8 @@ def compare_runs(
         interval=paired_bootstrap(diffs) if diffs else None,
         score_dropped=dropped,
         worse_verdicts=worse,
-        regression=dropped or bool(worse),
+        unverified=unverified,
+        regression=dropped or bool(worse) or unverified,
         notes=notes,
         tasks=tasks,
     )

@@ -32,6 +32,7 @@ from typing import Any
 from .. import __version__
 from .._engine import now_iso
 from .._errors import BenchmarkFileError, RunConfigError
+from .._evidence import evidence_from_v2
 from .._loader import BenchmarkPlan, load_benchmark
 from .._results import CriterionRun, Report
 from .._runinfo import RunDir
@@ -40,7 +41,10 @@ from ._build import ReportInput, build_report
 from ._outputs import open_append
 from ._seal import check_link, link
 
-JOURNAL_SCHEMA = "pytest-verial/journal/v2"
+JOURNAL_SCHEMA = "pytest-verial/journal/v3"
+#: the journal of the previous release: its criterion runs' evidence has the v2 keys
+#: (:func:`pytest_verial._evidence.evidence_from_v2` converts them once its digests check out)
+JOURNAL_V2 = "pytest-verial/journal/v2"
 
 
 def journal_path(report: Path) -> Path:
@@ -223,10 +227,10 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
     header, *rows = values
     schema = header.get("journal") if isinstance(header, dict) else None
     if isinstance(schema, str) and schema.startswith("pytest-verial/journal/"):
-        if schema != JOURNAL_SCHEMA:
+        if schema not in (JOURNAL_SCHEMA, JOURNAL_V2):
             raise ValueError(
-                f"{path}:1: a {schema} journal (this version reads {JOURNAL_SCHEMA}): "
-                "recover it with the version that wrote it"
+                f"{path}:1: a {schema} journal (this version reads {JOURNAL_SCHEMA} and "
+                f"{JOURNAL_V2}): recover it with the version that wrote it"
             )
     else:
         raise ValueError(f"{path}:1: not a pytest-verial journal ({JOURNAL_SCHEMA})")
@@ -272,7 +276,14 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
                 "selected (its header): cannot recover"
             )
         lines_of[nodeid] = number
-        records[nodeid] = row["record"]
+        record = row["record"]
+        if schema == JOURNAL_V2:  # its digests checked above, on the bytes as written
+            try:
+                evidence = evidence_from_v2(record.get("assert"), record.get("evidence"))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: cannot recover: {exc}") from None
+            record = {**record, "evidence": evidence}
+        records[nodeid] = record
     return header, records
 
 

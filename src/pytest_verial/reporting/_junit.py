@@ -3,8 +3,11 @@
 Suite properties carry the task's score, verdict, status and axis scores, and each criterion's
 score, weight, axis and status as ``criterion.<id>.<field>`` (the JUnit schema allows
 properties on suites only). Errors (a source could not be read) are ``<failure
-type="error">`` since the Jenkins JUnit schema allows no ``<error>`` inside a testcase. In a
-scored run the failure text says only the score: details and evidence stay in the JSON report.
+type="error">`` since the Jenkins JUnit schema allows no ``<error>`` inside a testcase; a
+criterion the verifier could not evaluate is ``<failure type="not_evaluated">`` with its reason
+(the build must not pass on what was never checked), and its suite says ``verification
+incomplete``. In a scored run the failure text says only the score: details and evidence stay
+in the JSON report.
 """
 
 from __future__ import annotations
@@ -34,7 +37,12 @@ def _props(parent: ET.Element, values: dict[str, Any]) -> None:
 
 def _against(c: dict[str, Any]) -> bool:
     """A case that counts against its task (:func:`~pytest_verial._results.counts_against`)."""
-    return counts_against(c["status"], c.get("points"), c.get("met"))
+    return counts_against(c["status"], c.get("points"), c.get("met"), c.get("not_evaluated"))
+
+
+def _failing(c: dict[str, Any]) -> bool:
+    """A case written as a ``<failure>``: against its task, or not evaluated."""
+    return _against(c) or c.get("not_evaluated") is not None
 
 
 def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
@@ -48,7 +56,7 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
     ]
     for task, scored in task_runs:
         cases = task["criterion_runs"]
-        fails = sum(1 for c in cases if _against(c))
+        fails = sum(1 for c in cases if _failing(c))
         errors = sum(1 for c in cases if c["status"] == "error")
         suite = ET.SubElement(
             root,
@@ -65,7 +73,9 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
             "score": task["score"],
             "verdict": task["verdict"],
             "status": task["status"],
+            "verification": task.get("verification", "complete"),
             "errors": errors,
+            "not_evaluated": len(task.get("not_evaluated") or []) or None,
             "benchmark": task["benchmark"],
             "run": task["run"],
             # a task scored by points (None, so left out, for a weighted task)
@@ -79,7 +89,16 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
             props[f"axis.{axis}.points_earned"] = value.get("points_earned")
             props[f"axis.{axis}.points_possible"] = value.get("points_possible")
         for c in cases:
-            for field in ("score", "weight", "axis", "status", "assert", "points", "met"):
+            for field in (
+                "score",
+                "weight",
+                "axis",
+                "status",
+                "assert",
+                "points",
+                "met",
+                "not_evaluated",
+            ):
                 props[f"criterion.{c['criterion_id']}.{field}"] = c.get(field)
         _props(suite, props)
         for c in cases:
@@ -91,7 +110,15 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
                 time=_t(c["duration"]),
             )
             status = c["status"]
-            if _against(c):
+            if c.get("not_evaluated") is not None:
+                ET.SubElement(
+                    case,
+                    "failure",
+                    message=f"not evaluated: {c['not_evaluated']} (the verifier could not "
+                    "check it; not the agent's failure)",
+                    type="not_evaluated",
+                )
+            elif _against(c):
                 score = c["score"] if c["score"] is not None else 0.0
                 penalty = f"penalty applied ({c.get('points')} points)" if c.get("met") else ""
                 message = (

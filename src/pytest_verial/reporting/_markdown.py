@@ -53,7 +53,13 @@ def markdown(report: Report, scored: bool = False) -> str:
         f"{plural(counts.task_runs, 'task run')} in "
         f"{plural(len(report.benchmark_runs), 'benchmark run')}; "
         f"criteria: {counts.criteria_passed} passed, {counts.criteria_failed} failed, "
-        f"{plural(counts.criteria_error, 'error')}. Session {report.session.status}."
+        f"{plural(counts.criteria_error, 'error')}"
+        + (
+            f" ({counts.criteria_not_evaluated} not evaluated: the verifier could not check them)"
+            if counts.criteria_not_evaluated
+            else ""
+        )
+        + f". Session {report.session.status}."
     )
     lines.append("")
     for run in report.benchmark_runs:
@@ -78,11 +84,18 @@ def _run(run: BenchmarkRun, scored: bool) -> list[str]:
         critical = (
             f" (critical failed: {', '.join(t.critical_failed)})" if t.critical_failed else ""
         )
+        if t.verification == "incomplete":
+            critical += f" (not verified: {', '.join(n.reason for n in t.not_evaluated)})"
         lines.append(
             f"| {cell(t.task_key)} | {_score(t.score)} | {_VERDICT.get(t.verdict or '', '-')} "
             f"| {cell(axes)} | {cell(str(t.status) + critical)} |"
         )
-    failing = [(t, c) for t in run.task_runs for c in t.criterion_runs if c.status in FAILING]
+    failing = [
+        (t, c)
+        for t in run.task_runs
+        for c in t.criterion_runs
+        if c.status in FAILING and c.not_evaluated is None
+    ]
     lines.append("")
     if failing:
         lines.extend(_failing(failing, scored))
@@ -114,8 +127,7 @@ def _failing(failing: list[tuple[TaskRun, CriterionRun]], scored: bool) -> list[
 
 
 def _field_rows(c: CriterionRun) -> list[str]:
-    evidence = c.evidence.to_json() if c.evidence else {}
-    rows = [r for key in ("field_results", "assertion_results") for r in evidence.get(key) or []]
+    rows = [r.model_dump(mode="json") for r in c.evidence.rows()] if c.evidence else []
     if not rows:
         return []
     out = ["| path | expected | actual | |", "|---|---|---|---|"]

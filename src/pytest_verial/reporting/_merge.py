@@ -242,6 +242,7 @@ _SUMMED = (
     "saved_by_bypass",
     "judge_everything_calls",
     "errors",
+    "not_evaluated",
     "cost",
 )
 
@@ -255,6 +256,11 @@ def _verification(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     for key in _SUMMED:
         out[key] = sum(p.get(key) or 0 for p in present)
     out["cost"] = round(out["cost"], 8)
+    reasons: dict[str, int] = {}  # criteria not evaluated, by reason, over every shard
+    for part in present:
+        for reason, count in (part.get("not_evaluated_reasons") or {}).items():
+            reasons[reason] = reasons.get(reason, 0) + int(count)
+    out["not_evaluated_reasons"] = reasons
     out["judge_models"] = sorted({m for p in present for m in p.get("judge_models") or []})
     out["executor_models"] = sorted({m for p in present for m in p.get("executor_models") or []})
     out["cost_known"] = all(p.get("cost_known", True) for p in present)

@@ -40,11 +40,12 @@ class CriterionScore(_View):
     passed: bool = False
     score: float | None = None
     pass_threshold: float | None = None
+    not_evaluated: str | None = None
 
     @property
     def counted(self) -> bool:
         """Whether the score counts in the task's weighted mean."""
-        return self.status in COUNTED
+        return self.status in COUNTED and self.not_evaluated is None
 
 
 class TaskScore(_View):
@@ -66,11 +67,13 @@ class BenchmarkRunScores(_View):
     score: float | None = None
     verdict: Verdict | None = None
     pass_threshold: float
+    verification: Literal["complete", "incomplete"] = "complete"
     task_runs: list[TaskScore] = Field(default_factory=list)
 
 
 class ReportScores(_View):
-    schema_: Literal["pytest-verial/report/v2"] = Field(alias="schema")
+    #: v2 files are read as they are: the scores did not change shape (only evidence did)
+    schema_: Literal["pytest-verial/report/v2", "pytest-verial/report/v3"] = Field(alias="schema")
     benchmark_runs: list[BenchmarkRunScores]
 
     @classmethod

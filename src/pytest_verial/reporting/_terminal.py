@@ -8,8 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._display import escape
+from .._evidence import Evidence
 from .._names import UNSUPPORTED, axis_name, run_name
 from .._nodeids import criterion_nodeid, parse
+from .._not_evaluated import advice
 from .._results import (
     AxisScore,
     BenchmarkRun,
@@ -22,8 +24,6 @@ from .._results import (
 from .._secrets import redact
 from ._elide import elide
 
-_RESULT_KEYS = ("field_results", "assertion_results")
-
 
 def _short(value: Any, width: int = 40) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
@@ -31,24 +31,28 @@ def _short(value: Any, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def _rows(evidence: dict[str, Any]) -> list[str]:
+def _rows(evidence: Evidence | None) -> list[str]:
+    """The expected / actual rows (``fieldResults``, ``field_results`` or
+    ``assertionResults``, by check type) and the ``phraseResults`` of a criterion's evidence."""
     lines: list[str] = []
-    for key in _RESULT_KEYS:
-        results = evidence.get(key) or []
-        if results:
-            width = max(len("path"), *(len(str(r.get("path", ""))) for r in results))
-            lines.append(f"    {'path':<{width}}  {'expected':<30}  {'actual':<30}")
-            for r in results:
-                lines.append(
-                    f"    {str(r.get('path')):<{width}}  {_expected(r):<30}"
-                    f"  {_short(r.get('actual'), 30):<30}  {'ok' if r.get('passed') else 'FAIL'}"
-                )
-    for r in evidence.get("phrase_results") or []:
-        mark = "ok" if r.get("passed") else "FAIL"
-        where = f"turn {r['turn']}" if r.get("turn") is not None else "not found"
+    if evidence is None:
+        return lines
+    results = [r.model_dump(mode="json") for r in evidence.rows()]
+    if results:
+        width = max(len("path"), *(len(str(r.get("path", ""))) for r in results))
+        lines.append(f"    {'path':<{width}}  {'expected':<30}  {'actual':<30}")
+        for r in results:
+            lines.append(
+                f"    {str(r.get('path')):<{width}}  {_expected(r):<30}"
+                f"  {_short(r.get('actual'), 30):<30}  {'ok' if r.get('passed') else 'FAIL'}"
+            )
+    for phrase in evidence.phrases():
+        expected = phrase.expected if isinstance(phrase.expected, str) else "present"
+        ok = phrase.passed if isinstance(phrase.passed, bool) else phrase.found
+        where = f"turn {phrase.turn}" if phrase.turn is not None else "not found"
         lines.append(
-            f"    {r.get('expected', 'present'):<8} {_short(r.get('phrase'), 40):<42} "
-            f"{where:<10} {mark}"
+            f"    {expected:<8} {_short(phrase.phrase, 40):<42} {where:<10} "
+            f"{'ok' if ok else 'FAIL'}"
         )
     return lines
 
@@ -78,10 +82,17 @@ def describe_failure(run: CriterionRun, scored: bool) -> str:
         f"criterion {run.criterion_id!r} ({run.assertion}) {run.status}: "
         f"score {run.score or 0.0:.2f}, {worth}" + (f", axis {run.axis}" if run.axis else "")
     )
+    if run.not_evaluated is not None:  # no rubric in it: shown in scored runs too
+        what = (
+            f"criterion {run.criterion_id!r} ({run.assertion}) not evaluated: "
+            f"{run.not_evaluated} (the verifier's failure, not the agent's: left out of the "
+            f"score, {worth})"
+        )
+        return escape(redact(what))
     if scored:
         return escape(redact(what)) + "\n  (details withheld: scored run; see the JSON report)"
     lines = [what, f"  {run.details or ''}".rstrip()]
-    lines.extend(_rows(run.evidence.to_json() if run.evidence else {}))
+    lines.extend(_rows(run.evidence))
     # Secrets masked in the raw text first, then each line escaped on its own: a value's
     # newline or ESC never reaches the terminal.
     text = redact("\n".join(line.rstrip() for line in lines if line.strip()))
@@ -171,7 +182,40 @@ def summary(
     ]
     if failing and verbosity > -2:
         lines.extend(_failing(failing, scored, verbosity, width, failures, cut))
+    unverified = [
+        (t, c)
+        for run in report.benchmark_runs
+        for t in run.task_runs
+        for c in t.criterion_runs
+        if c.not_evaluated is not None
+    ]
+    if unverified:  # apart from the failures: the verifier's, not the agent's
+        lines.extend(_not_evaluated(unverified, verbosity, width))
     return [(redact(text), colour) for text, colour in lines]
+
+
+def _not_evaluated(
+    unverified: list[tuple[TaskRun, CriterionRun]], verbosity: int, width: int | None
+) -> list[Line]:
+    """The criteria the verifier could not evaluate, each with its reason."""
+    head = (
+        f"{plural(len(unverified), 'criterion', 'criteria')} not evaluated (the verifier "
+        "could not check them: not the agent's failure; their task runs' verification is "
+        "incomplete):"
+    )
+    lines: list[Line] = [(_fit(head, width, 2), "yellow")]
+    if verbosity <= -2:
+        return lines
+    shown = unverified if verbosity > 0 else unverified[:MAX_FAILING]
+    for t, c in shown:
+        text = f"  {criterion_nodeid(_name(t), c.criterion_id)}: {c.not_evaluated}"
+        lines.append((_cut(escape(text), width), None))
+    if len(shown) < len(unverified):
+        lines.append((_more(len(unverified) - len(shown), "criterion", "criteria"), None))
+    # what whoever runs pytest can do (never in a report, which may reach the agent)
+    hints = {advice(c.not_evaluated or "") for _, c in unverified} - {None}
+    lines.extend((_fit(f"  to fix: {hint}", width, 4), None) for hint in sorted(map(str, hints)))
+    return lines
 
 
 def _failing(
@@ -280,6 +324,8 @@ def _run_lines(
         lines.append((f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes", None, axes_at))
         for t in tasks if verbosity > 0 else tasks[:MAX_TASK_ROWS]:
             note = f"  [{t.status}]" if t.status is not TaskStatus.COMPLETED else ""
+            if t.verification == "incomplete":
+                note += f"  [not verified: {plural(len(t.not_evaluated), 'criterion', 'criteria')}]"
             if t.critical_failed:
                 note += f"  [critical failed: {', '.join(t.critical_failed)}]"
             if t.points_earned is not None:
@@ -323,9 +369,14 @@ def _run_lines(
     c = run.counts
     strict = f", strict success {run.strict_success:.0%}" if run.strict_success is not None else ""
     colour = _COLOUR.get(run.verdict or "")
+    unverified = (
+        f" ({plural(c.unverified, 'task run')} not verified, left out)"
+        if run.verification == "incomplete"
+        else ""
+    )
     lines.append(
         (
-            f"run score {_score(run.score)}, verdict {run.verdict or '-'}{strict}, "
+            f"run score {_score(run.score)}, verdict {run.verdict or '-'}{unverified}{strict}, "
             f"status {run.status}",
             colour,
             2,
@@ -336,6 +387,8 @@ def _run_lines(
         for n, word in ((c.criteria_gated, "gated"), (c.criteria_skipped, "skipped"))
         if n
     )
+    if c.criteria_not_evaluated:
+        extra = f" ({c.criteria_not_evaluated} not evaluated){extra}"
     lines.append(
         (
             f"  {c.completed} of {plural(c.task_runs, 'task run')} scored "

@@ -236,6 +236,8 @@ class TaskCountsOut(_Out):
     skipped: int = 0
     deselected: int = 0
     not_run: int = 0
+    #: the errors among them the verifier could not evaluate
+    not_evaluated: int = 0
 
 
 class CriterionSnapshot(_Open):
@@ -355,6 +357,8 @@ class RunCountsOut(_Out):
     cancelled: int = 0
     running: int = 0
     skipped: int = 0
+    #: completed task runs whose verification is incomplete (left out of the run score)
+    unverified: int = 0
     verdicts: VerdictsOut = Field(default_factory=VerdictsOut)
     criteria: int = 0
     criteria_passed: int = 0
@@ -364,6 +368,7 @@ class RunCountsOut(_Out):
     criteria_skipped: int = 0
     criteria_deselected: int = 0
     criteria_not_run: int = 0
+    criteria_not_evaluated: int = 0
 
 
 class Progress(_Out):
@@ -397,9 +402,18 @@ class BenchmarkRunOut(_Out):
     status: Literal["completed", "cancelled", "running"]
     phase: Phase
     scored: bool
-    score: float | None = Field(default=None, description="the mean of the task scores")
-    verdict: Verdict | None = None
+    score: float | None = Field(
+        default=None, description="the mean of the task scores (of the verified task runs)"
+    )
+    verdict: Verdict | None = Field(
+        default=None,
+        description="null while a completed task run's verification is incomplete",
+    )
     pass_threshold: float | None = None
+    verification: Literal["complete", "incomplete"] | None = Field(
+        default=None,
+        description="incomplete when a task run could not be fully verified (counts.unverified)",
+    )
     axes: dict[str, AxisScoreOut] = Field(default_factory=dict)
     strict_success: float | None = None
     counts: RunCountsOut = Field(default_factory=RunCountsOut)

@@ -263,7 +263,7 @@ class Verifier:
             executor_model=run.config.executor_model,
             scored=bool(run.config.scored),
         )
-        return Scored(task_run, info, hide.json(dict(inline.verification)))
+        return Scored(task_run, info, hide.json(dict(inline.verification_summary)))
 
     def verify(self, body: VerifyTaskIn) -> Report:
         """``POST /verify-task``: the report of the one task it scores."""

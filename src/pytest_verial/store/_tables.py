@@ -45,7 +45,7 @@ sessions = Table(
     Column("command_line", Text),
     Column("scored", Boolean, nullable=False, default=False),
     Column("data", JSON, nullable=False),
-    #: ``latest`` and ``latest~N`` name sessions, newest first (migration 0007)
+    #: ``latest`` and ``latest~N`` name sessions, newest first (migration 0008)
     Index("ix_sessions_started", "started_at", "id"),
 )
 

@@ -1,0 +1,85 @@
+"""Files named relative to the task's sandbox folder in what a check reports.
+
+A criterion run's ``details``, ``evidence`` (``source``, an HL7 or X12 message's ``origin``, a
+portal or voice file...) and error messages name the files they read. They are written for
+whoever reads the report, a coordinator calling :func:`pytest_verial.verify_task`, or a client
+of ``verial serve``, none of whom should learn where the sandbox sits on the machine that
+scored it (README, "Paths in evidence"). :class:`SandboxPaths` rewrites every place a text
+names the task folder, by any of the forms it was reached by (as given, absolute, with its
+links resolved), into a path relative to it: ``/srv/runs/r1/pa-mri/hl7_outbound/a.hl7`` becomes
+``hl7_outbound/a.hl7``, the folder itself ``.``; a file elsewhere in its run folder (a live
+events file, another task's output) ``../<name>``.
+
+The engine applies it once to every criterion run it returns (:func:`pytest_verial._engine.
+run_criterion`), so each source and check names files as it likes and none can leak a path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+#: what may come right before a path's first character without being part of a longer path
+_BEFORE = r"(?<![\w./~-])"
+
+
+class SandboxPaths:
+    """Rewrites the paths of one task folder (and of its run folder) in texts and JSON."""
+
+    def __init__(self, task_folder: Path | str, run_folder: Path | str | None = None) -> None:
+        task = _forms(task_folder)
+        run = _forms(run_folder) - task if run_folder is not None else set()
+        # the longest first: a task folder is inside its run folder
+        prefixes = sorted(((p, "") for p in task), key=lambda x: -len(x[0]))
+        prefixes += sorted(((p, "../") for p in run), key=lambda x: -len(x[0]))
+        self._prefixes = [p for p, _ in prefixes]
+        self._into = dict(prefixes)
+        alternatives = "|".join(re.escape(p) for p in self._prefixes)
+        # a folder followed by "/" names something inside it; alone, the folder itself
+        self._pattern = re.compile(f"{_BEFORE}({alternatives})(/|(?![\\w.~-]))")
+
+    def _replace(self, match: re.Match[str]) -> str:
+        into = self._into[match.group(1)]
+        if match.group(2) == "/":
+            return into
+        return into.rstrip("/") or "."
+
+    def text(self, value: str) -> str:
+        """``value`` with every path into the folders made relative to the task folder."""
+        if not self._prefixes or not any(p in value for p in self._prefixes):
+            return value
+        return self._pattern.sub(self._replace, value)
+
+    def json(self, value: Any) -> Any:
+        """A JSON value with :meth:`text` applied to every string in it, keys included."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.json(v) for v in value]
+        if isinstance(value, dict):
+            return {self.text(k): self.json(v) for k, v in value.items()}
+        return value
+
+
+def _forms(folder: Path | str) -> set[str]:
+    """The ways a folder may be written in a message: as given, absolute, links resolved."""
+    given = os.fspath(folder)
+    forms: Iterable[str] = (given, os.path.abspath(given), os.path.realpath(given))
+    # "/" or "" would match every path: never a sandbox's folder
+    return {f.rstrip("/") for f in forms if f.rstrip("/") not in ("", ".")}
+
+
+def sandbox_paths(sandbox: Any) -> SandboxPaths | None:
+    """The rewriter of a sandbox (a :class:`~pytest_verial.sources.Sandbox`, or anything with
+    its ``path`` and ``run.path``); None when it has no folder."""
+    path = getattr(sandbox, "path", None)
+    if path is None:
+        return None
+    run = getattr(getattr(sandbox, "run", None), "path", None)
+    return SandboxPaths(path, run if run is not None else Path(path).parent)
+
+
+__all__ = ["SandboxPaths", "sandbox_paths"]
