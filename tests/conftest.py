@@ -10,7 +10,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy  # noqa: F401  (see below)
 import pytest
+
+# numpy is imported here, before any in-process pytester run: pytester takes a snapshot of
+# sys.modules around each inline run and drops what the run imported, and numpy's C core
+# cannot be imported twice in one process ("cannot load module more than once per process").
+# The first compare (a paired bootstrap) inside an inline run would otherwise break every
+# later one in the same worker.
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

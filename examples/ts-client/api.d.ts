@@ -460,13 +460,21 @@ export interface components {
             scored: boolean;
             /**
              * Score
-             * @description the mean of the task scores
+             * @description the mean of the task scores (of the verified task runs)
              */
             score: number | null;
-            /** Verdict */
+            /**
+             * Verdict
+             * @description null while a completed task run's verification is incomplete
+             */
             verdict: ("pass" | "partial" | "fail") | null;
             /** Pass Threshold */
             pass_threshold: number | null;
+            /**
+             * Verification
+             * @description incomplete when a task run could not be fully verified (counts.unverified)
+             */
+            verification: ("complete" | "incomplete") | null;
             /** Axes */
             axes: {
                 [key: string]: components["schemas"]["AxisScoreOut"];
@@ -1016,6 +1024,11 @@ export interface components {
              * @default 0
              */
             skipped: number;
+            /**
+             * Unverified
+             * @default 0
+             */
+            unverified: number;
             verdicts: components["schemas"]["VerdictsOut"];
             /**
              * Criteria
@@ -1057,6 +1070,11 @@ export interface components {
              * @default 0
              */
             criteria_not_run: number;
+            /**
+             * Criteria Not Evaluated
+             * @default 0
+             */
+            criteria_not_evaluated: number;
         };
         /**
          * RunPage
@@ -1243,6 +1261,11 @@ export interface components {
              * @default 0
              */
             not_run: number;
+            /**
+             * Not Evaluated
+             * @default 0
+             */
+            not_evaluated: number;
         };
         /**
          * TaskRunLink

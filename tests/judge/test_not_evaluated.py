@@ -211,7 +211,7 @@ def test_pytest_shows_it_as_an_error_apart_and_exits_non_zero(
             "1 criterion not evaluated (the verifier could not check them*",
             "  pa-letter::argues: judge unreachable",
             "*to fix: check --verial-judge-base-url and that the judge server is up*",
-            "fail-under 0.5: run score 1.000 reached, 1 errors (1 not evaluated) -> exit 1",
+            "fail-under 0.5: run score 1.000 reached, 1 error (1 not evaluated) -> exit 1",
         ]
     )
     report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
