@@ -9,6 +9,8 @@ nesting depth before any parser sees them.
 from __future__ import annotations
 
 import json
+import math
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -175,6 +177,38 @@ def json_depth(body: bytes) -> int:
     return deepest
 
 
+#: what a JSON number that is not finite looks like: NaN, Infinity (Python's json reads both)
+#: or an exponent large enough to overflow (``1e999``); a body without any is not parsed here
+_MAYBE_NON_FINITE = re.compile(rb"NaN|Infinity|[eE][+-]?0*[1-9][0-9]{2,}")
+
+
+def non_finite_field(body: bytes) -> str | None:
+    """The field (``config.cost``, ``task.criteria.0.weight``; ``""`` for the body itself) of
+    the first number in a JSON body that is not finite, None when there is none or the body is
+    not JSON (its validation says so). pydantic would take such a number as ``inf`` or ``nan``
+    and the store would keep null: refused instead, naming the field."""
+    if not _MAYBE_NON_FINITE.search(body):
+        return None
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    pending: list[tuple[str, object]] = [("", data)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where
+        if isinstance(value, dict):
+            items = list(value.items())
+        elif isinstance(value, list):
+            items = [(str(i), v) for i, v in enumerate(value)]
+        else:
+            continue
+        for key, inner in reversed(items):  # depth first, in document order
+            pending.append((f"{where}.{key}" if where else str(key), inner))
+    return None
+
+
 def _nul_in_url(scope: Scope) -> bool:
     query = bytes(scope.get("query_string") or b"").lower()
     return "\x00" in str(scope.get("path", "")) or b"%00" in query or b"\x00" in query
@@ -182,8 +216,8 @@ def _nul_in_url(scope: Scope) -> bool:
 
 class BodyGuard:
     """ASGI middleware: a body over ``limit`` bytes is a 413, one nested deeper than
-    :data:`MAX_DEPTH` a 400, and a URL holding a NUL character a 400, before the application
-    reads anything."""
+    :data:`MAX_DEPTH` or holding a number that is not finite a 400, and a URL holding a NUL
+    character a 400, before the application reads anything."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY) -> None:
         self.app = app
@@ -235,6 +269,13 @@ class BodyGuard:
         body = b"".join(chunks)
         if json_depth(body) > MAX_DEPTH:
             await self._refuse(send, 400, f"body: JSON nested deeper than {MAX_DEPTH} levels")
+            return
+        field = non_finite_field(body)
+        if field is not None:
+            where = f"body {field}" if field else "body"
+            await self._refuse(
+                send, 400, f"{where}: not a finite number (NaN, Infinity and 1e999 are refused)"
+            )
             return
         sent = False
 
