@@ -9,6 +9,10 @@ one task run at a time from the line-per-task-run layout the writer emits
 show, report, html, merge, resume, import, the service): every score and threshold a number in
 [0, 1], ``passed`` agreeing with the status and the threshold, no benchmark run, task run or
 criterion run twice. Its errors are one line naming the file and the JSON path.
+
+:func:`~._agreement.check_agreement` is what a seal cannot prove (issue 31): that a report's
+figures are the ones its criterion runs give. The views carry what it needs: each criterion
+run's weight, axis, points and critical flag, each task and benchmark run's stated figures.
 """
 
 from __future__ import annotations
@@ -22,8 +26,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._heap import no_gc
-from .._results import COUNTED, BenchmarkInfo, Report, RunInfo, RunStatus, Status, TaskStatus
+from .._results import (
+    COUNTED,
+    AxisScore,
+    BenchmarkInfo,
+    Report,
+    RunCounts,
+    RunInfo,
+    RunStatus,
+    RunTrials,
+    Status,
+    TaskCounts,
+    TaskStatus,
+)
 from .._scoring import Verdict, passed
+from ._agreement import check_agreement
 from ._reading import read_bytes, read_report
 from ._seal import check
 
@@ -40,6 +57,13 @@ class CriterionScore(_View):
     passed: bool = False
     score: float | None = None
     pass_threshold: float | None = None
+    #: what its task run's figures are computed from (:mod:`._agreement`); every field of a
+    #: criterion run that is not here is one scoring never reads (a test pins the list)
+    axis: str | None = None
+    weight: float = 1.0
+    points: int | None = None
+    critical: bool = False
+    judge: bool = False
 
     @property
     def counted(self) -> bool:
@@ -56,6 +80,14 @@ class TaskScore(_View):
     score: float | None = None
     pass_threshold: float
     criterion_runs: list[CriterionScore] = Field(default_factory=list)
+    #: the other figures its criterion runs give (None: not read, as from the store)
+    axes: dict[str, AxisScore] | None = None
+    all_passed: bool | None = None
+    critical_failed: list[str] | None = None
+    points_earned: int | None = None
+    points_possible: int | None = None
+    penalties_applied: list[str] | None = None
+    counts: TaskCounts | None = None
 
 
 class BenchmarkRunScores(_View):
@@ -67,11 +99,22 @@ class BenchmarkRunScores(_View):
     verdict: Verdict | None = None
     pass_threshold: float
     task_runs: list[TaskScore] = Field(default_factory=list)
+    #: the other figures its task runs give (None: not read)
+    scored: bool = False
+    axes: dict[str, AxisScore] | None = None
+    strict_success: float | None = None
+    counts: RunCounts | None = None
+    trials: RunTrials | None = None
+
+
+class SessionScores(_View):
+    counts: RunCounts | None = None
 
 
 class ReportScores(_View):
     schema_: Literal["pytest-verial/report/v2"] = Field(alias="schema")
     benchmark_runs: list[BenchmarkRunScores]
+    session: SessionScores | None = None
 
     @classmethod
     def of(cls, report: Report) -> ReportScores:
@@ -80,7 +123,10 @@ class ReportScores(_View):
             BenchmarkRunScores.model_validate(r, from_attributes=True)
             for r in report.benchmark_runs
         ]
-        return cls.model_validate({"schema": report.schema_, "benchmark_runs": runs})
+        session = SessionScores.model_validate(report.session, from_attributes=True)
+        return cls.model_validate(
+            {"schema": report.schema_, "benchmark_runs": runs, "session": session}
+        )
 
 
 # -- the check ----------------------------------------------------------------------------------
@@ -230,6 +276,8 @@ def load_scores(path: str | Path) -> ReportScores:
                 f"{path}: not a valid pytest-verial report: {_validation_line(exc)}"
             ) from None
     check_scores(scores, path)
+    with no_gc():
+        check_agreement(scores, path)
     return scores
 
 
