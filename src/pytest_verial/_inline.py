@@ -15,7 +15,9 @@ The same checks, gating, bypass rules and scoring as the pytest plugin run, in t
 (``judge_model``, ``judge_base_url``, ``judge_api_key_env``, ``executor_model``,
 ``judge_cache_dir``, ``bypass_cost``, ``verification_budget``, ``judge_concurrency``, ...),
 plus this task run's facts that run.yaml would otherwise give (``cost``, ``task_type``,
-``skip_verification``) and ``pass_threshold`` (the verdict threshold).
+``skip_verification``) and ``pass_threshold`` (the verdict threshold), and the limits every
+read of the sandbox is held to, ``max_file_size`` and ``max_sandbox_size`` (bytes, or text
+such as ``"64MiB"``; default 1 GiB and 4 GiB: :mod:`pytest_verial._sandbox_io.limits`).
 
 ``judge_concurrency`` (default 4, 1-64; 1: one after another): once the task's deterministic
 criteria all passed, its judge criteria are scored at once, at most that many judge calls in
@@ -41,6 +43,7 @@ from ._loader import CriterionPlan, TaskPlan, load_benchmark
 from ._models import Task
 from ._results import CriterionRun, InlineTaskRun, TaskRun
 from ._runinfo import RunDir, TaskRunMeta
+from ._sandbox_io.sizes import ReadLimits
 from ._scoring import verdict_threshold
 from .checks import default_registry
 from .judge._gating import gate_open
@@ -120,8 +123,14 @@ def verify_task(
             error = exc.errors(include_url=False)[0]
             where = ".".join(str(p) for p in error["loc"])
             raise UsageError(f"config {where}: {error['msg']}") from None
+        if run_dir is None:
+            try:
+                limits = ReadLimits.from_config(options)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+            run_dir = RunDir(path.parent, limits=limits)
         box = _InlineSandbox(
-            run_dir if run_dir is not None else RunDir(path.parent),
+            run_dir,
             plan.task,
             plan.key,
             plan.entity,

@@ -52,6 +52,7 @@ from ..store._tables import metadata
 from ._http import MAX_BODY, BodyGuard, Problem, document_errors, install_problem_handlers, problems
 from ._jobs import Claimed, JobRunner, enqueue, job_location, read_job
 from ._keys import ApiKey, authenticate
+from ._limits import ServiceLimits
 from ._runs import (
     Replay,
     find_replay,
@@ -322,6 +323,7 @@ def create_app(
     *,
     max_body: int = MAX_BODY,
     judge: Mapping[str, str] | None = None,
+    limits: ServiceLimits | None = None,
 ) -> FastAPI:
     """The service over the store at ``store_url`` (opened, created and migrated now), scoring
     the benchmarks in ``benchmark_paths`` on run folders under ``runs_root``. ``judge``: the
@@ -340,7 +342,8 @@ def create_app(
     if not root.is_dir():
         store.close()
         raise ValueError(f"--runs-root {runs_root}: no such folder")
-    run_configs = RunConfigs()
+    limits = limits or ServiceLimits()  # what one request may cost (issue 31: _limits.py)
+    run_configs = RunConfigs(limits)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -456,7 +459,7 @@ def create_app(
         label: str | None = None,
     ) -> tuple[TaskRun, RunInfo, dict[str, Any]]:
         """Score ``task`` on its sandbox (:mod:`.sandboxes`) with the inline engine."""
-        with task_folder(sandbox, root, task.key, task.task.id) as where:
+        with task_folder(sandbox, root, task.key, task.task.id, limits) as where:
             return _score_in(display, plan, task, where, config, f"sandbox.{sandbox.form}", label)
 
     def _score_in(
@@ -529,6 +532,7 @@ def create_app(
     def _resolve(body: VerifyTaskIn) -> tuple[str, BenchmarkPlan, TaskPlan]:
         if body.task is not None:
             display = "inline"
+            limits.check_inline_task(body.task)
             plan = _inline_plan(body.task, body.scored)
             if body.task_id is not None:
                 task = _task(plan, body.task_id, "the inline task")
@@ -548,6 +552,7 @@ def create_app(
         display, plan, task = _resolve(body)
         started = datetime.now(UTC)
         scored = _score(display, plan, task, body.sandbox, body.config)
+        limits.check_answer(scored[0])  # a 413 before anything is stored
         return _one_task(display, plan, scored, body.config, body.scored, started)
 
     def _one_task(
@@ -639,7 +644,7 @@ def create_app(
             run_folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="verial-")))
             for related in body.tasks:
                 where = stack.enter_context(
-                    task_folder(related.sandbox, root, related.name, related.name)
+                    task_folder(related.sandbox, root, related.name, related.name, limits)
                 )
                 source = where.run_folder / related.name
                 if source.is_dir():
@@ -871,4 +876,5 @@ def app_from_env() -> FastAPI:
         [p for p in os.environ.get("VERIAL_SERVE_BENCHMARKS", "").split(os.pathsep) if p],
         os.environ.get("VERIAL_SERVE_RUNS_ROOT", "."),
         judge=json.loads(os.environ.get("VERIAL_SERVE_JUDGE") or "{}"),
+        limits=ServiceLimits.from_env(),
     )

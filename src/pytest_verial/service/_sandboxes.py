@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gzip
 import io
 import json
 import os
@@ -41,7 +42,9 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from .._runinfo import RUN_FILES, RunConfig, RunDir
+from .._sandbox_io.sizes import shown_size
 from ._http import Problem
+from ._limits import ServiceLimits
 
 #: entries a sandbox may hold (a run folder's are walked one by one for links)
 MAX_ENTRIES = 10_000
@@ -113,9 +116,15 @@ class TaskFolder:
 
 @contextmanager
 def task_folder(
-    sandbox: SandboxIn, root: Path, task_key: str, task_id: str
+    sandbox: SandboxIn,
+    root: Path,
+    task_key: str,
+    task_id: str,
+    limits: ServiceLimits | None = None,
 ) -> Iterator[TaskFolder]:
-    """The folder of ``sandbox`` for one task; an unpacked one is removed afterwards."""
+    """The folder of ``sandbox`` for one task; an unpacked one is removed afterwards.
+    ``limits``: what an archive or inline files may unpack to (a 413 past them)."""
+    limits = limits or ServiceLimits()
     if sandbox.run_dir is not None:
         folder = run_folder(root, sandbox.run_dir)
         check_links(root, folder / task_key, sandbox.run_dir)
@@ -125,11 +134,11 @@ def task_folder(
         target = Path(tmp) / task_key
         target.mkdir()
         if sandbox.archive is not None:
-            _unpack(sandbox.archive, target, {task_key, task_id})
+            _unpack(sandbox.archive, target, {task_key, task_id}, limits)
             yield TaskFolder(Path(tmp), "upload", f"archive ({sandbox.archive.format})")
         else:
             assert sandbox.files is not None
-            _write_files(sandbox.files, target)
+            _write_files(sandbox.files, target, limits)
             yield TaskFolder(Path(tmp), "inline", "inline files")
 
 
@@ -183,10 +192,12 @@ def check_links(base: Path, folder: Path, run_dir: str) -> None:
 
 class RunConfigs:
     """The run folders under --runs-root, each ``run.yaml`` parsed once and again only when
-    one of its files changes (a stat of each instead of a parse per request)."""
+    one of its files changes (a stat of each instead of a parse per request); each read under
+    the service's limits (``run.yaml`` and every file a criterion reads)."""
 
-    def __init__(self, size: int = 256) -> None:
+    def __init__(self, limits: ServiceLimits | None = None, size: int = 256) -> None:
         self._size = size
+        self._limits = (limits or ServiceLimits()).read_limits()
         self._kept: OrderedDict[Path, tuple[tuple[Any, ...], RunConfig]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -196,8 +207,8 @@ class RunConfigs:
         with self._lock:
             kept = self._kept.get(folder)
         if kept is not None and kept[0] == stamp:
-            return RunDir(folder, label, kept[1])
-        run = RunDir(folder, label)
+            return RunDir(folder, label, kept[1], limits=self._limits)
+        run = RunDir(folder, label, limits=self._limits)
         with self._lock:
             self._kept[folder] = (stamp, run.config)
             self._kept.move_to_end(folder)
@@ -229,13 +240,16 @@ def _relative(name: str, where: str) -> PurePosixPath | None:
 
 
 class _Budget:
-    """What may still be unpacked: entries and bytes."""
+    """What may still be unpacked: entries, bytes in all and in one entry (the service's
+    per-sandbox and per-file limits, the sandbox at most :data:`MAX_UNPACKED`)."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, limits: ServiceLimits) -> None:
         self.where = where
         self.entries = 0
-        self.left = MAX_UNPACKED
+        self.cap = min(MAX_UNPACKED, limits.max_sandbox_size)
+        self.left = self.cap
         self.declared = 0
+        self.per_file = limits.max_file_size
 
     def entry(self) -> None:
         self.entries += 1
@@ -249,16 +263,31 @@ class _Budget:
 
     def declare(self, size: int, name: str) -> None:
         """An entry's size as its header gives it: refused before any byte is inflated when
-        the sizes declared so far pass the cap (the bytes written are still counted)."""
+        it passes the per-file limit or the sizes declared so far pass the cap (the bytes
+        written are still counted)."""
+        if size > self.per_file:
+            raise self.too_large(name)
         self.declared += size
-        if self.declared > MAX_UNPACKED:
+        if self.declared > self.cap:
             raise self.over(name)
+
+    def written(self, size: int, name: PurePosixPath | str) -> None:
+        """One entry has had ``size`` bytes written so far (whatever its header said)."""
+        if size > self.per_file:
+            raise self.too_large(name)
 
     def over(self, name: PurePosixPath | str) -> Problem:
         return Problem(
             413,
-            f"body sandbox.{self.where}: unpacks to over {MAX_UNPACKED // 1024 // 1024} MiB "
-            f"(at {name})",
+            f"body sandbox.{self.where}: unpacks to over {shown_size(self.cap)} "
+            f"(at {name}; verial serve --max-sandbox-size)",
+        )
+
+    def too_large(self, name: PurePosixPath | str) -> Problem:
+        return Problem(
+            413,
+            f"body sandbox.{self.where}: entry {name}: over the per-file limit of "
+            f"{shown_size(self.per_file)} (verial serve --max-file-size)",
         )
 
 
@@ -274,9 +303,12 @@ def _write(target: Path, rel: PurePosixPath, source: IO[bytes], budget: _Budget)
         raise Problem(
             400, f"body sandbox.{budget.where}: entry {rel}: {exc.strerror or exc}"
         ) from None
+    written = 0
     with os.fdopen(fd, "wb") as out:
         while chunk := source.read(_CHUNK):
             budget.take(len(chunk), rel)
+            written += len(chunk)
+            budget.written(written, rel)
             out.write(chunk)
 
 
@@ -294,7 +326,7 @@ def _folder(path: Path, rel: PurePosixPath, where: str) -> None:
 
 
 # -- archives --------------------------------------------------------------------------------------
-def _unpack(archive: ArchiveIn, target: Path, task_names: set[str]) -> None:
+def _unpack(archive: ArchiveIn, target: Path, task_names: set[str], limits: ServiceLimits) -> None:
     where = "archive"
     try:
         raw = base64.b64decode(archive.data, validate=True)
@@ -304,19 +336,65 @@ def _unpack(archive: ArchiveIn, target: Path, task_names: set[str]) -> None:
         raise Problem(
             413, f"body sandbox.{where}: over {MAX_ARCHIVE // 1024 // 1024} MiB once decoded"
         )
-    budget = _Budget(where)
+    budget = _Budget(where, limits)
     try:
         if archive.format == "zip":
             with zipfile.ZipFile(io.BytesIO(raw)) as zf:
                 _extract(_zip_entries(zf), target, budget, task_names)
         else:
-            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+            with (
+                gzip.GzipFile(fileobj=io.BytesIO(raw), mode="rb") as gz,
+                tarfile.open(fileobj=_Inflated(gz, budget), mode="r:") as tar,
+            ):
                 _extract(_tar_entries(tar), target, budget, task_names)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise Problem(
             400, f"body sandbox.{where}: not a readable {archive.format}: {reason}"
         ) from None
+
+
+class _Inflated:
+    """A tar.gz's tar stream as tarfile reads it, every byte inflated counted: file data and
+    header records alike (a GNU long-name or pax record is read whole into memory by tarfile,
+    so one whose header declares 1.5 GB was inflated before any check). A read or a seek that
+    would take the stream past the archive's cap is a 413 before a byte of it is inflated."""
+
+    def __init__(self, inner: gzip.GzipFile, budget: _Budget) -> None:
+        self._inner = inner
+        self._budget = budget
+
+    def _within(self, end: int) -> None:
+        if end > self._budget.cap:
+            raise Problem(
+                413,
+                f"body sandbox.{self._budget.where}: inflates to over "
+                f"{shown_size(self._budget.cap)}, header records included (verial serve "
+                "--max-sandbox-size)",
+            )
+
+    def read(self, size: int = -1) -> bytes:
+        position = self._inner.tell()
+        if size < 0:
+            size = self._budget.cap - position + 1
+        self._within(position + size)
+        return self._inner.read(size)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        target = offset + (self._inner.tell() if whence == io.SEEK_CUR else 0)
+        if whence == io.SEEK_END:
+            raise io.UnsupportedOperation("a tar.gz stream has no known end")
+        self._within(target)
+        return self._inner.seek(target)
+
+    def tell(self) -> int:
+        return self._inner.tell()
+
+    def write(self, data: bytes) -> int:
+        raise io.UnsupportedOperation("an archive is only read")
+
+    def close(self) -> None:
+        """The gzip stream is closed by its own ``with``."""
 
 
 def _strip_top(names: list[PurePosixPath], task_names: set[str]) -> int:
@@ -414,8 +492,8 @@ def _extract(
 
 
 # -- inline files ----------------------------------------------------------------------------------
-def _write_files(files: dict[str, Any], target: Path) -> None:
-    budget = _Budget("files")
+def _write_files(files: dict[str, Any], target: Path, limits: ServiceLimits) -> None:
+    budget = _Budget("files", limits)
     if len(files) > MAX_FILES:
         raise Problem(413, f"body sandbox.files: over {MAX_FILES} files")
     for name, content in files.items():

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._errors import SourceError
 from .._sandbox_io.jsonfiles import iter_jsonl_lines
+from .._sandbox_io.limits import Reads
 
 if TYPE_CHECKING:
     from . import Sandbox
@@ -42,10 +43,10 @@ def live_file(sandbox: Sandbox, source: str, key: str, known: frozenset[str]) ->
     return path
 
 
-def rows(path: Path, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(path:line, row)`` for each row of a JSON Lines file; a row that is not an object is
-    a SourceError: ``expected <what> object``."""
-    for lineno, row in iter_jsonl_lines(path):  # blank lines skipped, still counted
+def rows(path: Path, what: str, reads: Reads | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(path:line, row)`` for each row of a JSON Lines file, streamed; a row that is not an
+    object is a SourceError: ``expected <what> object``."""
+    for lineno, row in iter_jsonl_lines(path, reads):  # blank lines skipped, still counted
         where = f"{path}:{lineno}"
         if not isinstance(row, dict):
             raise SourceError(f"{where}: expected {what} object, found {type(row).__name__}")
