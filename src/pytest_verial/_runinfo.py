@@ -66,10 +66,15 @@ class RunDir:
         label: str | None = None,
         config: RunConfig | None = None,
         limits: ReadLimits | None = None,
+        files_root: Path | None = None,
     ):
         self.path = path
         self.label = label or path.name
         self.limits = limits if limits is not None else ReadLimits()
+        #: the folder every file run.yaml names (a live events or records file, a database)
+        #: must resolve inside: the service's --runs-root; None in the plugin (the user's own
+        #: settings may name any file)
+        self.files_root = files_root
         self.config = config if config is not None else load_run_config(path, self.limits)
 
     def sandbox_path(self, task_key: str) -> Path:

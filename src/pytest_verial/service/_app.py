@@ -343,7 +343,7 @@ def create_app(
         store.close()
         raise ValueError(f"--runs-root {runs_root}: no such folder")
     limits = limits or ServiceLimits()  # what one request may cost (issue 31: _limits.py)
-    run_configs = RunConfigs(limits)
+    run_configs = RunConfigs(limits, root)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

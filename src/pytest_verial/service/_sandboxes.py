@@ -41,6 +41,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from .._errors import RunConfigError
 from .._runinfo import RUN_FILES, RunConfig, RunDir
 from .._sandbox_io.sizes import shown_size
 from ._http import Problem
@@ -127,6 +128,7 @@ def task_folder(
     limits = limits or ServiceLimits()
     if sandbox.run_dir is not None:
         folder = run_folder(root, sandbox.run_dir)
+        check_run_files(root, folder, sandbox.run_dir)
         check_links(root, folder / task_key, sandbox.run_dir)
         yield TaskFolder(folder, sandbox.run_dir, sandbox.run_dir, kept=True)
         return
@@ -162,32 +164,59 @@ def run_folder(root: Path, run_dir: str) -> Path:
     return folder
 
 
+def check_run_files(base: Path, folder: Path, run_dir: str) -> None:
+    """The run folder's ``run.yaml`` (or ``run.yml``, ``run.json``) is not a link leading
+    outside --runs-root: the service would read another file's settings (a 400 naming it as
+    the caller named the run folder, never the server's path)."""
+    for name in RUN_FILES:
+        path = folder / name
+        if path.is_symlink() and not path.resolve().is_relative_to(base):
+            raise Problem(
+                400, f"body sandbox.run_dir: {run_dir}/{name} is a link outside --runs-root"
+            )
+
+
 def check_links(base: Path, folder: Path, run_dir: str) -> None:
-    """No link inside the task's sandbox leads outside --runs-root."""
-    if not folder.exists():
+    """The task's sandbox is its own folder: the folder itself stays inside --runs-root and is
+    no link into its own run folder (another task's sandbox), and no link inside it, at any
+    depth, leads out of it (not to a sibling task's folder either). Each refusal is a 400
+    naming the link as the caller would (``run_dir/task/...``), never the server's path."""
+    if not os.path.lexists(folder):
         return
-    if not folder.resolve().is_relative_to(base):
+    task = f"{run_dir}/{folder.name}"
+    real = folder.resolve()
+    if not real.is_relative_to(base):
+        raise Problem(400, f"body sandbox.run_dir: {task} leads outside --runs-root")
+    if folder.is_symlink() and real.is_relative_to(folder.parent.resolve()):
         raise Problem(
-            400, f"body sandbox.run_dir: {folder.name} in {run_dir} leads outside --runs-root"
+            400,
+            f"body sandbox.run_dir: {task} is a link to another task's folder in {run_dir}; "
+            "each task is scored on its own folder",
         )
+    if not real.is_dir():
+        return
     seen = 0
-    pending = [str(folder)]
+    pending = [real]
     while pending:  # scandir's entries know links without a stat each
         with os.scandir(pending.pop()) as entries:
             for entry in entries:
                 seen += 1
                 if seen > MAX_ENTRIES:
                     raise Problem(
-                        400, f"body sandbox.run_dir: over {MAX_ENTRIES} entries in {folder.name}"
+                        400, f"body sandbox.run_dir: over {MAX_ENTRIES} entries in {task}"
                     )
                 if entry.is_symlink():
-                    if not Path(entry.path).resolve().is_relative_to(base):
-                        where = Path(entry.path).relative_to(base)
-                        raise Problem(
-                            400, f"body sandbox.run_dir: {where} is a link outside --runs-root"
+                    target = Path(entry.path).resolve()
+                    if not target.is_relative_to(real):
+                        where = f"{task}/{Path(entry.path).relative_to(real).as_posix()}"
+                        outside = (
+                            "its task's folder" if target.is_relative_to(base) else "--runs-root"
                         )
-                elif entry.is_dir():
-                    pending.append(entry.path)
+                        raise Problem(
+                            400, f"body sandbox.run_dir: {where} is a link outside {outside}"
+                        )
+                elif entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
 
 
 class RunConfigs:
@@ -195,20 +224,29 @@ class RunConfigs:
     one of its files changes (a stat of each instead of a parse per request); each read under
     the service's limits (``run.yaml`` and every file a criterion reads)."""
 
-    def __init__(self, limits: ServiceLimits | None = None, size: int = 256) -> None:
+    def __init__(
+        self, limits: ServiceLimits | None = None, root: Path | None = None, size: int = 256
+    ) -> None:
         self._size = size
         self._limits = (limits or ServiceLimits()).read_limits()
+        #: --runs-root: every file run.yaml names (a live events or records file, a database)
+        #: must stay in it
+        self._root = root
         self._kept: OrderedDict[Path, tuple[tuple[Any, ...], RunConfig]] = OrderedDict()
         self._lock = threading.Lock()
 
     def run_dir(self, folder: Path, label: str) -> RunDir:
-        """The run folder ``folder`` (RunConfigError as RunDir raises it)."""
+        """The run folder ``folder`` (RunConfigError as RunDir raises it, naming run.yaml as
+        the caller named the run folder, ``label``: never the server's path)."""
         stamp = tuple(_stamp(folder / name) for name in RUN_FILES)
         with self._lock:
             kept = self._kept.get(folder)
         if kept is not None and kept[0] == stamp:
-            return RunDir(folder, label, kept[1], limits=self._limits)
-        run = RunDir(folder, label, limits=self._limits)
+            return RunDir(folder, label, kept[1], limits=self._limits, files_root=self._root)
+        try:
+            run = RunDir(folder, label, limits=self._limits, files_root=self._root)
+        except RunConfigError as exc:
+            raise RunConfigError(str(exc).replace(str(folder), label)) from None
         with self._lock:
             self._kept[folder] = (stamp, run.config)
             self._kept.move_to_end(folder)

@@ -164,6 +164,7 @@ SETTINGS = frozenset({"database_url", "database_url_env"})
 def from_sandbox(sandbox: Sandbox) -> PortalSnapshot:
     """The portal source of a sandbox: a live SQLite database from run.yaml, else the snapshot."""
     from . import setting_text
+    from ._messages import confined
 
     settings = sandbox.settings("portal", SETTINGS)
     url = setting_text(sandbox, "portal", settings, "database_url")
@@ -179,6 +180,7 @@ def from_sandbox(sandbox: Sandbox) -> PortalSnapshot:
         db = Path(match.group(1))
         if not db.is_absolute():
             db = sandbox.run.path / db
+        confined(sandbox, db, "run.yaml sources.portal.database_url")
         if not db.is_file():
             raise SourceError(f"sources.portal: live database {db} does not exist")
         return PortalSnapshot(
