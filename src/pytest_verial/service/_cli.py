@@ -12,6 +12,8 @@ from typing import Any
 from ..store._cli import add_store_argument, cli_rootdir, open_cli_store
 
 LOOPBACK_NAMES = ("localhost",)
+#: the HTTP protocol ``verial serve`` runs uvicorn with (an import path: workers import it)
+GUARD = "pytest_verial.service._guard:GuardedProtocol"
 
 
 def is_loopback(host: str) -> bool:
@@ -145,15 +147,23 @@ def serve_run(args: argparse.Namespace) -> int:
     )
     # the access log prints the method, path and status: never a header (keys travel only in
     # Authorization, never in a URL)
+    os.environ[LIMITS_ENV] = limits.to_env()  # every worker's limits (_guard.py reads them)
+    # uvicorn's HTTP protocol with deadlines for slow headers and bodies (_guard.py)
     if args.workers == 1:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info", server_header=False)
+        uvicorn.run(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level="info",
+            server_header=False,
+            http=GUARD,
+        )
         return 0
     app.state.store.close()
     os.environ["VERIAL_SERVE_STORE"] = url
     os.environ["VERIAL_SERVE_BENCHMARKS"] = os.pathsep.join(args.benchmarks)
     os.environ["VERIAL_SERVE_RUNS_ROOT"] = args.runs_root
     os.environ["VERIAL_SERVE_JUDGE"] = json.dumps(judge)  # names only: the key stays in its var
-    os.environ[LIMITS_ENV] = limits.to_env()
     uvicorn.run(
         "pytest_verial.service._app:app_from_env",
         factory=True,
@@ -162,6 +172,7 @@ def serve_run(args: argparse.Namespace) -> int:
         workers=args.workers,
         log_level="info",
         server_header=False,
+        http=GUARD,
     )
     return 0
 
