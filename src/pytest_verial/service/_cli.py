@@ -101,6 +101,7 @@ def serve_run(args: argparse.Namespace) -> int:
         return 2
     from ._keys import active_keys
     from ._limits import LIMITS_ENV
+    from ._logs import log_config
 
     if not 0 < args.port < 65536:
         print(f"verial serve: --port {args.port}: use 1-65535", file=sys.stderr)
@@ -146,7 +147,7 @@ def serve_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     # the access log prints the method, path and status: never a header (keys travel only in
-    # Authorization, never in a URL)
+    # Authorization; one in a URL is refused), every line masked of credentials (_logs.py)
     os.environ[LIMITS_ENV] = limits.to_env()  # every worker's limits (_guard.py reads them)
     # uvicorn's HTTP protocol with deadlines for slow headers and bodies (_guard.py)
     if args.workers == 1:
@@ -157,6 +158,7 @@ def serve_run(args: argparse.Namespace) -> int:
             log_level="info",
             server_header=False,
             http=GUARD,
+            log_config=log_config(),
         )
         return 0
     app.state.store.close()
@@ -173,6 +175,7 @@ def serve_run(args: argparse.Namespace) -> int:
         log_level="info",
         server_header=False,
         http=GUARD,
+        log_config=log_config(),
     )
     return 0
 

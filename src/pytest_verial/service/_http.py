@@ -20,6 +20,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ._logs import query_credential
+
 PROBLEM = "application/problem+json"
 #: default cap on a request body (bytes)
 MAX_BODY = 8 * 1024 * 1024
@@ -217,7 +219,8 @@ def _nul_in_url(scope: Scope) -> bool:
 class BodyGuard:
     """ASGI middleware: a body over ``limit`` bytes is a 413, one nested deeper than
     :data:`MAX_DEPTH` or holding a number that is not finite a 400, and a URL holding a NUL
-    character a 400, before the application reads anything."""
+    character or a credential in its query (:func:`~._logs.query_credential`) a 400, before the
+    application reads anything."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY) -> None:
         self.app = app
@@ -242,6 +245,17 @@ class BodyGuard:
         if scope["type"] == "http" and _nul_in_url(scope):
             # no id, ref or filter holds one; PostgreSQL refuses it in text (a 503 otherwise)
             await self._refuse(send, 400, "the URL holds a NUL character (%00)")
+            return
+        credential = (
+            query_credential(scope.get("query_string") or b"") if scope["type"] == "http" else None
+        )
+        if credential is not None:  # a URL is kept by logs, proxies and histories
+            await self._refuse(
+                send,
+                400,
+                f"query {credential}: a credential in a URL is refused; send the key only in "
+                "Authorization: Bearer",
+            )
             return
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
