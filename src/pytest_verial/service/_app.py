@@ -375,7 +375,7 @@ def create_app(
     app.add_middleware(BodyGuard, limit=max_body)
 
     @app.get("/healthz", tags=["health"], responses=answers(200, Health))
-    def healthz() -> dict[str, str]:
+    async def healthz() -> dict[str, str]:
         """The process is up."""
         return {"status": "ok"}
 

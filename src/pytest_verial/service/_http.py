@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -154,27 +155,27 @@ def install_problem_handlers(app: FastAPI) -> None:
         return problem_response(500, f"internal error ({type(exc).__name__})")
 
 
+#: a JSON string once its escapes are gone: dropped, in C, before the brackets are counted
+_STRING = re.compile(rb'"[^"]*"')
+#: every byte but the four brackets
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
 def json_depth(body: bytes) -> int:
-    """The deepest nesting of ``[``/``{`` in a JSON text (strings skipped)."""
+    """The deepest nesting of ``[``/``{`` in a JSON text (strings skipped). Escaped
+    backslashes, then escaped quotes, then the strings are removed by C code (``replace``, a
+    regular expression, ``translate``), so only the brackets are walked in Python: a megabyte
+    string (an archive's base64) costs no loop, and no pass holds the interpreter for long."""
+    structure = body.replace(b"\\\\", b"").replace(b'\\"', b"")
     depth = deepest = 0
-    in_string = escaped = False
-    for byte in body:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):
+    for byte in _STRING.sub(b"", structure).translate(None, _NOT_BRACKETS):
+        if byte in (0x5B, 0x7B):
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if deepest > MAX_DEPTH:
                     return deepest
-        elif byte in (0x5D, 0x7D):
+        else:
             depth -= 1
     return deepest
 
@@ -209,6 +210,17 @@ def non_finite_field(body: bytes) -> str | None:
         for key, inner in reversed(items):  # depth first, in document order
             pending.append((f"{where}.{key}" if where else str(key), inner))
     return None
+
+
+#: bodies larger than this are scanned (depth, non-finite numbers) off the event loop: a pure
+#: Python pass over megabytes would hold every other request (issue 31, bench/service_attack.py)
+_ON_THE_LOOP = 64 * 1024
+
+
+def _scan(body: bytes) -> tuple[int, str | None]:
+    """A body's JSON depth and the field of its first non-finite number (see above)."""
+    depth = json_depth(body)
+    return depth, (non_finite_field(body) if depth <= MAX_DEPTH else None)
 
 
 def _nul_in_url(scope: Scope) -> bool:
@@ -281,10 +293,13 @@ class BodyGuard:
             if not message.get("more_body"):
                 break
         body = b"".join(chunks)
-        if json_depth(body) > MAX_DEPTH:
+        if len(body) > _ON_THE_LOOP:  # scanned in a worker thread: /healthz is not kept waiting
+            depth, field = await run_in_threadpool(_scan, body)
+        else:
+            depth, field = _scan(body)
+        if depth > MAX_DEPTH:
             await self._refuse(send, 400, f"body: JSON nested deeper than {MAX_DEPTH} levels")
             return
-        field = non_finite_field(body)
         if field is not None:
             where = f"body {field}" if field else "body"
             await self._refuse(
