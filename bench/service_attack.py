@@ -2,16 +2,18 @@
 slow connections and a stream of oversized sandboxes hit a real server.
 
 One `verial serve` process (1 worker, SQLite, the limits' defaults unless ``--serve-args``),
-scoring example_benchmarks/files.verial.yaml over a runs root holding the good agent's run and
-an oversized copy of it (its referral packet a sparse file of ``--sparse-mib`` MiB). Measured:
+scoring example_benchmarks/files.verial.yaml and prior-auth.verial.yaml over a runs root
+holding the good agent's run and an oversized copy of it (its referral packet and a call
+transcript sparse files of ``--sparse-mib`` MiB). Measured:
 
 1. quiet: ``--probes`` GETs of /healthz, one after another (p50, p99);
 2. under attack, at once:
    - ``--slow`` connections that trickle a header byte every second (a connection the server
      closes is opened again, so ``--slow`` stay open or opening all along),
    - ``--attackers`` threads each POSTing, one after another, oversized sandboxes: the
-     oversized run folder; a tar.gz whose first header is a 1.5 GB GNU long-name record;
-     a tar.gz whose one entry declares 100 MiB,
+     oversized run folder (its call transcript read by the voice criteria of
+     front-office@3's schedule-followup); a tar.gz whose first header is a 1.5 GB GNU
+     long-name record; a tar.gz whose one entry declares 100 MiB,
    - ``--probes`` GETs of /healthz, one every 20 ms (p50, p99, the slowest, failures);
 3. the server's peak RSS (VmHWM of its process) and its RSS after the attack, how many
    oversized requests were answered and with which statuses, and how many slow connections
@@ -54,6 +56,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ROOT / "example_benchmarks" / "files.verial.yaml"
+PRIOR_AUTH = ROOT / "example_benchmarks" / "prior-auth.verial.yaml"
 RUNS = ROOT / "example_benchmarks" / "runs"
 TASK = "sftp-referral-packet"
 MIB = 1024 * 1024
@@ -71,13 +74,17 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def runs_root(folder: Path, sparse_mib: int) -> Path:
-    """The good agent's run, and ``oversized``: the same with a sparse packet file."""
+    """The good agent's run, and ``oversized``: the same with sparse files of ``sparse_mib``
+    MiB where the referral packet (sftp) and the follow-up call's transcript (voice) were."""
     root = folder / "runs"
     shutil.copytree(RUNS / "good-agent", root / "good-agent")
     shutil.copytree(RUNS / "good-agent", root / "oversized")
-    packet = root / "oversized" / TASK / "sftp/outbound/referrals/REF-20261121-0042.json"
-    with packet.open("r+b") as handle:
-        handle.truncate(sparse_mib * MIB)
+    for name in (
+        f"{TASK}/sftp/outbound/referrals/REF-20261121-0042.json",
+        "schedule-followup/voice/turns.json",
+    ):
+        with (root / "oversized" / name).open("r+b") as handle:
+            handle.truncate(sparse_mib * MIB)
     return root
 
 
@@ -113,7 +120,8 @@ def server(
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERIAL_")}
     with log.open("ab") as out:
         proc = subprocess.Popen(
-            [python, "-m", "pytest_verial.cli", "serve", str(FILES), "--runs-root", str(root),
+            [python, "-m", "pytest_verial.cli", "serve", str(FILES), str(PRIOR_AUTH),
+             "--runs-root", str(root),
              "--store", store, "--port", str(port), *serve_args],
             stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True,
         )  # fmt: skip
@@ -210,10 +218,13 @@ class SlowConnections:
             thread.join(timeout=10)
 
 
+FORM_NAMES = ("run_dir", "long_name", "declared")
+
+
 def oversized() -> list[tuple[str, dict[str, Any]]]:
     """The oversized sandboxes an attacker sends (packed once)."""
     return [
-        ("oversized run folder", {"run_dir": "oversized"}),
+        ("oversized transcript", {"run_dir": "oversized"}),
         ("1.5 GB long-name header", {"archive": {"format": "tar.gz", "data": long_name_archive()}}),
         ("100 MiB declared entry", {"archive": {"format": "tar.gz", "data": declared_archive()}}),
     ]
@@ -232,6 +243,8 @@ def attack(
         while not stop.is_set():
             for name, sandbox in forms:
                 body = {"benchmark": "sftp-drops@1", "task_id": TASK, "sandbox": sandbox}
+                if "run_dir" in sandbox:  # its transcript is read by the voice criteria
+                    body.update(benchmark="front-office@3", task_id="schedule-followup")
                 try:
                     status = str(
                         client.post("/v1/verify-task", json=body, headers=headers).status_code
@@ -288,13 +301,19 @@ def main() -> int:
     parser.add_argument("--sparse-mib", type=int, default=1024)
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--serve-args", default="")
+    parser.add_argument(
+        "--forms",
+        default="run_dir,long_name,declared",
+        help="the oversized sandboxes sent: any of run_dir, long_name, declared",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="verial-attack-") as tmp:
         folder = Path(tmp)
         root = runs_root(folder, args.sparse_mib)
         store = f"sqlite:///{folder / 'store.db'}"
         key = org_key(args.python, store)
-        forms = oversized()
+        chosen = args.forms.split(",")
+        forms = [form for name, form in zip(FORM_NAMES, oversized(), strict=True) if name in chosen]
         serve_args = shlex.split(args.serve_args)
         with server(args.python, root, store, serve_args, folder / "serve.log") as (url, proc):
             quiet, quiet_failed = probes(url, args.probes, 0.0)

@@ -425,9 +425,9 @@ SERVE_OPTIONS: dict[str, ServeOption] = {
         "--header-timeout",
         "seconds",
         "10",
-        "seconds a connection has to send a request's headers (from its first byte, or from "
-        "the end of the answer before on a kept-alive connection); then it is answered 408 "
-        "and closed",
+        "seconds a connection has to send a request's headers (from its opening, or from the "
+        "end of the answer before on a kept-alive connection); then it is answered 408 and "
+        "closed. Headers over 64 KiB are a 431",
     ),
     "body_timeout": ServeOption(
         "--body-timeout",

@@ -161,14 +161,22 @@ _STRING = re.compile(rb'"[^"]*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
-def json_depth(body: bytes) -> int:
-    """The deepest nesting of ``[``/``{`` in a JSON text (strings skipped). Escaped
-    backslashes, then escaped quotes, then the strings are removed by C code (``replace``, a
-    regular expression, ``translate``), so only the brackets are walked in Python: a megabyte
-    string (an archive's base64) costs no loop, and no pass holds the interpreter for long."""
-    structure = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+def structure(body: bytes) -> bytes:
+    """A JSON text without the contents of its strings: escaped backslashes, then escaped
+    quotes, then the strings removed by C code (``replace``, a regular expression), so what is
+    left to scan in Python is brackets, numbers and literals (an archive's base64 is gone)."""
+    if b"\\" in body:
+        body = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return _STRING.sub(b'""', body)
+
+
+def json_depth(body: bytes, skeleton: bytes | None = None) -> int:
+    """The deepest nesting of ``[``/``{`` in a JSON text (strings skipped; ``skeleton``: its
+    :func:`structure`, when already made). Only the brackets are walked in Python, so no pass
+    holds the interpreter for long."""
     depth = deepest = 0
-    for byte in _STRING.sub(b"", structure).translate(None, _NOT_BRACKETS):
+    bare = structure(body) if skeleton is None else skeleton
+    for byte in bare.translate(None, _NOT_BRACKETS):
         if byte in (0x5B, 0x7B):
             depth += 1
             if depth > deepest:
@@ -180,17 +188,22 @@ def json_depth(body: bytes) -> int:
     return deepest
 
 
-#: what a JSON number that is not finite looks like: NaN, Infinity (Python's json reads both)
-#: or an exponent large enough to overflow (``1e999``); a body without any is not parsed here
-_MAYBE_NON_FINITE = re.compile(rb"NaN|Infinity|[eE][+-]?0*[1-9][0-9]{2,}")
+#: what a JSON number that is not finite looks like where a value begins (the body's start, or
+#: after ``:``, ``,`` or ``[``): NaN, Infinity (Python's json reads both) or an exponent large
+#: enough to overflow (``1e999``). A body without any is not parsed here; base64 never matches
+_MAYBE_NON_FINITE = re.compile(
+    rb"(?:^|[:,\[])\s*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]*)?[eE][+-]?0*[1-9][0-9]{2,})"
+)
 
 
-def non_finite_field(body: bytes) -> str | None:
+def non_finite_field(body: bytes, skeleton: bytes | None = None) -> str | None:
     """The field (``config.cost``, ``task.criteria.0.weight``; ``""`` for the body itself) of
     the first number in a JSON body that is not finite, None when there is none or the body is
     not JSON (its validation says so). pydantic would take such a number as ``inf`` or ``nan``
-    and the store would keep null: refused instead, naming the field."""
-    if not _MAYBE_NON_FINITE.search(body):
+    and the store would keep null: refused instead, naming the field. Looked for in the body's
+    :func:`structure` (``skeleton``), parsed only when it may hold one."""
+    bare = structure(body) if skeleton is None else skeleton
+    if not _MAYBE_NON_FINITE.search(bare):
         return None
     try:
         data = json.loads(body)
@@ -219,8 +232,9 @@ _ON_THE_LOOP = 64 * 1024
 
 def _scan(body: bytes) -> tuple[int, str | None]:
     """A body's JSON depth and the field of its first non-finite number (see above)."""
-    depth = json_depth(body)
-    return depth, (non_finite_field(body) if depth <= MAX_DEPTH else None)
+    skeleton = structure(body)
+    depth = json_depth(body, skeleton)
+    return depth, (non_finite_field(body, skeleton) if depth <= MAX_DEPTH else None)
 
 
 def _nul_in_url(scope: Scope) -> bool:
