@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
@@ -66,10 +66,19 @@ class TaskFigures:
     points_possible: int | None
     penalties_applied: list[str]
     counts: dict[str, int]
-    #: for the benchmark run's figures (its trials): the task run's key and run label
-    task_key: str = ""
-    run: str = ""
     statuses: list[Status] = field(default_factory=list)
+    #: every figure in the form a report writes it (see :func:`_as_written`)
+    key: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Given:
+    """What one task run's criterion runs give: its figures (shared by the task runs of one
+    shape, criterion ids by position) and what names it (the benchmark run's trials)."""
+
+    figures: TaskFigures
+    task_key: str
+    run: str
 
 
 def _met(c: CriterionScore) -> bool | None:
@@ -119,7 +128,7 @@ def task_figures(
     if score is not None:
         task_verdict = "fail" if critical else verdict(score, threshold, bool(items))
     tally_of = Counter(c.status for c in criteria)
-    return TaskFigures(
+    figures = TaskFigures(
         status=status,
         score=score,
         verdict=task_verdict,
@@ -136,6 +145,8 @@ def task_figures(
         counts={s.value: tally_of.get(s, 0) for s in Status},
         statuses=[c.status for c in criteria],
     )
+    figures.key = _as_written(figures)
+    return figures
 
 
 @dataclass
@@ -151,8 +162,9 @@ class RunFigures:
     trials: dict[str, Any] | None
 
 
-def run_counts(tasks: Sequence[TaskFigures]) -> dict[str, Any]:
+def run_counts(given: Sequence[Given]) -> dict[str, Any]:
     """``RunCounts.of``: task runs by status and verdict, criterion runs by status."""
+    tasks = [g.figures for g in given]
     completed = [t for t in tasks if t.status is TaskStatus.COMPLETED]
     by_status = Counter(t.status for t in tasks)
     criteria = Counter(s for t in tasks for s in t.statuses)
@@ -167,14 +179,18 @@ def run_counts(tasks: Sequence[TaskFigures]) -> dict[str, Any]:
 
 
 def run_figures(
-    tasks: Sequence[TaskFigures],
+    given: Sequence[Given],
     threshold: float,
     stated: RunStatus,
     labels: Sequence[str],
 ) -> RunFigures:
     """The figures of a benchmark run of these task runs; ``stated``: its status as written
     (running and cancelled say how the session ended, which the task runs cannot)."""
-    completed = [t for t in tasks if t.status is TaskStatus.COMPLETED and t.score is not None]
+    tasks = [g.figures for g in given]
+    done = [
+        g for g in given if g.figures.status is TaskStatus.COMPLETED and g.figures.score is not None
+    ]
+    completed = [g.figures for g in done]
     score = run_score(t.score for t in completed if t.score is not None) if completed else None
     status = (
         RunStatus.RUNNING
@@ -189,7 +205,15 @@ def run_figures(
             by_axis.setdefault(name, []).append(axis[0])
     trials = None
     if len(labels) > 1:
-        shaped = cast(Any, [SimpleNamespace(**vars(t)) for t in completed])
+        shaped = cast(
+            Any,
+            [
+                SimpleNamespace(
+                    task_key=g.task_key, run=g.run, score=g.figures.score, verdict=g.figures.verdict
+                )
+                for g in done
+            ],
+        )
         trials = _trials(shaped, list(labels), threshold).model_dump(mode="json")
     return RunFigures(
         status=status,
@@ -202,7 +226,7 @@ def run_figures(
             name: (run_score(scores), float(len(scores)), None, None)
             for name, scores in by_axis.items()
         },
-        counts=run_counts(tasks),
+        counts=run_counts(given),
         trials=trials,
     )
 
@@ -235,11 +259,14 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _axes_of(stated: Any) -> dict[str, Axis] | None:
+def _axes_of(stated: dict[str, Any] | None) -> dict[str, Axis] | None:
+    """Stated axes (``{name: {score, weight, points_earned?, points_possible?}}``) as the
+    tuples figures are given in."""
     if stated is None:
         return None
     return {
-        name: (a.score, a.weight, a.points_earned, a.points_possible) for name, a in stated.items()
+        name: (a.get("score"), a.get("weight"), a.get("points_earned"), a.get("points_possible"))
+        for name, a in stated.items()
     }
 
 
@@ -252,7 +279,51 @@ def _axes_shown(axes: dict[str, Axis]) -> dict[str, Any]:
 _NULLABLE = frozenset({"score", "verdict", "points_earned", "points_possible", "strict_success"})
 
 
+def _as_written(given: TaskFigures) -> tuple[Any, ...] | None:
+    """What criterion runs give, in the form a report writes it (axes and counts as their
+    JSON), for one comparison with what a task run states; None when a list of criteria is
+    not empty (it names criteria by id, which a shared figure does not know)."""
+    if given.critical_failed or given.penalties_applied:
+        return None
+    axes = {
+        name: {"score": a[0], "weight": a[1]}
+        if a[2] is None
+        else {"score": a[0], "weight": a[1], "points_earned": a[2], "points_possible": a[3]}
+        for name, a in given.axes.items()
+    }
+    scalars = (given.status, given.score, given.verdict, given.all_passed)
+    return (*scalars, given.points_earned, given.points_possible, given.counts, axes)
+
+
+def _agrees_at_once(task: TaskScore, given: TaskFigures) -> bool:
+    """Whether every figure ``task`` states is what ``given`` gives, in one comparison (a
+    report written by the plugin: all figures there, each exactly the same)."""
+    written = given.key
+    return (
+        written is not None
+        and not task.critical_failed
+        and not task.penalties_applied
+        and task.model_fields_set >= _TASK_FIELDS
+        and (task.status, task.score, task.verdict, task.all_passed) == written[:4]
+        and (task.points_earned, task.points_possible) == written[4:6]
+        and task.counts == written[6]
+        and task.axes == written[7]
+    )
+
+
+#: the figures a task run states (all of them: the fast comparison needs every one)
+_TASK_FIELDS = frozenset(
+    {"status", "score", "verdict", "all_passed", "critical_failed", "points_earned"}
+    | {"points_possible", "penalties_applied", "counts", "axes"}
+)
+
+
 def _task_problems(task: TaskScore, given: TaskFigures, where: str) -> Iterator[str]:
+    """The figures of ``task`` that ``given`` (by position: criterion ids are its own) does
+    not agree with. Nearly always every figure is equal: one comparison says so."""
+    if _agrees_at_once(task, given):
+        return
+    ids = [c.criterion_id for c in task.criterion_runs]
     stated: dict[str, Any] = {
         "status": task.status,
         "score": task.score,
@@ -262,11 +333,15 @@ def _task_problems(task: TaskScore, given: TaskFigures, where: str) -> Iterator[
         "points_earned": task.points_earned,
         "points_possible": task.points_possible,
         "penalties_applied": task.penalties_applied,
-        "counts": dict(task.counts.__dict__) if task.counts is not None else None,
+        "counts": task.counts,
         "axes": _axes_of(task.axes),
     }
     for name, value in stated.items():
+        if name not in task.model_fields_set:  # not in the report (written by hand)
+            continue
         again = getattr(given, name)
+        if name in ("critical_failed", "penalties_applied"):
+            again = [ids[int(n)] for n in again]
         if (value is not None or name in _NULLABLE) and not _same(value, again):
             if name == "axes":
                 value, again = _axes_shown(value), _axes_shown(again)
@@ -281,11 +356,13 @@ def _run_problems(run: BenchmarkRunScores, given: RunFigures, where: str) -> Ite
         "score": run.score,
         "verdict": run.verdict,
         "strict_success": run.strict_success,
-        "counts": run.counts.model_dump(by_alias=True) if run.counts is not None else None,
+        "counts": run.counts,
         "axes": _axes_of(run.axes),
-        "trials": run.trials.model_dump(mode="json") if run.trials is not None else None,
+        "trials": run.trials,
     }
     for name, value in stated.items():
+        if name not in run.model_fields_set:  # not in the report (written by hand)
+            continue
         again = getattr(given, name)
         if (value is not None or name in _NULLABLE) and not _same(value, again):
             if name == "axes":
@@ -293,10 +370,13 @@ def _run_problems(run: BenchmarkRunScores, given: RunFigures, where: str) -> Ite
             yield f"{where}.{name} is {_shown(value)}; its task runs give {_shown(again)}"
 
 
-def _figures_of(task: TaskScore, memo: dict[tuple[Any, ...], TaskFigures]) -> TaskFigures:
+Memo = dict[tuple[Any, ...], TaskFigures]
+
+
+def _figures_of(task: TaskScore, memo: Memo) -> TaskFigures:
     """:func:`task_figures` of a task run, computed once per shape: task runs whose criterion
     runs differ only by their ids (the same task on several entities or trials, tasks of one
-    rubric's shape) share their figures, the ids put back in."""
+    rubric's shape) share their figures (criterion ids in them by position)."""
     criteria = task.criterion_runs
     running = task.status is TaskStatus.RUNNING
     shape = tuple(
@@ -310,46 +390,71 @@ def _figures_of(task: TaskScore, memo: dict[tuple[Any, ...], TaskFigures]) -> Ta
             task.pass_threshold,
             running,
         )
-    ids = [c.criterion_id for c in criteria]
-    return replace(
-        found,
-        critical_failed=[ids[int(n)] for n in found.critical_failed],
-        penalties_applied=[ids[int(n)] for n in found.penalties_applied],
-        task_key=task.task_key,
-        run=task.run,
+    return found
+
+
+def check_task(task: TaskScore, where: str, memo: Memo, path: str | Path) -> Given:
+    """What ``task``'s criterion runs give; a ValueError (see :func:`check_agreement`) when a
+    figure it states differs. ``where``: its JSON path (``benchmark_runs[0].task_runs[3]``).
+    A reader of many task runs calls it as each is read, then drops the figures it stated."""
+    figures = _figures_of(task, memo)
+    for problem in _task_problems(task, figures, where):
+        raise ValueError(_refusal(path, problem))
+    return Given(figures, task.task_key, task.run)
+
+
+def _refusal(path: str | Path, problem: str) -> str:
+    return (
+        f"{path}: its figures do not agree with its criterion runs: {problem}; refused "
+        "(edited after it was written?)"
     )
 
 
-def _problems(scores: ReportScores) -> Iterator[str]:
-    everything: list[TaskFigures] = []
-    memo: dict[tuple[Any, ...], TaskFigures] = {}
+def check_agreement(
+    scores: ReportScores,
+    path: str | Path,
+    memo: Memo | None = None,
+    checked: Sequence[Sequence[Given]] = (),
+) -> None:
+    """ValueError, one line naming ``path`` and the field, for the first figure of the report
+    its criterion runs do not give (see the module's docstring). ``checked``: per benchmark
+    run, what its task runs give, when they were checked as they were read
+    (:func:`check_task`); they are not checked again."""
+    memo = {} if memo is None else memo
+    everything: list[Given] = []
     for r, run in enumerate(scores.benchmark_runs):
         at = f"benchmark_runs[{r}]"
-        given_tasks = []
-        for t, task in enumerate(run.task_runs):
-            given = _figures_of(task, memo)
-            yield from _task_problems(task, given, f"{at}.task_runs[{t}]")
-            given_tasks.append(given)
-        everything.extend(given_tasks)
+        if r < len(checked):
+            given = list(checked[r])
+        else:
+            given = [
+                check_task(task, f"{at}.task_runs[{t}]", memo, path)
+                for t, task in enumerate(run.task_runs)
+            ]
+        everything.extend(given)
         labels = [info.label for info in run.runs]
-        given_run = run_figures(given_tasks, run.pass_threshold, run.status, labels)
-        yield from _run_problems(run, given_run, at)
-    counts = scores.session.counts if scores.session is not None else None
+        figures = run_figures(given, run.pass_threshold, run.status, labels)
+        for problem in _run_problems(run, figures, at):
+            raise ValueError(_refusal(path, problem))
+    session = scores.session
+    stated_counts = session is not None and "counts" in session.model_fields_set
+    counts = session.counts if session is not None and stated_counts else None
     if counts is not None:
-        stated = counts.model_dump(by_alias=True)
+        stated = counts
         again = run_counts(everything)
         if not _same(stated, again):
-            yield f"session.counts is {_shown(stated)}; its task runs give {_shown(again)}"
+            problem = f"session.counts is {_shown(stated)}; its task runs give {_shown(again)}"
+            raise ValueError(_refusal(path, problem))
 
 
-def check_agreement(scores: ReportScores, path: str | Path) -> None:
-    """ValueError, one line naming ``path`` and the field, for the first figure of the report
-    its criterion runs do not give (see the module's docstring)."""
-    for problem in _problems(scores):
-        raise ValueError(
-            f"{path}: its figures do not agree with its criterion runs: {problem}; refused "
-            "(edited after it was written?)"
-        )
-
-
-__all__ = ["RunFigures", "TaskFigures", "check_agreement", "run_counts", "run_figures"]
+__all__ = [
+    "Given",
+    "Memo",
+    "RunFigures",
+    "TaskFigures",
+    "check_agreement",
+    "check_task",
+    "run_counts",
+    "run_figures",
+    "task_figures",
+]

@@ -21,26 +21,14 @@ import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from .._heap import no_gc
-from .._results import (
-    COUNTED,
-    AxisScore,
-    BenchmarkInfo,
-    Report,
-    RunCounts,
-    RunInfo,
-    RunStatus,
-    RunTrials,
-    Status,
-    TaskCounts,
-    TaskStatus,
-)
+from .._results import COUNTED, BenchmarkInfo, Report, RunInfo, RunStatus, Status, TaskStatus
 from .._scoring import Verdict, passed
-from ._agreement import check_agreement
+from ._agreement import Given, Memo, check_agreement, check_task
 from ._reading import read_bytes, read_report
 from ._seal import check
 
@@ -49,6 +37,19 @@ class _View(BaseModel):
     """Only the fields named; the report's other fields are read past (checked by load_report)."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, from_attributes=True)
+
+
+def _json(value: Any) -> Any:
+    """A figure of a typed report (a model, or a mapping of models) as the JSON it is written
+    as: views hold figures as plain JSON, from a file or a report already read alike."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, dict) and any(isinstance(v, BaseModel) for v in value.values()):
+        return {k: _json(v) for k, v in value.items()}
+    return value
+
+
+_Figures = BeforeValidator(_json)
 
 
 class CriterionScore(_View):
@@ -72,6 +73,8 @@ class CriterionScore(_View):
 
 
 class TaskScore(_View):
+    """A task run's scores, and the figures it states (dropped once checked)."""
+
     id: str
     task_key: str
     run: str
@@ -81,13 +84,31 @@ class TaskScore(_View):
     pass_threshold: float
     criterion_runs: list[CriterionScore] = Field(default_factory=list)
     #: the other figures its criterion runs give (None: not read, as from the store)
-    axes: dict[str, AxisScore] | None = None
+    #: as plain JSON (axis -> {score, weight, ...}, status -> count): models (or a validator
+    #: of each) would double the cost of reading 60,000 task runs for figures only compared
+    axes: dict[str, Any] | None = None
     all_passed: bool | None = None
     critical_failed: list[str] | None = None
     points_earned: int | None = None
     points_possible: int | None = None
     penalties_applied: list[str] | None = None
-    counts: TaskCounts | None = None
+    counts: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, task: Any) -> TaskScore:
+        """The view of a typed task run (its figures as JSON)."""
+        values = {name: getattr(task, name) for name in cls.model_fields}
+        values.update(axes=_json(task.axes), counts=_json(task.counts))
+        values["criterion_runs"] = [
+            CriterionScore.model_validate(c, from_attributes=True) for c in task.criterion_runs
+        ]
+        return _stated_as(cls.model_validate(values), task)
+
+    def checked(self) -> None:
+        """Drop the stated figures once checked (:func:`._agreement.check_task`): 60,000
+        task runs' axes and counts would stay alive for nothing. Straight into the fields'
+        storage: the view's own assignment would validate each."""
+        vars(self).update(axes=None, counts=None, critical_failed=None, penalties_applied=None)
 
 
 class BenchmarkRunScores(_View):
@@ -101,14 +122,14 @@ class BenchmarkRunScores(_View):
     task_runs: list[TaskScore] = Field(default_factory=list)
     #: the other figures its task runs give (None: not read)
     scored: bool = False
-    axes: dict[str, AxisScore] | None = None
+    axes: Annotated[dict[str, Any] | None, _Figures] = None
     strict_success: float | None = None
-    counts: RunCounts | None = None
-    trials: RunTrials | None = None
+    counts: Annotated[dict[str, Any] | None, _Figures] = None
+    trials: Annotated[dict[str, Any] | None, _Figures] = None
 
 
 class SessionScores(_View):
-    counts: RunCounts | None = None
+    counts: Annotated[dict[str, Any] | None, _Figures] = None
 
 
 class ReportScores(_View):
@@ -119,14 +140,28 @@ class ReportScores(_View):
     @classmethod
     def of(cls, report: Report) -> ReportScores:
         """The scores of a report already read (a stored run, a merged report)."""
-        runs = [
-            BenchmarkRunScores.model_validate(r, from_attributes=True)
-            for r in report.benchmark_runs
-        ]
-        session = SessionScores.model_validate(report.session, from_attributes=True)
+        runs = []
+        for run in report.benchmark_runs:
+            values = {name: getattr(run, name) for name in BenchmarkRunScores.model_fields}
+            values["task_runs"] = [TaskScore.of(task) for task in run.task_runs]
+            view = BenchmarkRunScores.model_validate(values)
+            runs.append(_stated_as(view, run))
+        session = _stated_as(
+            SessionScores.model_validate(report.session, from_attributes=True), report.session
+        )
         return cls.model_validate(
             {"schema": report.schema_, "benchmark_runs": runs, "session": session}
         )
+
+
+def _stated_as(view: _V, source: BaseModel) -> _V:
+    """``view`` with the fields its source was given (read from a file, or built), so that a
+    figure a report leaves out (written by hand) is not taken as a figure it states."""
+    view.__pydantic_fields_set__ = set(source.model_fields_set) & set(type(view).model_fields)
+    return view
+
+
+_V = TypeVar("_V", bound=BaseModel)
 
 
 # -- the check ----------------------------------------------------------------------------------
@@ -218,9 +253,14 @@ def _validation_line(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}" if where else str(error["msg"])
 
 
-def _by_lines(data: bytes) -> ReportScores | None:
+def _by_lines(
+    data: bytes, path: str | Path, memo: Memo, given: list[list[Given]]
+) -> ReportScores | None:
     """The scores read one task run per line, or None when ``data`` is not in that layout
-    (written by hand, pretty-printed): the caller then reads the file whole."""
+    (written by hand, pretty-printed): the caller then reads the file whole. Each task run's
+    figures are checked as it is read (:func:`._agreement.check_task`: a ValueError naming
+    ``path``), and then dropped, so the views stay small: ``given`` receives what each
+    benchmark run's task runs give."""
     skeleton: list[bytes] = []
     blocks: list[list[TaskScore]] = []
     tasks: list[TaskScore] | None = None
@@ -233,9 +273,15 @@ def _by_lines(data: bytes) -> ReportScores | None:
         pos = end + 1
         if tasks is not None and line.startswith(b"{"):
             try:
-                tasks.append(TaskScore.model_validate_json(line.removesuffix(b",")))
+                task = TaskScore.model_validate_json(line.removesuffix(b","))
             except ValidationError:
                 return None
+            where = f"benchmark_runs[{len(blocks)}].task_runs[{len(tasks)}]"
+            if len(given) == len(blocks):
+                given.append([])
+            given[-1].append(check_task(task, where, memo, path))
+            task.checked()
+            tasks.append(task)
             continue
         if tasks is not None:
             if not line.startswith(b"]"):
@@ -266,8 +312,10 @@ def load_scores(path: str | Path) -> ReportScores:
     problem = check(data, False)
     if problem is not None:
         raise ValueError(f"{path}: {problem}")
+    memo: Memo = {}
+    given: list[list[Given]] = []
     with no_gc():  # every task run's view stays alive: collections would walk them again
-        scores = _by_lines(data)
+        scores = _by_lines(data, path, memo, given)
     if scores is None:  # not in the writer's layout: read whole, with read_report's errors
         try:
             scores = ReportScores.model_validate(read_report(path, data))
@@ -275,9 +323,10 @@ def load_scores(path: str | Path) -> ReportScores:
             raise ValueError(
                 f"{path}: not a valid pytest-verial report: {_validation_line(exc)}"
             ) from None
+        given = []  # read whole: checked below
     check_scores(scores, path)
     with no_gc():
-        check_agreement(scores, path)
+        check_agreement(scores, path, memo, given)
     return scores
 
 
