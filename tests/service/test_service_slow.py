@@ -61,6 +61,11 @@ def test_slow_headers_are_answered_408_and_closed(server: Server) -> None:
         raw = _answer(sock)
     problem = _problem(raw, 408)
     assert problem["detail"] == "the request's headers took over 1 s (--header-timeout)"
+    # the server's log says so in one line, naming neither the data nor any header
+    log = Path(server.log).read_text(encoding="utf-8", errors="replace")
+    line = "closed a connection from 127.0.0.1: the request's headers took over 1 s"
+    assert line in log
+    assert "XXXX" not in log and "Host: x" not in log
 
 
 def test_a_body_that_never_ends_is_answered_408_and_closed(server: Server) -> None:
@@ -103,9 +108,3 @@ def test_healthz_answers_while_slow_connections_are_open(server: Server) -> None
     with httpx.Client(base_url=server.url) as client:
         for _ in range(3):
             assert client.get("/healthz").status_code == 200
-
-
-def test_the_log_names_neither_data_nor_headers(server: Server) -> None:
-    log = Path(server.log).read_text(encoding="utf-8", errors="replace")
-    assert "closed a connection from 127.0.0.1: the request's headers took over 1 s" in log
-    assert "X-Filler" not in log and "benchmark" not in log.split("closed a connection")[-1]
