@@ -44,6 +44,7 @@ from store_support import (  # noqa: E402
     voice_criterion,
 )
 
+from pytest_verial import BenchmarkRun  # noqa: E402
 from pytest_verial.reporting import report_text  # noqa: E402
 
 WORDS = ("good morning", "thanks", "hello", "goodbye")
@@ -117,8 +118,11 @@ def write_pair(folder: Path, tasks: int, criteria: int) -> tuple[Path, Path, lis
         diffs.append(pool[h]["score"] - pool[b]["score"])
     paths = []
     for name, task_runs in zip(("base", "head"), sides, strict=True):
-        run = dict(data["benchmark_runs"][0], task_runs=task_runs)
-        report = dict(data, benchmark_runs=[run])
+        # its figures scored again from the cloned task runs, as a reader checks them
+        typed = BenchmarkRun.model_validate(dict(data["benchmark_runs"][0], task_runs=task_runs))
+        run = typed.rescored().model_dump(mode="json", by_alias=True)
+        session = dict(data["session"], counts=run["counts"])
+        report = dict(data, benchmark_runs=[run], session=session)
         path = folder / f"{name}.json"
         path.write_text(report_text(report) + "\n", encoding="utf-8")
         paths.append(path)

@@ -14,21 +14,29 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_verial._options import markdown_table
+from pytest_verial._options import markdown_serve_table, markdown_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BEGIN = "<!-- options table: generated from src/pytest_verial/_options.py by "
 BEGIN += "scripts/options_table.py --write; do not edit by hand -->"
 END = "<!-- end of the options table -->"
+SERVE_BEGIN = BEGIN.replace("options table", "serve limits table")
+SERVE_END = END.replace("options table", "serve limits table")
+
+
+def _between(text: str, begin: str, end: str, table: str) -> str:
+    head, found, rest = text.partition(begin + "\n")
+    _, closed, tail = rest.partition(end)
+    if not found or not closed:
+        raise ValueError(f"README.md lacks the marker lines {begin!r} and {end!r}")
+    return head + found + table + closed + tail
 
 
 def with_table(text: str) -> str:
-    """README text with the generated table between the markers (ValueError without them)."""
-    head, begin, rest = text.partition(BEGIN + "\n")
-    _, end, tail = rest.partition(END)
-    if not begin or not end:
-        raise ValueError(f"README.md lacks the marker lines {BEGIN!r} and {END!r}")
-    return head + begin + markdown_table() + end + tail
+    """README text with the generated tables between their markers (ValueError without
+    them): the options table, and verial serve's limits."""
+    text = _between(text, BEGIN, END, markdown_table())
+    return _between(text, SERVE_BEGIN, SERVE_END, markdown_serve_table())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,8 @@ export interface paths {
         };
         /**
          * Healthz
-         * @description The process is up.
+         * @description The process is up (answered on the event loop, no thread hop: quick while slow
+         *     connections or large bodies keep the workers' threads busy).
          */
         get: operations["healthz_healthz_get"];
         put?: never;

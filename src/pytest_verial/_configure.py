@@ -19,6 +19,7 @@ from ._errors import RunConfigError, UsageError
 from ._nodeids import SEP, file_of, task_nodeid
 from ._options import JUDGE_PLUGIN, OPTIONS, Option, of_plugin, option, resolve
 from ._runinfo import RunDir
+from ._sandbox_io.sizes import ReadLimits
 from ._selection import Resume, Shard, load_resume, parse_shard
 from ._settings import Outputs, Settings, StoreOptions
 from ._state import RUNS_AT_START, SELECTED, SETTINGS
@@ -51,6 +52,7 @@ _INI_TYPES = {
     "share": "float",
     "number": "float",
     "whole": "int",
+    "size": "string",
     "args": "args",
 }
 
@@ -335,6 +337,12 @@ def build(config: pytest.Config) -> Settings:
         patterns=patterns,
         outputs=outputs,
         store=_store(config),
+        limits=ReadLimits(
+            read(config, option("verial_max_file_size")),
+            read(config, option("verial_max_sandbox_size")),
+            "--verial-max-file-size",
+            "--verial-max-sandbox-size",
+        ),
         judge=read_judge(config) if _judge_on(config) else None,
     )
 

@@ -15,7 +15,9 @@ The same checks, gating, bypass rules and scoring as the pytest plugin run, in t
 (``judge_model``, ``judge_base_url``, ``judge_api_key_env``, ``executor_model``,
 ``judge_cache_dir``, ``bypass_cost``, ``verification_budget``, ``judge_concurrency``, ...),
 plus this task run's facts that run.yaml would otherwise give (``cost``, ``task_type``,
-``skip_verification``) and ``pass_threshold`` (the verdict threshold).
+``skip_verification``) and ``pass_threshold`` (the verdict threshold), and the limits every
+read of the sandbox is held to, ``max_file_size`` and ``max_sandbox_size`` (bytes, or text
+such as ``"64MiB"``; default 1 GiB and 4 GiB: :mod:`pytest_verial._sandbox_io.limits`).
 
 ``judge_concurrency`` (default 4, 1-64; 1: one after another): once the task's deterministic
 criteria all passed, its judge criteria are scored at once, at most that many judge calls in
@@ -26,11 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from ._engine import run_criterion
 from ._errors import CriterionError, RunConfigError, SourceError, UsageError
@@ -38,6 +43,7 @@ from ._loader import CriterionPlan, TaskPlan, load_benchmark
 from ._models import Task
 from ._results import CriterionRun, InlineTaskRun, TaskRun
 from ._runinfo import RunDir, TaskRunMeta
+from ._sandbox_io.sizes import ReadLimits
 from ._scoring import verdict_threshold
 from .checks import default_registry
 from .judge._gating import gate_open
@@ -100,7 +106,7 @@ def verify_task(
     :class:`~pytest_verial._errors.UsageError` when the judge is the executor's model; a
     criterion that cannot be scored is an ``error`` criterion run, as under pytest.
     """
-    options = dict(config or {})
+    options = _checked(dict(config or {}))
     plan = _plan(task, entity)
     # task > caller's config > 0.9: the chain pytest resolves, with no benchmark around the task
     threshold = float(
@@ -111,13 +117,25 @@ def verify_task(
     else:
         path = Path(sandbox)
         meta = {k: options[k] for k in _META_KEYS if options.get(k) is not None}
+        try:
+            facts = TaskRunMeta(**meta) if meta else None
+        except ValidationError as exc:
+            error = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in error["loc"])
+            raise UsageError(f"config {where}: {error['msg']}") from None
+        if run_dir is None:
+            try:
+                limits = ReadLimits.from_config(options)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+            run_dir = RunDir(path.parent, limits=limits)
         box = _InlineSandbox(
-            run_dir if run_dir is not None else RunDir(path.parent),
+            run_dir,
             plan.task,
             plan.key,
             plan.entity,
             options,
-            meta=TaskRunMeta(**meta) if meta else None,
+            meta=facts,
         )
         box.path = path
     problem = run_self_grading(options, box.run)
@@ -151,6 +169,23 @@ def verify_task(
         float(options.get("verification_budget") or DEFAULT_BUDGET),
     )
     return result
+
+
+def _checked(options: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with every number finite and ``pass_threshold`` in [0, 1]; a UsageError naming
+    the key otherwise (a NaN threshold would fail every task, an infinite cost skip the judge
+    for none, in silence)."""
+    for key, value in options.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"config {key}: {value!r} is not a finite number")
+    threshold = options.get("pass_threshold")
+    if threshold is not None and (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int | float)
+        or not 0.0 <= threshold <= 1.0
+    ):
+        raise UsageError(f"config pass_threshold: {threshold!r} is not a number in [0, 1]")
+    return options
 
 
 def _score_criteria(

@@ -15,9 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 
 class Model(BaseModel):
-    """Base of every spec model: frozen, unknown fields rejected."""
+    """Base of every spec model: frozen, unknown fields rejected, and every number finite (a
+    NaN, an Infinity or text such as ``"1e999"`` that would parse to one is refused naming its
+    field: it equals nothing and is not JSON)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class Entity(BaseModel):

@@ -38,9 +38,10 @@ JUDGE_OFF = f"not judged: the LLM judge is off (pytest -p no:{JUDGE_PLUGIN})"
 
 #: how a value is read: ``text`` and ``number``/``whole`` are handed on as given (numbers are
 #: checked by the part that owns them, which also checks run.yaml's values); ``share`` is a
-#: number in [0, 1]; ``path`` is relative to the working directory on the command line and in
-#: the environment, to rootdir in the ini file; ``paths`` and ``args`` are lists.
-Kind = Literal["text", "path", "paths", "bool", "share", "number", "whole", "args"]
+#: number in [0, 1]; ``size`` a number of bytes (``64MiB``, ``1GiB``, ``1048576``); ``path``
+#: is relative to the working directory on the command line and in the environment, to
+#: rootdir in the ini file; ``paths`` and ``args`` are lists.
+Kind = Literal["text", "path", "paths", "bool", "share", "number", "whole", "size", "args"]
 
 #: what ``off`` options take, in any case, to turn themselves off (not a path)
 OFF_WORDS = ("off", "none")
@@ -73,6 +74,9 @@ class Option:
     off: bool = False
     #: the README's "meaning" cell when it says more than ``help``
     doc: str | None = None
+    #: the same setting of ``verial serve`` (its flag), and its default there
+    serve: str | None = None
+    serve_default: Any = None
 
     @property
     def flag(self) -> str | None:
@@ -218,6 +222,30 @@ OPTIONS: tuple[Option, ...] = (
         doc="an `assert` no check knows is a collection error, with a did-you-mean (default: a "
         "warning at collection, and the criterion fails with `unsupported assertion: X`, score "
         "0, as in Verial). See [The criterion format](#the-criterion-format)",
+    ),
+    Option(
+        "verial_max_file_size",
+        "size",
+        "largest sandbox file read, checked before reading (default 1GiB; 64MiB, 1048576...)",
+        metavar="SIZE",
+        default="1GiB",
+        serve="--max-file-size",
+        serve_default="64MiB",
+        doc="the largest file of a sandbox (or run.yaml) read, checked by its size before a "
+        "byte is read and while reading: a larger one is an error of the criteria reading it, "
+        "naming the file and the limit (default `1GiB`; `64MiB`, `1048576`...). See [Bad input "
+        "and limits](#bad-input-and-limits)",
+    ),
+    Option(
+        "verial_max_sandbox_size",
+        "size",
+        "most bytes read from one task run's sandbox, all files together (default 4GiB)",
+        metavar="SIZE",
+        default="4GiB",
+        serve="--max-sandbox-size",
+        serve_default="256MiB",
+        doc="the most bytes read from one task run's sandbox, its distinct files together: "
+        "the file that would pass it is an error of the criteria reading it (default `4GiB`)",
     ),
     Option(
         "verial_patterns",
@@ -378,6 +406,51 @@ OPTIONS: tuple[Option, ...] = (
 BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
 
 
+@dataclass(frozen=True)
+class ServeOption:
+    """A setting of ``verial serve`` alone (the ones it shares with the plugin are rows of
+    :data:`OPTIONS` with a ``serve`` flag): its flag, how its value reads, default and help."""
+
+    flag: str
+    kind: Literal["size", "seconds", "whole"]
+    default: str
+    help: str
+
+
+#: ``verial serve``'s own limits (issue 31; :mod:`pytest_verial.service._limits`), by name
+SERVE_OPTIONS: dict[str, ServeOption] = {
+    "max_inline_criteria": ServeOption(
+        "--max-inline-criteria",
+        "whole",
+        "200",
+        "the most criteria a task given in a request (`task`) may hold: more is a 413 before "
+        "anything is scored",
+    ),
+    "max_answer_size": ServeOption(
+        "--max-answer-size",
+        "size",
+        "4MiB",
+        "the largest answer (a task run with its evidence, as JSON): a larger one is a 413 and "
+        "nothing is stored",
+    ),
+    "header_timeout": ServeOption(
+        "--header-timeout",
+        "seconds",
+        "10",
+        "seconds a connection has to send a request's headers (from its opening, or from the "
+        "end of the answer before on a kept-alive connection); then it is answered 408 and "
+        "closed. Headers over 64 KiB are a 431",
+    ),
+    "body_timeout": ServeOption(
+        "--body-timeout",
+        "seconds",
+        "60",
+        "seconds a request has to send its whole body once its headers are in; then it is "
+        "answered 408 and closed",
+    ),
+}
+
+
 def option(name: str) -> Option:
     """The option whose ini key is ``name`` (KeyError naming it otherwise)."""
     return BY_NAME[name]
@@ -438,6 +511,13 @@ def _parse(opt: Option, value: Any, base: Path | None) -> Any:
         return [_path(v, base) for v in values]
     if opt.kind == "args":
         return tuple(str(v) for v in value)
+    if opt.kind == "size":
+        from ._sandbox_io.sizes import parse_size
+
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            raise UsageError(f"{opt.label}: {exc}") from None
     return value
 
 
@@ -466,7 +546,21 @@ _INI_TYPE_WORDS = {
     "share": "float",
     "number": "float",
     "whole": "int",
+    "size": "size",
 }
+
+
+def markdown_serve_table() -> str:
+    """The README's table of ``verial serve``'s limits (``scripts/options_table.py``)."""
+    lines = ["| `verial serve` flag | default | meaning |", "|---|---|---|"]
+    for opt in OPTIONS:
+        if opt.serve:
+            meaning = f"as `{opt.flag}` (above), for every sandbox the service scores"
+            lines.append(f"| `{opt.serve} SIZE` | `{opt.serve_default}` | {meaning} |")
+    for spec in SERVE_OPTIONS.values():
+        metavar = {"size": "SIZE", "seconds": "SECONDS", "whole": "N"}[spec.kind]
+        lines.append(f"| `{spec.flag} {metavar}` | `{spec.default}` | {spec.help} |")
+    return "\n".join(lines) + "\n"
 
 
 def markdown_table() -> str:
@@ -481,6 +575,8 @@ def markdown_table() -> str:
             meaning += f". Also `${opt.env}` (between the option and the ini key)"
         if opt.run_yaml:
             meaning += f". Also run.yaml `{opt.run_yaml}` (after the ini key)"
+        if opt.serve:
+            meaning += f". Also `verial serve {opt.serve}` (default `{opt.serve_default}`)"
         cells = (flag, ini, meaning)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"

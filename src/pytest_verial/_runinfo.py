@@ -7,6 +7,8 @@ variables (``client_secret_env: FHIR_SECRET``).
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from pydantic import Field, ValidationError
 from ._errors import RunConfigError
 from ._models import Model
 from ._safeparse import DataError, load_yaml
+from ._sandbox_io.sizes import ReadLimits, over_file_limit
 from ._sourcetable import unknown_setting
 
 
@@ -54,12 +57,25 @@ LIVE_KEYS = (
 
 
 class RunDir:
-    """One run directory: its path, label and parsed ``run.yaml`` (``config``: already read)."""
+    """One run directory: its path, label and parsed ``run.yaml`` (``config``: already read),
+    and the limits every read of its sandboxes is held to (run.yaml's own read included)."""
 
-    def __init__(self, path: Path, label: str | None = None, config: RunConfig | None = None):
+    def __init__(
+        self,
+        path: Path,
+        label: str | None = None,
+        config: RunConfig | None = None,
+        limits: ReadLimits | None = None,
+        files_root: Path | None = None,
+    ):
         self.path = path
         self.label = label or path.name
-        self.config = config if config is not None else load_run_config(path)
+        self.limits = limits if limits is not None else ReadLimits()
+        #: the folder every file run.yaml names (a live events or records file, a database)
+        #: must resolve inside: the service's --runs-root; None in the plugin (the user's own
+        #: settings may name any file)
+        self.files_root = files_root
+        self.config = config if config is not None else load_run_config(path, self.limits)
 
     def sandbox_path(self, task_key: str) -> Path:
         """The sandbox directory of one task run (a missing one is an error, DESIGN §3.2)."""
@@ -113,16 +129,19 @@ def empty_run_problem(file: str, run: RunDir, keys: list[str], explicit: bool) -
 RUN_FILES = ("run.yaml", "run.yml", "run.json")
 
 
-def load_run_config(path: Path) -> RunConfig:
-    """Parse ``<path>/run.yaml`` (or ``run.json``); a missing file is an empty config."""
+def load_run_config(path: Path, limits: ReadLimits | None = None) -> RunConfig:
+    """Parse ``<path>/run.yaml`` (or ``run.json``); a missing file is an empty config. It is
+    read as any file of the run is (:mod:`._sandbox_io.limits`): over the per-file limit it is
+    refused, by its size, before it is read."""
     for name in RUN_FILES:
         file = path / name
         if file.is_file():
             break
     else:
         return RunConfig()
+    raw = _read_bounded(file, limits or ReadLimits())
     try:
-        data = load_yaml(file.read_text(encoding="utf-8-sig"), str(file)) or {}
+        data = load_yaml(raw.decode("utf-8-sig"), str(file)) or {}
     except UnicodeDecodeError as exc:
         raise RunConfigError(f"{file}: not UTF-8 text (byte {exc.start})") from None
     except DataError as exc:
@@ -140,6 +159,26 @@ def load_run_config(path: Path) -> RunConfig:
     if problem is not None:
         raise RunConfigError(f"{file}: {problem}")
     return config
+
+
+def _read_bounded(file: Path, limits: ReadLimits) -> bytes:
+    """``run.yaml``'s bytes, its size checked against the per-file limit before it is read and
+    the read stopped there (named by its file name: never the server's path)."""
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise RunConfigError(f"{file.name}: cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise RunConfigError(f"{file.name}: not a regular file")
+        refused = over_file_limit(file.name, st.st_size, limits)
+        if refused is not None:
+            raise RunConfigError(refused)
+        data = handle.read(st.st_size + 1)
+    if len(data) > st.st_size:
+        raise RunConfigError(f"{file.name}: grew while it was read; not read")
+    return data
 
 
 def shared_folders(claims: list[tuple[str, RunDir, str]]) -> list[str]:

@@ -22,13 +22,24 @@ from .checks._registry import CheckRegistry
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
-def conftest_registry(rootdir: Path) -> CheckRegistry:
-    """The built-in checks plus those registered by every ``conftest.py`` under ``rootdir``.
+class ConftestError(Exception):
+    """A ``conftest.py`` raised while it was imported; the message names it, in one line."""
+
+
+def conftest_registry(rootdir: Path, conftests: list[Path] | None = None) -> CheckRegistry:
+    """The built-in checks plus those registered by the ``conftest.py`` files pytest would
+    load under ``rootdir`` (never in a virtual environment, ``.git``, ``node_modules``, a build
+    folder or the ini file's ``norecursedirs``: :mod:`pytest_verial._walk`), or by
+    ``conftests`` when given.
 
     Each conftest is imported and its ``pytest_verial_checks()`` called, as pytest would.
     """
+    from ._walk import Project
+
+    if conftests is None:
+        conftests = Project.of([rootdir]).conftests([rootdir])
     registry = default_registry()
-    for index, path in enumerate(sorted(rootdir.rglob("conftest.py"))):
+    for index, path in enumerate(conftests):
         name = f"_verial_conftest_{index}"
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
@@ -37,6 +48,8 @@ def conftest_registry(rootdir: Path) -> CheckRegistry:
         sys.path.insert(0, str(path.parent))
         try:
             spec.loader.exec_module(module)
+        except Exception as exc:  # a conftest's own error: its file named, one line
+            raise ConftestError(f"{path}: failed to load: {exc!r}") from None
         finally:
             sys.path.remove(str(path.parent))
         hook = getattr(module, "pytest_verial_checks", None)

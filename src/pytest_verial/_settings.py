@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._options import JUDGE_OFF, JUDGE_OFF_KEY
 from ._runinfo import RunDir
+from ._sandbox_io.sizes import ReadLimits
 
 if TYPE_CHECKING:
     from ._selection import Resume, Shard
@@ -68,6 +69,8 @@ class Settings:
     store: StoreOptions = field(default_factory=StoreOptions)
     #: the judge's options; None when the ``verial-judge`` plugin is left out
     judge: JudgeOptions | None = None
+    #: what any read of a sandbox is held to (``--verial-max-file-size``, ...)
+    limits: ReadLimits = field(default_factory=ReadLimits)
     _run_dirs: dict[Path, RunDir] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
@@ -83,7 +86,7 @@ class Settings:
         """The run directory at ``path``, its run.yaml read once (RunConfigError if bad)."""
         key = path.resolve()
         if key not in self._run_dirs:
-            self._run_dirs[key] = RunDir(path)
+            self._run_dirs[key] = RunDir(path, limits=self.limits)
         return self._run_dirs[key]
 
     def scored_for(self, run: RunDir) -> bool:

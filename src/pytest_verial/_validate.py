@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # ``verial``'s parser imports this module for every command: keep it light
     from ._loader import BenchmarkPlan
+    from ._walk import Project
     from .checks._registry import CheckRegistry
 
 EPILOG = """exit codes: 0 all files load (warnings allowed: an unknown assert is one unless
@@ -29,7 +32,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
     p.add_argument("paths", nargs="+", help="benchmark files or directories")
-    p.add_argument("--rootdir", metavar="DIR", help="load conftest checks under DIR")
+    p.add_argument(
+        "--rootdir",
+        metavar="DIR",
+        help="load the conftest checks under DIR (default: those pytest loads for PATHS)",
+    )
     p.add_argument(
         "--strict",
         action="store_true",
@@ -58,7 +65,9 @@ def _looks_like_benchmark(path: Path) -> bool:
     return any(isinstance(t, dict) and "criteria" in t for t in items)
 
 
-def _files(paths: list[str]) -> tuple[list[Path], list[str]]:
+def _files(paths: list[str], project: Project) -> tuple[list[Path], list[str]]:
+    """The benchmark files pytest would collect from ``paths`` (skipping what it skips), and
+    warnings for files that look like benchmarks under another name."""
     from ._loader import is_benchmark_file
 
     files: list[Path] = []
@@ -68,7 +77,7 @@ def _files(paths: list[str]) -> tuple[list[Path], list[str]]:
         if not path.is_dir():
             files.append(path)
             continue
-        for p in sorted(q for q in path.rglob("*") if q.is_file()):
+        for p in project.walk(path):
             if is_benchmark_file(p):
                 files.append(p)
             elif p.suffix in (".yaml", ".yml", ".json") and _looks_like_benchmark(p):
@@ -158,27 +167,36 @@ def run(args: argparse.Namespace) -> int:
     """Validate every file, then apply the guards asked for."""
     from ._errors import BenchmarkFileError
     from ._loader import load_benchmark
-    from ._schema import conftest_registry
+    from ._schema import ConftestError, conftest_registry
+    from ._walk import Project
 
-    files, messages = _files(args.paths)
+    missing = [p for p in args.paths if not os.path.lexists(p)]
+    if missing:  # before any conftest is loaded: a typo is not a third party's import error
+        print(f"verial validate: {missing[0]}: no such path", file=sys.stderr)
+        return 2
+    for option in ("run", "oracle", "baseline", "rootdir"):
+        value = getattr(args, option)
+        if value and value != "empty" and not Path(value).is_dir():
+            print(f"--{option}: {value} is not a directory")
+            return 2
+    project = Project.of([Path(p) for p in args.paths])
+    files, messages = _files(args.paths, project)
     for line in messages:
         print(line)
     if not files:
         print("no benchmark files found")
         return 1
-    for option in ("run", "oracle", "baseline"):
-        value = getattr(args, option)
-        if value and value != "empty" and not Path(value).is_dir():
-            print(f"--{option}: {value} is not a directory")
-            return 2
+    if args.rootdir:
+        conftests = Project.of([Path(args.rootdir)]).conftests([Path(args.rootdir)])
+    else:  # the ones pytest loads collecting these paths, once for all files
+        conftests = project.conftests([Path(p) for p in args.paths])
+    try:
+        registry = conftest_registry(project.rootdir, conftests)
+    except ConftestError as exc:  # a broken conftest is bad input: one line naming it
+        print(str(exc).splitlines()[0])
+        return 1
     bad = 0
     for path in files:
-        root = Path(args.rootdir) if args.rootdir else path.parent
-        try:
-            registry = conftest_registry(root)
-        except Exception as exc:  # noqa: BLE001 - a broken conftest is bad input, one line
-            print(f"{path}: a conftest.py under {root} failed to load: {exc!r}")
-            return 1
         try:
             plan = load_benchmark(path, registry)
         except BenchmarkFileError as exc:

@@ -49,9 +49,16 @@ def report_schema() -> dict[str, Any]:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print a JSON Schema."""
-    from ._schema import benchmark_schema, conftest_registry, criteria_schema
+    from ._schema import ConftestError, benchmark_schema, conftest_registry, criteria_schema
 
-    registry = conftest_registry(Path(args.rootdir)) if args.rootdir else None
+    if args.rootdir and not Path(args.rootdir).is_dir():
+        print(f"verial schema: --rootdir {args.rootdir}: no such folder", file=sys.stderr)
+        return 2
+    try:
+        registry = conftest_registry(Path(args.rootdir)) if args.rootdir else None
+    except ConftestError as exc:
+        print(f"verial schema: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
     if args.which == "benchmark":
         schema = benchmark_schema(registry)
     elif args.which == "criteria":

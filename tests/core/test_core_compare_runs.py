@@ -11,6 +11,7 @@ import random
 import re
 import statistics
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -71,11 +72,24 @@ def benchmark_run(
 
 
 def report(*runs: BenchmarkRun) -> Report:
-    """A report holding these benchmark runs."""
+    """A report holding these benchmark runs (its session's counts theirs: readers check)."""
+    counts: dict[str, Any] = {}
+    for run in runs:
+        for name, value in run.counts.model_dump(by_alias=True).items():
+            if isinstance(value, dict):
+                inner = counts.setdefault(name, {})
+                for verdict, number in value.items():
+                    inner[verdict] = inner.get(verdict, 0) + number
+            else:
+                counts[name] = counts.get(name, 0) + value
     return Report(
         generator=Generator(name="pytest-verial", version="test"),
         session=Session(
-            status=RunStatus.COMPLETED, phase="completed", started_at="2026-01-01", duration=0
+            status=RunStatus.COMPLETED,
+            phase="completed",
+            started_at="2026-01-01",
+            duration=0,
+            counts=counts,
         ),
         benchmark_runs=list(runs),
     )
@@ -289,6 +303,7 @@ def test_a_task_scored_on_one_side_only_is_unscored_not_unchanged(
     head.benchmark_runs[0].task_runs[1] = TaskRun.aggregate(
         [kept, deselected], 0.9, id=task_run.id, task_id="b", task_key="b", run="run-b"
     )
+    head = report(head.benchmark_runs[0].rescored())  # its figures, as a reader checks them
     run = compare_reports(base, head).benchmark_runs[0]
     task = next(t for t in run.tasks if t.task_key == "b")
     assert (task.change, task.head_status, task.head_score) == ("unscored", "incomplete", None)

@@ -62,3 +62,90 @@ def test_run_yaml_names_the_key(tmp_path: Path) -> None:
     assert message.startswith(str(tmp_path / "run.yaml"))
     assert "field 'tasks.t1.cost'" in message and "non-finite" in message
     assert len(message.splitlines()) == 1
+
+
+# -- issue 31: text that parses to a non-finite number, and numbers given by a caller ----------
+
+
+@pytest.mark.parametrize("cost", ["1e999", '"Infinity"', '"-inf"', '"NaN"'])
+def test_run_yaml_text_that_would_parse_to_a_non_finite_cost_is_refused(
+    tmp_path: Path, cost: str
+) -> None:
+    # YAML reads 1e999 as text; pydantic turned such text into inf, stored as null
+    (tmp_path / "run.yaml").write_text(f"tasks:\n  t1: {{cost: {cost}}}\n")
+    with pytest.raises(RunConfigError) as refused:
+        load_run_config(tmp_path)
+    message = str(refused.value)
+    assert "field 'tasks.t1.cost'" in message and "finite number" in message
+    assert len(message.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "task, field",
+    [
+        ({"timeout": "Infinity"}, "field 'timeout'"),
+        (
+            {"criteria": [{"id": "c", "weight": "1e999", "assertion": {"assert": "output-match"}}]},
+            "criterion 'c', field 'weight'",
+        ),
+    ],
+)
+def test_a_benchmark_field_given_non_finite_text_is_refused(
+    tmp_path: Path, task: dict[str, object], field: str
+) -> None:
+    from pytest_verial import BenchmarkFileError
+
+    spec = {"id": "t", "criteria": [{"id": "c", "assertion": {"assert": "output-match"}}], **task}
+    with pytest.raises(BenchmarkFileError) as refused:
+        verify_task(spec, tmp_path)
+    assert field in str(refused.value) and "finite number" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "config, line",
+    [
+        ({"cost": float("inf")}, "config cost: inf is not a finite number"),
+        ({"cost": "1e999"}, "config cost: Input should be a finite number"),
+        ({"pass_threshold": float("nan")}, "config pass_threshold: nan is not a finite number"),
+        ({"pass_threshold": 2}, "config pass_threshold: 2 is not a number in [0, 1]"),
+        ({"bypass_cost": float("inf")}, "config bypass_cost: inf is not a finite number"),
+    ],
+)
+def test_verify_task_refuses_a_non_finite_config_value(
+    tmp_path: Path, config: dict[str, object], line: str
+) -> None:
+    from pytest_verial import UsageError
+
+    check = {"assert": "output-match", "contains": ["x"]}
+    task = {"id": "t", "criteria": [{"id": "c", "assertion": check}]}
+    with pytest.raises(UsageError) as refused:
+        verify_task(task, tmp_path, config)
+    assert str(refused.value) == line
+
+
+@pytest.mark.parametrize("flag", ["--min-kappa", "--min-f1"])
+def test_calibrate_refuses_a_gate_that_is_not_finite(tmp_path: Path, flag: str) -> None:
+    import subprocess
+    import sys
+
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"id": "1", "output": "x", "principles": ["y"], "met": true}\n')
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_verial.cli",
+            "judge",
+            "calibrate",
+            str(labels),
+            "--verial-judge-model",
+            "m",
+            f"{flag}=-inf",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"verial judge calibrate: {flag}: -inf is not a finite number\n"

@@ -68,7 +68,11 @@ def _report(
     return Report(
         generator=Generator(name="pytest-verial", version="test"),
         session=Session(
-            status=RunStatus.COMPLETED, phase="completed", started_at="2026-01-01", duration=0
+            status=RunStatus.COMPLETED,
+            phase="completed",
+            started_at="2026-01-01",
+            duration=0,
+            counts=run.counts,  # the run's: readers check a report's counts
         ),
         benchmark_runs=[run],
     )

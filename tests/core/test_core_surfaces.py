@@ -245,7 +245,9 @@ def _fake_report_path() -> Path:
     )
     report = Report(
         generator=Generator(name="pytest-verial", version="0"),
-        session=Session(status="completed", phase="completed", started_at="x", duration=0),
+        session=Session(
+            status="completed", phase="completed", started_at="x", duration=0, counts=run.counts
+        ),
         benchmark_runs=[run],
     )
     path = Path(tempfile.mkdtemp()) / "r.json"

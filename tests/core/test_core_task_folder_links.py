@@ -49,3 +49,74 @@ def test_a_run_folder_reached_through_a_link_is_read(tmp_path: Path) -> None:
     _portal(real / "t1", "submitted")
     (tmp_path / "runs" / "latest").symlink_to(real, target_is_directory=True)
     assert _sandbox(tmp_path / "runs" / "latest", "t1").source("portal") is not None
+
+
+# -- issue 31: a link to a sibling task's folder, at any level, in a pytest session -----------
+SIBLING_TEXT = "sibling-secret-7f3a"
+
+
+@pytest.mark.parametrize(
+    "link, target",
+    [
+        ("t1/portal", "../t2/portal"),  # a source folder
+        ("t1/sftp/out", "../../t2/sftp/out"),  # a nested folder
+        ("t1/portal/prior_auth_requests.json", "../../t2/portal/prior_auth_requests.json"),
+        ("t1/output.md", "../t2/output.md"),
+        ("t1/voice/turns.json", "../../t2/voice/turns.json"),
+    ],
+)
+def test_a_link_to_a_sibling_tasks_file_is_never_scored(
+    pytester: pytest.Pytester, link: str, target: str
+) -> None:
+    """t1's files link into t2's folder (inside the run folder): each criterion reading them is
+    an error naming the link, and t2's text never reaches t1's criterion runs in the report."""
+    rows = [{"request_id": "PA-1", "status": SIBLING_TEXT}]
+    (pytester.path / "sandbox" / "t2" / "portal").mkdir(parents=True)
+    (pytester.path / "sandbox" / "t2" / "portal" / "prior_auth_requests.json").write_text(
+        json.dumps(rows)
+    )
+    (pytester.path / "sandbox" / "t2" / "sftp" / "out").mkdir(parents=True)
+    (pytester.path / "sandbox" / "t2" / "sftp" / "out" / "claim.txt").write_text(SIBLING_TEXT)
+    (pytester.path / "sandbox" / "t2" / "output.md").write_text(SIBLING_TEXT)
+    (pytester.path / "sandbox" / "t2" / "voice").mkdir()
+    turns = [{"speaker": "agent", "text": SIBLING_TEXT}]
+    (pytester.path / "sandbox" / "t2" / "voice" / "turns.json").write_text(json.dumps(turns))
+    for folder in ("portal", "voice", "sftp"):
+        (pytester.path / "sandbox" / "t1" / folder).mkdir(parents=True, exist_ok=True)
+    linked = pytester.path / "sandbox" / link
+    if linked.is_dir():
+        linked.rmdir()
+    linked.parent.mkdir(parents=True, exist_ok=True)
+    linked.symlink_to(target)
+    checks = {
+        "portal": {
+            "assert": "portal-state-match",
+            "correlate_by": {
+                "resource": "prior_auth_requests",
+                "key": "request_id",
+                "value": "PA-1",
+            },
+            "assertions": [{"path": "status", "expected": SIBLING_TEXT}],
+        },
+        "output": {"assert": "output-match", "contains": [SIBLING_TEXT]},
+        "voice": {"assert": "voice-transcript", "contains": [SIBLING_TEXT]},
+        "sftp": {
+            "assert": "sftp-file-present",
+            "pattern": "out/*.txt",
+            "fields": [{"path": "$text", "op": "contains", "expected": SIBLING_TEXT}],
+        },
+    }
+    criteria = [{"id": name, "assertion": check} for name, check in checks.items()]
+    tasks = [{"id": "t1", "criteria": criteria}, {"id": "t2", "criteria": criteria}]
+    pytester.makefile(".verial.json", links=json.dumps({"tasks": tasks}))
+    pytester.runpytest_inprocess("--verial-report", "r.json", "--verial-store", "none")
+    report = json.loads((pytester.path / "r.json").read_text())
+    t1, t2 = report["benchmark_runs"][0]["task_runs"]
+    assert {c["status"] for c in t2["criterion_runs"]} == {"passed"}
+    reading = link.split("/")[1].removesuffix(".md").removesuffix(".json")
+    reading = {"portal": "portal", "output": "output", "voice": "voice", "sftp": "sftp"}[reading]
+    refused = next(c for c in t1["criterion_runs"] if c["criterion_id"] == reading)
+    assert refused["status"] == "error", refused
+    assert "outside the task folder" in refused["details"]
+    assert SIBLING_TEXT not in json.dumps(refused["evidence"])
+    assert t1["verdict"] != "pass"

@@ -136,7 +136,8 @@ def test_bad_guard_dir_and_conftest_are_one_line(
     assert code == 2 and out.strip() == f"--oracle: {tmp_path / 'missing'} is not a directory"
     (bench.parent / "conftest.py").write_text("raise RuntimeError('boom')\n")
     code, out = _run(capsys, str(bench))
-    assert code == 1 and "conftest.py under" in out and "boom" in out
+    assert code == 1 and f"{bench.parent / 'conftest.py'}: failed to load" in out
+    assert "boom" in out and len(out.splitlines()) == 1
     assert "Traceback" not in out
 
 
@@ -199,3 +200,99 @@ def test_an_empty_fhir_search_value_is_refused_at_collection(
     assert "empty value" in text and str(path) in text
     code, out = _run(capsys, str(path))
     assert code == 1 and "empty value" in out
+
+
+# -- issue 31: validate walks as pytest collects -----------------------------------------------
+CUSTOM_CHECK = """\
+from typing import Literal
+from pydantic import Field
+from pytest_verial.checks import AssertionSpec, CheckOutcome, CheckSpec
+
+
+class Always(AssertionSpec):
+    kind: Literal["always"] = Field(alias="assert")
+
+
+def pytest_verial_checks():
+    return [CheckSpec("always", Always, lambda spec, ctx: CheckOutcome(1.0, "ok"))]
+"""
+BROKEN = "raise RuntimeError('imported a third party conftest')\n"
+BROKEN_BENCH = "tasks: [{id: x, criteria: [{assertion: {assert: nope}}]}]\n"
+
+
+def _project_with_a_venv(root: Path) -> None:
+    """A project whose own conftest adds a check its benchmark uses, beside the folders pytest
+    never collects: a virtual environment (dotted and not), .git, node_modules, build, and a
+    folder the ini file's norecursedirs names; each holds a broken conftest and a broken
+    benchmark file."""
+    (root / "pytest.ini").write_text("[pytest]\nnorecursedirs = .* build node_modules data\n")
+    (root / "conftest.py").write_text(CUSTOM_CHECK)
+    (root / "benchmarks").mkdir()
+    (root / "benchmarks" / "b.verial.yaml").write_text(
+        "tasks: [{id: t, criteria: [{id: c, assertion: {assert: always}}]}]\n"
+    )
+    site = root / ".venv" / "lib" / "python3.11" / "site-packages" / "pkg"
+    env = root / "env" / "lib" / "python3.11" / "site-packages" / "pkg"  # no dot, no pattern
+    skipped = [site, env, root / ".git" / "x", root / "node_modules" / "m", root / "build" / "b"]
+    skipped.append(root / "data" / "d")
+    for folder in skipped:
+        folder.mkdir(parents=True)
+        (folder / "conftest.py").write_text(BROKEN)
+        (folder / "bad.verial.yaml").write_text(BROKEN_BENCH)
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (root / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+
+
+def test_validate_skips_what_pytest_skips_and_loads_the_rootdirs_conftest(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _project_with_a_venv(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, out = _run(capsys, ".")
+    assert code == 0, out
+    assert out.splitlines() == [f"{Path('benchmarks/b.verial.yaml')}: ok, 1 task run"]
+    code, out = _run(capsys, "benchmarks")  # the rootdir's conftest, above the argument
+    assert code == 0 and "ok, 1 task run" in out, out
+
+
+def test_validate_of_a_missing_path_says_so_and_loads_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _project_with_a_venv(tmp_path)
+    (tmp_path / "conftest.py").write_text(BROKEN)  # not even the project's own is imported
+    monkeypatch.chdir(tmp_path)
+    code = main(["validate", "nope/"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err == "verial validate: nope/: no such path\n" and captured.out == ""
+
+
+def test_the_ini_files_norecursedirs_replace_pytests_default(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As in pytest: an ini file's norecursedirs is the whole list (here build/ is walked),
+    and a virtual environment is skipped whatever it says."""
+    _project_with_a_venv(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nnorecursedirs = ["x"]\n')
+    (tmp_path / "pytest.ini").unlink()
+    for folder in (".git", "node_modules", "data", "build", ".venv/lib", "env/lib"):
+        for conftest in (tmp_path / folder).rglob("conftest.py"):
+            conftest.unlink()
+    monkeypatch.chdir(tmp_path)
+    code, out = _run(capsys, ".")
+    assert code == 1
+    assert f"{Path('build/b/bad.verial.yaml')}" in out and "benchmarks" in out
+    assert ".venv" not in out and "env/lib" not in out
+
+
+def test_schema_loads_the_checks_pytest_would_and_names_a_broken_conftest(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _project_with_a_venv(tmp_path)
+    assert main(["schema", "benchmark", "--rootdir", str(tmp_path)]) == 0
+    assert '"always"' in capsys.readouterr().out
+    (tmp_path / "benchmarks" / "conftest.py").write_text(BROKEN)
+    assert main(["schema", "benchmark", "--rootdir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"verial schema: {tmp_path / 'benchmarks' / 'conftest.py'}: failed")
+    assert len(err.splitlines()) == 1

@@ -161,6 +161,7 @@ def test_feedback_command(tmp_path, capsys):
                 "phase": "completed",
                 "started_at": "2026-01-01T00:00:00Z",
                 "duration": 1.0,
+                "counts": run.counts,  # the run's: readers check a report's counts
             },
             "benchmark_runs": [run],
         }

@@ -5,6 +5,7 @@ against a real server."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,17 @@ def _two_runs(api: Api) -> list[str]:
     return ids
 
 
+def form_token(api: Api, page: str = "/ui/login") -> str:
+    """The token the form at ``page`` is served with (its cookie kept by the client)."""
+    found = re.search(r'name="form_token" value="([^"]+)"', api.client.get(page).text)
+    assert found is not None
+    return found.group(1)
+
+
 def _sign_in(api: Api, key: str) -> Any:
     return api.client.post(
         "/ui/login",
-        content=f"key={key}",
+        content=f"key={key}&form_token={form_token(api)}",
         headers={"Content-Type": "application/x-www-form-urlencoded"},
         follow_redirects=False,
     )
@@ -61,7 +69,13 @@ def test_pages_need_an_org_key_and_never_show_it(api: Api) -> None:
     assert api.client.get("/ui/runs/br_nothing").status_code == 404
     assert api.client.get("/ui/compare?base=latest&head=br_nothing").status_code == 404
     assert api.client.get("/ui/benchmarks/no-such@1").status_code == 404
-    assert api.client.post("/ui/logout", follow_redirects=False).status_code == 303
+    signed_out = api.client.post(
+        "/ui/logout",
+        content=f"form_token={form_token(api, '/ui/logout')}",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        follow_redirects=False,
+    )
+    assert signed_out.status_code == 303
     api.client.cookies.clear()
     assert api.client.get("/").status_code == 401
 
@@ -132,6 +146,20 @@ def test_the_pages_in_a_headless_browser(tmp_path: Path) -> None:
                 if m["method"] == "Network.requestWillBeSent"
             }
             assert urls and all(u.startswith(server.url) for u in urls), urls
+            # issue 31: a page elsewhere (here a data: URL) posting the sign-in form with
+            # another key, as a browser sends it, is refused: the browser stays signed in
+            # with its own key, whose pages it still sees
+            _, other = new_key(tmp_path, store, "org")
+            forged = (
+                f'<form method="post" action="{server.url}/ui/login">'
+                f'<input name="key" value="{other}"><button>go</button></form>'
+            )
+            browser.get("data:text/html," + forged)
+            browser.find_element(By.TAG_NAME, "button").click()
+            WebDriverWait(browser, 15).until(lambda b: "refused" in b.page_source)
+            assert "nothing changed" in browser.page_source
+            browser.get(server.url + "/")
+            assert browser.find_elements(By.LINK_TEXT, ids[0])  # still the first key's session
         finally:
             browser.quit()
         assert org not in server.text()  # the key is in no log line

@@ -17,7 +17,7 @@ def _verdict(score: float | None) -> str | None:
 
 
 def task_run(key: str, score: float | None, *, details: str = "ok", axis: str = "accuracy") -> Any:
-    status = "passed" if (score or 0) >= 0.8 else "failed"
+    status = "passed" if (score or 0) >= 0.8 else "failed" if score is not None else "not_run"
     return {
         "id": f"b.verial.yaml::{key}",
         "task_id": key,
@@ -56,8 +56,15 @@ def report(
     details: str = "ok",
     axes: dict[str, float] | None = None,
 ) -> Report:
-    """A one-run report ``index`` hours after :data:`T0`."""
+    """A one-run report ``index`` hours after :data:`T0`. Without ``axes``, the run's axes are
+    the ones its task runs give (a report read from a file is checked against its criterion
+    runs); ``axes`` sets them for a report stored directly, whatever they add up to."""
     started = (T0 + timedelta(hours=index)).isoformat().replace("+00:00", "Z")
+    scores = [s for s in tasks.values() if s is not None]
+    if axes is None and scores:
+        run_axes = {"accuracy": {"score": sum(scores) / len(scores), "weight": float(len(scores))}}
+    else:
+        run_axes = {a: {"score": s, "weight": 1.0} for a, s in (axes or {}).items()}
     runs = [
         {
             "id": f"{benchmark}#{index}",
@@ -73,11 +80,11 @@ def report(
             "score": score,
             "verdict": _verdict(score),
             "pass_threshold": 0.8,
-            "axes": {a: {"score": s, "weight": 1.0} for a, s in (axes or {}).items()},
+            "axes": run_axes,
             "task_runs": [task_run(k, s, details=details) for k, s in tasks.items()],
         }
     ]
-    return Report.from_json(
+    built = Report.from_json(
         {
             "schema": "pytest-verial/report/v3",
             "generator": {"name": "pytest-verial", "version": "0"},
@@ -92,3 +99,15 @@ def report(
             "benchmark_runs": runs,
         }
     )
+    # the counts and flags its criterion runs give, as the plugin writes them (a report read
+    # from a file is checked against its criterion runs); scores and axes stay as given
+    for run in built.benchmark_runs:
+        for n, task in enumerate(run.task_runs):
+            again = task.rescored()
+            run.task_runs[n] = task.model_copy(
+                update={"counts": again.counts, "all_passed": again.all_passed}
+            )
+        again = run.rescored()
+        run.counts, run.strict_success = again.counts, again.strict_success
+    built.session.counts = built.benchmark_runs[0].counts
+    return built

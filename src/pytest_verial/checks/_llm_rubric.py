@@ -86,7 +86,8 @@ def target_text(spec: LlmRubric, ctx: CheckContext) -> tuple[str | None, str]:
         file = inside(named, task_root(Path(root)))  # a link out of the task folder: an error
         if not file.is_file():
             return None, f"the file {spec.path}"
-        return read_text(file), f"the file {spec.path}"
+        reads = getattr(ctx.source("judge"), "reads", None)  # the task run's bounded reads
+        return read_text(named, reads), f"the file {spec.path}"
     output = ctx.source("output")
     text = output.text()
     path = getattr(output, "path", None)  # a conftest's own output source may not say

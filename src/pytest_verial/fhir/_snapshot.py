@@ -19,6 +19,7 @@ from .. import _heap as heap
 from .._errors import SourceError
 from .._sandbox_io.confine import task_root, walk
 from .._sandbox_io.jsonfiles import iter_jsonl_lines, read_json
+from .._sandbox_io.limits import Reads
 from ._definitions import resource_types
 from ._index import FhirIndex, SearchResult
 from ._query import Query
@@ -71,17 +72,21 @@ def _flatten(
             yield inner, full_url if isinstance(full_url, str) else None
 
 
-def iter_resources(directory: Path) -> Iterator[tuple[dict[str, Any], str | None]]:
-    """Every resource of a snapshot directory with its Bundle ``fullUrl``, streamed."""
+def iter_resources(
+    directory: Path, reads: Reads | None = None
+) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """Every resource of a snapshot directory with its Bundle ``fullUrl``, streamed; each
+    file admitted by its size first (``reads``: the task run's budget)."""
     if not directory.is_dir():
         return
     # Confined to the task folder (fhir/ and fhir-baseline/ sit directly in it).
     files = walk(directory, task_root(directory.parent), lambda p: p.suffix in SUFFIXES)
+    reads = reads or Reads(directory.parent)
     for path in files:
         if path.suffix == ".json":
-            yield from _flatten(read_json(path), str(path))
+            yield from _flatten(read_json(path, reads), str(path))
         else:
-            for lineno, item in iter_jsonl_lines(path):
+            for lineno, item in iter_jsonl_lines(path, reads):
                 yield from _flatten(item, f"{path}:{lineno}")
 
 
@@ -90,9 +95,13 @@ class FhirSnapshot:
 
     kind = "snapshot"
 
-    def __init__(self, directory: Path, baseline: Path | None = None) -> None:
+    def __init__(
+        self, directory: Path, baseline: Path | None = None, reads: Reads | None = None
+    ) -> None:
         self.directory = directory
         self.baseline_directory = baseline
+        #: the task run's bounded reads (:mod:`pytest_verial._sandbox_io.limits`)
+        self.reads = reads or Reads(directory.parent)
         self._index: FhirIndex | None = None
         self._baseline: dict[str, dict[str, Any]] | None = None
         self._error: SourceError | None = None
@@ -110,7 +119,7 @@ class FhirSnapshot:
                 raise self._error
             if self._index is None:
                 try:
-                    self._index = _load(self.directory)
+                    self._index = _load(self.directory, self.reads)
                 except SourceError as exc:
                     self._error = exc
                     raise
@@ -130,7 +139,7 @@ class FhirSnapshot:
         if self._baseline is None:
             found: dict[str, dict[str, Any]] = {}
             if self.baseline_directory is not None:
-                for resource, _ in iter_resources(self.baseline_directory):
+                for resource, _ in iter_resources(self.baseline_directory, self.reads):
                     found[f"{resource['resourceType']}/{resource.get('id')}"] = resource
             self._baseline = found
         return self._baseline
@@ -144,11 +153,11 @@ def _content(resource: dict[str, Any]) -> dict[str, Any]:
 LARGE_SNAPSHOT_BYTES = 8_000_000
 
 
-def _load(directory: Path) -> FhirIndex:
+def _load(directory: Path, reads: Reads) -> FhirIndex:
     index = FhirIndex()
     files = walk(directory, task_root(directory.parent))
     if sum(p.stat().st_size for p in files) < LARGE_SNAPSHOT_BYTES:
-        for resource, full_url in iter_resources(directory):
+        for resource, full_url in iter_resources(directory, reads):
             index.add(resource, full_url)
         return index
     # Parsed resources are only added while loading, never freed, and hold no reference
@@ -159,7 +168,7 @@ def _load(directory: Path) -> FhirIndex:
     # still frees the resources with the sandbox. bench/fhir.py: 100,000 resources load in
     # about 2x the bare json.loads time, not 4x.
     with heap.no_gc():
-        for resource, full_url in iter_resources(directory):
+        for resource, full_url in iter_resources(directory, reads):
             index.add(resource, full_url)
     heap.keep()
     return index

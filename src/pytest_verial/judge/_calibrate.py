@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -574,6 +575,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.threshold <= 1:
         print("verial judge calibrate: --threshold must be from 0 to 1", file=sys.stderr)
         return 2
+    for flag, floor in (("--min-kappa", args.min_kappa), ("--min-f1", args.min_f1)):
+        if floor is not None and not math.isfinite(floor):  # -inf would pass every gate
+            print(
+                f"verial judge calibrate: {flag}: {floor!r} is not a finite number", file=sys.stderr
+            )
+            return 2
     options = {k: v for k, v in vars(args).items() if k.startswith("judge_") and v is not None}
     options.pop("judge_command", None)
     try:

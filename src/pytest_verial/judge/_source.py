@@ -18,6 +18,7 @@ from ._models import self_grading
 from ._settings import JudgeSettings, build_settings
 
 if TYPE_CHECKING:
+    from .._sandbox_io.limits import Reads
     from ..sources import Sandbox
 
 
@@ -30,10 +31,13 @@ class JudgeSource:
         meta: Any = None,
         sandbox_path: Path | None = None,
         client: JudgeClient | None = None,
+        reads: Reads | None = None,
     ) -> None:
         self.settings = settings
         self.meta = meta
         self.sandbox_path = sandbox_path
+        #: the task run's bounded reads, for a file the judge is shown (``target: file``)
+        self.reads = reads
         self._client = client
 
     def client(self) -> JudgeClient:
@@ -51,8 +55,15 @@ class JudgeOff(JudgeSource):
     bypass rules apply as usual, and a criterion that would call the judge is an error with
     that reason, as when no judge model is configured."""
 
-    def __init__(self, reason: str, settings: JudgeSettings, meta: Any, path: Path) -> None:
-        super().__init__(settings, meta, path)
+    def __init__(
+        self,
+        reason: str,
+        settings: JudgeSettings,
+        meta: Any,
+        path: Path,
+        reads: Reads | None = None,
+    ) -> None:
+        super().__init__(settings, meta, path, reads=reads)
         self.reason = reason
 
     def client(self) -> Any:
@@ -78,6 +89,7 @@ def from_sandbox(sandbox: Sandbox) -> JudgeSource:
     """The judge source of a sandbox (options from the plugin, settings from run.yaml)."""
     options = getattr(sandbox, "options", {}) or {}
     settings = settings_for(options, sandbox.run.config)
+    reads = getattr(sandbox, "reads", None)
     if options.get(JUDGE_OFF_KEY):
-        return JudgeOff(str(options[JUDGE_OFF_KEY]), settings, sandbox.meta, sandbox.path)
-    return JudgeSource(settings, sandbox.meta, sandbox.path)
+        return JudgeOff(str(options[JUDGE_OFF_KEY]), settings, sandbox.meta, sandbox.path, reads)
+    return JudgeSource(settings, sandbox.meta, sandbox.path, reads=reads)

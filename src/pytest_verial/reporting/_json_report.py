@@ -80,6 +80,7 @@ def load_report(path: str | Path, sealed: bool = False) -> Report:
     Scores out of range, ``passed`` against the status, duplicate ids: refused
     (:func:`.scores.check_scores`), so every command agrees on what a valid report is."""
     from .._results import Report
+    from ._agreement import check_agreement
     from ._scores import ReportScores, check_scores  # pydantic views, only when reading
 
     data = read_bytes(path)
@@ -95,5 +96,7 @@ def load_report(path: str | Path, sealed: bool = False) -> Report:
             f"{path}: not a valid pytest-verial report: {' '.join(first[:3])}"
         ) from None
     with no_gc():
-        check_scores(ReportScores.of(report), path)  # the one validation every reader shares
+        scores = ReportScores.of(report)
+        check_scores(scores, path)  # the one validation every reader shares
+        check_agreement(scores, path)  # its figures are its criterion runs' (issue 31)
     return report

@@ -9,6 +9,10 @@ one task run at a time from the line-per-task-run layout the writer emits
 show, report, html, merge, resume, import, the service): every score and threshold a number in
 [0, 1], ``passed`` agreeing with the status and the threshold, no benchmark run, task run or
 criterion run twice. Its errors are one line naming the file and the JSON path.
+
+:func:`~._agreement.check_agreement` is what a seal cannot prove (issue 31): that a report's
+figures are the ones its criterion runs give. The views carry what it needs: each criterion
+run's weight, axis, points and critical flag, each task and benchmark run's stated figures.
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from .._heap import no_gc
 from .._results import COUNTED, BenchmarkInfo, Report, RunInfo, RunStatus, Status, TaskStatus
 from .._scoring import Verdict, passed
+from ._agreement import Given, Memo, check_agreement, check_task
 from ._reading import read_bytes, read_report
 from ._seal import check
 
@@ -34,12 +39,33 @@ class _View(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True, from_attributes=True)
 
 
+def _json(value: Any) -> Any:
+    """A figure of a typed report (a model, or a mapping of models) as the JSON it is written
+    as: views hold figures as plain JSON, from a file or a report already read alike."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, dict) and any(isinstance(v, BaseModel) for v in value.values()):
+        return {k: _json(v) for k, v in value.items()}
+    return value
+
+
+_Figures = BeforeValidator(_json)
+
+
 class CriterionScore(_View):
     criterion_id: str
     status: Status
     passed: bool = False
     score: float | None = None
     pass_threshold: float | None = None
+    #: what its task run's figures are computed from (:mod:`._agreement`); every field of a
+    #: criterion run that is not here is one scoring never reads (a test pins the list)
+    axis: str | None = None
+    weight: float = 1.0
+    points: int | None = None
+    critical: bool = False
+    judge: bool = False
+    #: a criterion the verifier could not check is left out of the score
     not_evaluated: str | None = None
 
     @property
@@ -49,6 +75,8 @@ class CriterionScore(_View):
 
 
 class TaskScore(_View):
+    """A task run's scores, and the figures it states (dropped once checked)."""
+
     id: str
     task_key: str
     run: str
@@ -57,6 +85,32 @@ class TaskScore(_View):
     score: float | None = None
     pass_threshold: float
     criterion_runs: list[CriterionScore] = Field(default_factory=list)
+    #: the other figures its criterion runs give (None: not read, as from the store)
+    #: as plain JSON (axis -> {score, weight, ...}, status -> count): models (or a validator
+    #: of each) would double the cost of reading 60,000 task runs for figures only compared
+    axes: dict[str, Any] | None = None
+    all_passed: bool | None = None
+    critical_failed: list[str] | None = None
+    points_earned: int | None = None
+    points_possible: int | None = None
+    penalties_applied: list[str] | None = None
+    counts: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, task: Any) -> TaskScore:
+        """The view of a typed task run (its figures as JSON)."""
+        values = {name: getattr(task, name) for name in cls.model_fields}
+        values.update(axes=_json(task.axes), counts=_json(task.counts))
+        values["criterion_runs"] = [
+            CriterionScore.model_validate(c, from_attributes=True) for c in task.criterion_runs
+        ]
+        return _stated_as(cls.model_validate(values), task)
+
+    def checked(self) -> None:
+        """Drop the stated figures once checked (:func:`._agreement.check_task`): 60,000
+        task runs' axes and counts would stay alive for nothing. Straight into the fields'
+        storage: the view's own assignment would validate each."""
+        vars(self).update(axes=None, counts=None, critical_failed=None, penalties_applied=None)
 
 
 class BenchmarkRunScores(_View):
@@ -69,21 +123,49 @@ class BenchmarkRunScores(_View):
     pass_threshold: float
     verification: Literal["complete", "incomplete"] = "complete"
     task_runs: list[TaskScore] = Field(default_factory=list)
+    #: the other figures its task runs give (None: not read)
+    scored: bool = False
+    axes: Annotated[dict[str, Any] | None, _Figures] = None
+    strict_success: float | None = None
+    counts: Annotated[dict[str, Any] | None, _Figures] = None
+    trials: Annotated[dict[str, Any] | None, _Figures] = None
+
+
+class SessionScores(_View):
+    counts: Annotated[dict[str, Any] | None, _Figures] = None
 
 
 class ReportScores(_View):
     #: v2 files are read as they are: the scores did not change shape (only evidence did)
     schema_: Literal["pytest-verial/report/v2", "pytest-verial/report/v3"] = Field(alias="schema")
     benchmark_runs: list[BenchmarkRunScores]
+    session: SessionScores | None = None
 
     @classmethod
     def of(cls, report: Report) -> ReportScores:
         """The scores of a report already read (a stored run, a merged report)."""
-        runs = [
-            BenchmarkRunScores.model_validate(r, from_attributes=True)
-            for r in report.benchmark_runs
-        ]
-        return cls.model_validate({"schema": report.schema_, "benchmark_runs": runs})
+        runs = []
+        for run in report.benchmark_runs:
+            values = {name: getattr(run, name) for name in BenchmarkRunScores.model_fields}
+            values["task_runs"] = [TaskScore.of(task) for task in run.task_runs]
+            view = BenchmarkRunScores.model_validate(values)
+            runs.append(_stated_as(view, run))
+        session = _stated_as(
+            SessionScores.model_validate(report.session, from_attributes=True), report.session
+        )
+        return cls.model_validate(
+            {"schema": report.schema_, "benchmark_runs": runs, "session": session}
+        )
+
+
+def _stated_as(view: _V, source: BaseModel) -> _V:
+    """``view`` with the fields its source was given (read from a file, or built), so that a
+    figure a report leaves out (written by hand) is not taken as a figure it states."""
+    view.__pydantic_fields_set__ = set(source.model_fields_set) & set(type(view).model_fields)
+    return view
+
+
+_V = TypeVar("_V", bound=BaseModel)
 
 
 # -- the check ----------------------------------------------------------------------------------
@@ -175,9 +257,14 @@ def _validation_line(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}" if where else str(error["msg"])
 
 
-def _by_lines(data: bytes) -> ReportScores | None:
+def _by_lines(
+    data: bytes, path: str | Path, memo: Memo, given: list[list[Given]]
+) -> ReportScores | None:
     """The scores read one task run per line, or None when ``data`` is not in that layout
-    (written by hand, pretty-printed): the caller then reads the file whole."""
+    (written by hand, pretty-printed): the caller then reads the file whole. Each task run's
+    figures are checked as it is read (:func:`._agreement.check_task`: a ValueError naming
+    ``path``), and then dropped, so the views stay small: ``given`` receives what each
+    benchmark run's task runs give."""
     skeleton: list[bytes] = []
     blocks: list[list[TaskScore]] = []
     tasks: list[TaskScore] | None = None
@@ -190,9 +277,15 @@ def _by_lines(data: bytes) -> ReportScores | None:
         pos = end + 1
         if tasks is not None and line.startswith(b"{"):
             try:
-                tasks.append(TaskScore.model_validate_json(line.removesuffix(b",")))
+                task = TaskScore.model_validate_json(line.removesuffix(b","))
             except ValidationError:
                 return None
+            where = f"benchmark_runs[{len(blocks)}].task_runs[{len(tasks)}]"
+            if len(given) == len(blocks):
+                given.append([])
+            given[-1].append(check_task(task, where, memo, path))
+            task.checked()
+            tasks.append(task)
             continue
         if tasks is not None:
             if not line.startswith(b"]"):
@@ -223,8 +316,10 @@ def load_scores(path: str | Path) -> ReportScores:
     problem = check(data, False)
     if problem is not None:
         raise ValueError(f"{path}: {problem}")
+    memo: Memo = {}
+    given: list[list[Given]] = []
     with no_gc():  # every task run's view stays alive: collections would walk them again
-        scores = _by_lines(data)
+        scores = _by_lines(data, path, memo, given)
     if scores is None:  # not in the writer's layout: read whole, with read_report's errors
         try:
             scores = ReportScores.model_validate(read_report(path, data))
@@ -232,7 +327,10 @@ def load_scores(path: str | Path) -> ReportScores:
             raise ValueError(
                 f"{path}: not a valid pytest-verial report: {_validation_line(exc)}"
             ) from None
+        given = []  # read whole: checked below
     check_scores(scores, path)
+    with no_gc():
+        check_agreement(scores, path, memo, given)
     return scores
 
 

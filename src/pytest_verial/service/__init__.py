@@ -27,15 +27,20 @@ def create_app(
     *,
     max_body: int | None = None,
     judge: Mapping[str, str] | None = None,
+    limits: Mapping[str, Any] | None = None,
 ) -> FastAPI:
     """The FastAPI application over the store at ``store_url`` (see ``service/_app.py``):
     ``max_body`` caps a request body (default 8 MiB), ``judge`` holds the server's judge
-    settings (``judge_model``, ``judge_base_url``, ``judge_api_key_env``)."""
+    settings (``judge_model``, ``judge_base_url``, ``judge_api_key_env``), ``limits`` the
+    settings of ``verial serve``'s limits by name (``max_file_size="64MiB"``,
+    ``max_inline_criteria=200``, ...: README, "Serving"; ValueError for a bad one)."""
     from ._app import create_app as build
     from ._http import MAX_BODY
+    from ._limits import ServiceLimits
 
     limit = MAX_BODY if max_body is None else max_body
-    return build(store_url, benchmark_paths, runs_root, max_body=limit, judge=judge)
+    bounds = ServiceLimits.from_mapping(limits)
+    return build(store_url, benchmark_paths, runs_root, max_body=limit, judge=judge, limits=bounds)
 
 
 __getattr__, __dir__ = exports(

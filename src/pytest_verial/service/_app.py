@@ -25,6 +25,7 @@ from ._http import (
     install_problem_handlers,
 )
 from ._jobs import JobRunner
+from ._limits import ServiceLimits
 from ._routes import ROUTERS, docs
 from ._routes.verify import job_worker
 from ._verifier import Verifier, load_benchmarks
@@ -48,11 +49,13 @@ def create_app(
     *,
     max_body: int = MAX_BODY,
     judge: Mapping[str, str] | None = None,
+    limits: ServiceLimits | None = None,
 ) -> FastAPI:
     """The service over the store at ``store_url`` (opened, created and migrated now), scoring
     the benchmarks in ``benchmark_paths`` on run folders under ``runs_root``. ``judge``: the
     server's judge settings (``judge_model``, ``judge_base_url``, ``judge_api_key_env``), used
-    for every judge criterion; a caller never chooses the judge.
+    for every judge criterion; a caller never chooses the judge. ``limits``: what one request
+    may cost (:mod:`._limits`; the options table's defaults without).
 
     Raises StoreError or ValueError (one line) when the store or a benchmark is unusable."""
     store = open_store(store_url)
@@ -64,7 +67,7 @@ def create_app(
     except BaseException:
         store.close()
         raise
-    verifier = Verifier(benchmarks, root, judge)
+    verifier = Verifier(benchmarks, root, judge, limits or ServiceLimits())
     paths = ServerPaths(
         server_folders(root, [Path(p).resolve() for p in benchmark_paths]),
         (judge or {}).get("judge_base_url"),
@@ -119,4 +122,5 @@ def app_from_env() -> FastAPI:
         [p for p in os.environ.get("VERIAL_SERVE_BENCHMARKS", "").split(os.pathsep) if p],
         os.environ.get("VERIAL_SERVE_RUNS_ROOT", "."),
         judge=json.loads(os.environ.get("VERIAL_SERVE_JUDGE") or "{}"),
+        limits=ServiceLimits.from_env(),
     )

@@ -8,10 +8,13 @@ import json
 import os
 import socket
 import sys
+from typing import Any
 
 from ..store._cli import add_store_argument, cli_rootdir, open_cli_store
 
 LOOPBACK_NAMES = ("localhost",)
+#: the HTTP protocol ``verial serve`` runs uvicorn with (an import path: workers import it)
+GUARD = "pytest_verial.service._guard:GuardedProtocol"
 
 
 def is_loopback(host: str) -> bool:
@@ -73,6 +76,34 @@ def serve_configure(parser: argparse.ArgumentParser) -> None:
         metavar="VAR",
         help="the environment variable holding the judge's key (the key is never logged)",
     )
+    _limit_arguments(parser)
+
+
+def _limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The service's limits, as the options table declares them (README, "Serving")."""
+    from .._options import OPTIONS, SERVE_OPTIONS
+
+    for opt in OPTIONS:
+        if opt.serve:
+            parser.add_argument(
+                opt.serve,
+                dest=opt.key,
+                metavar="SIZE",
+                help=f"{opt.help.split(' (default')[0]} (default {opt.serve_default})",
+            )
+    for name, spec in SERVE_OPTIONS.items():
+        metavar = {"size": "SIZE", "seconds": "SECONDS", "whole": "N"}[spec.kind]
+        parser.add_argument(
+            spec.flag, dest=name, metavar=metavar, help=f"{spec.help} (default {spec.default})"
+        )
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    from .._options import SERVE_OPTIONS
+    from ._limits import ServiceLimits
+
+    names = ["max_file_size", "max_sandbox_size", *SERVE_OPTIONS]
+    return ServiceLimits.from_mapping({name: getattr(args, name, None) for name in names})
 
 
 def serve_run(args: argparse.Namespace) -> int:
@@ -89,12 +120,19 @@ def serve_run(args: argparse.Namespace) -> int:
         )
         return 2
     from ._keys import active_keys
+    from ._limits import LIMITS_ENV
+    from ._logs import log_config
 
     if not 0 < args.port < 65536:
         print(f"verial serve: --port {args.port}: use 1-65535", file=sys.stderr)
         return 2
     if args.workers < 1:
         print(f"verial serve: --workers {args.workers}: use 1 or more", file=sys.stderr)
+        return 2
+    try:
+        limits = _limits(args)
+    except ValueError as exc:
+        print(f"verial serve: {exc}", file=sys.stderr)
         return 2
     url = store_url_from(args.store, cli_rootdir())
     if url is None:
@@ -110,7 +148,7 @@ def serve_run(args: argparse.Namespace) -> int:
         if value
     }
     try:
-        app = create_app(url, args.benchmarks, args.runs_root, judge=judge)
+        app = create_app(url, args.benchmarks, args.runs_root, judge=judge, limits=limits)
         keys = active_keys(app.state.store)
     except (StoreError, ValueError) as exc:
         print(f"verial serve: {exc}", file=sys.stderr)
@@ -141,9 +179,19 @@ def serve_run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     # the access log prints the method, path and status: never a header (keys travel only in
-    # Authorization, never in a URL)
+    # Authorization; one in a URL is refused), every line masked of credentials (_logs.py)
+    os.environ[LIMITS_ENV] = limits.to_env()  # every worker's limits (_guard.py reads them)
+    # uvicorn's HTTP protocol with deadlines for slow headers and bodies (_guard.py)
     if args.workers == 1:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info", server_header=False)
+        uvicorn.run(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level="info",
+            server_header=False,
+            http=GUARD,
+            log_config=log_config(),
+        )
         return 0
     app.state.store.close()
     os.environ["VERIAL_SERVE_STORE"] = url
@@ -158,6 +206,8 @@ def serve_run(args: argparse.Namespace) -> int:
         workers=args.workers,
         log_level="info",
         server_header=False,
+        http=GUARD,
+        log_config=log_config(),
     )
     return 0
 

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import re
 from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ._logs import query_credential
 
 PROBLEM = "application/problem+json"
 #: default cap on a request body (bytes)
@@ -214,29 +219,86 @@ def install_problem_handlers(app: FastAPI) -> None:
         return answer(request, 500, f"internal error ({type(exc).__name__})")
 
 
-def json_depth(body: bytes) -> int:
-    """The deepest nesting of ``[``/``{`` in a JSON text (strings skipped)."""
+#: a JSON string once its escapes are gone: dropped, in C, before the brackets are counted
+_STRING = re.compile(rb'"[^"]*"')
+#: every byte but the four brackets
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def structure(body: bytes) -> bytes:
+    """A JSON text without the contents of its strings: escaped backslashes, then escaped
+    quotes, then the strings removed by C code (``replace``, a regular expression), so what is
+    left to scan in Python is brackets, numbers and literals (an archive's base64 is gone)."""
+    if b"\\" in body:
+        body = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return _STRING.sub(b'""', body)
+
+
+def json_depth(body: bytes, skeleton: bytes | None = None) -> int:
+    """The deepest nesting of ``[``/``{`` in a JSON text (strings skipped; ``skeleton``: its
+    :func:`structure`, when already made). Only the brackets are walked in Python, so no pass
+    holds the interpreter for long."""
     depth = deepest = 0
-    in_string = escaped = False
-    for byte in body:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):
+    bare = structure(body) if skeleton is None else skeleton
+    for byte in bare.translate(None, _NOT_BRACKETS):
+        if byte in (0x5B, 0x7B):
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if deepest > MAX_DEPTH:
                     return deepest
-        elif byte in (0x5D, 0x7D):
+        else:
             depth -= 1
     return deepest
+
+
+#: what a JSON number that is not finite looks like where a value begins (the body's start, or
+#: after ``:``, ``,`` or ``[``): NaN, Infinity (Python's json reads both) or an exponent large
+#: enough to overflow (``1e999``). A body without any is not parsed here; base64 never matches
+_MAYBE_NON_FINITE = re.compile(
+    rb"(?:^|[:,\[])\s*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]*)?[eE][+-]?0*[1-9][0-9]{2,})"
+)
+
+
+def non_finite_field(body: bytes, skeleton: bytes | None = None) -> str | None:
+    """The field (``config.cost``, ``task.criteria.0.weight``; ``""`` for the body itself) of
+    the first number in a JSON body that is not finite, None when there is none or the body is
+    not JSON (its validation says so). pydantic would take such a number as ``inf`` or ``nan``
+    and the store would keep null: refused instead, naming the field. Looked for in the body's
+    :func:`structure` (``skeleton``), parsed only when it may hold one."""
+    bare = structure(body) if skeleton is None else skeleton
+    if not _MAYBE_NON_FINITE.search(bare):
+        return None
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    pending: list[tuple[str, object]] = [("", data)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where
+        if isinstance(value, dict):
+            items = list(value.items())
+        elif isinstance(value, list):
+            items = [(str(i), v) for i, v in enumerate(value)]
+        else:
+            continue
+        for key, inner in reversed(items):  # depth first, in document order
+            pending.append((f"{where}.{key}" if where else str(key), inner))
+    return None
+
+
+#: bodies larger than this are scanned (depth, non-finite numbers) off the event loop: a pure
+#: Python pass over megabytes would hold every other request (issue 31, bench/service_attack.py)
+_ON_THE_LOOP = 64 * 1024
+
+
+def _scan(body: bytes) -> tuple[int, str | None]:
+    """A body's JSON depth and the field of its first non-finite number (see above)."""
+    skeleton = structure(body)
+    depth = json_depth(body, skeleton)
+    return depth, (non_finite_field(body, skeleton) if depth <= MAX_DEPTH else None)
 
 
 def _nul_in_url(scope: Scope) -> bool:
@@ -246,8 +308,9 @@ def _nul_in_url(scope: Scope) -> bool:
 
 class BodyGuard:
     """ASGI middleware: a body over ``limit`` bytes is a 413, one nested deeper than
-    :data:`MAX_DEPTH` a 400, and a URL holding a NUL character a 400, before the application
-    reads anything."""
+    :data:`MAX_DEPTH` or holding a number that is not finite a 400, and a URL holding a NUL
+    character or a credential in its query (:func:`~._logs.query_credential`) a 400, before the
+    application reads anything."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY) -> None:
         self.app = app
@@ -273,6 +336,17 @@ class BodyGuard:
             # no id, ref or filter holds one; PostgreSQL refuses it in text (a 503 otherwise)
             await self._refuse(send, 400, "the URL holds a NUL character (%00)")
             return
+        credential = (
+            query_credential(scope.get("query_string") or b"") if scope["type"] == "http" else None
+        )
+        if credential is not None:  # a URL is kept by logs, proxies and histories
+            await self._refuse(
+                send,
+                400,
+                f"query {credential}: a credential in a URL is refused; send the key only in "
+                "Authorization: Bearer",
+            )
+            return
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
@@ -297,8 +371,18 @@ class BodyGuard:
             if not message.get("more_body"):
                 break
         body = b"".join(chunks)
-        if json_depth(body) > MAX_DEPTH:
+        if len(body) > _ON_THE_LOOP:  # scanned in a worker thread: /healthz is not kept waiting
+            depth, field = await run_in_threadpool(_scan, body)
+        else:
+            depth, field = _scan(body)
+        if depth > MAX_DEPTH:
             await self._refuse(send, 400, f"body: JSON nested deeper than {MAX_DEPTH} levels")
+            return
+        if field is not None:
+            where = f"body {field}" if field else "body"
+            await self._refuse(
+                send, 400, f"{where}: not a finite number (NaN, Infinity and 1e999 are refused)"
+            )
             return
         sent = False
 

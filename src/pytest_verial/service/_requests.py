@@ -28,7 +28,7 @@ class TaskConfig(BaseModel):
     the verdict threshold. Judge settings (model, endpoint, key) are the server's, never a
     caller's."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # "Infinity" too
     cost: float | None = Field(default=None, ge=0, description="the agent's cost for this task")
     task_type: str | None = Field(default=None, max_length=100)
     skip_verification: bool | None = None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gzip
 import io
 import json
 import os
@@ -40,8 +41,11 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from .._errors import RunConfigError
 from .._runinfo import RUN_FILES, RunConfig, RunDir
+from .._sandbox_io.sizes import shown_size
 from ._http import Problem
+from ._limits import ServiceLimits
 
 #: entries a sandbox may hold (a run folder's are walked one by one for links)
 MAX_ENTRIES = 10_000
@@ -131,11 +135,18 @@ class TaskFolder:
 
 @contextmanager
 def task_folder(
-    sandbox: SandboxIn, root: Path, task_key: str, task_id: str
+    sandbox: SandboxIn,
+    root: Path,
+    task_key: str,
+    task_id: str,
+    limits: ServiceLimits | None = None,
 ) -> Iterator[TaskFolder]:
-    """The folder of ``sandbox`` for one task; an unpacked one is removed afterwards."""
+    """The folder of ``sandbox`` for one task; an unpacked one is removed afterwards.
+    ``limits``: what an archive or inline files may unpack to (a 413 past them)."""
+    limits = limits or ServiceLimits()
     if sandbox.run_dir is not None:
         folder = run_folder(root, sandbox.run_dir)
+        check_run_files(root, folder, sandbox.run_dir)
         check_links(root, folder / task_key, sandbox.run_dir)
         yield TaskFolder(folder, sandbox.run_dir, sandbox.run_dir, kept=True)
         return
@@ -143,11 +154,11 @@ def task_folder(
         target = Path(tmp) / task_key
         target.mkdir()
         if sandbox.archive is not None:
-            _unpack(sandbox.archive, target, {task_key, task_id})
+            _unpack(sandbox.archive, target, {task_key, task_id}, limits)
             yield TaskFolder(Path(tmp), "upload", f"archive ({sandbox.archive.format})")
         else:
             assert sandbox.files is not None
-            _write_files(sandbox.files, target)
+            _write_files(sandbox.files, target, limits)
             yield TaskFolder(Path(tmp), "inline", "inline files")
 
 
@@ -171,51 +182,89 @@ def run_folder(root: Path, run_dir: str) -> Path:
     return folder
 
 
+def check_run_files(base: Path, folder: Path, run_dir: str) -> None:
+    """The run folder's ``run.yaml`` (or ``run.yml``, ``run.json``) is not a link leading
+    outside --runs-root: the service would read another file's settings (a 400 naming it as
+    the caller named the run folder, never the server's path)."""
+    for name in RUN_FILES:
+        path = folder / name
+        if path.is_symlink() and not path.resolve().is_relative_to(base):
+            raise Problem(
+                400, f"body sandbox.run_dir: {run_dir}/{name} is a link outside --runs-root"
+            )
+
+
 def check_links(base: Path, folder: Path, run_dir: str) -> None:
-    """No link inside the task's sandbox leads outside --runs-root."""
-    if not folder.exists():
+    """The task's sandbox is its own folder: the folder itself stays inside --runs-root and is
+    no link into its own run folder (another task's sandbox), and no link inside it, at any
+    depth, leads out of it (not to a sibling task's folder either). Each refusal is a 400
+    naming the link as the caller would (``run_dir/task/...``), never the server's path."""
+    if not os.path.lexists(folder):
         return
-    if not folder.resolve().is_relative_to(base):
+    task = f"{run_dir}/{folder.name}"
+    real = folder.resolve()
+    if not real.is_relative_to(base):
+        raise Problem(400, f"body sandbox.run_dir: {task} leads outside --runs-root")
+    if folder.is_symlink() and real.is_relative_to(folder.parent.resolve()):
         raise Problem(
-            400, f"body sandbox.run_dir: {folder.name} in {run_dir} leads outside --runs-root"
+            400,
+            f"body sandbox.run_dir: {task} is a link to another task's folder in {run_dir}; "
+            "each task is scored on its own folder",
         )
+    if not real.is_dir():
+        return
     seen = 0
-    pending = [str(folder)]
+    pending = [real]
     while pending:  # scandir's entries know links without a stat each
         with os.scandir(pending.pop()) as entries:
             for entry in entries:
                 seen += 1
                 if seen > MAX_ENTRIES:
                     raise Problem(
-                        400, f"body sandbox.run_dir: over {MAX_ENTRIES} entries in {folder.name}"
+                        400, f"body sandbox.run_dir: over {MAX_ENTRIES} entries in {task}"
                     )
                 if entry.is_symlink():
-                    if not Path(entry.path).resolve().is_relative_to(base):
-                        where = Path(entry.path).relative_to(base)
-                        raise Problem(
-                            400, f"body sandbox.run_dir: {where} is a link outside --runs-root"
+                    target = Path(entry.path).resolve()
+                    if not target.is_relative_to(real):
+                        where = f"{task}/{Path(entry.path).relative_to(real).as_posix()}"
+                        outside = (
+                            "its task's folder" if target.is_relative_to(base) else "--runs-root"
                         )
-                elif entry.is_dir():
-                    pending.append(entry.path)
+                        raise Problem(
+                            400, f"body sandbox.run_dir: {where} is a link outside {outside}"
+                        )
+                elif entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
 
 
 class RunConfigs:
     """The run folders under --runs-root, each ``run.yaml`` parsed once and again only when
-    one of its files changes (a stat of each instead of a parse per request)."""
+    one of its files changes (a stat of each instead of a parse per request); each read under
+    the service's limits (``run.yaml`` and every file a criterion reads)."""
 
-    def __init__(self, size: int = 256) -> None:
+    def __init__(
+        self, limits: ServiceLimits | None = None, root: Path | None = None, size: int = 256
+    ) -> None:
         self._size = size
+        self._limits = (limits or ServiceLimits()).read_limits()
+        #: --runs-root: every file run.yaml names (a live events or records file, a database)
+        #: must stay in it
+        self._root = root
         self._kept: OrderedDict[Path, tuple[tuple[Any, ...], RunConfig]] = OrderedDict()
         self._lock = threading.Lock()
 
     def run_dir(self, folder: Path, label: str) -> RunDir:
-        """The run folder ``folder`` (RunConfigError as RunDir raises it)."""
+        """The run folder ``folder`` (RunConfigError as RunDir raises it, naming run.yaml as
+        the caller named the run folder, ``label``: never the server's path)."""
         stamp = tuple(_stamp(folder / name) for name in RUN_FILES)
         with self._lock:
             kept = self._kept.get(folder)
         if kept is not None and kept[0] == stamp:
-            return RunDir(folder, label, kept[1])
-        run = RunDir(folder, label)
+            return RunDir(folder, label, kept[1], limits=self._limits, files_root=self._root)
+        try:
+            run = RunDir(folder, label, limits=self._limits, files_root=self._root)
+        except RunConfigError as exc:
+            raise RunConfigError(str(exc).replace(str(folder), label)) from None
         with self._lock:
             self._kept[folder] = (stamp, run.config)
             self._kept.move_to_end(folder)
@@ -247,13 +296,16 @@ def _relative(name: str, where: str) -> PurePosixPath | None:
 
 
 class _Budget:
-    """What may still be unpacked: entries and bytes."""
+    """What may still be unpacked: entries, bytes in all and in one entry (the service's
+    per-sandbox and per-file limits, the sandbox at most :data:`MAX_UNPACKED`)."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, limits: ServiceLimits) -> None:
         self.where = where
         self.entries = 0
-        self.left = MAX_UNPACKED
+        self.cap = min(MAX_UNPACKED, limits.max_sandbox_size)
+        self.left = self.cap
         self.declared = 0
+        self.per_file = limits.max_file_size
 
     def entry(self) -> None:
         self.entries += 1
@@ -267,16 +319,31 @@ class _Budget:
 
     def declare(self, size: int, name: str) -> None:
         """An entry's size as its header gives it: refused before any byte is inflated when
-        the sizes declared so far pass the cap (the bytes written are still counted)."""
+        it passes the per-file limit or the sizes declared so far pass the cap (the bytes
+        written are still counted)."""
+        if size > self.per_file:
+            raise self.too_large(name)
         self.declared += size
-        if self.declared > MAX_UNPACKED:
+        if self.declared > self.cap:
             raise self.over(name)
+
+    def written(self, size: int, name: PurePosixPath | str) -> None:
+        """One entry has had ``size`` bytes written so far (whatever its header said)."""
+        if size > self.per_file:
+            raise self.too_large(name)
 
     def over(self, name: PurePosixPath | str) -> Problem:
         return Problem(
             413,
-            f"body sandbox.{self.where}: unpacks to over {MAX_UNPACKED // 1024 // 1024} MiB "
-            f"(at {name})",
+            f"body sandbox.{self.where}: unpacks to over {shown_size(self.cap)} "
+            f"(at {name}; verial serve --max-sandbox-size)",
+        )
+
+    def too_large(self, name: PurePosixPath | str) -> Problem:
+        return Problem(
+            413,
+            f"body sandbox.{self.where}: entry {name}: over the per-file limit of "
+            f"{shown_size(self.per_file)} (verial serve --max-file-size)",
         )
 
 
@@ -292,9 +359,12 @@ def _write(target: Path, rel: PurePosixPath, source: IO[bytes], budget: _Budget)
         raise Problem(
             400, f"body sandbox.{budget.where}: entry {rel}: {exc.strerror or exc}"
         ) from None
+    written = 0
     with os.fdopen(fd, "wb") as out:
         while chunk := source.read(_CHUNK):
             budget.take(len(chunk), rel)
+            written += len(chunk)
+            budget.written(written, rel)
             out.write(chunk)
 
 
@@ -312,7 +382,7 @@ def _folder(path: Path, rel: PurePosixPath, where: str) -> None:
 
 
 # -- archives --------------------------------------------------------------------------------------
-def _unpack(archive: ArchiveIn, target: Path, task_names: set[str]) -> None:
+def _unpack(archive: ArchiveIn, target: Path, task_names: set[str], limits: ServiceLimits) -> None:
     where = "archive"
     try:
         raw = base64.b64decode(archive.data, validate=True)
@@ -322,19 +392,65 @@ def _unpack(archive: ArchiveIn, target: Path, task_names: set[str]) -> None:
         raise Problem(
             413, f"body sandbox.{where}: over {MAX_ARCHIVE // 1024 // 1024} MiB once decoded"
         )
-    budget = _Budget(where)
+    budget = _Budget(where, limits)
     try:
         if archive.format == "zip":
             with zipfile.ZipFile(io.BytesIO(raw)) as zf:
                 _extract(_zip_entries(zf), target, budget, task_names)
         else:
-            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+            with (
+                gzip.GzipFile(fileobj=io.BytesIO(raw), mode="rb") as gz,
+                tarfile.open(fileobj=_Inflated(gz, budget), mode="r:") as tar,
+            ):
                 _extract(_tar_entries(tar), target, budget, task_names)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise Problem(
             400, f"body sandbox.{where}: not a readable {archive.format}: {reason}"
         ) from None
+
+
+class _Inflated:
+    """A tar.gz's tar stream as tarfile reads it, every byte inflated counted: file data and
+    header records alike (a GNU long-name or pax record is read whole into memory by tarfile,
+    so one whose header declares 1.5 GB was inflated before any check). A read or a seek that
+    would take the stream past the archive's cap is a 413 before a byte of it is inflated."""
+
+    def __init__(self, inner: gzip.GzipFile, budget: _Budget) -> None:
+        self._inner = inner
+        self._budget = budget
+
+    def _within(self, end: int) -> None:
+        if end > self._budget.cap:
+            raise Problem(
+                413,
+                f"body sandbox.{self._budget.where}: inflates to over "
+                f"{shown_size(self._budget.cap)}, header records included (verial serve "
+                "--max-sandbox-size)",
+            )
+
+    def read(self, size: int = -1) -> bytes:
+        position = self._inner.tell()
+        if size < 0:
+            size = self._budget.cap - position + 1
+        self._within(position + size)
+        return self._inner.read(size)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        target = offset + (self._inner.tell() if whence == io.SEEK_CUR else 0)
+        if whence == io.SEEK_END:
+            raise io.UnsupportedOperation("a tar.gz stream has no known end")
+        self._within(target)
+        return self._inner.seek(target)
+
+    def tell(self) -> int:
+        return self._inner.tell()
+
+    def write(self, data: bytes) -> int:
+        raise io.UnsupportedOperation("an archive is only read")
+
+    def close(self) -> None:
+        """The gzip stream is closed by its own ``with``."""
 
 
 def _strip_top(names: list[PurePosixPath], task_names: set[str]) -> int:
@@ -432,8 +548,8 @@ def _extract(
 
 
 # -- inline files ----------------------------------------------------------------------------------
-def _write_files(files: dict[str, Any], target: Path) -> None:
-    budget = _Budget("files")
+def _write_files(files: dict[str, Any], target: Path, limits: ServiceLimits) -> None:
+    budget = _Budget("files", limits)
     if len(files) > MAX_FILES:
         raise Problem(413, f"body sandbox.files: over {MAX_FILES} files")
     for name, content in files.items():

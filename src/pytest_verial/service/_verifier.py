@@ -45,6 +45,7 @@ from ..reporting._build import benchmark_info
 from ..store._ids import new_id
 from ._hide import TEMP_PREFIX, relative_to
 from ._http import Problem
+from ._limits import ServiceLimits
 from ._requests import ConsistencyIn, CreateRunIn, TaskConfig, VerifyTaskIn
 from ._sandboxes import RunConfigs, SandboxIn, TaskFolder, task_folder
 
@@ -146,11 +147,14 @@ class Scored:
 
 
 @contextmanager
-def usable(sandbox: SandboxIn, root: Path, task_key: str, task_id: str) -> Iterator[TaskFolder]:
+def usable(
+    sandbox: SandboxIn, root: Path, task_key: str, task_id: str, limits: ServiceLimits
+) -> Iterator[TaskFolder]:
     """The sandbox's folder; a sandbox that cannot be used (no such run folder, a link out of
-    ``--runs-root``, an archive that does not unpack) is a 422, whatever its form."""
+    ``--runs-root`` or into a sibling task's folder, an archive that does not unpack) is a 422,
+    whatever its form; one past ``limits`` stays a 413."""
     try:
-        with task_folder(sandbox, root, task_key, task_id) as where:
+        with task_folder(sandbox, root, task_key, task_id, limits) as where:
             yield where
     except Problem as exc:
         if exc.status != 400:
@@ -162,17 +166,23 @@ class Verifier:
     """Scores tasks for the service: see the module's docstring."""
 
     def __init__(
-        self, benchmarks: Benchmarks, runs_root: Path, judge: Mapping[str, str] | None = None
+        self,
+        benchmarks: Benchmarks,
+        runs_root: Path,
+        judge: Mapping[str, str] | None = None,
+        limits: ServiceLimits | None = None,
     ) -> None:
         self.benchmarks = benchmarks
         self.root = runs_root
         self.judge = dict(judge or {})
-        self.run_configs = RunConfigs()
+        self.limits = limits or ServiceLimits()
+        self.run_configs = RunConfigs(self.limits, runs_root)
 
     # -- what a request names --------------------------------------------------------------
     def resolve(self, body: VerifyTaskIn) -> tuple[str, BenchmarkPlan, TaskPlan]:
         """The benchmark (file shown, plan) and task a verify-task body names."""
         if body.task is not None:
+            self.limits.check_inline_task(body.task)  # a 413 before it is loaded
             plan = inline_plan(body.task, body.scored)
             if body.task_id is not None:
                 return "inline", plan, find_task(plan, body.task_id, "the inline task")
@@ -199,7 +209,7 @@ class Verifier:
         label: str | None = None,
     ) -> Scored:
         """Score ``task`` on the sandbox a request brought."""
-        with usable(sandbox, self.root, task.key, task.task.id) as where:
+        with usable(sandbox, self.root, task.key, task.task.id, self.limits) as where:
             return self.score_in(
                 display, plan, task, where, config, f"sandbox.{sandbox.form}", label
             )
@@ -221,7 +231,7 @@ class Verifier:
             run = (
                 self.run_configs.run_dir(where.run_folder, where.label)
                 if where.kept
-                else RunDir(where.run_folder, label=where.label)
+                else RunDir(where.run_folder, label=where.label, limits=self.limits.read_limits())
             )
             # the server's judge (model, endpoint, key variable); the caller's facts
             options = {**self.judge, **config.options(plan.benchmark.pass_threshold)}
@@ -270,6 +280,7 @@ class Verifier:
         display, plan, task = self.resolve(body)
         started = datetime.now(UTC)
         scored = self.score(display, plan, task, body.sandbox, body.config)
+        self.limits.check_answer(scored.task_run)  # a 413 before anything is stored
         return one_task_report(display, plan, scored, body.config, body.scored, started)
 
     def consistency(self, body: ConsistencyIn) -> Report:
@@ -291,7 +302,7 @@ class Verifier:
             run_folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=TEMP_PREFIX)))
             for related in body.tasks:
                 where = stack.enter_context(
-                    usable(related.sandbox, self.root, related.name, related.name)
+                    usable(related.sandbox, self.root, related.name, related.name, self.limits)
                 )
                 source = where.run_folder / related.name
                 if source.is_dir():

@@ -15,11 +15,22 @@ from the store). A browser signs in once at ``GET /ui/login`` with its key, whic
 sets as an ``HttpOnly``, ``SameSite=Strict`` cookie (never in a URL, never logged); a
 ``Authorization: Bearer`` header works too. Without a valid org key a page answers 401 with the
 sign-in form; a solver key or a run token gets a 404, as for anything it may not see.
+
+Signing in and out resist cross-site requests (issue 31: a page elsewhere could post the
+sign-in form with its own key, and sign the browser in as someone else): every form that
+changes state (``POST /ui/login``, ``POST /ui/logout``) must come as
+``application/x-www-form-urlencoded`` (never ``text/plain``), from this server's own origin when
+the browser says where it comes from (``Origin``, ``Sec-Fetch-Site``), and carry the token the
+form was served with, which the browser also holds as an ``HttpOnly``, ``SameSite=Strict``
+cookie no other site can read or send (a double-submitted token). Anything else is a 403 and
+changes nothing.
 """
 
 from __future__ import annotations
 
+import hmac
 import html
+import secrets
 from typing import Annotated
 from urllib.parse import parse_qs
 
@@ -33,12 +44,16 @@ from ..store._index_html import PLOT_RUNS, render_index, trend_section
 from ._keys import ApiKey, authenticate
 
 COOKIE = "verial_key"
+#: the sign-in and sign-out forms' token, double-submitted: a form field and this cookie
+CSRF_COOKIE = "verial_form"
 #: every page: no script but the report's own, nothing fetched, never cached, never framed
 _HEADERS = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # no referrer to other sites; on this server's own form posts the browser then sends
+    # their Origin (with no-referrer it sends "Origin: null", which the sign-in check refuses)
+    "Referrer-Policy": "same-origin",
 }
 _LOGIN = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>pytest-verial: sign in</title>
@@ -47,7 +62,14 @@ input{{font:inherit;padding:4px 8px;width:28em}}</style></head>
 <body><h1>pytest-verial</h1><p>{message}</p>
 <form method="post" action="/ui/login"><label>org key
 <input type="password" name="key" autocomplete="off" required></label>
+<input type="hidden" name="form_token" value="{token}">
 <button type="submit">Sign in</button></form></body></html>
+"""
+_LOGOUT = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>pytest-verial: sign out</title></head>
+<body><h1>pytest-verial</h1><form method="post" action="/ui/logout">
+<input type="hidden" name="form_token" value="{token}">
+<button type="submit">Sign out</button></form></body></html>
 """
 _COMPARE_FORM = """<section><h2>Compare two runs</h2><form method="get" action="/ui/compare">
 <label>base <input name="base" placeholder="latest~1" required></label>
@@ -59,8 +81,41 @@ def _page(body: str, status: int = 200, headers: dict[str, str] | None = None) -
     return HTMLResponse(body, status_code=status, headers={**_HEADERS, **(headers or {})})
 
 
+def _with_token(template: str, status: int, **values: str) -> HTMLResponse:
+    """A form page with a fresh token, in the page and in its cookie (see the module)."""
+    token = secrets.token_urlsafe(32)
+    answer = _page(template.format(token=token, **values), status)
+    answer.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/ui")
+    return answer
+
+
 def _login_page(message: str, status: int = 401) -> HTMLResponse:
-    return _page(_LOGIN.format(message=html.escape(message)), status)
+    return _with_token(_LOGIN, status, message=html.escape(message))
+
+
+def _form(request: Request, body: bytes) -> tuple[dict[str, list[str]], str | None]:
+    """A state-changing form's fields, and why it is refused as a cross-site request (None
+    when it comes from this server's own page)."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/x-www-form-urlencoded":
+        return {}, "the form must be sent as application/x-www-form-urlencoded"
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return {}, f"a {site} request"
+    origin = request.headers.get("origin")
+    own = f"{request.url.scheme}://{request.url.netloc}"
+    if origin is not None and origin != own:
+        return {}, "a request from another origin"
+    form = parse_qs(body.decode("utf-8", "replace"), max_num_fields=5)
+    sent = (form.get("form_token") or [""])[0]
+    held = request.cookies.get(CSRF_COOKIE, "")
+    if not sent or not held or not hmac.compare_digest(sent.encode(), held.encode()):
+        return {}, "the form's token is missing or does not match (open the form again)"
+    return form, None
+
+
+def _refused(why: str) -> HTMLResponse:
+    return _page(f"<p>refused: {html.escape(why)}; nothing changed</p>", 403)
 
 
 def _viewer(request: Request, store: Store) -> ApiKey | HTMLResponse:
@@ -108,8 +163,10 @@ def install_views(app: FastAPI, store: Store) -> None:
 
     @app.post("/ui/login", include_in_schema=False)
     async def login(request: Request) -> Response:
-        # the form's one field, read here (FastAPI's Form needs python-multipart)
-        form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=5)
+        # the form's fields, read here (FastAPI's Form needs python-multipart)
+        form, cross_site = _form(request, await request.body())
+        if cross_site is not None:
+            return _refused(cross_site)
         key = (form.get("key") or [""])[0].strip()
         if not key or len(key) > 200:
             return _login_page("Give an org key.")
@@ -130,8 +187,15 @@ def install_views(app: FastAPI, store: Store) -> None:
         )
         return answer
 
+    @app.get("/ui/logout", include_in_schema=False)
+    def logout_form() -> Response:
+        return _with_token(_LOGOUT, 200)
+
     @app.post("/ui/logout", include_in_schema=False)
-    def logout() -> Response:
+    async def logout(request: Request) -> Response:
+        _, cross_site = _form(request, await request.body())
+        if cross_site is not None:
+            return _refused(cross_site)
         answer = RedirectResponse("/ui/login", status_code=303, headers=_HEADERS)
         answer.delete_cookie(COOKIE, path="/")
         return answer

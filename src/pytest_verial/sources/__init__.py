@@ -29,6 +29,7 @@ from .._errors import RunConfigError, SourceError
 from .._lazy import exports
 from .._models import Entity, Task
 from .._runinfo import RunDir, TaskRunMeta
+from .._sandbox_io.limits import Reads
 from .._sourcetable import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES, load
 
 if TYPE_CHECKING:
@@ -76,6 +77,19 @@ class Sandbox:
         self._sources: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._planned = planned
+        self._reads: Reads | None = None
+        self._reads_lock = threading.Lock()
+
+    @property
+    def reads(self) -> Reads:
+        """Every read of this task run's sandbox, bounded by the run folder's limits (per file
+        and for the sandbox as a whole: :mod:`pytest_verial._sandbox_io.limits`); file names
+        in its errors are relative to the task folder."""
+        with self._reads_lock:
+            if self._reads is None or self._reads.root != self.path:
+                limits = getattr(self.run, "limits", None)
+                self._reads = Reads(self.path, limits)
+            return self._reads
 
     @property
     def meta(self) -> TaskRunMeta:

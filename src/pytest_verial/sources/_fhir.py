@@ -22,6 +22,9 @@ from ..fhir._settings import check_settings
 from ..fhir._snapshot import FhirSnapshot
 
 if TYPE_CHECKING:
+    from .._sandbox_io.limits import Reads
+
+if TYPE_CHECKING:
     from . import Sandbox
 
 
@@ -53,9 +56,13 @@ class SnapshotSource(FhirSnapshot):
     """
 
     def __init__(
-        self, directory: Path, baseline: Path | None = None, settings: dict[str, Any] | None = None
+        self,
+        directory: Path,
+        baseline: Path | None = None,
+        settings: dict[str, Any] | None = None,
+        reads: Reads | None = None,
     ) -> None:
-        super().__init__(directory, baseline)
+        super().__init__(directory, baseline, reads)
         self.settings = settings or {}
 
     def search(self, query: Query, need_all: bool = True) -> SearchResult:
@@ -75,7 +82,12 @@ def from_sandbox(sandbox: Sandbox) -> SnapshotSource | LiveFhir:
         live = LiveFhir(settings, where)
         live.planner = lambda: _planned(sandbox, live)
         return live
-    return SnapshotSource(sandbox.path / "fhir", sandbox.path / "fhir-baseline", settings)
+    return SnapshotSource(
+        sandbox.path / "fhir",
+        sandbox.path / "fhir-baseline",
+        settings,
+        getattr(sandbox, "reads", None),
+    )
 
 
 @runtime_checkable

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from .._errors import SourceError
 from .._sandbox_io.confine import is_file, task_root, walk
 from .._sandbox_io.jsonfiles import read_bytes
+from .._sandbox_io.limits import Reads
 from ..hl7._parse import Hl7Message, Hl7ParseError, decode, parse_stream
 from ._messages import live_file, oldest_first, rows, stamped
 
@@ -51,15 +52,17 @@ class Hl7Source(Protocol):
 class Hl7Snapshot:
     """Messages read from files and events files; parsed once on first use."""
 
-    def __init__(self, files: list[Path], events: list[Path]) -> None:
+    def __init__(self, files: list[Path], events: list[Path], reads: Reads | None = None) -> None:
         self.files = files
         self.events = events
+        #: the task run's bounded reads (:mod:`pytest_verial._sandbox_io.limits`)
+        self.reads = reads or Reads()
         self._messages: list[Hl7Message] | None = None
         self._rejected: list[dict[str, Any]] = []
         self._warnings: list[str] = []
 
     @classmethod
-    def from_task_folder(cls, task_folder: Path) -> Hl7Snapshot:
+    def from_task_folder(cls, task_folder: Path, reads: Reads | None = None) -> Hl7Snapshot:
         """The snapshot of a task folder: its ``hl7_outbound/`` files (``*.hl7``, events
         ``*.jsonl``) and a sandbox-wide ``events.jsonl``, read confined to the folder."""
         directory = task_folder / "hl7_outbound"
@@ -68,7 +71,7 @@ class Hl7Snapshot:
         events = walk(directory, root, lambda p: p.suffix == ".jsonl")
         if is_file(task_folder / "events.jsonl", root):  # a sandbox-wide SandboxEvent export
             events.append(task_folder / "events.jsonl")
-        return cls(files, events)
+        return cls(files, events, reads or Reads(task_folder))
 
     def messages(self) -> list[Hl7Message]:
         if self._messages is None:
@@ -87,7 +90,7 @@ class Hl7Snapshot:
     def _load(self) -> list[Hl7Message]:
         found: list[Hl7Message] = []
         for path in self.files:
-            data = read_bytes(path)
+            data = read_bytes(path, self.reads)
             try:
                 found.extend(parse_stream(decode(data), str(path), self._warnings))
             except Hl7ParseError as exc:
@@ -98,7 +101,7 @@ class Hl7Snapshot:
 
     def _events(self, path: Path) -> list[Hl7Message]:
         found = []
-        for where, row in rows(path, "an event"):
+        for where, row in rows(path, "an event", self.reads):
             if row.get("type", EVENT_TYPE) != EVENT_TYPE:
                 continue
             if row.get("error") or row.get("ack_code") in ("AE", "AR"):
@@ -129,4 +132,7 @@ SETTINGS = frozenset({"events"})
 def from_sandbox(sandbox: Sandbox) -> Hl7Snapshot:
     """The hl7 source of a sandbox: the live events file from run.yaml, else ``hl7_outbound/``."""
     events = live_file(sandbox, "hl7", "events", SETTINGS)
-    return Hl7Snapshot([], [events]) if events else Hl7Snapshot.from_task_folder(sandbox.path)
+    reads = getattr(sandbox, "reads", None)
+    if events:
+        return Hl7Snapshot([], [events], reads)
+    return Hl7Snapshot.from_task_folder(sandbox.path, reads)

@@ -5,12 +5,14 @@ run.yaml when set, and hand them over oldest first.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._errors import SourceError
 from .._sandbox_io.jsonfiles import iter_jsonl_lines
+from .._sandbox_io.limits import Reads
 
 if TYPE_CHECKING:
     from . import Sandbox
@@ -37,15 +39,28 @@ def live_file(sandbox: Sandbox, source: str, key: str, known: frozenset[str]) ->
     path = Path(fill_template(sandbox, source, key, value, {"task": sandbox.task_key}))
     if not path.is_absolute():
         path = sandbox.run.path / path
+    confined(sandbox, path, f"run.yaml sources.{source}.{key}")
     if not path.is_file():
         raise SourceError(f"{source} {key} file {path} (run.yaml sources.{source}.{key}) not found")
     return path
 
 
-def rows(path: Path, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(path:line, row)`` for each row of a JSON Lines file; a row that is not an object is
-    a SourceError: ``expected <what> object``."""
-    for lineno, row in iter_jsonl_lines(path):  # blank lines skipped, still counted
+def confined(sandbox: Sandbox, path: Path, setting: str) -> None:
+    """A file run.yaml names stays inside the run's ``files_root`` when it has one (the
+    service's --runs-root: run.yaml is written with the run folder, not by the operator); a
+    SourceError naming the setting, never the path, otherwise."""
+    root = getattr(getattr(sandbox, "run", None), "files_root", None)
+    if root is None:
+        return
+    real = Path(os.path.realpath(path))
+    if not (real == root or real.is_relative_to(root)):
+        raise SourceError(f"{setting}: names a file outside --runs-root; refused")
+
+
+def rows(path: Path, what: str, reads: Reads | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(path:line, row)`` for each row of a JSON Lines file, streamed; a row that is not an
+    object is a SourceError: ``expected <what> object``."""
+    for lineno, row in iter_jsonl_lines(path, reads):  # blank lines skipped, still counted
         where = f"{path}:{lineno}"
         if not isinstance(row, dict):
             raise SourceError(f"{where}: expected {what} object, found {type(row).__name__}")

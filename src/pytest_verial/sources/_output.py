@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .._sandbox_io.confine import is_file, task_root
 from .._sandbox_io.jsonfiles import read_text
+from .._sandbox_io.limits import Reads
 
 if TYPE_CHECKING:
     from . import Sandbox
@@ -33,8 +34,9 @@ class OutputSource(Protocol):
 class OutputSnapshot:
     """The final output of the agent; ``text()`` is None when the agent wrote none."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, reads: Reads | None = None) -> None:
         self.directory = directory
+        self.reads = reads or Reads(directory)
         self._loaded = False
         self._text: str | None = None
         self.path: Path | None = None
@@ -46,7 +48,7 @@ class OutputSnapshot:
                 candidate = self.directory / name
                 if is_file(candidate, task_root(self.directory)):
                     self.path = candidate
-                    self._text = read_text(candidate)
+                    self._text = read_text(candidate, self.reads)
                     break
             self._loaded = True
         return self._text
@@ -60,4 +62,4 @@ class OutputSnapshot:
 
 def from_sandbox(sandbox: Sandbox) -> OutputSnapshot:
     """The output source of a sandbox."""
-    return OutputSnapshot(sandbox.path)
+    return OutputSnapshot(sandbox.path, getattr(sandbox, "reads", None))

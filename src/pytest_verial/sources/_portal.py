@@ -19,6 +19,7 @@ from .._errors import RunConfigError, SourceError
 from .._safeparse import DataError, load_json
 from .._sandbox_io.confine import inside, is_dir, is_file, task_root
 from .._sandbox_io.jsonfiles import iter_jsonl, read_json
+from .._sandbox_io.limits import Reads
 from .._secrets import register_setting
 
 if TYPE_CHECKING:
@@ -44,9 +45,16 @@ class PortalSnapshot:
     """Portal rows captured in a sandbox directory; each table read once, on first use."""
 
     def __init__(
-        self, directory: Path, sqlite_files: list[Path] | None = None, *, files: bool = True
+        self,
+        directory: Path,
+        sqlite_files: list[Path] | None = None,
+        *,
+        files: bool = True,
+        reads: Reads | None = None,
     ) -> None:
         self.directory = directory
+        #: the task run's bounded reads (:mod:`pytest_verial._sandbox_io.limits`)
+        self.reads = reads or Reads(directory.parent)
         #: False for a live database: it replaces the snapshot, files do not shadow it
         self.read_files = files
         #: the task folder nothing is read outside of (a live database is named, not confined)
@@ -69,6 +77,7 @@ class PortalSnapshot:
     def tables(self) -> list[str]:
         names = set(self._files())
         for db in self.sqlite_files:
+            self.reads.check_size(db)
             names.update(_sqlite_tables(db))
         return sorted(names)
 
@@ -80,18 +89,19 @@ class PortalSnapshot:
     def _load(self, resource: str) -> list[Row] | None:
         file = self._files().get(resource)
         if file is not None:
-            return _rows_from_file(file)
+            return _rows_from_file(file, self.reads)
         for db in self.sqlite_files:
+            self.reads.check_size(db)  # a database is read by SQLite: its size, before it
             if resource in _sqlite_tables(db):
                 return _sqlite_rows(db, resource)
         return None
 
 
-def _rows_from_file(path: Path) -> list[Row]:
+def _rows_from_file(path: Path, reads: Reads) -> list[Row]:
     if path.suffix == ".jsonl":
-        rows = list(iter_jsonl(path))
+        rows = list(iter_jsonl(path, reads))
     else:
-        data = read_json(path)
+        data = read_json(path, reads)
         if isinstance(data, dict):
             data = data.get("rows", data.get("data", [data]))
         rows = data
@@ -154,6 +164,7 @@ SETTINGS = frozenset({"database_url", "database_url_env"})
 def from_sandbox(sandbox: Sandbox) -> PortalSnapshot:
     """The portal source of a sandbox: a live SQLite database from run.yaml, else the snapshot."""
     from . import setting_text
+    from ._messages import confined
 
     settings = sandbox.settings("portal", SETTINGS)
     url = setting_text(sandbox, "portal", settings, "database_url")
@@ -169,8 +180,18 @@ def from_sandbox(sandbox: Sandbox) -> PortalSnapshot:
         db = Path(match.group(1))
         if not db.is_absolute():
             db = sandbox.run.path / db
+        confined(sandbox, db, "run.yaml sources.portal.database_url")
         if not db.is_file():
             raise SourceError(f"sources.portal: live database {db} does not exist")
-        return PortalSnapshot(sandbox.path / "portal", sqlite_files=[db], files=False)
+        return PortalSnapshot(
+            sandbox.path / "portal",
+            sqlite_files=[db],
+            files=False,
+            reads=getattr(sandbox, "reads", None),
+        )
     directory = sandbox.path / "portal"
-    return PortalSnapshot(directory, [directory / "portal.sqlite", sandbox.path / "portal.sqlite"])
+    return PortalSnapshot(
+        directory,
+        [directory / "portal.sqlite", sandbox.path / "portal.sqlite"],
+        reads=getattr(sandbox, "reads", None),
+    )

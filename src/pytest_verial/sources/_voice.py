@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .._errors import SourceError
 from .._sandbox_io.confine import is_file, task_root
 from .._sandbox_io.jsonfiles import iter_jsonl, read_json
+from .._sandbox_io.limits import Reads
 
 if TYPE_CHECKING:
     from . import Sandbox
@@ -41,8 +42,9 @@ class VoiceSource(Protocol):
 class VoiceSnapshot:
     """Turns captured in ``voice/``; parsed once on first use."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, reads: Reads | None = None) -> None:
         self.directory = directory
+        self.reads = reads or Reads(directory.parent)
         self._turns: list[Turn] | None = None
 
     def turns(self) -> list[Turn]:
@@ -54,12 +56,12 @@ class VoiceSnapshot:
         json_file, jsonl_file = self.directory / "turns.json", self.directory / "turns.jsonl"
         root = task_root(self.directory.parent)
         if is_file(json_file, root):
-            data: Any = read_json(json_file)
+            data: Any = read_json(json_file, self.reads)
             source = json_file
             if isinstance(data, dict) and "turns" in data:
                 data = data["turns"]
         elif is_file(jsonl_file, root):
-            data, source = list(iter_jsonl(jsonl_file)), jsonl_file
+            data, source = list(iter_jsonl(jsonl_file, self.reads)), jsonl_file
         else:
             return []
         if not isinstance(data, list):
@@ -77,4 +79,4 @@ class VoiceSnapshot:
 
 def from_sandbox(sandbox: Sandbox) -> VoiceSnapshot:
     """The voice source of a sandbox."""
-    return VoiceSnapshot(sandbox.path / "voice")
+    return VoiceSnapshot(sandbox.path / "voice", getattr(sandbox, "reads", None))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from .._errors import SourceError
 from .._sandbox_io.confine import task_root, walk
 from .._sandbox_io.jsonfiles import read_text
+from .._sandbox_io.limits import Reads
 from ..x12._envelope import Transaction, parse_interchanges
 from ..x12._tokenizer import X12ParseError
 from ._messages import live_file, oldest_first, rows, stamped
@@ -53,19 +54,21 @@ def parse_x12_text(text: str, origin: str) -> list[Transaction]:
 class X12Snapshot:
     """Transactions read from files and records files; parsed once on first use."""
 
-    def __init__(self, files: list[Path], records: list[Path]) -> None:
+    def __init__(self, files: list[Path], records: list[Path], reads: Reads | None = None) -> None:
         self.files = files
         self.records = records
+        #: the task run's bounded reads (:mod:`pytest_verial._sandbox_io.limits`)
+        self.reads = reads or Reads()
         self._transactions: list[Transaction] | None = None
 
     @classmethod
-    def from_folder(cls, directory: Path) -> X12Snapshot:
+    def from_folder(cls, directory: Path, reads: Reads | None = None) -> X12Snapshot:
         """The snapshot of a task folder's ``x12/`` directory: its X12 files and ``*.jsonl``
         records, read confined to the task folder."""
         root = task_root(directory.parent)
         files = walk(directory, root, lambda p: p.suffix.lower() in SUFFIXES)
         records = walk(directory, root, lambda p: p.suffix == ".jsonl")
-        return cls(files, records)
+        return cls(files, records, reads or Reads(directory.parent))
 
     def transactions(self) -> list[Transaction]:
         if self._transactions is None:
@@ -75,7 +78,7 @@ class X12Snapshot:
     def _load(self) -> list[Transaction]:
         found: list[Transaction] = []
         for path in self.files:
-            text = read_text(path)
+            text = read_text(path, self.reads)
             if not text.strip():
                 size = "0 bytes" if not text else "only blank space"
                 raise SourceError(f"invalid X12: {path}: empty file ({size}): no interchange in it")
@@ -86,7 +89,7 @@ class X12Snapshot:
 
     def _records(self, path: Path) -> list[Transaction]:
         found = []
-        for where, row in rows(path, "a record"):
+        for where, row in rows(path, "a record", self.reads):
             response = row.get("response")
             if response is None:
                 continue  # a request still waiting for its response
@@ -105,4 +108,7 @@ SETTINGS = frozenset({"records"})
 def from_sandbox(sandbox: Sandbox) -> X12Snapshot:
     """The x12 source of a sandbox: a live records file from run.yaml, else ``x12/``."""
     records = live_file(sandbox, "x12", "records", SETTINGS)
-    return X12Snapshot([], [records]) if records else X12Snapshot.from_folder(sandbox.path / "x12")
+    reads = getattr(sandbox, "reads", None)
+    if records:
+        return X12Snapshot([], [records], reads)
+    return X12Snapshot.from_folder(sandbox.path / "x12", reads)

@@ -77,8 +77,13 @@ def from_sandbox(sandbox: Sandbox) -> BaseFilesSource:
     project = setting_text(sandbox, "files", settings, "project")
     template = setting_text(sandbox, "files", settings, "prefix")
     template = "{task_key}/sftp" if template is None else template
-    if not settings.get("bucket"):
-        return DirectoryFiles(sandbox.path / "sftp", max_read_bytes=limit, task=sandbox.path)
+    reads = getattr(sandbox, "reads", None)
+    if not settings.get("bucket"):  # its files are held to the sandbox's limits too
+        return DirectoryFiles(
+            sandbox.path / "sftp", max_read_bytes=limit, task=sandbox.path, reads=reads
+        )
+    if reads is not None:  # a bucket's object is held to the per-file limit too
+        limit = min(limit, reads.limits.max_file)
     bucket = setting_text(sandbox, "files", settings, "bucket")
     assert bucket is not None
     concurrency = setting_number(

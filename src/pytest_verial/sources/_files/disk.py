@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..._errors import SourceError
 from ..._sandbox_io.confine import inside, task_root
+from ..._sandbox_io.limits import Reads
 from .base import DEFAULT_MAX_READ_BYTES, BaseFilesSource, FileEntry, guess_content_type
 
 
@@ -20,12 +21,18 @@ class DirectoryFiles(BaseFilesSource):
     """Files under a directory, confined to it."""
 
     def __init__(
-        self, root: Path, max_read_bytes: int = DEFAULT_MAX_READ_BYTES, task: Path | None = None
+        self,
+        root: Path,
+        max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        task: Path | None = None,
+        reads: Reads | None = None,
     ) -> None:
         super().__init__(max_read_bytes)
         self.root = root
         #: the task folder nothing is read outside of (default: the folder holding ``sftp/``)
         self.task = task if task is not None else root.parent
+        #: the task run's bounded reads (:mod:`pytest_verial._sandbox_io.limits`)
+        self.reads = reads or Reads(self.task)
 
     @property
     def path(self) -> Path:
@@ -82,14 +89,14 @@ class DirectoryFiles(BaseFilesSource):
         if not real.is_relative_to(task_root(self.task)):
             raise SourceError(f"{self.root / entry.path}: refused: it resolves outside {self.task}")
         try:
-            with real.open("rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                if size > self.max_read_bytes:
-                    raise SourceError(
-                        f"{self.root / entry.path}: {size} bytes, above the size limit of "
-                        f"{self.max_read_bytes} bytes (sources.files.max_read_bytes); not read"
-                    )
-                return handle.read(self.max_read_bytes + 1)
+            size = os.stat(real).st_size
+            if size > self.max_read_bytes:
+                raise SourceError(
+                    f"{self.root / entry.path}: {size} bytes, above the size limit of "
+                    f"{self.max_read_bytes} bytes (sources.files.max_read_bytes); not read"
+                )
+            # admitted by its size (per file and per sandbox), read no further than that
+            return self.reads.read_bytes(self.root / entry.path)
         except OSError as exc:
             where = self.root / entry.path
             raise SourceError(f"{where}: cannot read: {exc.strerror or exc}") from None
