@@ -373,7 +373,7 @@ def _html_run(args: argparse.Namespace) -> int:
     from .reporting._html import default_html_path, open_in_browser, write_html
     from .reporting._json_report import load_report
     from .reporting._outputs import EXIT_REFUSED, OutputRefused, refused
-    from .store._index_html import html_from_store, is_store_ref
+    from .ui._index_html import html_from_store, is_store_ref
 
     if args.index or is_store_ref(args.report):
         return html_from_store(args)

@@ -59,7 +59,7 @@ def _embed(value: Any) -> str:
 
 def render_html(report: Report, base: Report | None = None, *, trend: str = "") -> str:
     """The whole page: the template (``data/report.html``) with the report's data; ``trend``
-    is already-escaped markup put above the runs (the store's trend plot: :mod:`.index_html`)."""
+    is already-escaped markup put above the runs (the store's trend plot: :mod:`pytest_verial.ui._index_html`)."""
     page = resources.files("pytest_verial").joinpath("data/report.html").read_text("utf-8")
     if trend:
         page = page.replace(

@@ -40,7 +40,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..reporting._html import render_html
 from ..store import Store, StoreError
-from ..store._index_html import PLOT_RUNS, render_index, trend_section
+from ..ui._index_html import PLOT_RUNS, render_index, trend_section
 from ._keys import ApiKey, authenticate
 
 COOKIE = "verial_key"

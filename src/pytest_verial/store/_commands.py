@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 def is_store_ref(value: str | None) -> bool:
     """Whether a command argument names a stored run rather than a report file."""
-    from ._index_html import is_store_ref as ref
+    from ..ui._index_html import is_store_ref as ref
 
     return ref(value)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .._display import escape
 from .._scoring import VERDICTS
-from ._core import RunRow, Store, TrendPoint
+from ..store._core import RunRow, Store, TrendPoint
 
 #: how many runs of a benchmark its plot shows (the newest)
 PLOT_RUNS = 50
@@ -238,7 +238,7 @@ def is_store_ref(value: str | None) -> bool:
     """A command argument names a stored session or run (``latest``, ``latest~N``,
     ``ses_...``, ``br_...``) rather than a report file: an existing file of that name stays a
     file."""
-    from ._refs import REF_FORM
+    from ..store._refs import REF_FORM
 
     return (
         bool(value)
@@ -253,8 +253,8 @@ def html_from_store(args: argparse.Namespace) -> int:
     from ..reporting._html import open_in_browser, write_html
     from ..reporting._json_report import load_report
     from ..reporting._outputs import EXIT_REFUSED, OutputRefused, refused, write_text_atomic
-    from ._cli import cli_rootdir, open_cli_store
-    from ._core import StoreError, sqlite_path, store_url_from
+    from ..store._cli import cli_rootdir, open_cli_store
+    from ..store._core import StoreError, sqlite_path, store_url_from
 
     if args.index and (args.report or args.base):
         print("verial html: give ID|REPORT or --index, not both", file=sys.stderr)
