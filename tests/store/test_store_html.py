@@ -53,7 +53,8 @@ def test_html_of_a_stored_run_has_its_trend_plot(
     data = _embedded(page)
     assert data["report"]["benchmark_runs"][0]["score"] == 0.9
     assert "DETAIL-TEXT" in page  # not scored: details kept
-    plot = page.split('id="trends"')[1].split('id="main"')[0]
+    assert page.index('id="main"') < page.index('id="trends"')  # what failed comes first
+    plot = page.split('id="trends"')[1].split("</div>\n<script")[0]
     assert "<svg" in plot and "Trend: bench@1" in plot
     assert plot.count("<circle") == 2  # the run without a score is a gap, not a dot
     assert 'class="gap"' in plot

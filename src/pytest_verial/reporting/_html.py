@@ -57,15 +57,21 @@ def _embed(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_html(report: Report, base: Report | None = None, *, trend: str = "") -> str:
+def render_html(
+    report: Report, base: Report | None = None, *, trend: str = "", nav: str = ""
+) -> str:
     """The whole page: the template (``data/report.html``) with the report's data; ``trend``
-    is already-escaped markup put above the runs (the store's trend plot: :mod:`pytest_verial.ui._index_html`)."""
+    is already-escaped markup put below the runs (the store's trend plot:
+    :mod:`pytest_verial.ui._index_html`), ``nav`` markup put in the header (the served pages'
+    way back and sign-out)."""
     page = resources.files("pytest_verial").joinpath("data/report.html").read_text("utf-8")
+    if nav:
+        page = page.replace("<!--nav-->", nav, 1)
     if trend:
         page = page.replace(
             '<main id="main"></main>',
-            f'<div id="trends" style="padding:16px 24px 0;max-width:1200px">{trend}</div>\n'
-            '<main id="main"></main>',
+            '<main id="main"></main>\n'
+            f'<div id="trends" style="padding:0 24px 16px;max-width:1200px">{trend}</div>',
             1,
         )
     return page.replace("__DATA__", _embed(_page_data(report, base)), 1)

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 from .._display import escape
 from .._scoring import VERDICTS
@@ -23,7 +24,9 @@ from ..store._core import RunRow, Store, TrendPoint
 
 #: how many runs of a benchmark its plot shows (the newest)
 PLOT_RUNS = 50
-_W, _H, _PAD = 560, 140, 28
+_W, _H, _PAD = 560, 160, 28
+#: room left of the plot for the score axis's label and ticks, below it for the run axis's
+_LEFT, _BOTTOM = 46, 40
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'none'; img-src data:"
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -38,6 +41,14 @@ border-bottom:1px solid #eceef2}th{background:#f1f3f6}td.num{text-align:right}
 .pass{background:#d8f3dc;color:#1b5e20}.partial{background:#fff3cd;color:#7a5b00}
 .fail{background:#f8d7da;color:#8a1c24}.none{background:#e9ecef;color:#495057}
 code{font-size:12px}
+header{display:flex;align-items:baseline;gap:16px;flex-wrap:wrap}header .meta{color:#c9d1de}
+nav.site{margin-left:auto;display:flex;gap:12px;align-items:baseline}nav.site a{color:#fff}
+nav.site form{display:inline;margin:0}nav.site button{font:inherit;font-size:13px;cursor:pointer}
+.trends{display:flex;flex-wrap:wrap;gap:0 20px}
+th.base,td.base{border-left:2px solid #dde1e7}tr.task-row td{font-weight:600;background:#fafbfc}
+tr.criterion-row td:first-child{padding-left:24px}.change{font-size:12px;font-weight:600}
+.change.regression{color:#8a1c24}.change.improvement{color:#1b5e20}.change.unchanged{color:#5a6374}
+.ea{display:block;color:#5a6374;font-size:12px;font-family:ui-monospace,monospace}
 """
 
 
@@ -61,24 +72,38 @@ def trend_svg(points: Sequence[TrendPoint], *, current: str | None = None) -> st
     n = len(points)
     if n == 0:
         return ""
-    span = _W - 2 * _PAD
+    span = _W - _LEFT - _PAD
+    bottom = _H - _BOTTOM
 
     def x(i: int) -> float:
-        return _PAD + (span * i / (n - 1) if n > 1 else span / 2)
+        return _LEFT + (span * i / (n - 1) if n > 1 else span / 2)
 
     def y(v: float) -> float:
-        return _H - _PAD - (_H - 2 * _PAD) * min(1.0, max(0.0, v))
+        return bottom - (bottom - _PAD / 2) * min(1.0, max(0.0, v))
 
     parts = [
         f'<svg class="trend" xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
         f'viewBox="0 0 {_W} {_H}" role="img" aria-label="score per run, oldest first">',
         f'<rect x="0" y="0" width="{_W}" height="{_H}" fill="#fff"/>',
+        # the axes' labels: score 0-1 upward, the runs oldest to newest across
+        f'<text class="y-label" x="12" y="{(bottom + _PAD / 2) / 2:.1f}" font-size="11" '
+        f'fill="#5a6374" text-anchor="middle" transform="rotate(-90 12 '
+        f'{(bottom + _PAD / 2) / 2:.1f})">score (0-1)</text>',
+        f'<text class="x-label" x="{_LEFT + span / 2:.1f}" y="{_H - 4}" font-size="11" '
+        f'fill="#5a6374" text-anchor="middle">run, oldest to newest (UTC)</text>',
+        f'<text x="{_LEFT}" y="{bottom + 14:.1f}" font-size="10" fill="#5a6374">'
+        f"{_e(_when(points[0].created_at))}</text>",
     ]
+    if n > 1:
+        parts.append(
+            f'<text x="{_W - _PAD}" y="{bottom + 14:.1f}" font-size="10" fill="#5a6374" '
+            f'text-anchor="end">{_e(_when(points[-1].created_at))}</text>'
+        )
     for level in (0.0, 0.5, 1.0):
         parts.append(
-            f'<line x1="{_PAD}" x2="{_W - _PAD}" y1="{y(level):.1f}" y2="{y(level):.1f}" '
-            f'stroke="#e3e6eb"/><text x="4" y="{y(level) + 4:.1f}" font-size="10" '
-            f'fill="#5a6374">{level:.1f}</text>'
+            f'<line x1="{_LEFT}" x2="{_W - _PAD}" y1="{y(level):.1f}" y2="{y(level):.1f}" '
+            f'stroke="#e3e6eb"/><text x="{_LEFT - 4}" y="{y(level) + 4:.1f}" font-size="10" '
+            f'fill="#5a6374" text-anchor="end">{level:.1f}</text>'
         )
 
     def polylines(values: Sequence[float | None]) -> list[str]:
@@ -148,16 +173,20 @@ def _legend(points: Sequence[TrendPoint]) -> str:
     return f'<div class="meta legend">{" &nbsp; ".join(keys)}</div>'
 
 
-def trend_section(benchmark: str, points: Sequence[TrendPoint], current: str | None) -> str:
-    """A titled section holding a benchmark's trend plot."""
+def trend_section(
+    benchmark: str, points: Sequence[TrendPoint], current: str | None, link: str | None = None
+) -> str:
+    """A titled section holding a benchmark's trend plot (its title a link to ``link``, the
+    benchmark's own page, when given)."""
     if not points:
         return ""
     scores = [p.score for p in points if p.score is not None]
     last = f"{scores[-1]:.3f}" if scores else "-"
+    title = _e(benchmark) if link is None else f'<a href="{_e(link)}">{_e(benchmark)}</a>'
     return (
         '<section class="trend-plot" style="background:#fff;border:1px solid #dde1e7;'
         'border-radius:8px;margin:0 0 16px;padding:14px 18px">'
-        f"<h2>Trend: {_e(benchmark)}</h2>"
+        f"<h2>Trend: {title}</h2>"
         f'<div class="meta">score of the newest {len(points)} stored run(s), oldest first '
         f"(a dotted grey upright line is a run without a score); latest score {last}</div>"
         f"{trend_svg(points, current=current)}{_legend(points)}</section>"
@@ -169,7 +198,43 @@ def _pill(verdict: str | None) -> str:
     return f'<span class="pill {cls}">{_e(verdict or "-")}</span>'
 
 
-def _row(run: RunRow, pages: Path | None, link: Callable[[str], str] | None) -> str:
+def benchmark_page(ref: str) -> str:
+    """The service's page of a benchmark's trend."""
+    return "/ui/benchmarks/" + quote(ref, safe="@")
+
+
+def nav_bar(*, back: bool = True, sign_out: str | None = None) -> str:
+    """The pages' way back to the index and, signed in (``sign_out``: the sign-out form's
+    token), the sign-out form: the server's own CSRF-protected POST to /ui/logout."""
+    parts = ['<a class="back" href="/">&larr; all runs</a>'] if back else []
+    if sign_out is not None:
+        parts.append(
+            '<form class="sign-out" method="post" action="/ui/logout">'
+            f'<input type="hidden" name="form_token" value="{_e(sign_out)}">'
+            '<button type="submit">Sign out</button></form>'
+        )
+    return f'<nav class="site">{"".join(parts)}</nav>' if parts else ""
+
+
+def page(title: str, body: str, *, nav: str = "", meta: str = "") -> str:
+    """A whole page in the index's style: ``title`` is text, ``body``, ``nav`` (:func:`nav_bar`)
+    and ``meta`` are markup."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<header><h1>{_e(title)}</h1><div class=meta>{meta}</div>{nav}</header>"
+        f"<main>{body}</main></body></html>\n"
+    )
+
+
+def _row(
+    run: RunRow,
+    pages: Path | None,
+    link: Callable[[str], str] | None,
+    bench_link: Callable[[str], str] | None = None,
+) -> str:
     page = pages / f"{run.id}.html" if pages is not None else None
     ident = f"<code>{_e(run.id)}</code>"
     if link is not None:
@@ -178,9 +243,12 @@ def _row(run: RunRow, pages: Path | None, link: Callable[[str], str] | None) -> 
         ident = f'<a href="{_e(page.name)}">{ident}</a>'
     score = "-" if run.score is None else f"{run.score:.3f}"
     strict = "-" if run.strict_success is None else f"{run.strict_success:.0%}"
+    bench = _e(run.benchmark_ref)
+    if bench_link is not None:
+        bench = f'<a href="{_e(bench_link(run.benchmark_ref))}">{bench}</a>'
     return (
         f"<tr><td>{ident}</td><td>{_e(_when(run.created_at))}</td>"
-        f"<td>{_e(run.benchmark_ref)}</td><td>{_e(run.name)}</td>"
+        f"<td>{bench}</td><td>{_e(run.name)}</td>"
         f"<td>{'scored' if run.scored else ''}</td><td class=num>{score}</td>"
         f"<td>{_pill(run.verdict)}</td><td class=num>{strict}</td>"
         f"<td class=num>{run.criteria_passed}/{run.criteria_failed}/{run.criteria_error}</td>"
@@ -197,20 +265,28 @@ def render_index(
     extra: str = "",
     hint: str = "the HTML report of a run: <code>verial html ID</code>",
     source: str | None = None,
+    nav: str = "",
+    bench_link: Callable[[str], str] | None = None,
 ) -> str:
-    """The index page: every stored run (newest first; the newest ``limit`` when given) and a
-    trend plot per benchmark. A run id links to ``<pages>/<id>.html`` when that file exists
-    (``verial html ID -o <pages>/<id>.html`` writes it), or to ``link(id)`` when given (the
-    service's pages); ``extra`` is HTML put before the plots. The header names the store by
-    ``source`` (default: its URL, the password masked; the service names none of its
-    paths)."""
+    """The index page: every stored run (newest first; the newest ``limit`` when given), then
+    ``extra`` (HTML: the service's compare form), then a trend plot per benchmark. A run id
+    links to ``<pages>/<id>.html`` when that file exists (``verial html ID -o
+    <pages>/<id>.html`` writes it), or to ``link(id)`` when given (the service's pages); a
+    benchmark to ``bench_link(ref)`` when given. The header names the store by ``source``
+    (default: its URL, the password masked; the service names none of its paths) and holds
+    ``nav`` (:func:`nav_bar`)."""
     runs = store.list_runs(limit=limit)
     benchmarks = list(dict.fromkeys(r.benchmark_ref for r in runs))
     plots = "".join(
-        trend_section(b, store.trend(b, last=PLOT_RUNS, per_task=False), None)
+        trend_section(
+            b,
+            store.trend(b, last=PLOT_RUNS, per_task=False),
+            None,
+            bench_link(b) if bench_link is not None else None,
+        )
         for b in sorted(benchmarks)
     )
-    body = "".join(_row(r, pages, link) for r in runs)
+    body = "".join(_row(r, pages, link, bench_link) for r in runs)
     head = (
         "<tr><th>run</th><th>when (UTC)</th><th>benchmark</th><th>agent</th>"
         "<th></th><th>score</th><th>verdict</th><th>strict</th>"
@@ -218,19 +294,17 @@ def render_index(
     )
     generated = _when(datetime.now(UTC))
     table = (
-        f"<section><h2>Runs ({len(runs)}, newest first)</h2>"
+        f'<section class="runs"><h2>Runs ({len(runs)}, newest first)</h2>'
         f'<div class="meta">{hint}</div>'
         f"<table>{head}{body}</table></section>"
         if runs
-        else "<section><p>the store holds no runs</p></section>"
+        else '<section class="runs"><p>the store holds no runs</p></section>'
     )
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>pytest-verial runs</title><style>{_STYLE}</style></head><body>"
-        f"<header><h1>pytest-verial runs</h1><div class=meta>{_e(source or store.url_masked)} - "
-        f"{generated} UTC</div></header><main>{extra}{plots}{table}</main></body></html>\n"
+    return page(
+        "pytest-verial runs",
+        f"{table}{extra}{plots}",
+        nav=nav,
+        meta=f"{_e(source or store.url_masked)} - {generated} UTC",
     )
 
 
