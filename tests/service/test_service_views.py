@@ -134,7 +134,7 @@ def test_the_pages_in_a_headless_browser(tmp_path: Path) -> None:
             browser.find_element(By.NAME, "head").send_keys(ids[1])
             browser.find_element(By.CSS_SELECTOR, 'form[action="/ui/compare"] button').click()
             loaded(f"{server.url}/ui/compare")
-            assert browser.find_elements(By.CSS_SELECTOR, "section.run")
+            assert browser.find_elements(By.CSS_SELECTOR, "table.side-by-side")
             assert "regression" in browser.page_source
             browser.get(server.url + "/ui/benchmarks/sftp-drops@1")
             assert browser.find_elements(By.CSS_SELECTOR, "svg.trend")

@@ -1,14 +1,21 @@
 """The service's pages for a browser: stored runs, a run's HTML report, two runs side by side,
 a benchmark's trend.
 
-- ``GET /``: every stored run, newest first, each linking to its report, a trend plot per
-  benchmark, and a form that opens two runs as a comparison;
-- ``GET /ui/runs/{id}``: the run's HTML report (the same page ``--verial-html`` writes, with
-  the benchmark's trend plot);
-- ``GET /ui/compare?base=ID&head=ID``: HEAD's report with BASE as its base (``verial html
-  HEAD BASE``); ids are store refs (a session: ``latest``, ``latest~N``, ``ses_...``; a
-  benchmark run: ``br_...``; :mod:`pytest_verial.store._refs`);
+- ``GET /``: every stored run, newest first, each linking to its report and its benchmark's
+  page, a form that opens two runs side by side, then a trend plot per benchmark;
+- ``GET /ui/runs/{id}``: the run's HTML report (the same page ``--verial-html`` writes: what
+  failed first, then the runs, then the benchmark's trend plot);
+- ``GET /ui/compare?base=REF&head=REF``: the two side by side down to criteria, regressions
+  first (:mod:`pytest_verial.ui._compare_html`, ``verial compare``'s comparison); refs are
+  store refs (a session: ``latest``, ``latest~N``, ``ses_...``, every benchmark run paired;
+  a benchmark run: ``br_...``; :mod:`pytest_verial.store._refs`);
 - ``GET /ui/benchmarks/{ref}``: the benchmark's trend over its newest runs.
+
+Every page has a way back to the index and, signed in, the sign-out form; a ref that names
+nothing is a page saying so, with the way back.
+
+``verial view`` (:mod:`pytest_verial.ui._view`) installs the same pages ``keyless``: no sign-in,
+no sign-out, nothing but these GET pages, for 127.0.0.1 only.
 
 The pages are an org key's (they show every run, evidence included, as ``verial html`` does
 from the store). A browser signs in once at ``GET /ui/login`` with its key, which the server
@@ -31,6 +38,7 @@ from __future__ import annotations
 import hmac
 import html
 import secrets
+from collections.abc import Callable
 from typing import Annotated
 from urllib.parse import parse_qs
 
@@ -40,7 +48,8 @@ from starlette.concurrency import run_in_threadpool
 
 from ..reporting._html import render_html
 from ..store import Store, StoreError
-from ..ui._index_html import PLOT_RUNS, render_index, trend_section
+from ..ui._compare_html import render_compare
+from ..ui._index_html import PLOT_RUNS, benchmark_page, nav_bar, page, render_index, trend_section
 from ._keys import ApiKey, authenticate
 
 COOKIE = "verial_key"
@@ -114,6 +123,12 @@ def _form(request: Request, body: bytes) -> tuple[dict[str, list[str]], str | No
     return form, None
 
 
+def _nav_token(request: Request) -> str:
+    """The sign-out form's token: the one the browser holds (two tabs keep working), else new."""
+    held = request.cookies.get(CSRF_COOKIE, "")
+    return held if 20 <= len(held) <= 100 and held.isascii() else secrets.token_urlsafe(32)
+
+
 def _refused(why: str) -> HTMLResponse:
     return _page(f"<p>refused: {html.escape(why)}; nothing changed</p>", 403)
 
@@ -136,26 +151,133 @@ def _viewer(request: Request, store: Store) -> ApiKey | HTMLResponse:
     return key
 
 
-def install_views(app: FastAPI, store: Store) -> None:
-    """Add the pages to ``app`` (kept out of /openapi.json: they answer HTML)."""
+def install_views(app: FastAPI, store: Store, *, keyless: bool = False) -> None:
+    """Add the pages to ``app`` (kept out of /openapi.json: they answer HTML). ``keyless``
+    (``verial view``): every page for anyone who reaches the server, no sign-in or sign-out
+    routes (the caller binds 127.0.0.1 only)."""
+
+    def viewer(request: Request) -> ApiKey | HTMLResponse | None:
+        return None if keyless else _viewer(request, store)
+
+    def answer(request: Request, build: Callable[[str], str], status: int = 200) -> Response:
+        """A page whose header holds the way back and, signed in, the sign-out form (its
+        token also set as the form's cookie)."""
+        if keyless:
+            return _page(build(nav_bar()), status)
+        token = _nav_token(request)
+        response = _page(build(nav_bar(sign_out=token)), status)
+        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/ui")
+        return response
+
+    def problem(request: Request, message: str, status: int) -> Response:
+        """A ref that names nothing, an unreachable store: a page saying so, with the way back."""
+        body = (
+            f'<section class="problem"><h2>{html.escape(message)}</h2>'
+            '<p><a href="/">back to every stored run</a></p></section>'
+        )
+        return answer(request, lambda nav: page("pytest-verial", body, nav=nav), status)
 
     @app.get("/", include_in_schema=False)
     def index(request: Request) -> Response:
-        viewer = _viewer(request, store)
-        if isinstance(viewer, Response):
-            return viewer
-        page = render_index(
-            store,
-            link=lambda run_id: f"/ui/runs/{run_id}",
-            extra=_COMPARE_FORM,
-            hint="a run's id opens its report",
-            source="the results store",  # a page names no path of the server
+        found = viewer(request)
+        if isinstance(found, Response):
+            return found
+        return answer(
+            request,
+            lambda nav: render_index(
+                store,
+                link=lambda run_id: f"/ui/runs/{run_id}",
+                extra=_COMPARE_FORM,
+                hint="a run's id opens its report, a benchmark its trend",
+                source="the results store",  # a page names no path of the server
+                nav=nav,
+                bench_link=benchmark_page,
+            ),
         )
-        return _page(page)
 
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon() -> Response:
         return Response(status_code=204, headers=_HEADERS)  # none: but no 404 in the console
+
+    if not keyless:
+        _install_sign_in(app, store)
+
+    @app.get("/ui/runs/{ref}", include_in_schema=False)
+    def run_page(request: Request, ref: str) -> Response:
+        found = viewer(request)
+        if isinstance(found, Response):
+            return found
+        try:  # a session (latest, latest~N, ses_...) or one benchmark run (br_...)
+            resolved = store.resolve_ref(ref)
+            report = store.report_of(resolved)
+            ids = store.run_ids(resolved)
+        except StoreError as exc:
+            return problem(request, str(exc), 404)
+        ref_of = report.benchmark_runs[0].benchmark.ref if len(ids) == 1 else None
+        trend = (
+            trend_section(
+                ref_of,
+                store.trend(ref_of, last=PLOT_RUNS, per_task=False),
+                ids[0],
+                benchmark_page(ref_of),
+            )
+            if ref_of
+            else ""
+        )
+        return answer(request, lambda nav: render_html(report, trend=trend, nav=nav))
+
+    @app.get("/ui/compare", include_in_schema=False)
+    def compare_page(
+        request: Request,
+        base: Annotated[str, Query(min_length=1, max_length=100)],
+        head: Annotated[str, Query(min_length=1, max_length=100)],
+    ) -> Response:
+        found = viewer(request)
+        if isinstance(found, Response):
+            return found
+        try:
+            sides = [store.resolve_ref(ref) for ref in (base, head)]
+            reports = [store.report_of(ref) for ref in sides]
+            # a benchmark run's id in its report -> in the store (both in the session's order)
+            stored = [
+                dict(zip((b.id for b in r.benchmark_runs), store.run_ids(ref), strict=False))
+                for r, ref in zip(reports, sides, strict=True)
+            ]
+        except StoreError as exc:
+            return problem(request, f"cannot compare {base} with {head}: {exc}", 404)
+        return answer(
+            request,
+            lambda nav: render_compare(
+                reports[0], reports[1], (base, head), nav=nav, stored=(stored[0], stored[1])
+            ),
+        )
+
+    @app.get("/ui/benchmarks/{benchmark}", include_in_schema=False)
+    def trend_page(request: Request, benchmark: str) -> Response:
+        found = viewer(request)
+        if isinstance(found, Response):
+            return found
+        try:
+            points = store.trend(benchmark, last=PLOT_RUNS, per_task=False)
+        except StoreError as exc:
+            return problem(request, str(exc), 503)
+        if not points:
+            return problem(request, f"no stored run of {benchmark}", 404)
+        runs = "".join(
+            f'<li><a href="/ui/runs/{html.escape(p.id)}"><code>{html.escape(p.id)}</code></a> '
+            f"{p.created_at:%Y-%m-%d %H:%M} "
+            f"{'no score' if p.score is None else f'{p.score:.3f}'}</li>"
+            for p in reversed(points)
+        )
+        body = (
+            f"{trend_section(benchmark, points, None)}"
+            f"<section><h2>Runs, newest first</h2><ul>{runs}</ul></section>"
+        )
+        return answer(request, lambda nav: page(f"trend: {benchmark}", body, nav=nav))
+
+
+def _install_sign_in(app: FastAPI, store: Store) -> None:
+    """The sign-in and sign-out forms and their posts (see the module: CSRF)."""
 
     @app.get("/ui/login", include_in_schema=False)
     def login_form() -> Response:
@@ -199,56 +321,3 @@ def install_views(app: FastAPI, store: Store) -> None:
         answer = RedirectResponse("/ui/login", status_code=303, headers=_HEADERS)
         answer.delete_cookie(COOKIE, path="/")
         return answer
-
-    @app.get("/ui/runs/{ref}", include_in_schema=False)
-    def run_page(request: Request, ref: str) -> Response:
-        viewer = _viewer(request, store)
-        if isinstance(viewer, Response):
-            return viewer
-        try:  # a session (latest, latest~N, ses_...) or one benchmark run (br_...)
-            found = store.resolve_ref(ref)
-            report = store.report_of(found)
-            ids = store.run_ids(found)
-        except StoreError as exc:
-            return _page(f"<p>{html.escape(str(exc))}</p>", 404)
-        ref_of = report.benchmark_runs[0].benchmark.ref if len(ids) == 1 else None
-        trend = (
-            trend_section(ref_of, store.trend(ref_of, last=PLOT_RUNS, per_task=False), ids[0])
-            if ref_of
-            else ""
-        )
-        return _page(render_html(report, trend=trend))
-
-    @app.get("/ui/compare", include_in_schema=False)
-    def compare_page(
-        request: Request,
-        base: Annotated[str, Query(min_length=1, max_length=100)],
-        head: Annotated[str, Query(min_length=1, max_length=100)],
-    ) -> Response:
-        viewer = _viewer(request, store)
-        if isinstance(viewer, Response):
-            return viewer
-        try:
-            head_report = store.report_of(store.resolve_ref(head))
-            base_report = store.report_of(store.resolve_ref(base))
-        except StoreError as exc:
-            return _page(f"<p>{html.escape(str(exc))}</p>", 404)
-        return _page(render_html(head_report, base_report))
-
-    @app.get("/ui/benchmarks/{benchmark}", include_in_schema=False)
-    def trend_page(request: Request, benchmark: str) -> Response:
-        viewer = _viewer(request, store)
-        if isinstance(viewer, Response):
-            return viewer
-        try:
-            points = store.trend(benchmark, last=PLOT_RUNS, per_task=False)
-        except StoreError as exc:
-            return _page(f"<p>{html.escape(str(exc))}</p>", 503)
-        if not points:
-            return _page(f"<p>no stored run of {html.escape(benchmark)}</p>", 404)
-        section = trend_section(benchmark, points, None)
-        return _page(
-            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>trend: {html.escape(benchmark)}</title></head><body>{section}"
-            '<p><a href="/">every run</a></p></body></html>\n'
-        )
