@@ -205,6 +205,7 @@ EPILOG = """commands by use:
   reports              report, show, feedback, html, compare, merge
   history of runs      runs, trend, import, export, prune  (refs: latest, latest~N,
                        ses_..., br_...; a report file works too)
+  in a browser         view (read-only, 127.0.0.1), html
   over HTTP            serve, keys
   tools                hl7-capture, judge calibrate
 
@@ -565,6 +566,12 @@ add_command(
     "keys",
     *_lazy_command("service._cli", "keys"),
     help="create, list or revoke the service's API keys",
+)
+add_command(
+    "view",
+    *_lazy_command("ui._view", "view"),
+    help="the stored runs' pages in a browser, read-only on 127.0.0.1, no keys (needs the "
+    "[serve] extra)",
 )
 # --- end service ---
 
