@@ -1,18 +1,13 @@
 """The service's pages (issue 20): stored runs, a run's report, two runs side by side and a
-benchmark's trend, for an org key signed in by a cookie; in-process, then in a headless browser
-against a real server."""
+benchmark's trend, for an org key signed in by a cookie; in-process (in a headless browser
+against a real server: test_service_ui_browser.py)."""
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-from pathlib import Path
 from typing import Any
 
-import httpx
-import pytest
-from service_support import FILES, RUNS, Api, new_key, serve
+from service_support import Api
 
 BODY = {"benchmark": "sftp-drops@1", "task_id": "sftp-claims-batch"}
 
@@ -78,88 +73,3 @@ def test_pages_need_an_org_key_and_never_show_it(api: Api) -> None:
     assert signed_out.status_code == 303
     api.client.cookies.clear()
     assert api.client.get("/").status_code == 401
-
-
-def test_the_pages_in_a_headless_browser(tmp_path: Path) -> None:
-    """A browser signs in with the form, opens a run from the list, opens two runs side by
-    side from the compare form and a trend page: no console error, nothing fetched from
-    anywhere but the server."""
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver_path):
-        pytest.skip("chromium and chromedriver are not installed (scripts/setup.d/50-browser.sh)")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.wait import WebDriverWait
-
-    store = f"sqlite:///{tmp_path / 'store.db'}"
-    _, org = new_key(tmp_path, store, "org")
-    with serve(tmp_path, store, str(FILES), "--runs-root", str(RUNS)) as server:
-        ids = []
-        for run_dir in ("good-agent", "flawed-agent"):
-            body = {**BODY, "sandbox": {"run_dir": run_dir}}
-            answer = httpx.post(
-                server.url + "/v1/verify-task",
-                json=body,
-                headers={"Authorization": f"Bearer {org}"},
-            )
-            ids.append(answer.json()["benchmark_run_id"])
-        options = webdriver.ChromeOptions()
-        options.binary_location = chromium
-        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1400"):
-            options.add_argument(arg)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-        browser = webdriver.Chrome(service=Service(driver_path), options=options)
-
-        def loaded(url: str) -> None:
-            WebDriverWait(browser, 15).until(lambda b: b.current_url.startswith(url))
-            WebDriverWait(browser, 15).until(
-                lambda b: b.execute_script("return document.readyState") == "complete"
-            )
-
-        try:
-            browser.get(server.url + "/")
-            assert browser.find_element(By.NAME, "key")  # the sign-in form
-            browser.find_element(By.NAME, "key").send_keys(org)
-            browser.find_element(By.CSS_SELECTOR, "form button").click()
-            loaded(server.url + "/")
-            signed_out = browser.get_log("browser")  # the sign-in page was a 401
-            assert all("401" in e["message"] for e in signed_out), signed_out
-            browser.find_element(By.LINK_TEXT, ids[0]).click()
-            loaded(f"{server.url}/ui/runs/{ids[0]}")
-            assert browser.find_elements(By.CSS_SELECTOR, "section.run")  # the report renders
-            assert browser.find_elements(By.CSS_SELECTOR, "svg.trend")
-            browser.get(server.url + "/")
-            browser.find_element(By.NAME, "base").send_keys(ids[0])
-            browser.find_element(By.NAME, "head").send_keys(ids[1])
-            browser.find_element(By.CSS_SELECTOR, 'form[action="/ui/compare"] button').click()
-            loaded(f"{server.url}/ui/compare")
-            assert browser.find_elements(By.CSS_SELECTOR, "table.side-by-side")
-            assert "regression" in browser.page_source
-            browser.get(server.url + "/ui/benchmarks/sftp-drops@1")
-            assert browser.find_elements(By.CSS_SELECTOR, "svg.trend")
-            assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
-            events = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
-            urls = {
-                m["params"]["request"]["url"]
-                for m in events
-                if m["method"] == "Network.requestWillBeSent"
-            }
-            assert urls and all(u.startswith(server.url) for u in urls), urls
-            # issue 31: a page elsewhere (here a data: URL) posting the sign-in form with
-            # another key, as a browser sends it, is refused: the browser stays signed in
-            # with its own key, whose pages it still sees
-            _, other = new_key(tmp_path, store, "org")
-            forged = (
-                f'<form method="post" action="{server.url}/ui/login">'
-                f'<input name="key" value="{other}"><button>go</button></form>'
-            )
-            browser.get("data:text/html," + forged)
-            browser.find_element(By.TAG_NAME, "button").click()
-            WebDriverWait(browser, 15).until(lambda b: "refused" in b.page_source)
-            assert "nothing changed" in browser.page_source
-            browser.get(server.url + "/")
-            assert browser.find_elements(By.LINK_TEXT, ids[0])  # still the first key's session
-        finally:
-            browser.quit()
-        assert org not in server.text()  # the key is in no log line
