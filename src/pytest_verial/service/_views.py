@@ -64,22 +64,15 @@ _HEADERS = {
     # their Origin (with no-referrer it sends "Origin: null", which the sign-in check refuses)
     "Referrer-Policy": "same-origin",
 }
-_LOGIN = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>pytest-verial: sign in</title>
-<style>body{{font:14px/1.45 system-ui,sans-serif;margin:40px;color:#1d2330}}
-input{{font:inherit;padding:4px 8px;width:28em}}</style></head>
-<body><h1>pytest-verial</h1><p>{message}</p>
+#: the sign-in and sign-out forms (in the pages' shell: :func:`page`)
+_LOGIN = """<section><p>{message}</p>
 <form method="post" action="/ui/login"><label>org key
-<input type="password" name="key" autocomplete="off" required></label>
+<input type="password" name="key" autocomplete="off" required style="width:28em"></label>
 <input type="hidden" name="form_token" value="{token}">
-<button type="submit">Sign in</button></form></body></html>
-"""
-_LOGOUT = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>pytest-verial: sign out</title></head>
-<body><h1>pytest-verial</h1><form method="post" action="/ui/logout">
+<button type="submit">Sign in</button></form></section>"""
+_LOGOUT = """<section><form method="post" action="/ui/logout">
 <input type="hidden" name="form_token" value="{token}">
-<button type="submit">Sign out</button></form></body></html>
-"""
+<button type="submit">Sign out</button></form></section>"""
 _COMPARE_FORM = """<section><h2>Compare two runs</h2><form method="get" action="/ui/compare">
 <label>base <input name="base" placeholder="latest~1" required></label>
 <label>head <input name="head" placeholder="latest" required></label>
@@ -90,16 +83,16 @@ def _page(body: str, status: int = 200, headers: dict[str, str] | None = None) -
     return HTMLResponse(body, status_code=status, headers={**_HEADERS, **(headers or {})})
 
 
-def _with_token(template: str, status: int, **values: str) -> HTMLResponse:
+def _with_token(template: str, status: int, title: str, **values: str) -> HTMLResponse:
     """A form page with a fresh token, in the page and in its cookie (see the module)."""
     token = secrets.token_urlsafe(32)
-    answer = _page(template.format(token=token, **values), status)
+    answer = _page(page(title, template.format(token=token, **values)), status)
     answer.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/ui")
     return answer
 
 
 def _login_page(message: str, status: int = 401) -> HTMLResponse:
-    return _with_token(_LOGIN, status, message=html.escape(message))
+    return _with_token(_LOGIN, status, "pytest-verial: sign in", message=html.escape(message))
 
 
 def _form(request: Request, body: bytes) -> tuple[dict[str, list[str]], str | None]:
@@ -130,7 +123,11 @@ def _nav_token(request: Request) -> str:
 
 
 def _refused(why: str) -> HTMLResponse:
-    return _page(f"<p>refused: {html.escape(why)}; nothing changed</p>", 403)
+    body = (
+        f"<section><p>refused: {html.escape(why)}; nothing changed</p>"
+        '<p><a href="/">back to every stored run</a></p></section>'
+    )
+    return _page(page("pytest-verial", body), 403)
 
 
 def _viewer(request: Request, store: Store) -> ApiKey | HTMLResponse:
@@ -311,7 +308,7 @@ def _install_sign_in(app: FastAPI, store: Store) -> None:
 
     @app.get("/ui/logout", include_in_schema=False)
     def logout_form() -> Response:
-        return _with_token(_LOGOUT, 200)
+        return _with_token(_LOGOUT, 200, "pytest-verial: sign out")
 
     @app.post("/ui/logout", include_in_schema=False)
     async def logout(request: Request) -> Response:
