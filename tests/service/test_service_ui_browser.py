@@ -210,6 +210,8 @@ def test_the_run_page_opens_on_its_failing_criteria(browser: Any, site: Site) ->
     axes = _texts(browser.find_elements(By.CSS_SELECTOR, "svg.axes text.axis-count"))
     assert axes and all(a.endswith(" failed") and "/" in a for a in axes)
     assert browser.find_element(By.CSS_SELECTOR, "#trends svg.trend .y-label").text
+    bench = browser.find_element(By.CSS_SELECTOR, "#trends h2 a")  # the benchmark's page
+    assert bench.get_attribute("href") == site.serve + "/ui/benchmarks/interop@1"
     # the good run has nothing failing: it says so, first
     _open(browser, f"{site.serve}/ui/runs/{site.runs[('front-office-v7', 'interop@1')]}")
     assert browser.find_element(By.ID, "failures").text.startswith("No failing criteria")
