@@ -73,3 +73,28 @@ def test_pages_need_an_org_key_and_never_show_it(api: Api) -> None:
     assert signed_out.status_code == 303
     api.client.cookies.clear()
     assert api.client.get("/").status_code == 401
+
+
+def test_a_bad_ref_is_a_page_with_the_way_back_and_its_text_stays_text(api: Api) -> None:
+    """A ref that names nothing answers 404 with a page in the site's shell (the way back, the
+    sign-out form whose token is the browser's cookie); what the URL carried is escaped."""
+    _two_runs(api)
+    assert _sign_in(api, api.org).status_code == 303
+    hostile = "<img src=x onerror=alert(1)>"
+    for page in (
+        f"/ui/compare?base=latest&head={hostile}",
+        f"/ui/runs/{hostile}",
+        f"/ui/benchmarks/{hostile}",
+    ):
+        answer = api.client.get(page)
+        assert answer.status_code == 404, page
+        assert '<a class="back" href="/">' in answer.text and "<style>" in answer.text, page
+        assert hostile not in answer.text and "&lt;img src=x" in answer.text, page
+        token = re.search(r'name="form_token" value="([^"]+)"', answer.text)
+        assert token is not None and 'action="/ui/logout"' in answer.text
+        assert api.client.cookies.get("verial_form") == token.group(1)
+    # the side-by-side page of a pair: both runs' columns, linking their pages
+    base, head = (r.id for r in api.app.state.store.list_runs()[:2][::-1])
+    page = api.client.get(f"/ui/compare?base={base}&head={head}").text
+    assert 'class="side-by-side"' in page
+    assert f'href="/ui/runs/{base}"' in page and f'href="/ui/runs/{head}"' in page
