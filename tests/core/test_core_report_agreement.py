@@ -190,12 +190,13 @@ def test_an_unsealed_report_is_checked_as_well(project: Path, tmp_path: Path) ->
 
 def test_criterion_runs_have_the_fields_the_figures_check_knows() -> None:
     """The readers score a report again from each criterion run's status, passed, score,
-    pass_threshold, axis, weight, points, critical and judge (reporting/_agreement.py and the
+    pass_threshold, axis, weight, points, critical, judge and not_evaluated
+    (reporting/_agreement.py and the
     score views of reporting/_scores.py). A field added to CriterionRun that scoring reads
     must be added there too; then here."""
     assert set(CriterionRun.model_fields) == {
         *("criterion_id", "status", "passed", "score", "pass_threshold", "axis", "weight"),
-        *("points", "critical", "judge"),  # what scoring reads; below, what it never reads
+        *("points", "critical", "judge", "not_evaluated"),  # what scoring reads; below, not
         *("label", "assertion", "met", "task_key", "task_id", "entity", "details", "evidence"),
         *("started_at", "completed_at", "duration", "line", "nodeid", "task_run", "file"),
         *("benchmark", "run", "outcome"),
@@ -220,6 +221,9 @@ def criterion_runs(draw: st.DrawFn, points: bool) -> list[CriterionRun]:
             identity["weight"] = draw(st.sampled_from([0.5, 1.0, 3.0]))
         if status in (Status.DESELECTED, Status.NOT_RUN):
             runs.append(CriterionRun(**identity, status=status))
+        elif status is Status.ERROR and draw(st.booleans()):
+            # the verifier could not evaluate it: out of the mean, the verdict maybe null
+            runs.append(CriterionRun.unverified(identity, "judge unreachable", "not evaluated"))
         else:
             passed = status is Status.PASSED
             runs.append(CriterionRun(**identity, status=status, passed=passed, score=score))

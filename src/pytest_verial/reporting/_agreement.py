@@ -28,7 +28,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
-from .._results import COUNTED, RunStatus, Status, TaskStatus, _trials, counts_against
+from .._results import (
+    RunStatus,
+    Status,
+    TaskStatus,
+    _trials,
+    counts_against,
+    forced_verdict,
+)
 from .._scoring import (
     VERDICTS,
     Pointed,
@@ -83,7 +90,7 @@ class Given:
 
 def _met(c: CriterionScore) -> bool | None:
     """A counted points criterion is met when it passed (CriterionRun's ``_met``)."""
-    return c.passed if c.points is not None and c.status in COUNTED else None
+    return c.passed if c.points is not None and c.counted else None
 
 
 def task_figures(
@@ -99,9 +106,13 @@ def task_figures(
         status = TaskStatus.SKIPPED
     else:
         status = TaskStatus.COMPLETED
-    counted = [c for c in criteria if c.status in COUNTED]
+    # criteria the verifier could not evaluate leave the mean (CriterionRun.counted)
+    counted = [c for c in criteria if c.counted]
+    unverified = [c for c in criteria if c.not_evaluated is not None]
     items = [Scored(float(c.score or 0.0), c.weight, c.axis) for c in counted]
-    has_scores = status in (TaskStatus.COMPLETED, TaskStatus.INCOMPLETE)
+    has_scores = status in (TaskStatus.COMPLETED, TaskStatus.INCOMPLETE) and (
+        bool(counted) or not unverified
+    )
     score = task_score(items) if has_scores else None
     axes: dict[str, Axis] = (
         {k: (v["score"], v["weight"], None, None) for k, v in axis_scores(items).items()}
@@ -110,7 +121,9 @@ def task_figures(
     )
     earned = possible = None
     penalties: list[str] = []
-    if any(c.points is not None for c in criteria):
+    pointed: list[Pointed] = []
+    by_points = any(c.points is not None for c in criteria)
+    if by_points:
         pointed = [Pointed(c.points or 0, bool(_met(c)), c.axis) for c in counted]
         tally = points_score(pointed)
         earned, possible = tally.earned, tally.possible
@@ -121,12 +134,16 @@ def task_figures(
                 name: (t.score, float(t.possible), t.earned, t.possible)
                 for name, t in points_axes(pointed).items()
             }
-    critical = [
-        c.criterion_id for c in criteria if c.critical and c.status in COUNTED and not c.passed
-    ]
+    critical = [c.criterion_id for c in criteria if c.critical and c.counted and not c.passed]
     task_verdict: Verdict | None = None
-    if score is not None:
+    if score is not None and status is TaskStatus.COMPLETED:
         task_verdict = "fail" if critical else verdict(score, threshold, bool(items))
+        if unverified and not critical:
+            # the verdict the evaluated criteria force whatever the others would score
+            task_verdict = forced_verdict(
+                pointed if by_points else items, cast(Any, unverified), threshold
+            )
+    against = any(counts_against(c.status, c.points, _met(c)) for c in counted)
     tally_of = Counter(c.status for c in criteria)
     figures = TaskFigures(
         status=status,
@@ -134,9 +151,9 @@ def task_figures(
         verdict=task_verdict,
         axes=axes,
         all_passed=(
-            bool(counted) and not any(counts_against(c.status, c.points, _met(c)) for c in counted)
-            if has_scores
-            else None
+            None
+            if not has_scores or (unverified and not against)
+            else bool(counted) and not against
         ),
         critical_failed=critical,
         points_earned=earned,
@@ -192,8 +209,17 @@ def run_figures(
     """The figures of a benchmark run of these task runs; ``stated``: its status as written
     (running and cancelled say how the session ended, which the task runs cannot)."""
     tasks = [g.figures for g in given]
+    # a completed task run the verifier could not fully evaluate is left out of every
+    # figure, and the run's verdict is null (BenchmarkRun.aggregate)
+    unverified = [
+        t for t in tasks if t.status is TaskStatus.COMPLETED and t.counts.get("not_evaluated")
+    ]
     done = [
-        g for g in given if g.figures.status is TaskStatus.COMPLETED and g.figures.score is not None
+        g
+        for g in given
+        if g.figures.status is TaskStatus.COMPLETED
+        and g.figures.score is not None
+        and not g.figures.counts.get("not_evaluated")
     ]
     completed = [g.figures for g in done]
     score = run_score(t.score for t in completed if t.score is not None) if completed else None
@@ -223,7 +249,7 @@ def run_figures(
     return RunFigures(
         status=status,
         score=score,
-        verdict=verdict(score, threshold, True) if score is not None else None,
+        verdict=verdict(score, threshold, True) if score is not None and not unverified else None,
         strict_success=(
             sum(1 for t in completed if t.all_passed) / len(completed) if completed else None
         ),
@@ -385,7 +411,8 @@ def _figures_of(task: TaskScore, memo: Memo) -> TaskFigures:
     criteria = task.criterion_runs
     running = task.status is TaskStatus.RUNNING
     shape = tuple(
-        (c.status, c.passed, c.score, c.weight, c.axis, c.points, c.critical) for c in criteria
+        (c.status, c.passed, c.score, c.weight, c.axis, c.points, c.critical, c.not_evaluated)
+        for c in criteria
     )
     key = (task.pass_threshold, running, shape)
     found = memo.get(key)
