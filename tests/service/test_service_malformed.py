@@ -184,7 +184,7 @@ ID_ROUTES = [
 @pytest.mark.parametrize(("method", "route"), ID_ROUTES)
 @given(ident=TEXT.filter(lambda t: t.strip("/") not in ("", ".", "..")).map(_path_part) | RAW)
 @example(ident="br_" + "9" * 10_000)
-@SETTINGS
+@settings(SETTINGS, max_examples=20)  # nine routes, two stores
 def test_any_id_in_a_path_is_a_problem(served: Served, method: str, route: str, ident: str) -> None:
     """(An empty id, ``.`` and ``..`` are left out: a client resolves them in the URL before
     sending it, to another route; so is an id of slashes only, ``/`` percent-encoded or not,
