@@ -14,7 +14,8 @@ import pytest
 from service_support import FILES, RUNS, Api, new_key, run_verial, serve
 
 from pytest_verial.service import _jobs as jobs
-from pytest_verial.service import revoke_key
+from pytest_verial.service import create_key, revoke_key
+from pytest_verial.store import open_store
 
 BENCH = "sftp-drops@1"
 #: requests of each kind after the revocation: each on a new connection, so both workers of
@@ -34,7 +35,12 @@ def test_revoking_a_key_ends_its_run_tokens_in_every_worker(
 ) -> None:
     store = _store(backend, tmp_path, request)
     solver_id, solver = new_key(tmp_path, store, "solver")
-    _, other = new_key(tmp_path, store, "solver")
+    opened = open_store(store)  # the other keys made in-process: the CLI's own start-up is slow
+    try:
+        other = create_key(opened, "solver")[1]
+        org = create_key(opened, "org")[1]
+    finally:
+        opened.close()
     args = (str(FILES), "--runs-root", str(RUNS), "--workers", "2")
     with serve(tmp_path, store, *args) as server:
 
@@ -87,7 +93,6 @@ def test_revoking_a_key_ends_its_run_tokens_in_every_worker(
                 assert answer.headers["www-authenticate"] == "Bearer"
         assert httpx.get(read, headers={"Authorization": f"Bearer {solver}"}).status_code == 401
         # nothing changed through it: the second task run is still waiting
-        _, org = new_key(tmp_path, store, "org")
         seen = httpx.get(read, headers={"Authorization": f"Bearer {org}"}).json()
         assert [t["phase"] for t in seen["task_runs"]][:2] == ["completed", "created"]
         # another key's run token is untouched
