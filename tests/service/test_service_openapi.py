@@ -77,7 +77,7 @@ def test_the_answers_declare_the_documented_fields(api: Api) -> None:
         assert name in crit, name
     # evidence: the engine's models (one per check type, the report's too), whose rows are
     # exactly Verial's table
-    from pytest_verial import _evidence
+    from pytest_verial import AnyEvidence
 
     rows = ("fieldResults", "field_results", "assertionResults", "phraseResults", "rubric_results")
     keyed: dict[str, dict[str, Any]] = {}
@@ -90,7 +90,7 @@ def test_the_answers_declare_the_documented_fields(api: Api) -> None:
         for key in rows:
             if key in shape["properties"]:
                 keyed[key] = shape
-    assert named == {m.__name__ for m in get_args(_evidence.AnyEvidence)}
+    assert named == {m.__name__ for m in get_args(AnyEvidence)}
     assert set(keyed) == set(rows)
     assert "FieldResultsEvidence" not in spec["components"]["schemas"]  # no second definition
     for key in ("fieldResults", "field_results", "assertionResults"):

@@ -13,7 +13,6 @@ import httpx
 import pytest
 from service_support import FILES, RUNS, Api, new_key, run_verial, serve
 
-from pytest_verial.service import _jobs as jobs
 from pytest_verial.service import create_key, revoke_key
 from pytest_verial.store import open_store
 
@@ -113,8 +112,8 @@ def test_a_job_queued_by_a_key_revoked_before_it_runs_is_not_run(api: Api) -> No
     )
     assert queued.status_code == 202, queued.text
     revoke_key(api.app.state.store, api.solver_id)
-    runner = jobs.JobRunner(api.app.state.store, api.app.state.jobs.run)
-    runner.start()
+    runner = api.app.state.jobs
+    runner.start()  # the server's runner again: it claims the job now
     try:
         deadline = time.monotonic() + 30
         while (job := api.client.get(queued.headers["location"], headers=api.h(api.org)).json())[
