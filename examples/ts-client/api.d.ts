@@ -731,9 +731,9 @@ export interface components {
             details: string | null;
             /**
              * Evidence
-             * @description the check's evidence; null in a scored run's elided answer
+             * @description the check's evidence (the model of its ``assert``); null in a scored run's elided answer
              */
-            evidence: components["schemas"]["FieldResultsEvidence"] | components["schemas"]["Hl7StructuralEvidence"] | components["schemas"]["PortalStateMatchEvidence"] | components["schemas"]["VoiceTranscriptEvidence"] | components["schemas"]["LlmRubricEvidence"] | components["schemas"]["OtherEvidence"] | null;
+            evidence: components["schemas"]["FhirResourceStateEvidence"] | components["schemas"]["Hl7StructuralEvidence"] | components["schemas"]["PortalStateMatchEvidence"] | components["schemas"]["SftpFilePresentEvidence"] | components["schemas"]["VoiceTranscriptEvidence"] | components["schemas"]["X12ResponseEvidence"] | components["schemas"]["OutputEvidence"] | components["schemas"]["LlmRubricEvidence"] | components["schemas"]["Evidence"] | null;
             /** Started At */
             started_at: string | null;
             /** Completed At */
@@ -782,37 +782,60 @@ export interface components {
             points: number | null;
         };
         /**
-         * FieldResult
-         * @description One expected / actual row.
+         * Evidence
+         * @description What a check saw: the base of every check type's evidence, and the evidence of a check
+         *     that is not built in (every key kept as the check wrote it).
          */
-        FieldResult: {
-            /** Path */
-            path: string | null;
-            expected: components["schemas"]["Json-Output"];
-            actual: components["schemas"]["Json-Output"];
-            /** Passed */
-            passed: boolean;
-            /** Op */
-            op?: string | null;
-            /** Message */
-            message?: string | null;
+        Evidence: {
+            /** Error */
+            error?: string;
         };
         /**
-         * FieldResultsEvidence
-         * @description fhir-resource-state (with ``resource``, ``query``, ``total``), sftp-file-present (with
-         *     ``matched_paths``), x12-response (with ``transaction``) and output-* evidence.
+         * FhirResourceStateEvidence
+         * @description ``fhir-resource-state``: ``fieldResults`` of the target resource, the resource
+         *     (type, id, version), the search sent and how many it found.
          */
-        FieldResultsEvidence: {
+        FhirResourceStateEvidence: {
+            /** Error */
+            error?: string;
             /** Fieldresults */
-            fieldResults: components["schemas"]["FieldResult"][];
-            resource?: components["schemas"]["Json-Output"];
+            fieldResults?: components["schemas"]["FieldResult"][];
+            /** Resource */
+            resource?: {
+                [key: string]: components["schemas"]["Json-Output"];
+            } | null;
             /** Query */
             query?: string | null;
             /** Total */
             total?: number | null;
-            /** Matched Paths */
-            matched_paths?: string[] | null;
-            transaction?: components["schemas"]["Json-Output"];
+            /** Match */
+            match?: string;
+            count_result?: components["schemas"]["FieldResult"];
+            /** Validation Errors */
+            validation_errors?: string[];
+        };
+        /**
+         * FieldResult
+         * @description One expected / actual row of ``fieldResults``, ``field_results`` or
+         *     ``assertionResults``: ``{path, expected, actual, passed}`` (Verial's), plus our ``op``,
+         *     ``message`` and any key a check adds (``quantifier``, ``reason``).
+         */
+        FieldResult: {
+            /** Path */
+            path?: string | null;
+            /** Expected */
+            expected?: components["schemas"]["Json-Output"];
+            /** Actual */
+            actual?: components["schemas"]["Json-Output"];
+            /** Op */
+            op?: string | null;
+            /**
+             * Passed
+             * @default false
+             */
+            passed: boolean;
+            /** Message */
+            message?: string | null;
         };
         /** Health */
         Health: {
@@ -824,12 +847,28 @@ export interface components {
         };
         /**
          * Hl7StructuralEvidence
-         * @description hl7-structural evidence (with ``message``).
+         * @description ``hl7-structural``: ``field_results`` (snake_case, as Verial documents it) of the message
+         *     scored, that message (control id, type, trigger event, origin), the candidates.
          */
         Hl7StructuralEvidence: {
+            /** Error */
+            error?: string;
             /** Field Results */
-            field_results: components["schemas"]["FieldResult"][];
-            message?: components["schemas"]["Json-Output"];
+            field_results?: components["schemas"]["FieldResult"][];
+            /** Message */
+            message?: {
+                [key: string]: components["schemas"]["Json-Output"];
+            } | null;
+            /** Candidates */
+            candidates?: number;
+            /** Rejected */
+            rejected?: number;
+            /** Warnings */
+            warnings?: string[];
+            /** Messages */
+            messages?: {
+                [key: string]: components["schemas"]["Json-Output"];
+            }[];
         };
         /** JobAccepted */
         JobAccepted: {
@@ -876,17 +915,26 @@ export interface components {
         JsonValue: unknown;
         /**
          * LlmRubricEvidence
-         * @description llm-rubric evidence: the judge's ratings (with the judge, its cost and confidence).
+         * @description ``llm-rubric`` and ``output-consistency``: ``rubric_results``, the judge (model,
+         *     executor model, tokens, cost, cache) and its confidence.
          */
         LlmRubricEvidence: {
+            /** Error */
+            error?: string;
             /** Rubric Results */
-            rubric_results: components["schemas"]["RubricResult"][];
-            /** Confidence */
-            confidence?: number | null;
+            rubric_results?: components["schemas"]["RubricResult"][];
+            /** Principles */
+            principles?: string[];
             /** Judge */
             judge?: {
                 [key: string]: components["schemas"]["Json-Output"];
-            } | null;
+            };
+            /** Confidence */
+            confidence?: number | null;
+            /** Target */
+            target?: string;
+            /** Threshold */
+            threshold?: number;
         };
         /**
          * NotEvaluated
@@ -899,17 +947,31 @@ export interface components {
             reason: string;
         };
         /**
-         * OtherEvidence
-         * @description Evidence without rows: a criterion that could not be scored (``error``), or a check
-         *     whose evidence has no rows (output-consistency).
+         * OutputEvidence
+         * @description ``output-format``, ``output-length``, ``output-sections``, ``output-match``,
+         *     ``output-json-schema``: ``fieldResults`` and the output file's name.
          */
-        OtherEvidence: {
+        OutputEvidence: {
             /** Error */
-            error?: string | null;
+            error?: string;
+            /** Fieldresults */
+            fieldResults?: components["schemas"]["FieldResult"][];
+            /** Output */
+            output?: string | null;
+            /** Words */
+            words?: number;
+            /** Chars */
+            chars?: number;
+            /** Headings */
+            headings?: string[];
+            /** Violations */
+            violations?: number;
         };
         /**
          * PhraseResult
-         * @description One phrase looked for in a voice transcript (``turn``: where it was found).
+         * @description One row of ``phraseResults``: ``{phrase, found, turn}`` (Verial's; ``turn`` the index of
+         *     the first turn saying it, null when not found), plus ours: ``expected`` (``present`` or
+         *     ``absent``), ``passed`` and, with ``fuzzy``, ``similarity``.
          */
         PhraseResult: {
             /** Phrase */
@@ -917,16 +979,29 @@ export interface components {
             /** Found */
             found: boolean;
             /** Turn */
-            turn: number | null;
+            turn?: number | null;
+            /** Expected */
+            expected?: string;
+            /** Passed */
+            passed?: boolean;
+            /** Similarity */
+            similarity?: number;
         };
         /**
          * PortalStateMatchEvidence
-         * @description portal-state-match evidence (with ``row_key``).
+         * @description ``portal-state-match``: ``assertionResults`` of the best row, its key and index.
          */
         PortalStateMatchEvidence: {
+            /** Error */
+            error?: string;
             /** Assertionresults */
-            assertionResults: components["schemas"]["FieldResult"][];
+            assertionResults?: components["schemas"]["FieldResult"][];
+            /** Row Key */
             row_key?: components["schemas"]["Json-Output"];
+            /** Row Index */
+            row_index?: number;
+            /** Candidates */
+            candidates?: number;
         };
         /**
          * ProblemOut
@@ -981,17 +1056,17 @@ export interface components {
         };
         /**
          * RubricResult
-         * @description One principle the judge rated.
+         * @description One principle the judge rated: ``{principle, rating (1-5), reasoning, score}``.
          */
         RubricResult: {
             /** Principle */
-            principle: string | null;
+            principle?: string | null;
             /** Rating */
-            rating: number | null;
+            rating?: number | null;
             /** Reasoning */
-            reasoning: string | null;
+            reasoning?: string | null;
             /** Score */
-            score: number | null;
+            score?: number;
         };
         /** RunCountsOut */
         RunCountsOut: {
@@ -1165,6 +1240,34 @@ export interface components {
                 [key: string]: components["schemas"]["JsonValue"];
             };
         });
+        /**
+         * SftpFilePresentEvidence
+         * @description ``sftp-file-present``: ``fieldResults`` of the best file plus the matched paths
+         *     (relative to ``source``, the files source: ``sftp/`` in the task folder or a bucket
+         *     prefix).
+         */
+        SftpFilePresentEvidence: {
+            /** Error */
+            error?: string;
+            /** Fieldresults */
+            fieldResults?: components["schemas"]["FieldResult"][];
+            /** Matched Paths */
+            matched_paths?: string[];
+            /** Matched Count */
+            matched_count?: number;
+            /** Source */
+            source?: string;
+            /** File */
+            file?: {
+                [key: string]: components["schemas"]["Json-Output"];
+            } | null;
+            /** Refused Paths */
+            refused_paths?: string[];
+            /** Unreadable */
+            unreadable?: {
+                [key: string]: components["schemas"]["Json-Output"];
+            }[];
+        };
         /**
          * StartedTaskRun
          * @description ``POST /v1/task-runs/{id}/start``: the task as the agent needs it (never its
@@ -1519,11 +1622,42 @@ export interface components {
         });
         /**
          * VoiceTranscriptEvidence
-         * @description voice-transcript evidence.
+         * @description ``voice-transcript``: ``phraseResults: [{phrase, found, turn}]``.
          */
         VoiceTranscriptEvidence: {
+            /** Error */
+            error?: string;
             /** Phraseresults */
-            phraseResults: components["schemas"]["PhraseResult"][];
+            phraseResults?: components["schemas"]["PhraseResult"][];
+            /** Turns */
+            turns?: number;
+        };
+        /**
+         * X12ResponseEvidence
+         * @description ``x12-response``: ``fieldResults`` of the transaction scored, that transaction (set id,
+         *     control number, version, origin), envelope problems and the candidates.
+         */
+        X12ResponseEvidence: {
+            /** Error */
+            error?: string;
+            /** Fieldresults */
+            fieldResults?: components["schemas"]["FieldResult"][];
+            /** Transaction */
+            transaction?: {
+                [key: string]: components["schemas"]["Json-Output"];
+            } | null;
+            /** Candidates */
+            candidates?: number;
+            /** Envelope Problems */
+            envelope_problems?: string[];
+            /** Validation */
+            validation?: {
+                [key: string]: components["schemas"]["Json-Output"];
+            };
+            /** Transactions */
+            transactions?: {
+                [key: string]: components["schemas"]["Json-Output"];
+            }[];
         };
     };
     responses: never;

@@ -44,23 +44,26 @@ async function call<T>(url: string, token: string, body?: unknown): Promise<T> {
   return (await response.json()) as T;
 }
 
-/** The evidence's rows, whichever check wrote them (Verial's keys, one per check type). */
+/** The evidence's rows, whichever check wrote them (Verial's keys, one per check type; the
+ * engine's models, so a key is absent when the check could not write it, an error). */
 function rows(criterion: CriterionRun): { path: string | null; passed: boolean }[] {
   const evidence = criterion.evidence;
   if (evidence == null) {
     return []; // elided: a scored run, read without an org key
   }
+  const plain = (found: { path?: string | null; passed: boolean }[] | undefined) =>
+    (found ?? []).map((r) => ({ path: r.path ?? null, passed: r.passed }));
   if ("fieldResults" in evidence) {
-    return evidence.fieldResults;
+    return plain(evidence.fieldResults);
   }
   if ("field_results" in evidence) {
-    return evidence.field_results;
+    return plain(evidence.field_results);
   }
   if ("assertionResults" in evidence) {
-    return evidence.assertionResults;
+    return plain(evidence.assertionResults);
   }
   if ("phraseResults" in evidence) {
-    return evidence.phraseResults.map((r) => ({ path: r.phrase, passed: r.found }));
+    return (evidence.phraseResults ?? []).map((r) => ({ path: r.phrase, passed: r.found }));
   }
   return [];
 }

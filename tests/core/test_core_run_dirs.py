@@ -193,8 +193,9 @@ def test_a_link_out_of_the_task_folder_is_refused(project: Project, name: str) -
     run = criterion_runs(project.read_report())["b.verial.yaml::t::c"]
     assert run["status"] == "error", (run, output[-2000:])
     # the files of the sandbox named relative to its task folder (the link's target is not in it)
-    assert f"{Path(link)}: symbolic link to {target}" in run["details"], run["details"]
-    assert "outside the task folder .;" in run["details"] and str(task) not in run["details"]
+    said = f"{Path(link).as_posix()}: a symbolic link leading outside the task folder; refused"
+    assert said in run["details"], run["details"]
+    assert str(task) not in run["details"] and str(target) not in run["details"]
 
 
 def test_links_inside_the_task_folder_and_a_linked_run_folder_are_read(project: Project) -> None:
@@ -309,8 +310,9 @@ def test_the_judge_file_target_is_confined_too(
     runs = criterion_runs(project.read_report())
     out, alias, none = (runs[f"b.verial.yaml::t::{c}"] for c in ("out", "alias", "none"))
     assert out["status"] == "error", (out, output[-2000:])
-    assert out["details"].startswith("notes/letter.md: symbolic link to "), out["details"]
-    assert "outside the task folder .;" in out["details"] and str(task) not in out["details"]
+    assert out["details"] == (
+        "notes/letter.md: a symbolic link leading outside the task folder; refused"
+    ), out["details"]
     assert alias["status"] == "passed", (alias, output[-2000:])  # a link inside is read
     assert none["details"] == "nothing to judge: the file notes/none.md is missing or empty"
     assert len(prompts) == 1 and "a letter" in prompts[0] and "the answer" not in prompts[0]
@@ -334,10 +336,8 @@ def test_the_link_blamed_is_the_one_leaving_the_task_folder(project: Project) ->
     code, output = run_subprocess(project.path, *args)
     run = criterion_runs(project.read_report())["b.verial.yaml::t::c"]
     assert run["status"] == "error", (run, output[-2000:])
-    assert (
-        f"fhir/more: symbolic link to {elsewhere}, which resolves "
-        f"to {elsewhere}, outside the task folder .; refused"
-    ) in run["details"]
+    assert "fhir/more: a symbolic link leading outside the task folder; refused" in run["details"]
+    assert str(elsewhere) not in run["details"]
     assert str(task) not in run["details"] and str(real_task) not in run["details"]
     (real_task / "fhir" / "more").unlink()  # the folder read through the linked run folder
     code, output = run_subprocess(project.path, *args)

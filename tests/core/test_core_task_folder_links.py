@@ -32,6 +32,7 @@ def test_a_task_folder_linked_into_its_run_folder_is_refused(tmp_path: Path, tar
     message = str(refused.value)
     assert "t2" in message and "another task's sandbox" in message
     assert len(message.splitlines()) == 1
+    assert str(tmp_path) not in message  # no path of the machine, not the link's target
     assert _sandbox(run, "t1").source("portal") is not None  # t1 itself is read
 
 
@@ -120,3 +121,47 @@ def test_a_link_to_a_sibling_tasks_file_is_never_scored(
     assert "outside the task folder" in refused["details"]
     assert SIBLING_TEXT not in json.dumps(refused["evidence"])
     assert t1["verdict"] != "pass"
+
+
+# -- issue 31: a refusal names the link as the task folder names it, never where it points ----
+ELSEWHERE = "elsewhere-7c1d"
+
+
+@pytest.mark.parametrize(
+    "link, named",
+    [
+        ("portal/prior_auth_requests.json", "portal/prior_auth_requests.json"),  # a file
+        ("portal", "portal"),  # a source folder
+    ],
+)
+def test_a_link_out_of_the_task_folder_is_named_without_any_absolute_path(
+    pytester: pytest.Pytester, link: str, named: str
+) -> None:
+    """A file or folder of t1 linking to an absolute path out of the run folder: the
+    criterion's details, its feedback and the task's feedback in the JSON report name the link
+    relative to the task folder, and neither the link's target nor any path of the machine."""
+    target = pytester.path / ELSEWHERE
+    (target / "portal").mkdir(parents=True)
+    rows = json.dumps([{"request_id": "PA-1", "status": "submitted"}])
+    (target / "portal" / "prior_auth_requests.json").write_text(rows)
+    (pytester.path / "sandbox" / "t1" / "portal").mkdir(parents=True)
+    linked = pytester.path / "sandbox" / "t1" / link
+    if linked.is_dir():
+        linked.rmdir()
+    linked.symlink_to(target / link)  # absolute
+    check = {
+        "assert": "portal-state-match",
+        "correlate_by": {"resource": "prior_auth_requests", "key": "request_id", "value": "PA-1"},
+        "assertions": [{"path": "status", "expected": "submitted"}],
+    }
+    task = {"id": "t1", "criteria": [{"id": "portal", "assertion": check}]}
+    pytester.makefile(".verial.json", links=json.dumps({"tasks": [task]}))
+    pytester.runpytest_inprocess("--verial-report", "r.json", "--verial-store", "none")
+    run = json.loads((pytester.path / "r.json").read_text())["benchmark_runs"][0]
+    (criterion,) = run["task_runs"][0]["criterion_runs"]
+    assert criterion["status"] == "error", criterion
+    assert criterion["details"] == (
+        f"{named}: a symbolic link leading outside the task folder; refused"
+    )
+    said = json.dumps([criterion, run["task_runs"][0].get("feedback")])
+    assert str(pytester.path) not in said and ELSEWHERE not in said, said

@@ -8,6 +8,7 @@ events file, a database) outside --runs-root is refused; and no error names a se
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,3 +122,20 @@ def test_a_live_file_run_yaml_names_outside_the_runs_root_is_refused(
     run_yaml.write_text(run_yaml.read_text().replace(str(events), str(inside)))
     answer = _verify(runs, "hl7-register-outpatient", "interop@1")
     assert {c["status"] for c in answer.json()["criterion_runs"]} == {"passed"}
+
+
+@pytest.mark.parametrize("link", ["sftp", "sftp/outbound/referrals/REF-20261121-0042.json"])
+def test_a_link_to_an_absolute_path_elsewhere_is_named_without_it(
+    runs: Api, tmp_path: Path, link: str
+) -> None:
+    """A task's file or folder linking to an absolute path out of --runs-root: the answer
+    names the link as the caller named the run folder, never its target nor any path of the
+    server."""
+    path = _root(runs) / "good" / TASK / link
+    target = tmp_path / "elsewhere-5e2b" / link
+    target.parent.mkdir(parents=True)
+    shutil.move(path, target)
+    path.symlink_to(target)
+    detail = _refused(runs, f"good/{TASK}/{link} is a link outside --runs-root")
+    assert "elsewhere-5e2b" not in detail and str(tmp_path) not in detail
+    assert not re.search(r"(^|[\s'\"(])/[\w.]", detail), detail

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from service_support import ROOT, Api
@@ -75,21 +75,24 @@ def test_the_answers_declare_the_documented_fields(api: Api) -> None:
     crit = _props(spec, "CriterionRunOut")
     for name in ("id", "criterion_id", "passed", "score", "details", "evidence", "not_evaluated"):
         assert name in crit, name
-    # evidence: one shape per row key, exactly Verial's table
-    keyed = {}
+    # evidence: the engine's models (one per check type, the report's too), whose rows are
+    # exactly Verial's table
+    from pytest_verial import AnyEvidence
+
+    rows = ("fieldResults", "field_results", "assertionResults", "phraseResults", "rubric_results")
+    keyed: dict[str, dict[str, Any]] = {}
+    named = set()
     for variant in crit["evidence"]["anyOf"]:
         if "$ref" not in variant:
             continue
+        named.add(variant["$ref"].rsplit("/", 1)[1])
         shape = _ref(spec, variant)
-        for key in shape.get("required", []):
-            keyed[key] = shape
-    assert set(keyed) == {
-        "fieldResults",
-        "field_results",
-        "assertionResults",
-        "phraseResults",
-        "rubric_results",
-    }
+        for key in rows:
+            if key in shape["properties"]:
+                keyed[key] = shape
+    assert named == {m.__name__ for m in get_args(AnyEvidence)}
+    assert set(keyed) == set(rows)
+    assert "FieldResultsEvidence" not in spec["components"]["schemas"]  # no second definition
     for key in ("fieldResults", "field_results", "assertionResults"):
         row = _ref(spec, keyed[key]["properties"][key]["items"])
         assert {"path", "expected", "actual", "passed"} <= set(row["properties"])
@@ -164,12 +167,15 @@ def test_the_typescript_example_is_generated_from_this_spec() -> None:
         "FieldResult",
         "PhraseResult",
         "RubricResult",
-        "FieldResultsEvidence",
+        "Evidence",
+        "FhirResourceStateEvidence",
         "Hl7StructuralEvidence",
         "PortalStateMatchEvidence",
+        "SftpFilePresentEvidence",
         "VoiceTranscriptEvidence",
+        "X12ResponseEvidence",
+        "OutputEvidence",
         "LlmRubricEvidence",
-        "OtherEvidence",
         "TaskSnapshot",
         "CriterionSnapshot",
         "BenchmarkRunOut",

@@ -3,8 +3,10 @@
 Every path a source lists or opens is resolved (``os.path.realpath``) and must stay inside the
 task folder's own resolved path. A symbolic link anywhere under the task folder (a source
 folder such as ``sftp/`` or ``fhir/`` itself, a nested folder, or a file) that resolves
-outside it is refused with a :class:`SourceError` naming the link and where it points; the
-criteria reading that source are errors. Links that stay inside the task folder are followed.
+outside it is refused with a :class:`SourceError` naming the link relative to the task folder
+(never where it points, nor any absolute path: the message reaches reports, stores and the
+service's answers); the criteria reading that source are errors. Links that stay inside the
+task folder are followed.
 
 The task folder itself, and the run directory above it, may be links: a run directory is
 often reached through one (``runs/latest -> runs/2026-11-23``). Confinement starts at the
@@ -33,12 +35,21 @@ def inside(path: Path, root: Path) -> Path:
         return real
     link = _outward_link(path, root)
     if link.is_symlink():
-        real = Path(os.path.realpath(link))
         raise SourceError(
-            f"{link}: symbolic link to {os.readlink(link)}, which resolves to {real}, "
-            f"outside the task folder {root}; refused"
+            f"{shown(link, root)}: a symbolic link leading outside the task folder; refused"
         )
-    raise SourceError(f"{path}: resolves to {real}, outside the task folder {root}; refused")
+    raise SourceError(f"{shown(path, root)}: leads outside the task folder; refused")
+
+
+def shown(path: Path, root: Path) -> str:
+    """``path`` named relative to the task folder ``root`` (its folder resolved, the name
+    itself kept, so a link is named and not what it points to); its name alone when its
+    folder is not inside ``root``. Never an absolute path of the machine, nor a link's
+    target: a message may reach a report, a store and a service's answer."""
+    parent = Path(os.path.realpath(path.parent))
+    if parent == root or parent.is_relative_to(root):
+        return (parent.relative_to(root) / path.name).as_posix()
+    return path.name
 
 
 def _outward_link(path: Path, root: Path) -> Path:

@@ -28,6 +28,7 @@ from ._jobs import JobRunner
 from ._limits import ServiceLimits
 from ._routes import ROUTERS, docs
 from ._routes.verify import job_worker
+from ._schemas import type_evidence
 from ._verifier import Verifier, load_benchmarks
 from ._views import install_views
 
@@ -103,7 +104,8 @@ def create_app(
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = document_parameters(document_errors(stock_openapi()))
+            spec = document_parameters(document_errors(stock_openapi()))
+            app.openapi_schema = type_evidence(spec)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -163,6 +163,10 @@ def task_folder(
 
 
 # -- a run folder under --runs-root ----------------------------------------------------------------
+#: the longest name of one folder a file system holds (bytes; POSIX NAME_MAX on Linux, macOS)
+NAME_MAX = 255
+
+
 def run_folder(root: Path, run_dir: str) -> Path:
     """The run folder ``run_dir`` names under ``root`` (--runs-root, resolved); never outside
     it."""
@@ -173,13 +177,29 @@ def run_folder(root: Path, run_dir: str) -> Path:
         raise Problem(400, "body sandbox.run_dir: must be relative to --runs-root, not absolute")
     if ".." in rel.parts:
         raise Problem(400, "body sandbox.run_dir: '..' is not allowed")
+    if any(len(part.encode("utf-8", "surrogatepass")) > NAME_MAX for part in rel.parts):
+        # no file system holds such a name (ENAMETOOLONG): said before one is asked
+        raise Problem(400, f"body sandbox.run_dir: a name longer than {NAME_MAX} bytes")
     base = root  # resolved by create_app
-    folder = (base / rel).resolve()
-    if not folder.is_relative_to(base):
-        raise Problem(400, f"body sandbox.run_dir: {run_dir} leads outside --runs-root (a link)")
-    if not folder.is_dir():
-        raise Problem(400, f"body sandbox.run_dir: no run folder {run_dir} under --runs-root")
+    try:
+        folder = (base / rel).resolve()
+        if not folder.is_relative_to(base):
+            raise Problem(
+                400, f"body sandbox.run_dir: {_shown(run_dir)} leads outside --runs-root (a link)"
+            )
+        found = folder.is_dir()
+    except (OSError, ValueError):  # a path the system refuses (too long as a whole, ...)
+        found = False
+    if not found:
+        raise Problem(
+            400, f"body sandbox.run_dir: no run folder {_shown(run_dir)} under --runs-root"
+        )
     return folder
+
+
+def _shown(run_dir: str) -> str:
+    """The run folder as the caller named it, cut short when long (a detail stays one line)."""
+    return run_dir if len(run_dir) <= 120 else run_dir[:100] + "..."
 
 
 def check_run_files(base: Path, folder: Path, run_dir: str) -> None:

@@ -7,20 +7,22 @@ Every route returns one of these, built with ``model_validate`` from the typed r
 answered. JSON values of open shape (a check's own evidence keys, a task's ``task_item``) are
 :data:`Json`, a recursive JSON type, never "any".
 
-Evidence is a union keyed by its rows, exactly Verial's table: ``fieldResults``
-(fhir-resource-state, sftp-file-present, x12-response, output-*), ``field_results``
-(hl7-structural), ``assertionResults`` (portal-state-match), ``phraseResults``
-(voice-transcript), and ``rubric_results`` (llm-rubric); each shape may carry the check's own
-snake_case keys beside its rows.
+Evidence is the engine's (:mod:`pytest_verial._evidence`: one model per check type, keyed by
+Verial's table: ``fieldResults`` (fhir-resource-state, sftp-file-present, x12-response,
+output-*), ``field_results`` (hl7-structural), ``assertionResults`` (portal-state-match),
+``phraseResults`` (voice-transcript), and ``rubric_results`` (llm-rubric); each may carry the
+check's own snake_case keys beside its rows), one definition for the report and the service;
+:func:`type_evidence` types its open JSON values in the OpenAPI.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypeAliasType
 
+from .._evidence import AnyEvidence, parse_evidence
 from .._scoring import Verdict
 
 #: a JSON value of any shape: a named, recursive schema (``Json``), never "any"
@@ -92,89 +94,58 @@ class ProblemOut(_Out):
 
 
 # -- evidence ------------------------------------------------------------------------------------
-class FieldResult(_Open):
-    """One expected / actual row."""
-
-    path: str | None = None
-    expected: Json = None
-    actual: Json = None
-    passed: bool
-    op: str | None = Field(default=None, exclude_if=_absent)
-    message: str | None = Field(default=None, exclude_if=_absent)
-
-
-class PhraseResult(_Open):
-    """One phrase looked for in a voice transcript (``turn``: where it was found)."""
-
-    phrase: str
-    found: bool
-    turn: int | None = None
-
-
-class RubricResult(_Open):
-    """One principle the judge rated."""
-
-    principle: str | None = None
-    rating: int | None = None
-    reasoning: str | None = None
-    score: float | None = None
-
-
-class FieldResultsEvidence(_Open):
-    """fhir-resource-state (with ``resource``, ``query``, ``total``), sftp-file-present (with
-    ``matched_paths``), x12-response (with ``transaction``) and output-* evidence."""
-
-    field_results_: list[FieldResult] = Field(alias="fieldResults")
-    resource: Json = Field(default=None, exclude_if=_absent)
-    query: str | None = Field(default=None, exclude_if=_absent)
-    total: int | None = Field(default=None, exclude_if=_absent)
-    matched_paths: list[str] | None = Field(default=None, exclude_if=_absent)
-    transaction: Json = Field(default=None, exclude_if=_absent)
-
-
-class Hl7StructuralEvidence(_Open):
-    """hl7-structural evidence (with ``message``)."""
-
-    field_results: list[FieldResult]
-    message: Json = Field(default=None, exclude_if=_absent)
-
-
-class PortalStateMatchEvidence(_Open):
-    """portal-state-match evidence (with ``row_key``)."""
-
-    assertion_results: list[FieldResult] = Field(alias="assertionResults")
-    row_key: Json = Field(default=None, exclude_if=_absent)
-
-
-class VoiceTranscriptEvidence(_Open):
-    """voice-transcript evidence."""
-
-    phrase_results: list[PhraseResult] = Field(alias="phraseResults")
-
-
-class LlmRubricEvidence(_Open):
-    """llm-rubric evidence: the judge's ratings (with the judge, its cost and confidence)."""
-
-    rubric_results: list[RubricResult]
-    confidence: float | None = Field(default=None, exclude_if=_absent)
-    judge: dict[str, Json] | None = Field(default=None, exclude_if=_absent)
-
-
-class OtherEvidence(_Open):
-    """Evidence without rows: a criterion that could not be scored (``error``), or a check
-    whose evidence has no rows (output-consistency)."""
-
-    error: str | None = Field(default=None, exclude_if=_absent)
-
-
-Evidence = (
-    FieldResultsEvidence
-    | Hl7StructuralEvidence
-    | PortalStateMatchEvidence
-    | VoiceTranscriptEvidence
-    | LlmRubricEvidence
-    | OtherEvidence
+#: a criterion run's evidence: the engine's own models (:mod:`pytest_verial._evidence`, one per
+#: check type, public), the one definition the report's JSON Schema uses too. Their open JSON
+#: values are typed as :data:`Json` in the OpenAPI by :func:`type_evidence`.
+Evidence = AnyEvidence
+#: the evidence models and their rows, as the OpenAPI names them
+EVIDENCE_SCHEMAS = frozenset(
+    [m.__name__ for m in get_args(AnyEvidence)] + ["FieldResult", "PhraseResult", "RubricResult"]
 )
+
+
+def _typed(schema: Any, ref: dict[str, str]) -> Any:
+    """``schema`` with every untyped JSON value (``{}``, an object's ``additionalProperties:
+    true``) the named :data:`Json` schema instead."""
+    if isinstance(schema, list):
+        return [_typed(s, ref) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if not schema or set(schema) <= {"title", "description", "default"} and "$ref" not in schema:
+        return {**schema, **ref} if schema else dict(ref)
+    out = {}
+    for key, value in schema.items():
+        if key == "additionalProperties" and value is True:
+            out[key] = dict(ref)
+        elif key in ("properties", "$defs"):
+            out[key] = {name: _typed(v, ref) for name, v in value.items()}
+        elif key in ("items", "anyOf", "oneOf", "allOf"):
+            out[key] = _typed(value, ref)
+        else:
+            out[key] = value
+    return out
+
+
+def type_evidence(spec: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI with the engine's evidence models typed for a client: each open JSON value
+    (a row's ``expected``/``actual``, a resource) is :data:`Json`, and the keys a check adds
+    beyond the declared ones are not typed (``additionalProperties`` dropped, as for every
+    answer here): openapi-typescript gives each field a type and no ``unknown``."""
+    schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+    # the recursive JSON value, named once: as the answers' other open values name it (FastAPI
+    # names it Json-Output when requests use it too)
+    name = next((n for n in ("Json-Output", "Json") if n in schemas), "Json")
+    ref = {"$ref": f"#/components/schemas/{name}"}
+    if name not in schemas:
+        made = TypeAdapter(Json).json_schema(ref_template="#/components/schemas/{model}")
+        schemas.update(made.get("$defs", {}))
+    for name in EVIDENCE_SCHEMAS & set(schemas):
+        model = schemas[name]
+        model.pop("additionalProperties", None)
+        model["properties"] = {
+            key: _typed(value, ref) for key, value in model.get("properties", {}).items()
+        }
+    return spec
 
 
 # -- criterion runs ------------------------------------------------------------------------------
@@ -209,12 +180,24 @@ class CriterionRunOut(_Out):
     )
     details: str | None = Field(default=None, description="null in a scored run's elided answer")
     evidence: Evidence | None = Field(
-        default=None, description="the check's evidence; null in a scored run's elided answer"
+        default=None,
+        description="the check's evidence (the model of its ``assert``); null in a scored "
+        "run's elided answer",
     )
     started_at: str | None = None
     completed_at: str | None = None
     duration: float | None = None
     line: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _evidence_of_its_check(cls, data: Any) -> Any:
+        """The evidence as the model of the criterion's ``assert`` (the union's member is
+        chosen by the check, not guessed from the keys)."""
+        if isinstance(data, dict) and isinstance(data.get("evidence"), dict):
+            assertion = data.get("assert", data.get("assertion"))
+            data = {**data, "evidence": parse_evidence(assertion, data["evidence"])}
+        return data
 
 
 # -- task runs -----------------------------------------------------------------------------------
@@ -531,6 +514,7 @@ __all__ = [
     "CreatedRun",
     "CriterionRunOut",
     "CriterionRunPage",
+    "EVIDENCE_SCHEMAS",
     "Evidence",
     "Health",
     "JobAccepted",
@@ -541,4 +525,5 @@ __all__ = [
     "RunPage",
     "StartedTaskRun",
     "TaskRunOut",
+    "type_evidence",
 ]

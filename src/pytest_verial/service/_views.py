@@ -108,7 +108,10 @@ def _form(request: Request, body: bytes) -> tuple[dict[str, list[str]], str | No
     own = f"{request.url.scheme}://{request.url.netloc}"
     if origin is not None and origin != own:
         return {}, "a request from another origin"
-    form = parse_qs(body.decode("utf-8", "replace"), max_num_fields=5)
+    try:
+        form = parse_qs(body.decode("utf-8", "replace"), max_num_fields=5)
+    except ValueError:  # over max_num_fields: no form of ours has that many
+        return {}, "the form has more fields than the sign-in form"
     sent = (form.get("form_token") or [""])[0]
     held = request.cookies.get(CSRF_COOKIE, "")
     if not sent or not held or not hmac.compare_digest(sent.encode(), held.encode()):

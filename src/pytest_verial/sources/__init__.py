@@ -133,10 +133,10 @@ class Sandbox:
         real = Path(os.path.realpath(self.path))
         run = Path(os.path.realpath(self.run.path))
         if real == run or real.is_relative_to(run):
-            raise SourceError(
-                f"{self.path}: the task folder is a symbolic link to {os.readlink(self.path)}, "
-                f"inside the run folder {self.run.path}: another task's sandbox; each task run "
-                "reads only its own folder; refused"
+            raise SourceError(  # named as the run names it: never the link's target
+                f"{self.path.name}: the task folder is a symbolic link into its own run "
+                "folder: another task's sandbox; each task run reads only its own folder; "
+                "refused"
             )
 
     def settle(self) -> None:

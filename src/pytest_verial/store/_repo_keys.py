@@ -16,7 +16,7 @@ from sqlalchemy import Connection, func, select, update
 
 from ._core import Store, StoreError
 from ._rows import as_utc
-from ._tables import api_keys, run_tokens
+from ._tables import api_keys, run_owners, run_tokens
 
 
 @dataclass(frozen=True)
@@ -143,16 +143,40 @@ class StoredRunToken:
 
 
 def run_token_by_hash(store: Store, digest: str) -> StoredRunToken | None:
-    """The run token stored under ``digest``, or None."""
+    """The run token stored under ``digest``, or None: also None when the key that created its
+    run (the key that minted it) is revoked, so revoking a key ends every token it minted at
+    once. Checked here, in the store, on every request, so no server process can keep a revoked
+    token alive."""
 
     def work(conn: Connection) -> Any:
-        return conn.execute(select(run_tokens).where(run_tokens.c.hash == digest)).first()
+        query = (
+            select(run_tokens)
+            .select_from(
+                run_tokens.join(
+                    run_owners, run_owners.c.benchmark_run_id == run_tokens.c.benchmark_run_id
+                ).join(api_keys, api_keys.c.id == run_owners.c.key_id)
+            )
+            .where(run_tokens.c.hash == digest, api_keys.c.revoked_at.is_(None))
+        )
+        return conn.execute(query).first()
 
     row = store.read("check a run token", work)
     if row is None:
         return None
     expires = as_utc(row.expires_at) or datetime.now(UTC)
     return StoredRunToken(str(row.id), str(row.benchmark_run_id), str(row.hash), expires)
+
+
+def key_active(store: Store, key_id: str) -> bool:
+    """Whether key ``key_id`` exists and is not revoked (a queued job runs only then)."""
+
+    def work(conn: Connection) -> bool:
+        query = select(api_keys.c.id).where(
+            api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None)
+        )
+        return conn.execute(query).first() is not None
+
+    return store.read("check a key", work)
 
 
 def add_run_token(store: Store, run_id: str, token_id: str, digest: str, expires: datetime) -> None:
@@ -172,6 +196,7 @@ __all__ = [
     "count_active",
     "insert_key",
     "insert_run_token",
+    "key_active",
     "key_by_hash",
     "revoke",
     "run_token_by_hash",

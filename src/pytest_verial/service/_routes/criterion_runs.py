@@ -22,6 +22,10 @@ router = APIRouter(tags=["internal"])
 Text = Annotated[str, Path(max_length=100, pattern=TEXT_PATTERN)]
 
 
+#: the largest position a cursor may name (PostgreSQL's integer; SQLite's is wider)
+MAX_POSITION = 2**31 - 1
+
+
 def _cursor(task_run_id: str, position: int) -> str:
     text = json.dumps([task_run_id, position])
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
@@ -32,6 +36,8 @@ def _after(cursor: str, task_run_id: str) -> int:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         owner, position = json.loads(raw)
         if owner != task_run_id or not isinstance(position, int) or isinstance(position, bool):
+            raise ValueError
+        if not 0 <= position <= MAX_POSITION:  # a forged one past what a store's integer holds
             raise ValueError
     except (ValueError, TypeError, binascii.Error, json.JSONDecodeError, UnicodeDecodeError):
         raise Problem(422, "query cursor: not a cursor of this task run's listing") from None

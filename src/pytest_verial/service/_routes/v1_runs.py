@@ -9,7 +9,7 @@ import base64
 import binascii
 import json
 import xml.etree.ElementTree as ET
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -92,7 +92,17 @@ def _after(cursor: str) -> tuple[datetime, str]:
         parsed = datetime.fromisoformat(when)
         if not isinstance(run_id, str) or parsed.tzinfo is None:
             raise ValueError
-    except (ValueError, TypeError, binascii.Error, json.JSONDecodeError, UnicodeDecodeError):
+        # in UTC here, where a forged offset that leaves datetime's range (year 1 at +23:59,
+        # year 9999 at -23:59) is an OverflowError, not later in the store's query
+        parsed = parsed.astimezone(UTC)
+    except (
+        ValueError,
+        TypeError,
+        OverflowError,
+        binascii.Error,
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+    ):
         raise Problem(422, "query cursor: not a cursor this service returned") from None
     return parsed, run_id
 

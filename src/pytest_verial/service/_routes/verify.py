@@ -16,7 +16,7 @@ from sqlalchemy import Connection
 from ...store import Store
 from ...store._repo_idempotency import Replay
 from ...store._repo_jobs import Claimed, enqueue
-from ...store._repo_keys import ApiKey
+from ...store._repo_keys import ApiKey, key_active
 from ...store._repo_runs import StoredTaskRun, store_verified
 from .._answers import task_out
 from .._deps import (
@@ -28,7 +28,7 @@ from .._deps import (
     replay,
     request_hash,
 )
-from .._http import problems
+from .._http import Problem, problems
 from .._jobs import accepted, job_location
 from .._requests import ConsistencyIn, VerifyTaskIn
 from .._schemas import JobAccepted, TaskRunOut
@@ -148,6 +148,8 @@ def job_worker(
     marked done in the same transaction."""
 
     def run(job: Claimed, done: Callable[[Connection, Replay], None]) -> None:
+        if not key_active(store, job.owner):  # revoked while its job waited: nothing is run
+            raise Problem(401, f"job {job.id}: the key that queued it was revoked")
         body = VerifyTaskIn.model_validate(job.request)
         report = verifier.verify(body)
         owner = ApiKey(  # the key that queued it owns the run (only its id is used)
