@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Iterator
 
 import pytest
-from core_support import Project, portal_criterion, run_subprocess
+from core_support import Project, criterion_runs, portal_criterion, run_subprocess
 
 import pytest_verial.checks
 
@@ -49,6 +49,33 @@ def test_a_portal_run_imports_no_other_check(project: Project, workers: int) -> 
     assert "pytest_verial.checks._portal" in loaded or workers  # the controller scores nothing
     heavy = {"fhir", "hl7", "x12", "files", "llm_rubric", "output_consistency", "output_schema"}
     assert not loaded & {f"pytest_verial.checks.{name}" for name in heavy}, loaded
+
+
+# A conftest that writes, at the end of the session, the top-level packages it imported.
+RECORD_PACKAGES = """
+import json, sys
+
+def pytest_sessionfinish(session):
+    with open("packages.json", "w") as out:
+        json.dump(sorted({m.partition(".")[0] for m in sys.modules}), out)
+"""
+
+
+def test_a_session_without_a_store_imports_no_sqlalchemy(project: Project) -> None:
+    # SQLAlchemy and its dialects are half of the plugin's start-up; --verial-store none
+    # (the setting of a CI job that keeps no history) used to import them all the same.
+    portal_project(project)
+    project.conftest(RECORD_PACKAGES)
+    code, output = run_subprocess(
+        project.path, "--verial-store", "none", "--verial-report", "r.json"
+    )
+    assert code == 0, output[-2000:]
+    runs = criterion_runs(project.read_report("r.json"))
+    assert [run["status"] for run in runs.values()] == ["passed"], runs
+    loaded = set(json.loads((project.path / "packages.json").read_text(encoding="utf-8")))
+    assert "pytest_verial" in loaded
+    assert not loaded & {"sqlalchemy", "alembic", "psycopg", "psycopg2"}, sorted(loaded)
+    assert not (project.path / ".verial").exists()
 
 
 @pytest.mark.parametrize("workers", [0, 2])
