@@ -1,10 +1,11 @@
 """The bad-input corpus: every case in ``cases/`` gives one clear line, never a crash or a pass.
 
 Each case (see ``bad_input_case.py``) is written into a folder of its own and scored by a child
-pytest. The cases of one module share a session (a broken case must not hurt its neighbours);
-cases with their own arguments run alone. For every session: it ends before its deadline, no
-traceback or INTERNALERROR reaches the output, the JSON report is strict JSON (no NaN), and both
-JUnit files are well-formed XML. For every case: the line it names is there, on one line.
+pytest. The cases of one module share a session (a broken case must not hurt its neighbours),
+and so do the cases of one environment; cases with their own arguments run alone. For every
+session: it ends before its deadline, no traceback or INTERNALERROR reaches the output, the JSON
+report is strict JSON (no NaN), and both JUnit files are well-formed XML. For every case: the
+line it names is there, on one line.
 """
 
 from __future__ import annotations
