@@ -257,8 +257,8 @@ class Recorder:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
-        if self.config.option.collectonly:
-            return
+        if self.config.option.collectonly or self.settings.store.url is None:
+            return  # no store: SQLAlchemy is not imported at all
         from .store import StoreError
         from .store._session import SessionStore
 

@@ -1,15 +1,17 @@
 """The bad-input corpus: every case in ``cases/`` gives one clear line, never a crash or a pass.
 
 Each case (see ``bad_input_case.py``) is written into a folder of its own and scored by a child
-pytest. The cases of one module share a session (a broken case must not hurt its neighbours);
-cases with their own arguments run alone. For every session: it ends before its deadline, no
-traceback or INTERNALERROR reaches the output, the JSON report is strict JSON (no NaN), and both
-JUnit files are well-formed XML. For every case: the line it names is there, on one line.
+pytest. The cases of one module share a session (a broken case must not hurt its neighbours),
+and so do the cases of one environment; cases with their own arguments run alone. For every
+session: it ends before its deadline, no traceback or INTERNALERROR reaches the output, the JSON
+report is strict JSON (no NaN), and both JUnit files are well-formed XML. For every case: the
+line it names is there, on one line.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import importlib.util
 import json
 import math
@@ -137,7 +139,12 @@ def _run(path: Path, args: tuple[str, ...], env: dict[str, str], timeout: float)
 
 
 def _session(
-    base: Path, key: str, cases: list[Case], solo: bool, args: tuple[str, ...] = ()
+    base: Path,
+    key: str,
+    cases: list[Case],
+    solo: bool,
+    args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> Session:
     """One child session over ``cases``, run once however many xdist workers ask for it."""
     path = base / key
@@ -155,7 +162,7 @@ def _session(
             args = ("--rootdir", str(path), *case.args)
             session = _run(path / case.id, args, dict(case.env), case.timeout)
         else:
-            session = _run(path, args, {}, sum(case.timeout for case in cases))
+            session = _run(path, args, env or {}, sum(case.timeout for case in cases))
         cache.write_text(json.dumps([session.code, session.output]), encoding="utf-8")
         return session
 
@@ -169,8 +176,24 @@ def corpus_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base / "bad-inputs"
 
 
+def _env_key(case: Case) -> str:
+    return hashlib.sha256(json.dumps(sorted(case.env.items())).encode()).hexdigest()[:12]
+
+
+def _shares_by_env(case: Case) -> bool:
+    """A case alone only for its environment (no arguments, not a usage error, checked on its
+    own criterion run or collection error) shares one session with every case of the same
+    environment: each is in its own folder and checked there, as a module's cases are."""
+    return not case.args and case.where in ("criterion", "collect") and bool(case.env)
+
+
 def session_for(case: Case, base: Path) -> Session:
-    """The session that scored ``case``: its module's shared one, or its own."""
+    """The session that scored ``case``: its module's shared one, one shared by the cases of
+    its environment, or its own."""
+    if _shares_by_env(case):
+        key = _env_key(case)
+        shared = [c for c in ALL_CASES if _shares_by_env(c) and _env_key(c) == key]
+        return _session(base, f"env-{key}", shared, solo=False, env=dict(case.env))
     if case.solo:
         return _session(base, f"solo-{case.id}", [case], solo=True)
     module = MODULE_OF[case.id]

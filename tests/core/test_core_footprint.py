@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Iterator
 
 import pytest
-from core_support import Project, portal_criterion, run_subprocess
+from core_support import Project, criterion_runs, portal_criterion, run_subprocess
 
 import pytest_verial.checks
 
@@ -20,14 +20,16 @@ import pytest_verial.checks
 from pytest_verial import _heap as heap
 from pytest_verial.checks import BUILTIN, builtin_check, default_registry
 
-# A conftest that writes, at the end of the session, the check modules the session imported.
+# A conftest that writes, at the end of the session, the check modules and the top-level
+# packages the session imported.
 RECORD_MODULES = """
 import json, sys
 
 def pytest_sessionfinish(session):
-    loaded = sorted(m for m in sys.modules if m.startswith("pytest_verial.checks."))
+    checks = sorted(m for m in sys.modules if m.startswith("pytest_verial.checks."))
+    packages = sorted({m.partition(".")[0] for m in sys.modules})
     with open("modules.json", "w") as out:
-        json.dump(loaded, out)
+        json.dump({"checks": checks, "packages": packages}, out)
 """
 
 
@@ -39,16 +41,30 @@ def portal_project(project: Project) -> None:
     project.sandbox("pa", {"portal/prior_auth_requests.json": [{"status": "submitted"}]})
 
 
-@pytest.mark.parametrize("workers", [0, 2])
-def test_a_portal_run_imports_no_other_check(project: Project, workers: int) -> None:
+@pytest.mark.parametrize(("workers", "store"), [(0, "none"), (2, "default")])
+def test_a_portal_run_imports_no_other_check(project: Project, workers: int, store: str) -> None:
+    # and with --verial-store none no SQLAlchemy (half of the plugin's start-up), which it
+    # used to import all the same; with the store on the controller imports it to write it
     portal_project(project)
     (project.path / "conftest.py").write_text(RECORD_MODULES, encoding="utf-8")
-    code, output = run_subprocess(project.path, "-n", str(workers), "--verial-report", "r.json")
+    args = ("--verial-store", "none") if store == "none" else ()
+    code, output = run_subprocess(
+        project.path, "-n", str(workers), "--verial-report", "r.json", *args
+    )
     assert code == 0, output[-2000:]
-    loaded = set(json.loads((project.path / "modules.json").read_text(encoding="utf-8")))
+    runs = criterion_runs(project.read_report("r.json"))
+    assert [run["status"] for run in runs.values()] == ["passed"], runs
+    recorded = json.loads((project.path / "modules.json").read_text(encoding="utf-8"))
+    loaded = set(recorded["checks"])
     assert "pytest_verial.checks._portal" in loaded or workers  # the controller scores nothing
     heavy = {"fhir", "hl7", "x12", "files", "llm_rubric", "output_consistency", "output_schema"}
     assert not loaded & {f"pytest_verial.checks.{name}" for name in heavy}, loaded
+    database = {"sqlalchemy", "alembic", "psycopg", "psycopg2"} & set(recorded["packages"])
+    if store == "none":
+        assert not database, database
+        assert not (project.path / ".verial").exists()
+    else:
+        assert "sqlalchemy" in database
 
 
 @pytest.mark.parametrize("workers", [0, 2])

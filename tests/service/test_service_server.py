@@ -194,7 +194,7 @@ def test_kill_9_loses_no_acknowledged_write(
             "sandbox": {"run_dir": ("good-agent", "flawed-agent")[n % 3 % 2]},
         }
 
-    def client(url: str, prefix: str, stop: threading.Event) -> None:
+    def client(url: str, prefix: str, stop: threading.Event, answered: threading.Event) -> None:
         n = 0
         with httpx.Client(base_url=url, timeout=30) as http:
             while not stop.is_set():
@@ -213,23 +213,30 @@ def test_kill_9_loses_no_acknowledged_write(
                 assert r.status_code == (202 if queued else 201), r.text
                 with lock:
                     acknowledged[key] = (r.status_code, r.json())
+                answered.set()
 
     args = (str(FILES), "--runs-root", str(RUNS))
     for cycle in range(KILLS):
         with serve(tmp_path, store, *args, env=lease) as server:
-            stop = threading.Event()
+            stop, answered = threading.Event(), threading.Event()
             threads = [
-                threading.Thread(target=client, args=(server.url, f"c{cycle}-{i}", stop))
+                threading.Thread(target=client, args=(server.url, f"c{cycle}-{i}", stop, answered))
                 for i in range(2)
             ]
             for t in threads:
                 t.start()
-            time.sleep(rng.uniform(0.05, 0.6))
+            # The kill comes at a random moment after the server's first acknowledgement of
+            # this life, while both clients keep writing: each life then has something to
+            # lose, however slowly a loaded machine lets it answer (the test asserts that
+            # nothing acknowledged is lost, not how fast the server acknowledges).
+            while not answered.wait(0.1):
+                assert any(t.is_alive() for t in threads), "both clients stopped unanswered"
+            time.sleep(rng.uniform(0.0, 0.5))
             os.kill(server.pid, signal.SIGKILL)
             stop.set()
             for t in threads:
                 t.join(timeout=60)
-    assert len(acknowledged) > 2 * KILLS
+    assert len(acknowledged) >= KILLS  # at least one acknowledged write per life
     if backend == "sqlite":
         db = sqlite3.connect(tmp_path / "store.db")
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)

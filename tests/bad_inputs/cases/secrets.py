@@ -63,8 +63,9 @@ RUN_YAML = "sources:\n  partner: {api_key_env: VERIAL_CASE_PARTNER_KEY}\n"
 
 
 def _nested(case_id: str, files: dict[str, str]) -> dict[str, str]:
-    """A case with ``env`` runs alone, in its own folder: one more folder named after it keeps
-    its node ids under ``<case id>/`` as the runner expects of criterion cases."""
+    """A case with ``env`` runs in a session of the cases with the same environment: one more
+    folder named after it keeps its node ids under ``<case id>/`` as the runner expects of
+    criterion cases, whether its session holds it alone or beside others."""
     return {f"{case_id}/{path}": content for path, content in files.items()}
 
 
