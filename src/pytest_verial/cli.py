@@ -374,6 +374,7 @@ def _html_run(args: argparse.Namespace) -> int:
     from .reporting._html import default_html_path, open_in_browser, write_html
     from .reporting._json_report import load_report
     from .reporting._outputs import EXIT_REFUSED, OutputRefused, refused
+    from .ui._compare_html import write_compare
     from .ui._index_html import html_from_store, is_store_ref
 
     if args.index or is_store_ref(args.report):
@@ -397,7 +398,10 @@ def _html_run(args: argparse.Namespace) -> int:
         print(f"verial html: {exc}", file=sys.stderr)
         return 2
     try:
-        write_html(output, report, base)
+        if base is None:
+            write_html(output, report)
+        else:  # the two runs side by side, as /ui/compare shows them
+            write_compare(output, base, report, (str(args.base), str(args.report)))
     except OSError as exc:
         print(f"verial html: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 2

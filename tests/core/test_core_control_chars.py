@@ -10,6 +10,7 @@ them, and on the Markdown pages no ``://`` or ``www.`` may be left for an autoli
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -140,13 +141,17 @@ def test_commands_print_no_control_character(
         assert "RED" in output
 
 
+@pytest.mark.parametrize("with_base", [False, True], ids=["run-page", "compare-page"])
 def test_verial_html_page_holds_no_control_character(
-    session: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    session: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], with_base: bool
 ) -> None:
     out = tmp_path / "p.html"
-    code, output = _verial(
-        capsys, "html", str(session / "report.json"), str(session / "report.json"), "-o", str(out)
-    )
+    report = str(session / "report.json")
+    code, output = _verial(capsys, "html", report, *([report] if with_base else []), "-o", str(out))
     assert code == 0, output
-    text = _page_strings(out.read_text(encoding="utf-8"))
+    page = out.read_text(encoding="utf-8")
+    if with_base:  # the two side by side: a static page, its text in the markup
+        text = html.unescape(re.sub(r"<[^>]+>", " ", page.split("<main>", 1)[1]))
+    else:  # the run page: its data embedded as JSON
+        text = _page_strings(page)
     assert "RED" in text and bad_characters(text) == []

@@ -167,10 +167,17 @@ def test_compare_view_lists_regressions_first(browser: Any, reports: dict[str, P
 
     console, urls = _open(browser, reports["compare"])
     assert console == [] and len(urls) == 1
-    deltas = browser.find_elements(By.CSS_SELECTOR, "table.deltas")
-    assert len(deltas) == 5
-    first = deltas[0].find_elements(By.CSS_SELECTOR, "tr.regression")
-    assert first, "the flawed run compared with the good one shows no regression"
+    # verial html HEAD BASE: the two side by side, one table of two columns per benchmark
+    pairs = browser.find_elements(By.CSS_SELECTOR, "section.pair")
+    assert len(pairs) == 5
+    heads = pairs[0].find_elements(By.CSS_SELECTOR, "thead th")
+    assert [h.text.split(":")[0] for h in heads[1:3]] == ["base", "head"]
+    tasks = pairs[0].find_elements(By.CSS_SELECTOR, "tr.task-row")
+    assert tasks, "no task rows"
+    assert "regression" in (tasks[0].get_attribute("class") or ""), (
+        "the flawed run compared with the good one does not open on a regression"
+    )
+    assert pairs[0].find_elements(By.CSS_SELECTOR, "tr.criterion-row.regression")
 
 
 def test_a_scored_run_is_embedded_without_details(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """Two runs side by side (issue 34): ``/ui/compare?base=&head=`` on ``verial serve`` and
-``verial view``.
+``verial view``, and the page ``verial html HEAD BASE`` writes.
 
 The comparison is ``verial compare``'s own (:func:`pytest_verial.reporting._diff.compare_reports`:
 the same pairing of benchmark runs, session refs pairing every benchmark, the same regression
@@ -13,6 +13,7 @@ only (:mod:`pytest_verial.reporting._elide`). One static page: no script.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -20,6 +21,7 @@ from pydantic import BaseModel
 from .._results import CriterionRun, Report, TaskRun
 from ..reporting._diff import BenchmarkRunDelta, Comparison, TaskDelta, compare_reports
 from ..reporting._elide import elide
+from ..reporting._outputs import write_text_atomic
 from ._index_html import _e, page
 
 #: the order of a change on the page (the comparison's own for tasks)
@@ -181,3 +183,9 @@ def render_compare(
         nav=nav,
         meta=f"base {_e(names[0])} - head {_e(names[1])}",
     )
+
+
+def write_compare(path: Path, base: Report, head: Report, names: tuple[str, str]) -> None:
+    """``verial html HEAD BASE``: the two runs side by side, written atomically as one static
+    page (the page ``/ui/compare`` serves, with no links into a store)."""
+    write_text_atomic(path, render_compare(base, head, names))

@@ -374,7 +374,12 @@ def html_from_store(args: argparse.Namespace) -> int:
                     else ""
                 )
                 try:
-                    write_html(output, report, base, trend=trend)
+                    if base is None:
+                        write_html(output, report, trend=trend)
+                    else:  # the two side by side, as /ui/compare shows them
+                        from ._compare_html import write_compare
+
+                        write_compare(output, base, report, (str(args.base), str(args.report)))
                 except OSError as exc:
                     return _cannot_write(output, exc)
                 print(f"HTML report: {output}", file=sys.stderr)
