@@ -142,7 +142,11 @@ def task_figures(
         points_earned=earned,
         points_possible=possible,
         penalties_applied=penalties,
-        counts={s.value: tally_of.get(s, 0) for s in Status},
+        counts={
+            **{s.value: tally_of.get(s, 0) for s in Status},
+            # the errors the verifier could not evaluate, as TaskRun.aggregate counts them
+            "not_evaluated": sum(1 for c in criteria if c.not_evaluated is not None),
+        },
         statuses=[c.status for c in criteria],
     )
     figures.key = _as_written(figures)
@@ -172,9 +176,11 @@ def run_counts(given: Sequence[Given]) -> dict[str, Any]:
         "task_runs": len(tasks),
         **{s.value: by_status.get(s, 0) for s in TaskStatus},
         "completed": len(completed),
+        "unverified": sum(1 for t in completed if t.counts["not_evaluated"]),
         "verdicts": {v: sum(1 for t in completed if t.verdict == v) for v in VERDICTS},
         "criteria": sum(criteria.values()),
         **{f"criteria_{s.value}": criteria.get(s, 0) for s in Status},
+        "criteria_not_evaluated": sum(t.counts["not_evaluated"] for t in tasks),
     }
 
 
