@@ -34,10 +34,12 @@ a full run of the plain file).
 ``--modes off,store,report`` runs, in the same alternation, one pytest-verial variant per mode
 (issue 33): ``off`` is ``--verial-store none`` with no report; ``store`` the default store (a
 SQLite file in the project, created by a warm-up run first) with no report; ``report`` the
-default store and ``--verial-report`` (its journal too); ``default`` is the run without
-``--modes``. It prints each mode's median CPU seconds (user + system) and its ratio to bare
-pytest's, side by side: on this shared 2-core machine wall time includes waiting for a core,
-CPU time does not (but a busy machine still adds cache misses: compare figures from one run).
+default store and ``--verial-report`` (its journal too). ``--sources
+before=/tmp/old/src,after=src`` runs each mode with each source (``PYTHONPATH``) in the same
+alternation, so a change is measured before and after at once. It prints each mode's median CPU
+seconds (user + system) and its ratio to bare pytest's, side by side: on this shared 2-core
+machine wall time includes waiting for a core, CPU time does not (but a busy machine still adds
+cache misses: compare figures from one run).
 
 ``--report`` makes the verial run write ``--verial-report`` (and so its journal, one line per
 criterion run, fsynced per task run): run it with the source before and after a change to
@@ -204,6 +206,11 @@ def main() -> None:
     parser.add_argument(
         "--modes", default=None, help="comma-separated: off, store, report (side by side)"
     )
+    parser.add_argument(
+        "--sources",
+        default=None,
+        help="with --modes: LABEL=SRC,... pytest-verial sources measured side by side",
+    )
     args = parser.parse_args()
     if args.modes:
         modes_main(args)
@@ -278,20 +285,27 @@ def modes_main(args: argparse.Namespace) -> None:
     if args.only_pytest:
         only_pytest()
     modes = args.modes.split(",")
+    sources = dict(s.split("=", 1) for s in args.sources.split(",")) if args.sources else {"": ""}
+    outer = os.environ.get("PYTHONPATH", "")
     per_task, fields = (10, 3) if args.shape == "small" else (50, 1)
     args.tasks = args.tasks or max(args.criteria // per_task, 1)
-    cpu: dict[str, list[float]] = {m: [] for m in ["plain", *modes]}
+    labels = [f"{m} {s}".strip() for s in sources for m in modes]
+    cpu: dict[str, list[float]] = {m: [] for m in ["plain", *labels]}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build(root, args.criteria, args.tasks, fields)
         # the store exists before the measured runs (a project's usual case)
         timed(verial_args("load.verial.json", "--verial-run", "sandbox"), root)
         for _ in range(args.repeat):
-            for mode in modes:
-                timed(
-                    verial_args("load.verial.json", "--verial-run", "sandbox", *MODES[mode]), root
-                )
-                cpu[mode].append(cpu_of_last())
+            for source, src in sources.items():
+                os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, outer) if p)
+                for mode in modes:
+                    timed(
+                        verial_args("load.verial.json", "--verial-run", "sandbox", *MODES[mode]),
+                        root,
+                    )
+                    cpu[f"{mode} {source}".strip()].append(cpu_of_last())
+            os.environ["PYTHONPATH"] = outer
             timed(["test_plain.py", *BARE], root)
             cpu["plain"].append(cpu_of_last())
     print(
@@ -300,9 +314,9 @@ def modes_main(args: argparse.Namespace) -> None:
     )
     base = statistics.median(cpu["plain"])
     print(f"  bare pytest        {base:7.2f} s")
-    for mode in modes:
-        median = statistics.median(cpu[mode])
-        print(f"  verial {mode:<11} {median:7.2f} s  ratio {median / base:.2f}")
+    for label in labels:
+        median = statistics.median(cpu[label])
+        print(f"  verial {label:<18} {median:7.2f} s  ratio {median / base:.2f}")
     print("runs (CPU s): " + json.dumps(cpu))
 
 
