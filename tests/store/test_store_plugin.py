@@ -341,3 +341,38 @@ def test_a_postgresql_store_that_refuses_writes_mid_session_keeps_the_json_repor
     assert len(errors) == 1 and "read-only" in errors[0], done.stdout
     assert "Traceback" not in done.stdout + done.stderr
     assert load_report(tmp_path / "report.json").session.counts.criteria == 6
+
+
+def test_a_session_writes_each_stored_row_once(tmp_path: Path) -> None:
+    """Issue 33: task and criterion runs are inserted once, in batches, and the session's
+    end leaves them alone (it used to delete and re-insert every one of them)."""
+    greeting_project(tmp_path, tasks=3)
+    first = run_pytest(tmp_path, "-n", "0")  # creates the store
+    assert first.returncode == 1, first.stdout + first.stderr
+    db = sqlite3.connect(tmp_path / ".verial" / "results.db")
+    db.execute("create table audit (tbl text, op text)")
+    for table in ("task_runs", "criterion_runs"):
+        for op in ("insert", "update", "delete"):
+            db.execute(
+                f"create trigger audit_{table}_{op} after {op} on {table} "
+                f"begin insert into audit values ('{table}', '{op}'); end"
+            )
+    db.commit()
+    db.close()
+    done = run_pytest(tmp_path, "-n", "0", "--verial-report", "report.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    db = sqlite3.connect(tmp_path / ".verial" / "results.db")
+    audit = db.execute("select tbl, op, count(*) from audit group by tbl, op").fetchall()
+    # each task run fails a criterion: the judge plugin's feedback, written at the end,
+    # updates its task row; no criterion run is written twice, no row deleted
+    assert sorted(audit) == [
+        ("criterion_runs", "insert", 6),
+        ("task_runs", "insert", 3),
+        ("task_runs", "update", 3),
+    ], audit
+    with open_store(_default(tmp_path), create=False) as store:
+        newest = store.list_runs()[0]
+        assert (
+            store.report_of_session(newest.session_id).to_json()
+            == load_report(tmp_path / "report.json").to_json()
+        )
