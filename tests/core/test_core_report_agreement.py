@@ -195,7 +195,7 @@ def test_criterion_runs_have_the_fields_the_figures_check_knows() -> None:
     must be added there too; then here."""
     assert set(CriterionRun.model_fields) == {
         *("criterion_id", "status", "passed", "score", "pass_threshold", "axis", "weight"),
-        *("points", "critical", "judge"),  # what scoring reads; below, what it never reads
+        *("points", "critical", "judge", "not_evaluated"),  # what scoring reads; below, not
         *("label", "assertion", "met", "task_key", "task_id", "entity", "details", "evidence"),
         *("started_at", "completed_at", "duration", "line", "nodeid", "task_run", "file"),
         *("benchmark", "run", "outcome"),

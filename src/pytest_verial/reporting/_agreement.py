@@ -125,7 +125,7 @@ def task_figures(
         c.criterion_id for c in criteria if c.critical and c.status in COUNTED and not c.passed
     ]
     task_verdict: Verdict | None = None
-    if score is not None:
+    if score is not None and status is TaskStatus.COMPLETED:  # TaskRun.aggregate's rule
         task_verdict = "fail" if critical else verdict(score, threshold, bool(items))
     tally_of = Counter(c.status for c in criteria)
     figures = TaskFigures(
