@@ -42,7 +42,7 @@ machine wall time includes waiting for a core, CPU time does not (but a busy mac
 cache misses: compare figures from one run).
 
 ``--report`` makes the verial run write ``--verial-report`` (and so its journal, one line per
-criterion run, fsynced per task run): run it with the source before and after a change to
+criterion run, fsynced per batch): run it with the source before and after a change to
 the report path to see what that path costs.
 """
 
