@@ -339,7 +339,7 @@ class Recorder:
         return left - 1 == 0
 
     def _flush(self) -> None:
-        """A batch boundary: the journal's batch written and fsynced, then the store's."""
+        """A batch boundary: the journal fsynced, then the store's task runs of the batch."""
         self._batch_tasks = 0
         self._batch_at = time.monotonic()
         if self.journal is not None:
@@ -359,7 +359,7 @@ class Recorder:
         self.journal = None
 
     def _journal(self, nodeid: str) -> None:
-        """Add the criterion run to the journal's batch (written at the batch boundary)."""
+        """Append the criterion run to the journal (fsynced at the next batch boundary)."""
         if self.journal is None:
             return
         try:
