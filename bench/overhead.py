@@ -31,8 +31,18 @@ every process, which adds the same seconds of start-up to both sides.
 ``--collect-only`` also times ``pytest --co`` of the benchmark file (issue 21: at most 0.3 x
 a full run of the plain file).
 
+``--modes off,store,report`` runs, in the same alternation, one pytest-verial variant per mode
+(issue 33): ``off`` is ``--verial-store none`` with no report; ``store`` the default store (a
+SQLite file in the project, created by a warm-up run first) with no report; ``report`` the
+default store and ``--verial-report`` (its journal too). ``--sources
+before=/tmp/old/src,after=src`` runs each mode with each source (``PYTHONPATH``) in the same
+alternation, so a change is measured before and after at once. It prints each mode's median CPU
+seconds (user + system) and its ratio to bare pytest's, side by side: on this shared 2-core
+machine wall time includes waiting for a core, CPU time does not (but a busy machine still adds
+cache misses: compare figures from one run).
+
 ``--report`` makes the verial run write ``--verial-report`` (and so its journal, one line per
-criterion run, fsynced per task run): run it with the source before and after a change to
+criterion run, fsynced per batch): run it with the source before and after a change to
 the report path to see what that path costs.
 """
 
@@ -193,7 +203,18 @@ def main() -> None:
     parser.add_argument(
         "--only-pytest", action="store_true", help="no other plugin; bytecode caches on"
     )
+    parser.add_argument(
+        "--modes", default=None, help="comma-separated: off, store, report (side by side)"
+    )
+    parser.add_argument(
+        "--sources",
+        default=None,
+        help="with --modes: LABEL=SRC,... pytest-verial sources measured side by side",
+    )
     args = parser.parse_args()
+    if args.modes:
+        modes_main(args)
+        return
     if args.only_pytest:
         only_pytest()
     extra = ["--verial-report", "report.json"] if args.report else []
@@ -249,6 +270,54 @@ def main() -> None:
         print(f"CPU of --co: {cc:.2f} s, ratio to plain {cc / pc:.2f}")
     runs = {"verial": verial, "plain": plain, "co": listed, "cpu": cpu}
     print("runs (s): " + json.dumps(runs))
+
+
+#: the pytest-verial variants of ``--modes``
+MODES = {
+    "off": ["--verial-store", "none"],
+    "store": [],
+    "report": ["--verial-report", "report.json"],
+}
+
+
+def modes_main(args: argparse.Namespace) -> None:
+    """``--modes``: each variant and bare pytest alternating; CPU medians and ratios."""
+    if args.only_pytest:
+        only_pytest()
+    modes = args.modes.split(",")
+    sources = dict(s.split("=", 1) for s in args.sources.split(",")) if args.sources else {"": ""}
+    outer = os.environ.get("PYTHONPATH", "")
+    per_task, fields = (10, 3) if args.shape == "small" else (50, 1)
+    args.tasks = args.tasks or max(args.criteria // per_task, 1)
+    labels = [f"{m} {s}".strip() for s in sources for m in modes]
+    cpu: dict[str, list[float]] = {m: [] for m in ["plain", *labels]}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        build(root, args.criteria, args.tasks, fields)
+        # the store exists before the measured runs (a project's usual case)
+        timed(verial_args("load.verial.json", "--verial-run", "sandbox"), root)
+        for _ in range(args.repeat):
+            for source, src in sources.items():
+                os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, outer) if p)
+                for mode in modes:
+                    timed(
+                        verial_args("load.verial.json", "--verial-run", "sandbox", *MODES[mode]),
+                        root,
+                    )
+                    cpu[f"{mode} {source}".strip()].append(cpu_of_last())
+            os.environ["PYTHONPATH"] = outer
+            timed(["test_plain.py", *BARE], root)
+            cpu["plain"].append(cpu_of_last())
+    print(
+        f"shape {args.shape}: {args.criteria} criteria in {args.tasks} tasks, {fields} field(s)"
+        f" each; CPU seconds (user + system), medians of {args.repeat}"
+    )
+    base = statistics.median(cpu["plain"])
+    print(f"  bare pytest        {base:7.2f} s")
+    for label in labels:
+        median = statistics.median(cpu[label])
+        print(f"  verial {label:<18} {median:7.2f} s  ratio {median / base:.2f}")
+    print("runs (CPU s): " + json.dumps(cpu))
 
 
 if __name__ == "__main__":

@@ -111,9 +111,9 @@ OPTIONS: tuple[Option, ...] = (
         "path",
         "write the JSON report to PATH",
         metavar="PATH",
-        doc="write the JSON report (atomically; checkpointed every 2 s while running; criterion "
-        "runs journaled beside it in `PATH.journal.jsonl` until it is written, see [Interrupted "
-        "and crashed runs](#interrupted-and-crashed-runs))",
+        doc="write the JSON report (atomically, once, at the end; criterion runs journaled "
+        "beside it in `PATH.journal.jsonl` until it is written, see [Interrupted and crashed "
+        "runs](#interrupted-and-crashed-runs))",
     ),
     Option(
         "verial_junit",

@@ -5,12 +5,16 @@ never collects: under xdist it learns the selected node ids from
 ``pytest_xdist_node_collection_finished`` and loads the benchmark files itself (ids, weights and
 axes only). Each criterion run arrives typed (``state.FINISHED``) or, from an xdist worker, as plain
 JSON on ``report.verial``; a report without it
-(a crashed worker, a setup error) becomes an error run with score 0. The report is written at
-session end, also after Ctrl-C or SIGTERM, and checkpointed while the session runs; every
-criterion run is also appended to a journal beside the report (``journal.py``), from which a
-session that died without writing is recovered. The JSON report and the JUnit file are written
-independently: one that cannot be written is one ``ERROR`` line and a non-zero exit status,
-and the terminal names only the files that were written.
+(a crashed worker, a setup error) becomes an error run with score 0. The report is written
+once, at session end, also after Ctrl-C or SIGTERM; while the session runs, every criterion
+run is appended to a journal beside the report (``journal.py``), from which a session that
+died without writing is recovered. Each journal line is written as its criterion run arrives;
+the journal is fsynced and the results store written in batches (issue 33): at a batch
+boundary (every ``BATCH_TASK_RUNS`` completed task runs or ``BATCH_SECONDS``, whichever first)
+the journal is fsynced, then the store's task runs of the batch are inserted in one
+transaction, so the store never holds a task run the journal does not. The JSON report and
+the JUnit file are written independently: one that cannot be written is one ``ERROR`` line
+and a non-zero exit status, and the terminal names only the files that were written.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ from ._scoring import reaches
 from ._state import FINISHED, SETTINGS, SHARD_INFO
 from .reporting._build import ReportInput, build_report
 from .reporting._journal import (
+    BATCH_SECONDS,
+    BATCH_TASK_RUNS,
     Journal,
     JournalBusy,
     journal_path,
@@ -59,8 +65,6 @@ from .reporting._terminal import plural, summary
 if TYPE_CHECKING:
     from .checks import CheckRegistry
     from .store._session import SessionStore
-
-CHECKPOINT_SECONDS = 2.0
 
 
 class Recorder:
@@ -77,8 +81,9 @@ class Recorder:
         self.started_at = now_iso()
         self.clock = time.perf_counter()
         self.report: Report | None = None
-        self._last_checkpoint = 0.0
-        self._checkpoint_cost = 0.0
+        #: task runs completed since the last batch boundary, and when that boundary was
+        self._batch_tasks = 0
+        self._batch_at = time.monotonic()
         self.shard_info: dict[str, Any] | None = None
         self.gate: list[tuple[str, float | None, bool]] | None = None
         self.gate_errors = 0
@@ -308,23 +313,58 @@ class Recorder:
         else:
             return
         self._journal(report.nodeid)
-        if self.store is not None:  # a task run whose last criterion arrived is stored now
+        if self.store is not None:  # a task run whose last criterion arrived joins the batch
             if self._store_input is None:
                 self._store_input = self._input(running=True)
             self.store.criterion_done(report.nodeid, self.selected, self._store_input)
-        self._checkpoint()
+        if self._task_complete(report.nodeid):
+            self._batch_tasks += 1
+        if self._batch_tasks >= BATCH_TASK_RUNS or (
+            self._batch_tasks and time.monotonic() - self._batch_at >= BATCH_SECONDS
+        ):
+            self._flush()
         heap.checkpoint()
 
+    def _task_complete(self, nodeid: str) -> bool:
+        """Count the criterion run against its task run: True when it was the last one."""
+        if not self._task_left:
+            for selected in self.selected:
+                task = task_run_of(selected)
+                self._task_left[task] = self._task_left.get(task, 0) + 1
+        task = task_run_of(nodeid)
+        left = self._task_left.get(task)
+        if left is None:
+            return False
+        self._task_left[task] = left - 1
+        return left - 1 == 0
+
+    def _flush(self) -> None:
+        """A batch boundary: the journal fsynced, then the store's task runs of the batch."""
+        self._batch_tasks = 0
+        self._batch_at = time.monotonic()
+        if self.journal is not None:
+            try:
+                self.journal.flush()
+            except OSError as exc:
+                self._journal_failed(exc)
+        if self.store is not None:
+            self.store.flush()
+
+    def _journal_failed(self, exc: Exception) -> None:
+        assert self.journal is not None
+        self.notes.append(
+            f"journal {self.journal.path}: {exc}; a crash from here on loses the results"
+        )
+        self.journal.close(remove=False)
+        self.journal = None
+
     def _journal(self, nodeid: str) -> None:
-        """Append the criterion run to the journal; fsync when its task run is complete."""
+        """Append the criterion run to the journal (fsynced at the next batch boundary)."""
         if self.journal is None:
             return
         try:
             if not self.journal.open:
                 data = self._input(running=True)
-                for selected in self.selected:
-                    task = task_run_of(selected)
-                    self._task_left[task] = self._task_left.get(task, 0) + 1
                 assert self.settings.outputs.report is not None
                 self.journal.start(
                     make_header(
@@ -347,16 +387,10 @@ class Recorder:
                 kept = self.settings.resume.kept if self.settings.resume else {}
                 for old in kept:  # what a resumed session kept is journaled like the rest
                     if old != nodeid and old in self.criterion_runs:
-                        self.journal.record(old, self.criterion_runs[old].to_json(), sync=False)
-            task = task_run_of(nodeid)
-            self._task_left[task] = left = self._task_left.get(task, 1) - 1
-            self.journal.record(nodeid, self.criterion_runs[nodeid].to_json(), sync=left <= 0)
+                        self.journal.record(old, self.criterion_runs[old].to_json())
+            self.journal.record(nodeid, self.criterion_runs[nodeid].to_json())
         except (OSError, ValueError, JournalBusy) as exc:
-            self.notes.append(
-                f"journal {self.journal.path}: {exc}; a crash from here on loses the results"
-            )
-            self.journal.close(remove=False)
-            self.journal = None
+            self._journal_failed(exc)
 
     def _junitxml_properties(self, nodeid: str, run: CriterionRun) -> None:
         """Per-criterion properties in pytest's --junitxml, valid under the xunit2 schema.
@@ -447,19 +481,6 @@ class Recorder:
             ),
         )
 
-    def _checkpoint(self) -> None:
-        """Rewrite the report while the session runs; at most a tenth of the time goes here."""
-        if self.settings.outputs.report is None:
-            return
-        now = time.perf_counter()
-        if now - self._last_checkpoint < max(CHECKPOINT_SECONDS, 10 * self._checkpoint_cost):
-            return
-        # the final write says it, if it fails too; scoring goes on
-        with contextlib.suppress(OSError, ValueError):
-            write_json_report(self.settings.outputs.report, build_report(self._input(running=True)))
-        self._last_checkpoint = time.perf_counter()
-        self._checkpoint_cost = self._last_checkpoint - now
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.config.option.collectonly or self.refused:
@@ -477,6 +498,7 @@ class Recorder:
                 self.store.discard()
                 self.store = None
             return
+        self._flush()  # the last batch: a failure from here on loses nothing completed
         with heap.no_gc():
             data = self._input(running=False)
             report = build_report(data)
@@ -621,6 +643,10 @@ class Recorder:
 
     def pytest_unconfigure(self) -> None:
         if self.store is not None:  # ended before sessionfinish: what was stored stays
+            if self.journal is not None:  # the journal's batch first: it holds the store's
+                with contextlib.suppress(OSError):
+                    self.journal.flush()
+            self.store.flush()
             self.store.close()
         if self.journal is not None:  # the session ended before sessionfinish: keep it
             self.journal.close(remove=False)

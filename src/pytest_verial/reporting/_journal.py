@@ -6,9 +6,12 @@ run in flight, the controller appends every criterion run it receives to
 ``<report>.journal.jsonl``: a header line (the benchmark files with their SHA-256, the run
 directories, the selected node ids, the settings that shape the report), then one JSON line per
 criterion run. Each line reaches the kernel with one ``write`` as it arrives (a crash of the
-process loses nothing written) and the file is fsynced whenever a task run is complete (a crash
-of the machine loses at most the task run in flight). The journal is removed once the final
-report is written. Lines pass through the same redaction as the report.
+process loses nothing written); the file is fsynced in batches (issue 33): at a boundary after
+every :data:`BATCH_TASK_RUNS` completed task runs, or when a criterion run arrives
+:data:`BATCH_SECONDS` or more after the last boundary, whichever comes first, and at the end of
+the session (a crash of the machine loses at most the task runs completed since the last
+boundary). The journal is removed once the final report is written. Lines pass through the same
+redaction as the report.
 
 :func:`recover` rebuilds the report from a journal with the same :func:`build_report` the
 session uses: completed task runs keep their scores, the task run in flight is ``cancelled``,
@@ -19,6 +22,7 @@ line it is on.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -45,6 +49,12 @@ JOURNAL_SCHEMA = "pytest-verial/journal/v3"
 #: the journal of the previous release: its criterion runs' evidence has the v2 keys
 #: (:func:`pytest_verial._evidence.evidence_from_v2` converts them once its digests check out)
 JOURNAL_V2 = "pytest-verial/journal/v2"
+
+
+#: a batch boundary after this many completed task runs ...
+BATCH_TASK_RUNS = 100
+#: ... or when a criterion run arrives this many seconds after the last boundary
+BATCH_SECONDS = 1.0
 
 
 def journal_path(report: Path) -> Path:
@@ -111,6 +121,7 @@ class Journal:
         self._chain = ""  # the digest of the last line written
         self._written: set[str] = set()
         self._selected: set[str] = set()  # the header's: nothing else is journaled
+        self._unsynced = False  # lines written since the last fsync
 
     @property
     def open(self) -> bool:
@@ -132,12 +143,19 @@ class Journal:
         self._selected = set(header.get("selected") or ())
         self._write({"journal": JOURNAL_SCHEMA, **header}, sync=True)
 
-    def record(self, nodeid: str, record: dict[str, Any], sync: bool) -> None:
-        """Append one criterion run; ``sync`` at the end of a task run. A node id is written
+    def record(self, nodeid: str, record: dict[str, Any]) -> None:
+        """Append one criterion run (fsynced at the next :meth:`flush`). A node id is written
         once (recovery refuses a second line for one node id as an edit)."""
         if self._fd is not None and nodeid in self._selected and nodeid not in self._written:
             self._written.add(nodeid)
-            self._write({"nodeid": nodeid, "record": record}, sync=sync)
+            self._write({"nodeid": nodeid, "record": record}, sync=False)
+            self._unsynced = True
+
+    def flush(self) -> None:
+        """A batch boundary: what was written since the last one, fsynced once."""
+        if self._fd is not None and self._unsynced:
+            os.fsync(self._fd)
+            self._unsynced = False
 
     def _write(self, value: Any, sync: bool) -> None:
         assert self._fd is not None
@@ -148,9 +166,13 @@ class Journal:
             os.fsync(self._fd)
 
     def close(self, remove: bool) -> None:
-        """Release the lock; ``remove`` once the final report is safely written."""
+        """Release the lock; ``remove`` once the final report is safely written (else the
+        last batch is fsynced first)."""
         if self._fd is None:
             return
+        if not remove:
+            with contextlib.suppress(OSError):
+                self.flush()
         fd, self._fd = self._fd, None
         if remove:
             self.path.unlink(missing_ok=True)

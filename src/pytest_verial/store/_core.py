@@ -883,15 +883,12 @@ def _run_scores(conn: Connection, run_id: str) -> BenchmarkRunScores:
 
 
 #: the session columns the final report sets (the rest were set when the session began)
-_FINISHED = ("completed_at", "status", "exit_status", "scored", "data", "report_digest")
-
-
 class SessionWriter:
     """Writes one pytest session into the store as it runs (the controller only).
 
-    :meth:`task_run_completed` commits each task run as soon as it completes, so a killed
-    session keeps its completed tasks; :meth:`finish` writes the final report (aggregates,
-    session end) in one transaction.
+    :meth:`task_runs_completed` commits each batch of completed task runs, so a killed
+    session keeps what the journal keeps; :meth:`finish` writes the session's end
+    (aggregates, the task runs not stored yet) in one transaction.
     """
 
     def __init__(self, store: Store, meta: SessionMeta) -> None:
@@ -905,6 +902,8 @@ class SessionWriter:
         self.runs: dict[str, tuple[str, dict[str, str]]] = {}
         self._lock = threading.Lock()
         self._last_run: BenchmarkRun | None = None
+        #: task run report id -> digests of the rows stored of it (``_batches.py``)
+        self.written: dict[str, tuple[str, str]] = {}
         session = Session(
             status=RunStatus.RUNNING, phase="started", started_at=meta.started_at, duration=0.0
         )
@@ -934,6 +933,7 @@ class SessionWriter:
             )
             writer._lock = threading.Lock()
             writer._last_run = None
+            writer.written = {}
             writer.runs = {}
             for r in conn.execute(
                 select(benchmark_runs.c.id, benchmark_runs.c.report_id).where(
@@ -992,61 +992,20 @@ class SessionWriter:
             self.runs.setdefault(benchmark_run.id, (run_id, {}))[1][task_run.id] = task_id
             self._last_run = benchmark_run
 
+    def task_runs_completed(
+        self, runs: Mapping[str, BenchmarkRun], tasks: Sequence[tuple[str, TaskRun, int]]
+    ) -> None:
+        """A batch of completed task runs, inserted in one transaction (``_batches.py``)."""
+        from ._batches import write_batch
+
+        write_batch(self, runs, tasks)
+
     def finish(self, report: Report) -> None:
-        """The final report: every benchmark run's aggregates and task runs, the session's
-        end, exit status and digest, in one transaction."""
-        data, extra = report_split(report)
-        digest = digest_of(data)
+        """The session's end: aggregates, the task runs not stored yet, the session's end,
+        exit status and digest, in one transaction; no row written twice (``_batches.py``)."""
+        from ._batches import finish
 
-        def work(conn: Connection) -> None:
-            row = session_row(self.session_id, report.session, self.meta, extra)
-            taken = conn.execute(
-                select(sessions.c.id).where(sessions.c.report_digest == digest)
-            ).scalar()
-            row["report_digest"] = digest if taken in (None, self.session_id) else None
-            row = {k: row[k] for k in _FINISHED}
-            conn.execute(update(sessions).where(sessions.c.id == self.session_id).values(row))
-            conn.execute(
-                delete(benchmark_runs).where(benchmark_runs.c.session_id == self.session_id)
-            )
-            kept = {rid: ids for rid, ids in self.runs.items()}
-            for position, (run, run_data) in enumerate(
-                zip(report.benchmark_runs, data["benchmark_runs"], strict=True)
-            ):
-                run_id, task_ids = kept.get(run.id, (new_id("br"), {}))
-                conn.execute(
-                    benchmark_runs.insert(),
-                    [
-                        benchmark_run_row(
-                            run_id, self.session_id, position, run, self.created_at, run_data
-                        )
-                    ],
-                )
-                tasks, crits, judges = [], [], []
-                for index, (task, task_data) in enumerate(
-                    zip(run.task_runs, run_data["task_runs"], strict=True)
-                ):
-                    rows = task_run_rows(
-                        task_ids.get(task.id) or new_id("tr"),
-                        run_id,
-                        self.session_id,
-                        index,
-                        task,
-                        task_data,
-                    )
-                    tasks.append(rows.task)
-                    crits.extend(rows.criteria)
-                    judges.extend(rows.judge)
-                for table, batch in (
-                    (task_runs, tasks),
-                    (criterion_runs, crits),
-                    (judge_calls, judges),
-                ):
-                    if batch:
-                        conn.execute(table.insert(), batch)
-
-        with self._lock, no_gc():
-            self.store.write("store the session's report", work)
+        finish(self, report)
 
     def interrupted(self) -> None:
         """Mark the session and its running benchmark runs interrupted (cancelled)."""

@@ -1,10 +1,12 @@
 """The pytest side of the store: the controller's recorder writes each session into it.
 
 :class:`SessionStore` is opened at session start (a store that cannot be opened is one line
-and exit 4, before any criterion runs), stores each task run as soon as its last criterion
-run arrives (so a killed session keeps its completed tasks) and the final report at session
-end (a failure there is one ``ERROR`` line and a non-zero exit status; the JSON report is
-written first and never lost). Only the controller writes: xdist workers have no recorder.
+and exit 4, before any criterion runs), keeps each task run whose last criterion run arrived
+and stores them in one transaction at each batch boundary of the recorder (:meth:`flush`,
+right after the journal's batch: a killed session keeps what its journal keeps), and the
+session's end at session end (``_batches.py``: each row written once; a failure there is one
+``ERROR`` line and a non-zero exit status; the JSON report is written first and never
+lost). Only the controller writes: xdist workers have no recorder.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from .._nodeids import benchmark_run_id, task_name, task_nodeid, task_run_of
+from .._nodeids import (
+    NO_CRITERIA,
+    benchmark_run_id,
+    criterion_nodeid,
+    task_name,
+    task_nodeid,
+    task_run_of,
+)
 from .._results import BenchmarkRun, Report, TaskRun
 from .._secrets import redact
 from ._core import SessionWriter, Store, StoreError, mask_url, open_store, sqlite_path
@@ -141,8 +150,11 @@ class SessionStore:
         #: the SQLite file this session created (the project's first stored session), if any
         self.created: Path | None = None
         self._left: dict[str, int] | None = None
-        self._index: dict[str, tuple[str, BenchmarkPlan, TaskPlan, RunDir, list[RunDir]]] = {}
+        self._index: dict[str, tuple[str, BenchmarkPlan, TaskPlan, RunDir, list[RunDir], int]] = {}
         self._done: dict[str, list[TaskRun]] = {}
+        #: the batch: completed task runs not stored yet (benchmark run id, task run, position)
+        self._pending: list[tuple[str, TaskRun, int]] = []
+        self._fresh: dict[str, BenchmarkRun] = {}  # benchmark runs whose aggregates are new
         self._runs: dict[str, BenchmarkRun] = {}
         self._refreshed: dict[str, float] = {}
 
@@ -194,7 +206,7 @@ class SessionStore:
             return None
 
     def criterion_done(self, nodeid: str, selected: Sequence[str], data: ReportInput) -> None:
-        """A criterion run arrived: store its task run when it was the task's last one."""
+        """A criterion run arrived: its task run joins the batch when it was the last one."""
         if self.failed is not None:
             return
         if self._left is None:
@@ -215,21 +227,29 @@ class SessionStore:
             return
         from ..reporting._build import _task_run
 
-        display, plan, task_plan, run, group = found
+        display, plan, task_plan, run, group, position = found
         task_run = _task_run(display, plan, task_plan, run, data)
         if task_run is None:
             return
         run_id = benchmark_run_id(display, [r.label for r in group])
         done = self._done.setdefault(run_id, [])
         done.append(task_run)
-        benchmark_run = self._runs.get(run_id)
+        self._pending.append((run_id, task_run, position))
         now = time.monotonic()
-        if benchmark_run is None or now - self._refreshed.get(run_id, 0) > AGGREGATE_SECONDS:
-            benchmark_run = _running_run(run_id, display, plan, group, done, data)
-            self._runs[run_id] = benchmark_run
+        if run_id not in self._runs or now - self._refreshed.get(run_id, 0) > AGGREGATE_SECONDS:
+            self._runs[run_id] = self._fresh[run_id] = _running_run(
+                run_id, display, plan, group, done, data
+            )
             self._refreshed[run_id] = now
+
+    def flush(self) -> None:
+        """A batch boundary: the task runs of the batch stored in one transaction."""
+        if self.failed is not None or not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        fresh, self._fresh = self._fresh, {}
         try:
-            self._writer().task_run_completed(benchmark_run, task_run)
+            self._writer().task_runs_completed(fresh, pending)
         except StoreError as exc:
             self.failed = str(exc)
 
@@ -240,13 +260,20 @@ class SessionStore:
             runs = data.file_runs[display]
             several = len(runs) > 1
             for group in run_groups(runs, data.trials):
+                position = 0  # the task run's index in its benchmark run of the final report
                 for run in group:
                     for task in plan.tasks:
                         node = task_nodeid(display, task_name(task.key, run.label, several))
-                        self._index[node] = (display, plan, task, run, group)
+                        ids = [criterion_nodeid(node, c.id) for c in task.criteria] or [
+                            criterion_nodeid(node, NO_CRITERIA)
+                        ]
+                        if any(i in data.selected for i in ids):
+                            self._index[node] = (display, plan, task, run, group, position)
+                            position += 1
 
     def finish(self, report: Report) -> str | None:
-        """Store the final report; the one-line problem when the store failed at any point."""
+        """Store the session's end; the one-line problem when the store failed at any point."""
+        self.flush()
         try:
             self._writer().finish(report)
         except StoreError as exc:

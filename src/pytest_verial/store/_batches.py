@@ -1,0 +1,181 @@
+"""A session's rows written once (issue 33): task runs in batches while it runs, then the end.
+
+The recorder hands the store its completed task runs at each batch boundary (``_recorder.py``:
+every ``BATCH_TASK_RUNS`` completed task runs or ``BATCH_SECONDS``, whichever first, right
+after the journal's batch is fsynced): :func:`write_batch` inserts them, with their criterion
+runs and judge calls, in one transaction, and each benchmark run's row (inserted the first
+time, its aggregates updated when the batch brings new ones). :func:`finish` then writes the
+session's end: the session row, every benchmark run's final aggregates, and only the task runs
+the session did not store yet (cancelled ones, a task run of the last batch). A task run
+already stored is left as it is when its rows are the final report's; where the final report
+differs (the judge's ``feedback`` on a failed task run, a ``pytest_verial_report`` hook's
+edit), its task row is updated, and its criterion rows replaced only when they differ too. No
+row is deleted and inserted again, as the session's end did before.
+
+A kill loses at most the batch in flight, which the journal does not hold either: ``verial
+report --recover`` (or the next session with the same ``--verial-report``) finishes the
+session from the journal with :func:`finish`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, select, update
+
+from .._heap import no_gc
+from ._ids import new_id
+from ._rows import Rows, benchmark_run_row, digest_of, report_split, session_row, task_run_rows
+from ._tables import benchmark_runs, criterion_runs, judge_calls, sessions, task_runs
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from .._results import BenchmarkRun, Report, TaskRun
+    from ._core import SessionWriter
+
+#: the columns of the session's row its end writes
+_FINISHED = ("completed_at", "status", "exit_status", "scored", "data", "report_digest")
+
+#: the keys of a row that are ids the store made (not the report's content)
+_IDS = ("id", "task_run_id", "criterion_run_id", "benchmark_run_id")
+
+
+def rows_digests(rows: Rows) -> tuple[str, str]:
+    """What a task run's rows say, apart from the ids the store made: its task row's digest
+    and its criterion runs' and judge calls' digest."""
+
+    def strip(row: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in row.items() if k not in _IDS}
+
+    task = digest_of(strip(rows.task))
+    below = digest_of({"c": [strip(r) for r in rows.criteria], "j": [strip(r) for r in rows.judge]})
+    return task, below
+
+
+def _insert(conn: Connection, rows: Sequence[Rows]) -> None:
+    for table, batch in (
+        (task_runs, [r.task for r in rows]),
+        (criterion_runs, [c for r in rows for c in r.criteria]),
+        (judge_calls, [j for r in rows for j in r.judge]),
+    ):
+        if batch:
+            conn.execute(table.insert(), batch)
+
+
+def write_batch(
+    writer: SessionWriter,
+    runs: Mapping[str, BenchmarkRun],
+    tasks: Sequence[tuple[str, TaskRun, int]],
+) -> None:
+    """One transaction: each benchmark run of ``runs`` (its row inserted the first time, its
+    aggregates updated), then the task runs of ``tasks`` (benchmark run id, task run, its
+    position in the final report) with their criterion runs and judge calls, each inserted
+    once. Nothing in memory changes before the commit (a retried transaction starts afresh)."""
+
+    def work(conn: Connection) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+        ids = {run_id: store_id for run_id, (store_id, _) in writer.runs.items()}
+        writer._last_run = None  # each run given is written: its aggregates are new
+        ids.update({run_id: writer._run_id(conn, run) for run_id, run in runs.items()})
+        rows, digests = [], {}
+        for run_id, task, position in tasks:
+            if task.id in writer.runs.get(run_id, ("", {}))[1]:  # stored already: never twice
+                continue
+            one = task_run_rows(new_id("tr"), ids[run_id], writer.session_id, position, task)
+            rows.append(one)
+            digests[task.id] = rows_digests(one)
+        _insert(conn, rows)
+        return ids, digests
+
+    with writer._lock:
+        ids, digests = writer.store.write("store task runs", work)
+        for run_id, store_id in ids.items():
+            writer.runs.setdefault(run_id, (store_id, {}))
+        for run_id, task, _ in tasks:
+            # the store id is read back only if the end has to update the row
+            writer.runs[run_id][1].setdefault(task.id, "")
+        writer.written.update(digests)
+
+
+def finish(writer: SessionWriter, report: Report) -> None:
+    """The session's end (see the module's docstring), in one transaction."""
+    data, extra = report_split(report)
+    digest = digest_of(data)
+
+    def work(conn: Connection) -> None:
+        row = session_row(writer.session_id, report.session, writer.meta, extra)
+        taken = conn.execute(
+            select(sessions.c.id).where(sessions.c.report_digest == digest)
+        ).scalar()
+        row["report_digest"] = digest if taken in (None, writer.session_id) else None
+        row = {k: row[k] for k in _FINISHED}
+        conn.execute(update(sessions).where(sessions.c.id == writer.session_id).values(row))
+        kept: set[str] = set()
+        for position, (run, run_data) in enumerate(
+            zip(report.benchmark_runs, data["benchmark_runs"], strict=True)
+        ):
+            known = writer.runs.get(run.id)
+            run_id = known[0] if known else new_id("br")
+            kept.add(run_id)
+            brow = benchmark_run_row(
+                run_id, writer.session_id, position, run, writer.created_at, run_data
+            )
+            if known is None:
+                conn.execute(benchmark_runs.insert(), [brow])
+                _finish_tasks(conn, writer, run_id, {}, run, run_data)
+                continue
+            brow.pop("id")
+            conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == run_id).values(brow))
+            _finish_tasks(conn, writer, run_id, _stored_tasks(conn, run_id), run, run_data)
+        gone = [store_id for store_id, _ in writer.runs.values() if store_id not in kept]
+        if gone:  # a benchmark run the final report no longer has (a hook removed it)
+            conn.execute(delete(benchmark_runs).where(benchmark_runs.c.id.in_(gone)))
+
+    with writer._lock, no_gc():
+        writer.store.write("store the session's report", work)
+
+
+def _stored_tasks(conn: Connection, run_id: str) -> dict[str, str]:
+    """The task runs stored of a benchmark run: report id -> store id."""
+    found = conn.execute(
+        select(task_runs.c.report_id, task_runs.c.id).where(task_runs.c.benchmark_run_id == run_id)
+    )
+    return {str(r.report_id): str(r.id) for r in found}
+
+
+def _finish_tasks(
+    conn: Connection,
+    writer: SessionWriter,
+    run_id: str,
+    stored: dict[str, str],
+    run: BenchmarkRun,
+    run_data: Mapping[str, Any],
+) -> None:
+    """A benchmark run's task runs at the end: the new ones inserted, the stored ones left
+    alone unless the final report says otherwise."""
+    new: list[Rows] = []
+    for index, (task, task_data) in enumerate(
+        zip(run.task_runs, run_data["task_runs"], strict=True)
+    ):
+        store_id = stored.pop(task.id, None)
+        rows = task_run_rows(
+            store_id or new_id("tr"), run_id, writer.session_id, index, task, task_data
+        )
+        if store_id is None:
+            new.append(rows)
+            continue
+        now = rows_digests(rows)
+        written = writer.written.get(task.id)
+        if written == now:
+            continue
+        if written is not None and written[1] == now[1]:  # the task row alone differs
+            values = {k: v for k, v in rows.task.items() if k != "id"}
+            conn.execute(update(task_runs).where(task_runs.c.id == store_id).values(values))
+            continue
+        # written by another writer (a recovery), or its criterion runs differ: replaced
+        conn.execute(delete(task_runs).where(task_runs.c.id == store_id))
+        new.append(rows)
+    if stored:  # task runs the final report no longer has (a hook removed them)
+        conn.execute(delete(task_runs).where(task_runs.c.id.in_(list(stored.values()))))
+    _insert(conn, new)
