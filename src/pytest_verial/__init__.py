@@ -19,8 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import _lazy as lazy
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 #: public name -> the private module that defines it, or the public package that exports it
 _PUBLIC = {

@@ -19,6 +19,7 @@ from typing import Any, cast
 import pytest
 
 from . import _heap as heap
+from ._contracts.sandbox import Sandbox, SandboxCache
 from ._display import describe_char, escape, unsafe_char
 from ._engine import identity, now_iso, run_criterion, verification_skipped
 from ._errors import BenchmarkFileError, Problem, RunConfigError
@@ -30,7 +31,6 @@ from ._sandbox_paths import SandboxPaths
 from ._scoring import DEFAULT_AXIS, verdict_threshold
 from ._state import CONCURRENT_JUDGING, PRIOR, REGISTRIES, SANDBOXES, SETTINGS, TASK_LEFT
 from .checks import BUILTIN, CheckRegistry
-from .sources import Sandbox, SandboxCache
 
 NO_CRITERIA = "no-criteria"
 #: criterion-run fields copied into pytest's own --junitxml as ``verial_<field>``

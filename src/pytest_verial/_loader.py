@@ -23,12 +23,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._contracts.check import AssertionSpec, CheckSpec
 from ._display import describe_char, unsafe_char, unsafe_id_char
 from ._errors import BenchmarkFileError, Problem
 from ._models import Benchmark, Criterion, Entity, Task
 from ._nodeids import task_key_of
 from ._yamlsource import LineMap, ParseError, parse
-from .checks import AssertionSpec, CheckRegistry, CheckSpec
+from .checks import CheckRegistry
 
 BENCHMARK_SUFFIXES = (".verial.yaml", ".verial.yml", ".verial.json")
 _PLACEHOLDER = re.compile(r"\{entity(?:\.([^{}]*))?\}")

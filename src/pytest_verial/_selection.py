@@ -166,7 +166,7 @@ class Resume:
 
 def load_resume(path: Path) -> Resume:
     """What to keep from a report or a journal; ValueError in one line when unusable."""
-    from . import __version__
+    from ._version import __version__
     from .reporting._journal import JournalBusy, recover
     from .reporting._json_report import load_report
 

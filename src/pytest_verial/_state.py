@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ._contracts.sandbox import SandboxCache
 from ._results import CriterionRun
 from ._runinfo import RunDir
 from ._settings import Settings
 from .checks import CheckRegistry
-from .sources import SandboxCache
 
 if TYPE_CHECKING:
     from ._judge_concurrency import ConcurrentJudging

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from ._collect import task_runs_of_items
+from ._collect import CriterionItem, task_runs_of_items
 from ._configure import add_options, runs_at_start, session_settings
 from ._options import JUDGE_PLUGIN, PLUGIN
 from ._results import Report
@@ -64,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if limit > 1:  # 1: each judge criterion scores itself at its turn, as it always did
         from ._judge_concurrency import ConcurrentJudging
 
-        judging = config.stash[CONCURRENT_JUDGING] = ConcurrentJudging(limit)
+        judging = config.stash[CONCURRENT_JUDGING] = ConcurrentJudging(limit, CriterionItem)
         manager.register(judging, "verial-judge-concurrency")
 
 

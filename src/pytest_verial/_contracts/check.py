@@ -20,7 +20,6 @@ from .._sourcetable import SOURCE_NAMES
 if TYPE_CHECKING:
     from .._results import CriterionRun
     from ..judge._source import JudgeSource
-    from ..sources import Sandbox, Source
     from ..sources._fhir import FhirSource
     from ..sources._files.base import FilesSource
     from ..sources._hl7 import Hl7Source
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from ..sources._portal import PortalSource
     from ..sources._voice import VoiceSource
     from ..sources._x12 import X12Source
+    from .sandbox import Sandbox, Source
 
 
 class AssertionSpec(BaseModel):

@@ -18,8 +18,8 @@ from ._models import self_grading
 from ._settings import JudgeSettings, build_settings
 
 if TYPE_CHECKING:
+    from .._contracts.sandbox import Sandbox
     from .._sandbox_io.limits import Reads
-    from ..sources import Sandbox
 
 
 class JudgeSource:

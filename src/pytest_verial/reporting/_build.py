@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import __version__
 from .._engine import identity
 from .._loader import BenchmarkPlan, TaskPlan
 from .._nodeids import NO_CRITERIA, benchmark_run_id, criterion_nodeid, task_name, task_nodeid
@@ -36,6 +35,7 @@ from .._results import (
 from .._runinfo import RunDir, shared_folders
 from .._scoring import verdict_threshold
 from .._sourcetable import unknown_sources
+from .._version import __version__
 from ._terminal import plural
 
 

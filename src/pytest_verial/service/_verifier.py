@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from .._engine import identity
 from .._errors import BenchmarkFileError, RunConfigError, UsageError, VerialError
 from .._inline import verify_task
@@ -39,6 +38,7 @@ from .._results import (
 )
 from .._runinfo import RunDir
 from .._scoring import verdict_threshold
+from .._version import __version__
 from ..checks import default_registry
 from ..judge._models import run_self_grading
 from ..reporting._build import benchmark_info

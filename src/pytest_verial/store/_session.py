@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import __version__
 from .._nodeids import benchmark_run_id, task_name, task_nodeid, task_run_of
 from .._results import BenchmarkRun, Report, TaskRun
 from .._secrets import redact
+from .._version import __version__
 from ._core import SessionWriter, Store, StoreError, mask_url, open_store, sqlite_path
 from ._core import store_url_from as _store_url_from
 from ._rows import SessionMeta
