@@ -162,7 +162,7 @@ class BenchmarkFile(pytest.File):
         """An ``assert`` no check knows: Verial fails the criterion (``unsupported assertion:
         X``, score 0), so it runs; a warning with the nearest known name says it now, or, with
         ``--verial-strict``, a collection error (every one of the file at once)."""
-        from ._validate import unknown_checks
+        from ._loader import unknown_checks
 
         found = unknown_checks(self.display, self.plan, registry)
         if not found:

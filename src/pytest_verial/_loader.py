@@ -606,3 +606,26 @@ def _criterion_ids(task: Task, scored: bool = False) -> list[str]:
             candidate, n = f"{base}-{n}", n + 1
         ids.append(candidate)
     return ids
+
+
+def unknown_checks(
+    shown: str, plan: BenchmarkPlan, registry: CheckRegistry
+) -> list[tuple[int | None, str]]:
+    """A line per criterion whose ``assert`` names no check (it can only fail, score 0), with
+    the nearest known name, and the criterion's line in the file: ``verial validate`` and
+    pytest's collection say the same."""
+    out: list[tuple[int | None, str]] = []
+    names = registry.names()
+    for task in plan.tasks:
+        for c in task.criteria:
+            if c.check is None:
+                near = difflib.get_close_matches(c.assert_name, names, n=1)
+                hint = f"; did you mean '{near[0]}'?" if near else ""
+                out.append(
+                    (
+                        c.line,
+                        f"{shown}: task {task.key}: criterion {c.id}: field 'assertion.assert': "
+                        f"unknown check '{c.assert_name}' (it fails with score 0){hint}",
+                    )
+                )
+    return out

@@ -204,7 +204,7 @@ class Recorder:
     def _unknown_checks(self, display: str, plan: BenchmarkPlan, registry: CheckRegistry) -> None:
         """An ``assert`` no check knows is a warning of the report too (the verial summary
         lists it): the same line pytest's collection warned with."""
-        from ._validate import unknown_checks
+        from ._loader import unknown_checks
 
         self.unknown_warnings.extend(text for _, text in unknown_checks(display, plan, registry))
 

@@ -110,10 +110,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sources", ("sources", "judge._source")),
     ("check contract", ("_contracts.check",)),
     ("checks", ("checks",)),
-    ("engine", ("_engine", "_hooks", "_inline", "_loader", "_schema", "_validate", "testing")),
-    ("reporting", ("reporting", "_convert", "hl7._capture")),
+    ("engine", ("_engine", "_hooks", "_inline", "_loader", "_schema", "testing")),
+    ("reporting", ("reporting", "hl7._capture")),
     ("store", ("store",)),
-    ("judge", ("judge", "judge._calibrate", "judge._feedback_cli", "_judge_concurrency")),
+    ("judge", ("judge", "judge._calibrate", "_judge_concurrency")),
     ("configuration", ("_configure", "_selection", "_settings", "_state")),
     (
         "plugin",
@@ -123,12 +123,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("service", ("service",)),
-    (
-        "commands",
-        (
-            "_commands", "_init", "cli", "service._cli", "store._commands",
-        ),
-    ),
+    ("commands", ("_commands", "cli")),
     ("public face", ("",)),
 )  # fmt: skip
 
