@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write or check the README's options table, generated from the options table in
-``src/pytest_verial/_options.py`` (:func:`pytest_verial._options.markdown_table`).
+``src/pytest_verial/_options.py`` (:func:`pytest_verial._config.options.markdown_table`).
 
 The table sits between the two marker lines below in README.md::
 
@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_verial._options import markdown_serve_table, markdown_table
+from pytest_verial._config.options import markdown_serve_table, markdown_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BEGIN = "<!-- options table: generated from src/pytest_verial/_options.py by "

@@ -86,7 +86,9 @@ _PUBLIC = {
         ],
         "_results",
     ),
-    **dict.fromkeys(["RunConfig", "RunDir", "TaskRunMeta", "load_run_config"], "_runinfo"),
+    **dict.fromkeys(
+        ["RunConfig", "RunDir", "TaskRunMeta", "load_run_config"], "_config.run_folder"
+    ),
     # the sandbox and each source kind's Protocol, as the sources package exports them
     **dict.fromkeys(
         [
@@ -106,6 +108,7 @@ _PUBLIC = {
 
 if TYPE_CHECKING:
     from ._compare import MISSING, FieldSpec, compare, describe_field, field_result, fields_score
+    from ._config.run_folder import RunConfig, RunDir, TaskRunMeta, load_run_config
     from ._errors import (
         BenchmarkFileError,
         CheckError,
@@ -152,7 +155,6 @@ if TYPE_CHECKING:
         TaskStatus,
         report_schema,
     )
-    from ._runinfo import RunConfig, RunDir, TaskRunMeta, load_run_config
     from .checks import AssertionSpec, CheckContext, CheckOutcome, CheckRegistry, CheckSpec
     from .sources import (
         FhirSource,

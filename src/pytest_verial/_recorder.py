@@ -35,6 +35,7 @@ from ._collect import (
     registry_for,
     registry_of,
 )
+from ._config.stash import FINISHED, SETTINGS, SHARD_INFO
 from ._display import escape
 from ._engine import identity, now_iso
 from ._errors import BenchmarkFileError
@@ -42,7 +43,6 @@ from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from ._nodeids import file_of, is_no_criteria, parse, property_name, split_task_name, task_run_of
 from ._results import CriterionRun, Report
 from ._scoring import reaches
-from ._state import FINISHED, SETTINGS, SHARD_INFO
 from .reporting._build import ReportInput, build_report
 from .reporting._journal import (
     Journal,

@@ -22,7 +22,7 @@ SRC = Path(pytest_verial.__file__).parent
 ROOT = "pytest_verial"
 
 #: the highest floor each of these modules may sit on
-FLOORS = {"pytest_verial._results": 2, "pytest_verial._settings": 4}
+FLOORS = {"pytest_verial._results": 2, "pytest_verial._config.settings": 4}
 
 
 def _module_name(path: Path) -> str:
@@ -93,14 +93,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "_compare", "_display", "_errors", "_evidence", "_heap", "_interrupts", "_lazy",
             "_masking", "_models", "_names", "_nodeids", "_not_evaluated", "_paths",
-            "_results", "_safeparse", "_sandbox_paths", "_scoring", "_secrets", "_sourcetable",
-            "_version", "_walk", "_yamlsource",
+            "_results", "_safeparse", "_sandbox_paths", "_scoring", "_secrets", "_version",
+            "_walk", "_yamlsource", "_config.source_table",
         ),
     ),
     (
         "option declarations, formats, sandbox I/O and the judge's client",
         (
-            "_options", "_runinfo", "_sandbox_io", "fhir", "hl7._parse", "hl7._paths", "x12",
+            "_config", "_config.options", "_config.run_folder", "_sandbox_io", "fhir",
+            "hl7._parse", "hl7._paths", "x12",
             "judge._cache", "judge._client", "judge._consistency", "judge._gating",
             "judge._models", "judge._pool", "judge._prompt", "judge._reply", "judge._report",
             "judge._settings",
@@ -114,7 +115,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reporting", ("reporting", "hl7._capture")),
     ("store", ("store",)),
     ("judge", ("judge", "judge._calibrate", "_judge_concurrency")),
-    ("configuration", ("_configure", "_selection", "_settings", "_state")),
+    (
+        "configuration",
+        ("_config.reading", "_config.selection", "_config.settings", "_config.stash"),
+    ),
     (
         "plugin",
         (
@@ -175,9 +179,16 @@ def _circles(graph: Mapping[str, Iterable[str]] = GRAPH) -> list[list[str]]:
     return found
 
 
+#: packages whose modules sit on different layers (the option declarations low, the session's
+#: reading of them high; the sandbox contract below the sources, the check contract above):
+#: each of their modules counts as a top-level module of its own
+SPLIT = ("pytest_verial._config", "pytest_verial._contracts")
+
+
 def _top(module: str) -> str:
     """The top-level subpackage (or module) of pytest_verial that ``module`` belongs to."""
-    return ".".join(module.split(".")[:2])
+    depth = 3 if module.startswith(tuple(f"{p}." for p in SPLIT)) else 2
+    return ".".join(module.split(".")[:depth])
 
 
 @cache

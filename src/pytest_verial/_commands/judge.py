@@ -25,7 +25,7 @@ from ..judge._calibrate import (
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``verial judge calibrate``."""
-    from .._options import JUDGE_PLUGIN, of_plugin
+    from .._config.options import JUDGE_PLUGIN, of_plugin
 
     sub = parser.add_subparsers(dest="judge_command", required=True, metavar="COMMAND")
     p = sub.add_parser("calibrate", help="agreement, kappa and macro F1 of the judge on labels")

@@ -81,7 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _limit_arguments(parser: argparse.ArgumentParser) -> None:
     """The service's limits, as the options table declares them (README, "Serving")."""
-    from .._options import OPTIONS, SERVE_OPTIONS
+    from .._config.options import OPTIONS, SERVE_OPTIONS
 
     for opt in OPTIONS:
         if opt.serve:
@@ -99,7 +99,7 @@ def _limit_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _limits(args: argparse.Namespace) -> Any:
-    from .._options import SERVE_OPTIONS
+    from .._config.options import SERVE_OPTIONS
     from ..service._limits import ServiceLimits
 
     names = ["max_file_size", "max_sandbox_size", *SERVE_OPTIONS]

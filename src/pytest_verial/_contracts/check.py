@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from .._config.source_table import SOURCE_NAMES
 from .._models import Benchmark, Criterion, Entity, Task
-from .._sourcetable import SOURCE_NAMES
 
 if TYPE_CHECKING:
     from .._results import CriterionRun
@@ -99,7 +99,7 @@ class CheckContext:
     def source(self, name: str) -> Source: ...
     def source(self, name: str) -> Any:
         """The source object the fixture ``verial_<name>`` gave, typed by its name
-        (:mod:`pytest_verial._sourcetable`)."""
+        (:mod:`pytest_verial._config.source_table`)."""
         return self.sources[name]
 
 

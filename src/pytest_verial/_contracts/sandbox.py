@@ -2,7 +2,7 @@
 and the helpers a source uses to read its run.yaml settings.
 
 A :class:`Sandbox` builds each source lazily on first use, from a factory chosen by name
-(:mod:`pytest_verial._sourcetable`), and caches it, so all criteria of a task run share one
+(:mod:`pytest_verial._config.source_table`), and caches it, so all criteria of a task run share one
 loaded source. The engine, the judge and every source implementation import it from here, below
 them all; :mod:`pytest_verial.sources` re-exports it.
 """
@@ -19,15 +19,15 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, Protocol
 
+from .._config.run_folder import RunDir, TaskRunMeta
+from .._config.source_table import SOURCE_FACTORIES, load
 from .._errors import RunConfigError, SourceError
 from .._models import Entity, Task
-from .._runinfo import RunDir, TaskRunMeta
 from .._sandbox_io.limits import Reads
-from .._sourcetable import SOURCE_FACTORIES, load
 
 
 class Source(Protocol):
-    """Any source a sandbox builds by name (:mod:`pytest_verial._sourcetable`); the sandbox
+    """Any source a sandbox builds by name (:mod:`pytest_verial._config.source_table`); the sandbox
     calls its ``settle()`` and ``close()`` when it has them. Each built-in kind has its own
     protocol in :mod:`pytest_verial.sources`: :class:`~pytest_verial.sources.FhirSource`,
     :class:`~pytest_verial.sources.FilesSource`, :class:`~pytest_verial.sources.Hl7Source`,

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._config.options import JUDGE_OFF_KEY
 from .._errors import CheckError
 from .._not_evaluated import TURNED_OFF
-from .._options import JUDGE_OFF_KEY
 from ._client import JudgeClient, JudgeError, shared_client
 from ._models import self_grading
 from ._settings import JudgeSettings, build_settings

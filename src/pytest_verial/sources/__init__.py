@@ -5,7 +5,7 @@ use, from a factory chosen by name, and cached on the sandbox, so all criteria o
 share one loaded source. The fixtures ``verial_<name>`` hand these objects to checks; a
 conftest that overrides a fixture replaces the source for the criteria under it.
 
-The sources themselves are declared in :mod:`pytest_verial._sourcetable`.
+The sources themselves are declared in :mod:`pytest_verial._config.source_table`.
 
 Public API: the names in ``__all__``: the :class:`Sandbox`, :class:`Source` and each source
 kind's Protocol (what a check reads, and what a conftest's replacement for a ``verial_<name>``
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._config.source_table import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES
 from .._contracts.sandbox import (
     Sandbox,
     SandboxCache,
@@ -27,7 +28,6 @@ from .._contracts.sandbox import (
     setting_text,
 )
 from .._lazy import exports
-from .._sourcetable import SOURCE_FACTORIES, SOURCE_NAMES, SOURCES
 
 if TYPE_CHECKING:
     from ._fhir import FhirSource, SnapshotSource

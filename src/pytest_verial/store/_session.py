@@ -30,8 +30,8 @@ from ._rows import SessionMeta
 if TYPE_CHECKING:
     import pytest
 
+    from .._config.run_folder import RunDir
     from .._loader import BenchmarkPlan, TaskPlan
-    from .._runinfo import RunDir
     from ..reporting._build import ReportInput
 
 #: how often a running benchmark run's aggregates are refreshed in the store (seconds)
@@ -40,8 +40,8 @@ AGGREGATE_SECONDS = 1.0
 
 def store_url_of(config: pytest.Config) -> str | None:
     """The session's store URL (``--verial-store`` > ``$VERIAL_STORE`` > ini > default, read
-    once with every option: :mod:`pytest_verial._configure`); None when turned off."""
-    from .._state import SETTINGS
+    once with every option: :mod:`pytest_verial._config.reading`); None when turned off."""
+    from .._config.stash import SETTINGS
 
     return config.stash[SETTINGS].store.url
 
