@@ -2,8 +2,8 @@
 run where they take a report file.
 
 A command argument names the store when it reads as a ref (``latest``, ``latest~N``,
-``ses_...``, ``br_...`` or a unique prefix of one; :mod:`pytest_verial.store._refs`) and no file
-of that name exists; anything else is a report file, read as before.
+``ses_...``, ``br_...`` or a unique prefix of one; :mod:`pytest_verial.store._repo_sessions`)
+and no file of that name exists; anything else is a report file, read as before.
 """
 
 from __future__ import annotations

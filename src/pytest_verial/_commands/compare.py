@@ -1,7 +1,7 @@
 """``verial compare BASE.json HEAD.json``: the changes from BASE to HEAD, and a gate on them.
 
 Either side is a report file, a stored session (``latest``, ``latest~N``, ``ses_...``: all its
-benchmark runs) or a stored benchmark run (``br_...``) (:mod:`pytest_verial.store._refs`);
+benchmark runs) or a stored benchmark run (``br_...``) (:mod:`pytest_verial.store._repo_sessions`);
 benchmark runs pair as two reports' do. The lines are
 :mod:`pytest_verial.reporting._comparison`'s. Rules: :mod:`pytest_verial.reporting._diff` and
 README, "Compare and gate". Exit status: 0 no regression, 1 a regression, 2 unusable input (one

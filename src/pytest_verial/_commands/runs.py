@@ -14,7 +14,7 @@ from ..store._cli import add_store_argument, open_cli_store
 
 if TYPE_CHECKING:
     from ..store._core import RunRow
-    from ..store._refs import SessionRow
+    from ..store._repo_sessions import SessionRow
 
 
 # -- verial runs ------------------------------------------------------------------------------

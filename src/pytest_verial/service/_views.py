@@ -7,7 +7,7 @@ a benchmark's trend.
   the benchmark's trend plot);
 - ``GET /ui/compare?base=ID&head=ID``: HEAD's report with BASE as its base (``verial html
   HEAD BASE``); ids are store refs (a session: ``latest``, ``latest~N``, ``ses_...``; a
-  benchmark run: ``br_...``; :mod:`pytest_verial.store._refs`);
+  benchmark run: ``br_...``; :mod:`pytest_verial.store._repo_sessions`);
 - ``GET /ui/benchmarks/{ref}``: the benchmark's trend over its newest runs.
 
 The pages are an org key's (they show every run, evidence included, as ``verial html`` does

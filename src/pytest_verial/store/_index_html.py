@@ -238,7 +238,7 @@ def is_store_ref(value: str | None) -> bool:
     """A command argument names a stored session or run (``latest``, ``latest~N``,
     ``ses_...``, ``br_...``) rather than a report file: an existing file of that name stays a
     file."""
-    from ._refs import REF_FORM
+    from ._repo_sessions import REF_FORM
 
     return (
         bool(value)
