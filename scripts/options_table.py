@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write or check the README's options table, generated from the options table in
-``src/pytest_verial/_options.py`` (:func:`pytest_verial._options.markdown_table`).
+``src/pytest_verial/_config/options.py`` (:func:`pytest_verial._config.options.markdown_table`).
 
 The table sits between the two marker lines below in README.md::
 
@@ -14,10 +14,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_verial._options import markdown_serve_table, markdown_table
+from pytest_verial._config.options import markdown_serve_table, markdown_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-BEGIN = "<!-- options table: generated from src/pytest_verial/_options.py by "
+BEGIN = "<!-- options table: generated from src/pytest_verial/_config/options.py by "
 BEGIN += "scripts/options_table.py --write; do not edit by hand -->"
 END = "<!-- end of the options table -->"
 SERVE_BEGIN = BEGIN.replace("options table", "serve limits table")
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if wanted != text:
         print(
             f"options_table: the options table in {args.readme} differs from "
-            "src/pytest_verial/_options.py; run python scripts/options_table.py --write",
+            "src/pytest_verial/_config/options.py; run python scripts/options_table.py --write",
             file=sys.stderr,
         )
         return 1

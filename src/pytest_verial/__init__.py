@@ -19,8 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import _lazy as lazy
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 #: public name -> the private module that defines it, or the public package that exports it
 _PUBLIC = {
@@ -87,7 +86,9 @@ _PUBLIC = {
         ],
         "_results",
     ),
-    **dict.fromkeys(["RunConfig", "RunDir", "TaskRunMeta", "load_run_config"], "_runinfo"),
+    **dict.fromkeys(
+        ["RunConfig", "RunDir", "TaskRunMeta", "load_run_config"], "_config.run_folder"
+    ),
     # the sandbox and each source kind's Protocol, as the sources package exports them
     **dict.fromkeys(
         [
@@ -107,6 +108,7 @@ _PUBLIC = {
 
 if TYPE_CHECKING:
     from ._compare import MISSING, FieldSpec, compare, describe_field, field_result, fields_score
+    from ._config.run_folder import RunConfig, RunDir, TaskRunMeta, load_run_config
     from ._errors import (
         BenchmarkFileError,
         CheckError,
@@ -153,7 +155,6 @@ if TYPE_CHECKING:
         TaskStatus,
         report_schema,
     )
-    from ._runinfo import RunConfig, RunDir, TaskRunMeta, load_run_config
     from .checks import AssertionSpec, CheckContext, CheckOutcome, CheckRegistry, CheckSpec
     from .sources import (
         FhirSource,

@@ -19,18 +19,18 @@ from typing import Any, cast
 import pytest
 
 from . import _heap as heap
+from ._config.run_folder import RunDir, empty_run_problem, shared_folders
+from ._config.stash import CONCURRENT_JUDGING, PRIOR, REGISTRIES, SANDBOXES, SETTINGS, TASK_LEFT
+from ._contracts.sandbox import Sandbox, SandboxCache
 from ._display import describe_char, escape, unsafe_char
 from ._engine import identity, now_iso, run_criterion, verification_skipped
 from ._errors import BenchmarkFileError, Problem, RunConfigError
 from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, is_benchmark_file, load_benchmark
 from ._nodeids import parse, split_task_name, task_name
 from ._results import CriterionRun, Status
-from ._runinfo import RunDir, empty_run_problem, shared_folders
 from ._sandbox_paths import SandboxPaths
 from ._scoring import DEFAULT_AXIS, verdict_threshold
-from ._state import CONCURRENT_JUDGING, PRIOR, REGISTRIES, SANDBOXES, SETTINGS, TASK_LEFT
 from .checks import BUILTIN, CheckRegistry
-from .sources import Sandbox, SandboxCache
 
 NO_CRITERIA = "no-criteria"
 #: criterion-run fields copied into pytest's own --junitxml as ``verial_<field>``
@@ -162,7 +162,7 @@ class BenchmarkFile(pytest.File):
         """An ``assert`` no check knows: Verial fails the criterion (``unsupported assertion:
         X``, score 0), so it runs; a warning with the nearest known name says it now, or, with
         ``--verial-strict``, a collection error (every one of the file at once)."""
-        from ._validate import unknown_checks
+        from ._loader import unknown_checks
 
         found = unknown_checks(self.display, self.plan, registry)
         if not found:
@@ -270,7 +270,7 @@ class TaskNode(pytest.Collector):
     def planned_criteria(self) -> list[CriterionPlan]:
         """This task run's criteria that this session scores (after -k, --verial-resume, ...),
         in run order; none when verification is skipped. Live sources fetch ahead for them."""
-        from ._state import PLANNED
+        from ._config.stash import PLANNED
 
         index = self.config.stash.get(PLANNED, None)
         if index is None:  # built once, when a live source first asks

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ._contracts.check import CheckContext, CheckOutcome
 from ._display import escape
 from ._errors import CriterionError, NotEvaluatedError, RunConfigError
 from ._loader import CriterionPlan, TaskPlan
@@ -30,7 +31,6 @@ from ._scoring import (
     resolve_threshold,
 )
 from ._secrets import redact, redact_json
-from .checks import CheckContext, CheckOutcome
 
 if TYPE_CHECKING:
     from .sources import Sandbox

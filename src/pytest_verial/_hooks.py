@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .checks import CheckSpec
+    from ._contracts.check import CheckSpec
 
 
 def pytest_verial_checks() -> list[CheckSpec]:  # type: ignore[empty-body]

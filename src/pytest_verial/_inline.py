@@ -37,12 +37,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._config.run_folder import RunDir, TaskRunMeta
+from ._contracts.sandbox import Sandbox
 from ._engine import run_criterion
 from ._errors import CriterionError, RunConfigError, SourceError, UsageError
 from ._loader import CriterionPlan, TaskPlan, load_benchmark
 from ._models import Task
 from ._results import CriterionRun, InlineTaskRun, TaskRun
-from ._runinfo import RunDir, TaskRunMeta
 from ._sandbox_io.sizes import ReadLimits
 from ._scoring import verdict_threshold
 from .checks import default_registry
@@ -51,7 +52,6 @@ from .judge._models import run_self_grading
 from .judge._pool import JudgePool
 from .judge._report import task_feedback, verification_summary
 from .judge._settings import DEFAULT_BUDGET, SettingError, concurrency
-from .sources import Sandbox
 
 _META_KEYS = ("cost", "task_type", "skip_verification")
 

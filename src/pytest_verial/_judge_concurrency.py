@@ -29,9 +29,9 @@ pool is the worker's: a task run stays on one worker (:mod:`pytest_verial._xdist
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
@@ -40,8 +40,45 @@ from .judge._gating import gate_open
 from .judge._pool import JudgePool
 
 if TYPE_CHECKING:
-    from ._collect import CriterionItem
+    from _pytest.fixtures import FuncFixtureInfo
+
+    from ._contracts.sandbox import Sandbox
+    from ._loader import CriterionPlan, TaskPlan
     from ._results import CriterionRun
+
+
+class TaskRunNode(Protocol):
+    """What the scheduler reads of a task run's node (the plugin's ``TaskNode``)."""
+
+    @property
+    def nodeid(self) -> str: ...
+    @property
+    def task(self) -> TaskPlan: ...
+    def sandbox(self) -> Sandbox: ...
+
+
+class JudgedItem(Protocol):
+    """What the scheduler reads of a criterion's pytest item (the plugin's ``CriterionItem``,
+    which the judge plugin hands to :class:`ConcurrentJudging`): the scheduler knows items
+    through this, not through the collection module that defines them."""
+
+    @property
+    def nodeid(self) -> str: ...
+    @property
+    def session(self) -> pytest.Session: ...
+    @property
+    def plan(self) -> CriterionPlan: ...
+    @property
+    def task_node(self) -> TaskRunNode: ...
+    @property
+    def _fixtureinfo(self) -> FuncFixtureInfo: ...
+    def sandbox_arg(self) -> Sandbox: ...
+    def scoring(
+        self, sources: dict[str, Any], sandbox: Sandbox, prior: dict[str, CriterionRun]
+    ) -> Callable[[], CriterionRun]: ...
+    def get_closest_marker(self, name: str) -> pytest.Mark | None: ...
+    def iter_markers(self, name: str | None = None) -> Iterator[pytest.Mark]: ...
+
 
 #: where the plugin's own fixtures (``verial_sandbox``, ``verial_<source>``) are defined
 _OWN_MODULES = "pytest_verial."
@@ -51,16 +88,18 @@ class ConcurrentJudging:
     """The process's judge pool and the futures of the criteria it scores ahead, by task run;
     a plugin object on ``config.stash[CONCURRENT_JUDGING]``."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, item_type: type[Any]) -> None:
         self.limit = limit
+        #: the class of the criterion items the session collects (judge criteria among them)
+        self._item_type = item_type
         self._pool: JudgePool | None = None
         #: task-run node id -> item node id -> its criterion run to come
         self._ahead: dict[str, dict[str, Future[CriterionRun]]] = {}
-        self._judge_items: dict[str, list[CriterionItem]] | None = None
+        self._judge_items: dict[str, list[JudgedItem]] | None = None
         self._session: pytest.Session | None = None
 
     def criterion_run(
-        self, item: CriterionItem, sources: dict[str, Any], prior: dict[str, CriterionRun]
+        self, item: JudgedItem, sources: dict[str, Any], prior: dict[str, CriterionRun]
     ) -> CriterionRun:
         """The criterion run of judge criterion ``item``, whose fixtures gave ``sources``."""
         task = item.task_node
@@ -74,7 +113,7 @@ class ConcurrentJudging:
 
     def _start(
         self,
-        item: CriterionItem,
+        item: JudgedItem,
         job: Callable[[], CriterionRun],
         prior: dict[str, CriterionRun],
     ) -> Future[CriterionRun]:
@@ -91,14 +130,12 @@ class ConcurrentJudging:
                     ahead[later.nodeid] = pool.submit(scoring)
         return own
 
-    def _later(self, item: CriterionItem) -> list[CriterionItem]:
+    def _later(self, item: JudgedItem) -> list[JudgedItem]:
         """The judge criteria of ``item``'s task run that this session runs after it."""
         if self._judge_items is None:
-            from ._collect import CriterionItem
-
-            index: dict[str, list[CriterionItem]] = {}
+            index: dict[str, list[JudgedItem]] = {}
             for each in item.session.items:
-                if isinstance(each, CriterionItem) and each.plan.judge:
+                if isinstance(each, self._item_type) and each.plan.judge:
                     index.setdefault(each.task_node.nodeid, []).append(each)
             self._judge_items = index
         items = self._judge_items.get(item.task_node.nodeid, [])
@@ -131,7 +168,7 @@ class ConcurrentJudging:
 
 
 def _scoring_ahead(
-    item: CriterionItem, prior: dict[str, CriterionRun]
+    item: JudgedItem, prior: dict[str, CriterionRun]
 ) -> Callable[[], CriterionRun] | None:
     """``item``'s scoring with the sources its fixtures would give, or None when it must
     score itself at its turn (see the module docstring)."""

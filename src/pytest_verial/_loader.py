@@ -23,12 +23,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._contracts.check import AssertionSpec, CheckSpec
 from ._display import describe_char, unsafe_char, unsafe_id_char
 from ._errors import BenchmarkFileError, Problem
 from ._models import Benchmark, Criterion, Entity, Task
 from ._nodeids import task_key_of
 from ._yamlsource import LineMap, ParseError, parse
-from .checks import AssertionSpec, CheckRegistry, CheckSpec
+from .checks import CheckRegistry
 
 BENCHMARK_SUFFIXES = (".verial.yaml", ".verial.yml", ".verial.json")
 _PLACEHOLDER = re.compile(r"\{entity(?:\.([^{}]*))?\}")
@@ -605,3 +606,26 @@ def _criterion_ids(task: Task, scored: bool = False) -> list[str]:
             candidate, n = f"{base}-{n}", n + 1
         ids.append(candidate)
     return ids
+
+
+def unknown_checks(
+    shown: str, plan: BenchmarkPlan, registry: CheckRegistry
+) -> list[tuple[int | None, str]]:
+    """A line per criterion whose ``assert`` names no check (it can only fail, score 0), with
+    the nearest known name, and the criterion's line in the file: ``verial validate`` and
+    pytest's collection say the same."""
+    out: list[tuple[int | None, str]] = []
+    names = registry.names()
+    for task in plan.tasks:
+        for c in task.criteria:
+            if c.check is None:
+                near = difflib.get_close_matches(c.assert_name, names, n=1)
+                hint = f"; did you mean '{near[0]}'?" if near else ""
+                out.append(
+                    (
+                        c.line,
+                        f"{shown}: task {task.key}: criterion {c.id}: field 'assertion.assert': "
+                        f"unknown check '{c.assert_name}' (it fails with score 0){hint}",
+                    )
+                )
+    return out

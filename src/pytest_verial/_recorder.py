@@ -39,6 +39,7 @@ from ._collect import (
     registry_for,
     registry_of,
 )
+from ._config.stash import FINISHED, SETTINGS, SHARD_INFO
 from ._display import escape
 from ._engine import identity, now_iso
 from ._errors import BenchmarkFileError
@@ -46,7 +47,6 @@ from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from ._nodeids import file_of, is_no_criteria, parse, property_name, split_task_name, task_run_of
 from ._results import CriterionRun, Report
 from ._scoring import reaches
-from ._state import FINISHED, SETTINGS, SHARD_INFO
 from .reporting._build import ReportInput, build_report
 from .reporting._journal import (
     BATCH_SECONDS,
@@ -209,7 +209,7 @@ class Recorder:
     def _unknown_checks(self, display: str, plan: BenchmarkPlan, registry: CheckRegistry) -> None:
         """An ``assert`` no check knows is a warning of the report too (the verial summary
         lists it): the same line pytest's collection warned with."""
-        from ._validate import unknown_checks
+        from ._loader import unknown_checks
 
         self.unknown_warnings.extend(text for _, text in unknown_checks(display, plan, registry))
 

@@ -22,9 +22,9 @@ from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
+from ._config.stash import SETTINGS
 from ._loader import is_benchmark_file
 from ._nodeids import file_of, task_run_of
-from ._state import SETTINGS
 
 
 class TaskRunScheduling(LoadScopeScheduling):  # type: ignore[misc]

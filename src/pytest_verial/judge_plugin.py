@@ -1,6 +1,6 @@
 """The ``verial-judge`` plugin: the LLM judge's pytest wiring, its own ``pytest11`` entry point.
 
-It registers the judge's options (its rows of :mod:`pytest_verial._options`), refuses a judge
+It registers the judge's options (its rows of :mod:`pytest_verial._config.options`), refuses a judge
 that would grade its own executor's outputs (a usage error before anything runs), registers
 the API key its options name for masking, and extends the report: a ``feedback`` text per
 failed or partial task run, the session's ``verification`` summary and its terminal lines
@@ -9,7 +9,8 @@ failed or partial task run, the session's ``verification`` summary and its termi
 ``pytest -p no:verial-judge`` leaves all of it out, and the judge's options with it; the rest
 of the plugin works as before. A judge criterion is then gated or bypassed as usual, and one
 that would call the judge is an error naming why (``ctx.options`` carries the reason, see
-:data:`pytest_verial._options.JUDGE_OFF`), as when no judge model is configured: never a pass.
+:data:`pytest_verial._config.options.JUDGE_OFF`), as when no judge model is configured: never
+a pass.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from typing import Any
 
 import pytest
 
-from ._collect import task_runs_of_items
-from ._configure import add_options, runs_at_start, session_settings
-from ._options import JUDGE_PLUGIN, PLUGIN
+from ._collect import CriterionItem, task_runs_of_items
+from ._config.options import JUDGE_PLUGIN, PLUGIN
+from ._config.reading import add_options, runs_at_start, session_settings
+from ._config.run_folder import RunDir, load_run_config
+from ._config.stash import CONCURRENT_JUDGING
 from ._results import Report
-from ._runinfo import RunDir, load_run_config
 from ._secrets import register_setting
-from ._state import CONCURRENT_JUDGING
 from .judge._models import run_self_grading, self_grading
 from .judge._report import task_feedback, verification_lines, verification_summary
 from .judge._settings import DEFAULT_API_KEY_ENV, DEFAULT_BUDGET, concurrency
@@ -64,7 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if limit > 1:  # 1: each judge criterion scores itself at its turn, as it always did
         from ._judge_concurrency import ConcurrentJudging
 
-        judging = config.stash[CONCURRENT_JUDGING] = ConcurrentJudging(limit)
+        judging = config.stash[CONCURRENT_JUDGING] = ConcurrentJudging(limit, CriterionItem)
         manager.register(judging, "verial-judge-concurrency")
 
 

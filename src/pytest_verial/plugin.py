@@ -21,18 +21,18 @@ from ._collect import (
     task_runs_of_ids,
     task_runs_of_items,
 )
-from ._configure import add_options, runs_at_start, session_settings
+from ._config.options import PLUGIN, option
+from ._config.reading import add_options, runs_at_start, session_settings
+from ._config.run_folder import RunDir
+from ._config.selection import split
+from ._config.stash import FINISHED, SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
 from ._errors import CriterionError, RunConfigError, SourceError
 from ._interrupts import TermAsInterrupt
 from ._loader import is_benchmark_file
 from ._masking import SecretMasking
 from ._nodeids import SEP, file_of
-from ._options import PLUGIN, option
 from ._recorder import Recorder
-from ._runinfo import RunDir
 from ._secrets import register_setting, register_settings
-from ._selection import split
-from ._state import FINISHED, SANDBOXES, SELECTED, SETTINGS, SHARD_INFO, TASK_LEFT
 from .hl7._fixtures import verial_hl7_capture  # noqa: F401 - a fixture for benchmark conftests
 from .reporting import _baseline as baseline
 from .sources import SOURCE_NAMES, Sandbox, SandboxCache

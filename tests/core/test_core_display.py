@@ -27,9 +27,9 @@ from pytest_verial import BenchmarkFileError, FieldSpec, compare, load_benchmark
 # private: unit tests of the escaping and number helpers each output format shares, no public face
 from pytest_verial._compare import as_number, values_equal
 from pytest_verial._display import escape, sanitize, unlink, unsafe_id_char
+from pytest_verial._ui._index_html import _e  # every cell of the store's index page
 from pytest_verial.checks import CheckRegistry, builtin_checks
 from pytest_verial.reporting._markdown import cell
-from pytest_verial.ui._index_html import _e  # every cell of the store's index page
 
 
 def builtin_registry() -> CheckRegistry:

@@ -1,5 +1,5 @@
-"""The options table (``pytest_verial._options``) is the one place options are declared: pytest
-registers exactly its rows, the judge's settings agree with it, and README.md's options table
+"""The options table (``pytest_verial._config.options``) is the one place options are declared:
+pytest registers exactly its rows, the judge's settings agree with it, and README.md's options table
 is generated from it (``scripts/options_table.py``; this test is the CI check); and the one
 precedence every option is resolved by (command line, environment, ini, default) into the
 session's frozen settings. The options' user-visible errors and precedence through a session
@@ -19,7 +19,7 @@ from core_support import REPO
 from pytest_verial import UsageError
 
 # private: unit test of the options table and its resolution, which have no public face
-from pytest_verial._options import (
+from pytest_verial._config.options import (
     JUDGE_PLUGIN,
     OPTIONS,
     markdown_table,
@@ -27,9 +27,9 @@ from pytest_verial._options import (
     option,
     resolve,
 )
+from pytest_verial._config.settings import Settings
+from pytest_verial._config.stash import SETTINGS
 from pytest_verial._scoring import DEFAULT_VERDICT_THRESHOLD
-from pytest_verial._settings import Settings
-from pytest_verial._state import SETTINGS
 from pytest_verial.judge import JudgeSettings
 from pytest_verial.judge._settings import _KEYS, JudgeOptions
 

@@ -1,9 +1,10 @@
-"""The import graph of pytest_verial: no circle, no two packages importing each other, and the
-settings and results modules low in it.
+"""The import graph of pytest_verial: no circle, no upward import across the layers declared in
+:data:`LAYERS`, no two packages importing each other, and the settings and results modules low.
 
 Every import counts, including those inside functions (a deferred import is still a
-dependency, it only moves the moment it runs); imports under ``if TYPE_CHECKING:`` do not, since
-they never run. A package's ``__init__`` is the module named by the package. A module's floor is
+dependency, it only moves the moment it runs). Imports under ``if TYPE_CHECKING:`` never run,
+but a reader (and the type checker) still follows them: they count for circles and layers, not
+for floors. A package's ``__init__`` is the module named by the package. A module's floor is
 1 plus the highest floor among the modules it imports, so a module that imports nothing of the
 package is on floor 1.
 """
@@ -11,7 +12,7 @@ package is on floor 1.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -21,7 +22,7 @@ SRC = Path(pytest_verial.__file__).parent
 ROOT = "pytest_verial"
 
 #: the highest floor each of these modules may sit on
-FLOORS = {"pytest_verial._results": 2, "pytest_verial._settings": 4}
+FLOORS = {"pytest_verial._results": 2, "pytest_verial._config.settings": 4}
 
 
 def _module_name(path: Path) -> str:
@@ -38,27 +39,29 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement in ``node``, at any depth, except under ``if TYPE_CHECKING:``."""
+def _import_nodes(node: ast.AST, typing_too: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement in ``node``, at any depth; under ``if TYPE_CHECKING:`` only with
+    ``typing_too``."""
     if isinstance(node, ast.Import | ast.ImportFrom):
         yield node
         return
-    if isinstance(node, ast.If) and _is_type_checking(node.test):
+    if isinstance(node, ast.If) and _is_type_checking(node.test) and not typing_too:
         children: list[ast.stmt] | Iterator[ast.AST] = node.orelse
     else:
         children = ast.iter_child_nodes(node)
     for child in children:
-        yield from _import_nodes(child)
+        yield from _import_nodes(child, typing_too)
 
 
-def _imports(module: str) -> set[str]:
-    """The modules of pytest_verial that ``module`` imports."""
+def _imports(module: str, typing_too: bool = False) -> dict[str, int]:
+    """The modules of pytest_verial that ``module`` imports, with the line of the first."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    found: dict[str, int] = {}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in sorted(_import_nodes(tree, typing_too), key=lambda n: -n.lineno):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name in MODULES)
+            found.update((a.name, node.lineno) for a in node.names if a.name in MODULES)
             continue
         if node.level:
             base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
@@ -67,17 +70,82 @@ def _imports(module: str) -> set[str]:
             name = node.module or ""
         for alias in node.names:
             if f"{name}.{alias.name}" in MODULES:
-                found.add(f"{name}.{alias.name}")
+                found[f"{name}.{alias.name}"] = node.lineno
             elif name in MODULES:
-                found.add(name)
-    found.discard(module)
+                found[name] = node.lineno
+    found.pop(module, None)
     return found
 
 
-GRAPH = {module: _imports(module) for module in MODULES}
+#: what runs: module -> the modules it imports
+GRAPH = {module: set(_imports(module)) for module in MODULES}
+#: what a reader follows: the same, with the imports under ``if TYPE_CHECKING:``
+READ = {module: _imports(module, typing_too=True) for module in MODULES}
+
+#: The layers, bottom to top: a module may import its own layer and those below, never one
+#: above. A module belongs to the layer of the longest prefix that names it (a package names
+#: its modules). The judge's client sits with the sandbox's I/O (a check calls it, as it reads
+#: a server); the judge's plugin and the calibration above the store. The check contract sits
+#: above the sources because a check context hands out typed sources.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "contracts, errors and results",
+        (
+            "_compare", "_display", "_errors", "_evidence", "_heap", "_interrupts", "_lazy",
+            "_masking", "_models", "_names", "_nodeids", "_not_evaluated", "_paths",
+            "_results", "_safeparse", "_sandbox_paths", "_scoring", "_secrets", "_version",
+            "_walk", "_yamlsource", "_config.source_table",
+        ),
+    ),
+    (
+        "option declarations, formats, sandbox I/O and the judge's client",
+        (
+            "_config", "_config.options", "_config.run_folder", "_sandbox_io", "fhir",
+            "hl7._parse", "hl7._paths", "x12",
+            "judge._cache", "judge._client", "judge._consistency", "judge._gating",
+            "judge._models", "judge._pool", "judge._prompt", "judge._reply", "judge._report",
+            "judge._settings",
+        ),
+    ),
+    ("sandbox contract", ("_contracts", "_contracts.sandbox")),
+    ("sources", ("sources", "judge._source")),
+    ("check contract", ("_contracts.check",)),
+    ("checks", ("checks",)),
+    ("engine", ("_engine", "_hooks", "_inline", "_loader", "_schema", "testing")),
+    ("reporting", ("reporting", "hl7._capture")),
+    ("store", ("store",)),
+    ("judge", ("judge", "judge._calibrate", "_judge_concurrency")),
+    (
+        "configuration",
+        ("_config.reading", "_config.selection", "_config.settings", "_config.stash"),
+    ),
+    (
+        "plugin",
+        (
+            "_collect", "_recorder", "_xdist_scheduling", "hl7",
+            "hl7._fixtures", "judge_plugin", "plugin", "reporting._baseline", "store._session",
+        ),
+    ),
+    ("pages", ("_ui",)),
+    ("service", ("service",)),
+    ("commands", ("_commands", "cli")),
+    ("public face", ("",)),
+)  # fmt: skip
 
 
-def _circles() -> list[list[str]]:
+def _layer(module: str) -> int:
+    """The index in :data:`LAYERS` of ``module``'s layer (-1: none names it)."""
+    name = module.removeprefix(ROOT).removeprefix(".")
+    best, length = -1, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            names = name == prefix or name.startswith(f"{prefix}.") or (prefix == "" == name)
+            if names and len(prefix) > length:
+                best, length = index, len(prefix)
+    return best
+
+
+def _circles(graph: Mapping[str, Iterable[str]] = GRAPH) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -89,7 +157,7 @@ def _circles() -> list[list[str]]:
         index[module] = low[module] = len(index)
         stack.append(module)
         on_stack.add(module)
-        for other in sorted(GRAPH[module]):
+        for other in sorted(graph[module]):
             if other not in index:
                 visit(other)
                 low[module] = min(low[module], low[other])
@@ -106,15 +174,22 @@ def _circles() -> list[list[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    for module in sorted(GRAPH):
+    for module in sorted(graph):
         if module not in index:
             visit(module)
     return found
 
 
+#: packages whose modules sit on different layers (the option declarations low, the session's
+#: reading of them high; the sandbox contract below the sources, the check contract above):
+#: each of their modules counts as a top-level module of its own
+SPLIT = ("pytest_verial._config", "pytest_verial._contracts")
+
+
 def _top(module: str) -> str:
     """The top-level subpackage (or module) of pytest_verial that ``module`` belongs to."""
-    return ".".join(module.split(".")[:2])
+    depth = 3 if module.startswith(tuple(f"{p}." for p in SPLIT)) else 2
+    return ".".join(module.split(".")[:depth])
 
 
 @cache
@@ -124,6 +199,30 @@ def _floor(module: str) -> int:
 
 def test_no_import_circle() -> None:
     assert _circles() == []
+
+
+def test_no_import_circle_a_reader_follows() -> None:
+    """Not even through imports made only for the type checker (a circle there is one module
+    knowing another's class that knows it back: the judge scheduler knew the pytest item)."""
+    assert _circles(READ) == []
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [m for m in MODULES if _layer(m) < 0] == []
+
+
+def test_no_import_runs_up_the_layers() -> None:
+    """Each offending import in one line: file, line, importer's layer, imported layer. A
+    package's face (its ``__init__``) may import its own modules: it re-exports them."""
+    upward = [
+        f"{MODULES[module].relative_to(SRC.parent)}:{line}: {module} ({LAYERS[_layer(module)][0]})"
+        f" imports {other} ({LAYERS[_layer(other)][0]}), a higher layer"
+        for module, others in sorted(READ.items())
+        for other, line in sorted(others.items())
+        if _layer(other) > _layer(module)
+        and not (MODULES[module].name == "__init__.py" and other.startswith(f"{module}."))
+    ]
+    assert upward == [], "\n".join(upward)
 
 
 def test_no_two_packages_import_each_other() -> None:

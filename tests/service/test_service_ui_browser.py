@@ -339,7 +339,7 @@ def test_criteria_not_evaluated_are_shown_apart_as_not_verified(browser: Any, si
     under "not verified", never among the agent's failures."""
     from selenium.webdriver.common.by import By
 
-    from pytest_verial._results import Report
+    from pytest_verial import Report
     from pytest_verial.reporting import render_html
 
     with open_store(site.store) as opened:

@@ -1,7 +1,7 @@
 """``verial compare BASE.json HEAD.json``: the changes from BASE to HEAD, and a gate on them.
 
 Either side is a report file, a stored session (``latest``, ``latest~N``, ``ses_...``: all its
-benchmark runs) or a stored benchmark run (``br_...``) (:mod:`pytest_verial.store._refs`);
+benchmark runs) or a stored benchmark run (``br_...``) (:mod:`pytest_verial.store._repo_sessions`);
 benchmark runs pair as two reports' do. The lines are
 :mod:`pytest_verial.reporting._comparison`'s. Rules: :mod:`pytest_verial.reporting._diff` and
 README, "Compare and gate". Exit status: 0 no regression, 1 a regression, 2 unusable input (one
@@ -49,7 +49,7 @@ def _side(value: str, store: str | None) -> tuple[ReportScores, str]:
     ValueError in one line."""
     from ..store import StoreError
     from ..store._cli import open_cli_store
-    from ..store._commands import is_store_ref
+    from ._stored import is_store_ref
 
     if not is_store_ref(value):
         return load_scores(value), value
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     """Compare, print, write ``--json``; 0, 1 on a regression, 2 with one line on bad input,
     4 when ``--json`` names a file that must not be written
     (:mod:`pytest_verial.reporting._outputs`)."""
-    from ..store._commands import file_inputs
+    from ._stored import file_inputs
 
     files = file_inputs(args.base, args.head)
     inputs = [

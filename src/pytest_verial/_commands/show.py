@@ -46,7 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print what was asked; 2 with one line on stderr when it is not in the report."""
-    from ..store._commands import report_or_stored
+    from ._stored import report_or_stored
 
     try:
         report, _ = report_or_stored(args.report, args.store, load_report)

@@ -13,7 +13,7 @@ The limits: ``--verial-max-file-size`` and ``--verial-max-sandbox-size`` (ini ke
 ``verial_max_file_size``, ``verial_max_sandbox_size``) for the plugin, ``verial serve
 --max-file-size`` and ``--max-sandbox-size`` for the service, ``max_file_size`` and
 ``max_sandbox_size`` in :func:`pytest_verial.verify_task`'s config (README, "Bad input and
-limits"; :mod:`pytest_verial._options` declares them).
+limits"; :mod:`pytest_verial._config.options` declares them).
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .._lazy import exports
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from ._registry import BUILTIN, CheckRegistry, builtin_check, builtin_checks, default_registry
 
 if TYPE_CHECKING:

@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import Field, JsonValue, field_validator
 
 from .._compare import MISSING, FieldSpec, describe_field, field_result, fields_score
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .._errors import CheckError
 from .._models import Model
 from .._paths import resolve, split_path
 from ..fhir._fhirpath import evaluate
 from ..fhir._query import Query, build_query
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 
 if TYPE_CHECKING:
     from ..sources._fhir import FhirBaseline

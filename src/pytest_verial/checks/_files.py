@@ -35,9 +35,9 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, JsonValue, field_validator, model_validator
 
 from .._compare import MISSING, FieldSpec, check_regex, field_result, fields_score
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .._errors import CheckError, CriterionError
 from ..sources._files.base import BaseFilesSource, FileEntry, compile_glob, unsafe_reason
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from ._files_parse import BY_EXTENSION, Parsed, decode, parse
 
 _LISTED = 100

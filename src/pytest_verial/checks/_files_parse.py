@@ -176,8 +176,8 @@ def _structured(kind: str, text: str, where: str) -> Parsed:
     split: Callable[[str, str], Any]
     get: Callable[[Any, str], Any]
     if kind == "hl7":
-        from ..hl7 import get as get_hl7
-        from ..hl7 import parse_stream
+        from ..hl7._parse import parse_stream
+        from ..hl7._paths import get as get_hl7
 
         split, get = parse_stream, get_hl7
     else:

@@ -28,9 +28,9 @@ from typing import Literal
 
 from pydantic import Field, JsonValue
 
+from .._contracts.check import CheckContext, CheckOutcome, CheckSpec
 from ..hl7._parse import Hl7Message
 from ..hl7._paths import Hl7Path, Hl7PathError, get, get_all, parse_path
-from ._base import CheckContext, CheckOutcome, CheckSpec
 from ._messages import Match, MessageAssertion, PathField, PathSyntax, no_match
 
 ALIASES = {

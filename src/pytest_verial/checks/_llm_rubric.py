@@ -35,9 +35,9 @@ from typing import Any, Literal
 from pydantic import Field, JsonValue, field_validator, model_validator
 
 from .. import _scoring as scoring
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .._errors import CheckError
 from .._scoring import clamp
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 
 
 class LlmRubric(AssertionSpec):

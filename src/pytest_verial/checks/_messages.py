@@ -25,7 +25,7 @@ from .._compare import (
     fields_score,
     quantified,
 )
-from ._base import AssertionSpec
+from .._contracts.check import AssertionSpec
 
 #: one message (an :class:`~pytest_verial.hl7._parse.Hl7Message`) or one X12 transaction
 M = TypeVar("M")

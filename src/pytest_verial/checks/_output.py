@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .._contracts.check import CheckContext, CheckOutcome
 from .._safeparse import DataError, load_json, load_yaml
-from ._base import CheckContext, CheckOutcome
 
 NO_OUTPUT = "the agent wrote no output (output.md, output.txt or output.json in its sandbox)"
 

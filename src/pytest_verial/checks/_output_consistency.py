@@ -25,9 +25,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .._errors import CheckError
 from ..sources._output import OutputSnapshot
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from ._llm_rubric import judge_principles, judge_threshold
 
 DEFAULT_PRINCIPLES = [

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field, JsonValue
 
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from ._output import headings, no_output, output_text, parse_json, parse_yaml
 
 

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, JsonValue, model_validator
 
 from .._compare import FieldSpec, field_result, fields_score
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from ._output import no_output, output_text, word_count
 
 

@@ -17,8 +17,8 @@ from typing import Literal
 from pydantic import Field, JsonValue, field_validator, model_validator
 
 from .._compare import FieldSpec, check_regex, field_result
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .._paths import resolve
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from ._output import no_output, output_text, parse_data
 
 

@@ -19,8 +19,8 @@ from urllib.parse import urldefrag, urljoin
 from pydantic import Field, JsonValue, field_validator
 
 from .._compare import _jsonable
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .._errors import CheckError
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from ._output import no_output, output_text, parse_data
 
 MAX_ERRORS = 20

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, JsonValue
 
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from ._output import Heading, headings, no_output, normalise_heading, output_text
 
 

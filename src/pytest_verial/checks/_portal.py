@@ -20,9 +20,9 @@ from typing import Any, Literal
 from pydantic import Field, JsonValue
 
 from .._compare import MISSING, FieldSpec, as_number, field_result, fields_score, values_equal
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .._models import Model
 from .._paths import resolve
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 
 
 class CorrelateBy(Model):

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Iterable, Iterator
 from functools import cache
 
-from ._base import CheckSpec
+from .._contracts.check import CheckSpec
 
 #: ``assert`` name -> the module under ``checks/`` that defines its ``CHECK``. A module is
 #: imported when a criterion first needs its check, so a run of portal checks never loads the

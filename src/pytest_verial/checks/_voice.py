@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import Field, JsonValue, model_validator
 
-from ._base import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
+from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 
 
 class VoiceTranscript(AssertionSpec):

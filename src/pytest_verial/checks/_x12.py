@@ -35,11 +35,11 @@ from typing import Any, Literal
 from pydantic import Field, JsonValue, field_validator
 
 from .._compare import fields_score
+from .._contracts.check import CheckContext, CheckOutcome, CheckSpec
 from .._errors import CheckError
 from ..x12._envelope import Transaction
 from ..x12._paths import X12PathError, get, get_all, parse_path
 from ..x12._validate import validate
-from ._base import CheckContext, CheckOutcome, CheckSpec
 from ._messages import Match, MessageAssertion, PathField, PathSyntax, Pick, no_match
 
 ALIASES = {

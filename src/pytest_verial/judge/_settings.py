@@ -2,7 +2,7 @@
 
 Precedence, most specific first (README, "Options"): pytest options (``ctx.options`` /
 ``--verial-judge-*``, already resolved from the command line and the ini file, see
-:mod:`pytest_verial._options`), then ``run.yaml`` (``executor_model`` at the top, everything
+:mod:`pytest_verial._config.options`), then ``run.yaml`` (``executor_model`` at the top, everything
 else under ``sources.judge``), then the defaults of the options table. The API key is never a
 value anywhere: ``api_key_env`` names the environment variable that holds it.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .. import _options as table
+from .._config import options as table
 from .._errors import RunConfigError
 from ._models import normalise_model_id
 
@@ -38,7 +38,7 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "gemini-2.5-flash": (0.30, 2.50),
 }
 
-# The defaults of the judge's options are the options table's (pytest_verial._options).
+# The defaults of the judge's options are the options table's (pytest_verial._config.options).
 DEFAULT_BASE_URL: str = table.option("verial_judge_base_url").default
 DEFAULT_API_KEY_ENV: str = table.option("verial_judge_api_key_env").default
 DEFAULT_CACHE_DIR: str = table.option("verial_judge_cache_dir").default

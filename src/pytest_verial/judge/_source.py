@@ -10,16 +10,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._config.options import JUDGE_OFF_KEY
 from .._errors import CheckError
 from .._not_evaluated import TURNED_OFF
-from .._options import JUDGE_OFF_KEY
 from ._client import JudgeClient, JudgeError, shared_client
 from ._models import self_grading
 from ._settings import JudgeSettings, build_settings
 
 if TYPE_CHECKING:
+    from .._contracts.sandbox import Sandbox
     from .._sandbox_io.limits import Reads
-    from ..sources import Sandbox
 
 
 class JudgeSource:

@@ -50,7 +50,7 @@ from .._scoring import (
 from .._scoring import axes as axis_scores
 
 if TYPE_CHECKING:
-    from ._scores import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
+    from ._score_views import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
 
 #: within this, two numbers are one figure (a store may hold a float as text)
 _TOLERANCE = 1e-9

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 def baseline_path(config: pytest.Config) -> Path | None:
     """The option, else the ini value (relative to the working directory, or to rootdir): the
-    session's settings (:mod:`pytest_verial._settings`)."""
-    from .._state import SETTINGS
+    session's settings (:mod:`pytest_verial._config.settings`)."""
+    from .._config.stash import SETTINGS
 
     return config.stash[SETTINGS].baseline
 

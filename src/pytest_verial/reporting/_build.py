@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import __version__
+from .._config.run_folder import RunDir, shared_folders
+from .._config.source_table import unknown_sources
 from .._engine import identity
 from .._loader import BenchmarkPlan, TaskPlan
 from .._nodeids import NO_CRITERIA, benchmark_run_id, criterion_nodeid, task_name, task_nodeid
@@ -33,9 +34,8 @@ from .._results import (
     TaskRun,
     TaskStatus,
 )
-from .._runinfo import RunDir, shared_folders
 from .._scoring import verdict_threshold
-from .._sourcetable import unknown_sources
+from .._version import __version__
 from ._terminal import plural
 
 

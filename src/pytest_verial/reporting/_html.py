@@ -62,7 +62,7 @@ def render_html(
 ) -> str:
     """The whole page: the template (``data/report.html``) with the report's data; ``trend``
     is already-escaped markup put below the runs (the store's trend plot:
-    :mod:`pytest_verial.ui._index_html`), ``nav`` markup put in the header (the served pages'
+    :mod:`pytest_verial._ui._index_html`), ``nav`` markup put in the header (the served pages'
     way back and sign-out)."""
     page = resources.files("pytest_verial").joinpath("data/report.html").read_text("utf-8")
     if nav:

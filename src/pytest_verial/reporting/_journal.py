@@ -33,14 +33,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._config.run_folder import RunDir
 from .._engine import now_iso
 from .._errors import BenchmarkFileError, RunConfigError
 from .._evidence import evidence_from_v2
 from .._loader import BenchmarkPlan, load_benchmark
 from .._results import CriterionRun, Report
-from .._runinfo import RunDir
 from .._secrets import redact_json
+from .._version import __version__
 from ._build import ReportInput, build_report
 from ._outputs import open_append
 from ._seal import check_link, link

@@ -10,18 +10,12 @@ threshold or scored flag differs between shards.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from .._results import BenchmarkRun, CollectionError, Report, RunCounts, RunStatus, Session
-from ._json_report import load_report, write_json_report
-from ._outputs import EXIT_REFUSED, OutputRefused, refused
-from ._terminal import plural
 
 
 class _Setup(BaseModel):
@@ -270,36 +264,3 @@ def _verification(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     out["cost_share"] = round(share, 10) if share is not None else None
     out["over_budget"] = bool(share is not None and share > float(out.get("budget") or 0))
     return out
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """The arguments of ``verial merge``."""
-    parser.add_argument("shards", nargs="+", metavar="SHARD", help="the shards' JSON reports")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="merged report")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Merge; 0 written, 2 refused input, 4 refused output (one line on stderr)."""
-    if refused("merge", [("-o", args.output)], [("the shard", s) for s in args.shards]):
-        return EXIT_REFUSED
-    try:
-        shards = [(str(path), load_report(path, sealed=True)) for path in args.shards]
-        report = merge(shards)
-    except ValueError as exc:
-        print(f"verial merge: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return 2
-    try:
-        write_json_report(Path(args.output), report)
-    except OSError as exc:
-        print(f"verial merge: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    except OutputRefused as exc:  # made a device or a folder since the check
-        print(f"verial merge: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
-    c = report.session.counts
-    print(
-        f"merged {len(shards)} shards: {plural(len(report.benchmark_runs), 'benchmark run')}, "
-        f"{plural(c.task_runs, 'task run')} -> {args.output}",
-        file=sys.stderr,
-    )
-    return 0

@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from .. import __version__
+from .._version import __version__
 from ..store import open_store
 from ._hide import ServerPaths, server_folders
 from ._http import (

@@ -2,7 +2,7 @@
 criteria, the size of its answer, and how slowly it may arrive.
 
 :class:`ServiceLimits` holds ``verial serve``'s settings of them (declared in
-:mod:`pytest_verial._options`: the read limits shared with the plugin, :data:`SERVE_OPTIONS`
+:mod:`pytest_verial._config.options`: the read limits shared with the plugin, :data:`SERVE_OPTIONS`
 for the service's own); every worker process gets them (:meth:`ServiceLimits.to_env`).
 
 - ``--max-file-size`` / ``--max-sandbox-size``: every file a criterion reads from a run folder
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from .._options import SERVE_OPTIONS, option
+from .._config.options import SERVE_OPTIONS, option
 from .._sandbox_io.sizes import ReadLimits, parse_size, shown_size
 from ._http import Problem
 

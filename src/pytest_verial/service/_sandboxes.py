@@ -41,8 +41,8 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from .._config.run_folder import RUN_FILES, RunConfig, RunDir
 from .._errors import RunConfigError
-from .._runinfo import RUN_FILES, RunConfig, RunDir
 from .._sandbox_io.sizes import shown_size
 from ._http import Problem
 from ._limits import ServiceLimits

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._config.run_folder import RunDir
 from .._engine import identity
 from .._errors import BenchmarkFileError, RunConfigError, UsageError, VerialError
 from .._inline import verify_task
@@ -37,8 +37,8 @@ from .._results import (
     Session,
     TaskRun,
 )
-from .._runinfo import RunDir
 from .._scoring import verdict_threshold
+from .._version import __version__
 from ..checks import default_registry
 from ..judge._models import run_self_grading
 from ..reporting._build import benchmark_info

@@ -6,16 +6,16 @@ a benchmark's trend.
 - ``GET /ui/runs/{id}``: the run's HTML report (the same page ``--verial-html`` writes: what
   failed first, then the runs, then the benchmark's trend plot);
 - ``GET /ui/compare?base=REF&head=REF``: the two side by side down to criteria, regressions
-  first (:mod:`pytest_verial.ui._compare_html`, ``verial compare``'s comparison); refs are
+  first (:mod:`pytest_verial._ui._compare_html`, ``verial compare``'s comparison); refs are
   store refs (a session: ``latest``, ``latest~N``, ``ses_...``, every benchmark run paired;
-  a benchmark run: ``br_...``; :mod:`pytest_verial.store._refs`);
+  a benchmark run: ``br_...``; :mod:`pytest_verial.store._repo_sessions`);
 - ``GET /ui/benchmarks/{ref}``: the benchmark's trend over its newest runs.
 
 Every page has a way back to the index and, signed in, the sign-out form; a ref that names
 nothing is a page saying so, with the way back.
 
-``verial view`` (:mod:`pytest_verial.ui._view`) installs the same pages ``keyless``: no sign-in,
-no sign-out, nothing but these GET pages, for 127.0.0.1 only.
+``verial view`` (:mod:`pytest_verial._commands.view`) installs the same pages ``keyless``: no
+sign-in, no sign-out, nothing but these GET pages, for 127.0.0.1 only.
 
 The pages are an org key's (they show every run, evidence included, as ``verial html`` does
 from the store). A browser signs in once at ``GET /ui/login`` with its key, which the server
@@ -46,10 +46,10 @@ from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from .._ui._compare_html import render_compare
+from .._ui._index_html import PLOT_RUNS, benchmark_page, nav_bar, page, render_index, trend_section
 from ..reporting._html import render_html
 from ..store import Store, StoreError
-from ..ui._compare_html import render_compare
-from ..ui._index_html import PLOT_RUNS, benchmark_page, nav_bar, page, render_index, trend_section
 from ._keys import ApiKey, authenticate
 
 COOKIE = "verial_key"

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .._sandbox_io.limits import Reads
 
 if TYPE_CHECKING:
-    from . import Sandbox
+    from .._contracts.sandbox import Sandbox
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ from ..hl7._parse import Hl7Message, Hl7ParseError, decode, parse_stream
 from ._messages import live_file, oldest_first, rows, stamped
 
 if TYPE_CHECKING:
-    from . import Sandbox
+    from .._contracts.sandbox import Sandbox
 
 EVENT_TYPE = "hl7_outbound"
 

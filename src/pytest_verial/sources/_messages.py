@@ -15,7 +15,7 @@ from .._sandbox_io.jsonfiles import iter_jsonl_lines
 from .._sandbox_io.limits import Reads
 
 if TYPE_CHECKING:
-    from . import Sandbox
+    from .._contracts.sandbox import Sandbox
 
 
 class Sent(Protocol):
@@ -31,7 +31,7 @@ def live_file(sandbox: Sandbox, source: str, key: str, known: frozenset[str]) ->
     """The file run.yaml's ``sources.<source>.<key>`` names for this task run (``{task}``
     replaced by the task key, a relative path taken from the run folder); None when unset, a
     SourceError when no such file exists."""
-    from . import fill_template, setting_text
+    from .._contracts.sandbox import fill_template, setting_text
 
     value = setting_text(sandbox, source, sandbox.settings(source, known), key)
     if not value:

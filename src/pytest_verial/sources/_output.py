@@ -10,7 +10,7 @@ from .._sandbox_io.jsonfiles import read_text
 from .._sandbox_io.limits import Reads
 
 if TYPE_CHECKING:
-    from . import Sandbox
+    from .._contracts.sandbox import Sandbox
 
 OUTPUT_NAMES = ("output.md", "output.txt", "output.json")
 

@@ -23,7 +23,7 @@ from .._sandbox_io.limits import Reads
 from .._secrets import register_setting
 
 if TYPE_CHECKING:
-    from . import Sandbox
+    from .._contracts.sandbox import Sandbox
 
 Row = dict[str, Any]
 
@@ -163,7 +163,7 @@ SETTINGS = frozenset({"database_url", "database_url_env"})
 
 def from_sandbox(sandbox: Sandbox) -> PortalSnapshot:
     """The portal source of a sandbox: a live SQLite database from run.yaml, else the snapshot."""
-    from . import setting_text
+    from .._contracts.sandbox import setting_text
     from ._messages import confined
 
     settings = sandbox.settings("portal", SETTINGS)

@@ -17,7 +17,7 @@ from .._sandbox_io.jsonfiles import iter_jsonl, read_json
 from .._sandbox_io.limits import Reads
 
 if TYPE_CHECKING:
-    from . import Sandbox
+    from .._contracts.sandbox import Sandbox
 
 
 class Turn(BaseModel):

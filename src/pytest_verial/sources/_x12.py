@@ -29,7 +29,7 @@ from ..x12._tokenizer import X12ParseError
 from ._messages import live_file, oldest_first, rows, stamped
 
 if TYPE_CHECKING:
-    from . import Sandbox
+    from .._contracts.sandbox import Sandbox
 
 SUFFIXES = (".x12", ".edi", ".txt")
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         sqlite_path,
         store_url_from,
     )
-    from ._refs import SessionRow, StoreRef
+    from ._repo_sessions import SessionRow, StoreRef
     from ._rows import SessionMeta, digest_of
     from ._url import project_folder
 
@@ -84,8 +84,8 @@ __getattr__, __dir__ = lazy.exports(
         "store_url_from": "_core",
         "SessionMeta": "_rows",
         "project_folder": "_url",
-        "SessionRow": "_refs",
-        "StoreRef": "_refs",
+        "SessionRow": "_repo_sessions",
+        "StoreRef": "_repo_sessions",
         "digest_of": "_rows",
     },
 )

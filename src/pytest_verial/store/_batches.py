@@ -33,7 +33,10 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
     from .._results import BenchmarkRun, Report, TaskRun
-    from ._core import SessionWriter
+
+#: a store._core.SessionWriter, which delegates to this module (so it is not imported here:
+#: the store's modules import downwards only)
+SessionWriter = Any
 
 #: the columns of the session's row its end writes
 _FINISHED = ("completed_at", "status", "exit_status", "scored", "data", "report_digest")

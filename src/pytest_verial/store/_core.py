@@ -45,7 +45,7 @@ from .._heap import no_gc
 from .._nodeids import task_name
 from .._results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
 from ._ids import new_id
-from ._refs import (
+from ._repo_sessions import (
     RefError,
     SessionRow,
     StoreRef,
@@ -414,7 +414,7 @@ class Store:
     def resolve_ref(self, ref: str) -> StoreRef:
         """The session or benchmark run a ref names: ``latest`` (the newest session),
         ``latest~N`` (the Nth session before it), ``ses_…`` or ``br_…`` (an id or a unique
-        prefix): see :mod:`pytest_verial.store._refs`."""
+        prefix): see :mod:`pytest_verial.store._repo_sessions`."""
 
         def work(conn: Connection) -> StoreRef:
             try:

@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import __version__
 from .._nodeids import (
     NO_CRITERIA,
     benchmark_run_id,
@@ -32,6 +31,7 @@ from .._nodeids import (
 )
 from .._results import BenchmarkRun, Report, TaskRun
 from .._secrets import redact
+from .._version import __version__
 from ._core import SessionWriter, Store, StoreError, mask_url, open_store, sqlite_path
 from ._core import store_url_from as _store_url_from
 from ._rows import SessionMeta
@@ -39,8 +39,8 @@ from ._rows import SessionMeta
 if TYPE_CHECKING:
     import pytest
 
+    from .._config.run_folder import RunDir
     from .._loader import BenchmarkPlan, TaskPlan
-    from .._runinfo import RunDir
     from ..reporting._build import ReportInput
 
 #: how often a running benchmark run's aggregates are refreshed in the store (seconds)
@@ -49,8 +49,8 @@ AGGREGATE_SECONDS = 1.0
 
 def store_url_of(config: pytest.Config) -> str | None:
     """The session's store URL (``--verial-store`` > ``$VERIAL_STORE`` > ini > default, read
-    once with every option: :mod:`pytest_verial._configure`); None when turned off."""
-    from .._state import SETTINGS
+    once with every option: :mod:`pytest_verial._config.reading`); None when turned off."""
+    from .._config.stash import SETTINGS
 
     return config.stash[SETTINGS].store.url
 

@@ -1,5 +1,5 @@
-"""The store's URL from the ``--verial-store`` option (:mod:`pytest_verial._options`): command
-line, ``$VERIAL_STORE``, ini, default ``sqlite:///<project>/.verial/results.db``; ``none``
+"""The store's URL from the ``--verial-store`` option (:mod:`pytest_verial._config.options`):
+command line, ``$VERIAL_STORE``, ini, default ``sqlite:///<project>/.verial/results.db``; ``none``
 turns the store off. Light on purpose: the plugin reads it without loading SQLAlchemy.
 
 **One store per project** (:func:`project_folder`): ``<project>`` is the nearest folder, from
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._options import option, resolve
+from .._config.options import option, resolve
 
 STORE = option("verial_store")
 #: the environment variable of the store's URL

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..._contracts.sandbox import fill_template, run_yaml, setting_number, setting_text
 from ..._errors import RunConfigError
-from .. import fill_template, run_yaml, setting_number, setting_text
 from .base import (
     DEFAULT_MAX_READ_BYTES,
     BaseFilesSource,
@@ -36,7 +36,7 @@ from .disk import DirectoryFiles
 from .gcs import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, GCSFiles
 
 if TYPE_CHECKING:
-    from .. import Sandbox
+    from ..._contracts.sandbox import Sandbox
 
 #: run.yaml ``sources.files`` keys
 SETTINGS = {

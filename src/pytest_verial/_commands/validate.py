@@ -10,7 +10,6 @@ warns of it; with ``--strict`` it is an error, as ``--verial-strict`` makes it o
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 import tempfile
@@ -18,9 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # ``verial``'s parser imports this module for every command: keep it light
-    from ._loader import BenchmarkPlan
-    from ._walk import Project
-    from .checks._registry import CheckRegistry
+    from .._loader import BenchmarkPlan
+    from .._walk import Project
 
 EPILOG = """exit codes: 0 all files load (warnings allowed: an unknown assert is one unless
 --strict); 1 a file has errors, or a guard failed (--run: missing sandbox folder; --baseline: a
@@ -68,7 +66,7 @@ def _looks_like_benchmark(path: Path) -> bool:
 def _files(paths: list[str], project: Project) -> tuple[list[Path], list[str]]:
     """The benchmark files pytest would collect from ``paths`` (skipping what it skips), and
     warnings for files that look like benchmarks under another name."""
-    from ._loader import is_benchmark_file
+    from .._loader import is_benchmark_file
 
     files: list[Path] = []
     warnings: list[str] = []
@@ -96,37 +94,14 @@ def _warnings(path: Path, plan: BenchmarkPlan) -> list[str]:
     ]
 
 
-def unknown_checks(
-    shown: str, plan: BenchmarkPlan, registry: CheckRegistry
-) -> list[tuple[int | None, str]]:
-    """A line per criterion whose ``assert`` names no check (it can only fail, score 0), with
-    the nearest known name, and the criterion's line in the file: ``verial validate`` and
-    pytest's collection say the same."""
-    out: list[tuple[int | None, str]] = []
-    names = registry.names()
-    for task in plan.tasks:
-        for c in task.criteria:
-            if c.check is None:
-                near = difflib.get_close_matches(c.assert_name, names, n=1)
-                hint = f"; did you mean '{near[0]}'?" if near else ""
-                out.append(
-                    (
-                        c.line,
-                        f"{shown}: task {task.key}: criterion {c.id}: field 'assertion.assert': "
-                        f"unknown check '{c.assert_name}' (it fails with score 0){hint}",
-                    )
-                )
-    return out
-
-
 def _run_time_errors(path: Path, plan: BenchmarkPlan) -> list[str]:
     """What every run of these criteria would error on, found now: an unknown FHIR resource
     type or search parameter, a FHIRPath that does not compile. (HL7 and X12 path syntax is
     already refused by the loader.)"""
-    from ._errors import CheckError
-    from .checks._fhir import _PLAIN, fhirpath_indexes
-    from .fhir._fhirpath import compiled
-    from .fhir._query import build_query
+    from .._errors import CheckError
+    from ..checks._fhir import _PLAIN, fhirpath_indexes
+    from ..fhir._fhirpath import compiled
+    from ..fhir._query import build_query
 
     out: list[str] = []
     for task in plan.tasks:
@@ -152,7 +127,7 @@ def _run_time_errors(path: Path, plan: BenchmarkPlan) -> list[str]:
 
 
 def _score(plan: BenchmarkPlan, sandbox_root: Path) -> list[tuple[str, Any]]:
-    from ._inline import verify_task
+    from .._inline import verify_task
 
     out = []
     for task in plan.tasks:
@@ -165,10 +140,10 @@ def _score(plan: BenchmarkPlan, sandbox_root: Path) -> list[tuple[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every file, then apply the guards asked for."""
-    from ._errors import BenchmarkFileError
-    from ._loader import load_benchmark
-    from ._schema import ConftestError, conftest_registry
-    from ._walk import Project
+    from .._errors import BenchmarkFileError
+    from .._loader import load_benchmark, unknown_checks
+    from .._schema import ConftestError, conftest_registry
+    from .._walk import Project
 
     missing = [p for p in args.paths if not os.path.lexists(p)]
     if missing:  # before any conftest is loaded: a typo is not a third party's import error

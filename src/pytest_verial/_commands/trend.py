@@ -16,11 +16,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, select
-
 from .._display import escape
-from ._core import Store, StoreError, TrendPoint
-from ._tables import benchmark_runs
+from ..store._cli import add_store_argument
+from ..store._core import Store, StoreError, TrendPoint
+from ..store._repo_trend import known_benchmarks
 
 BARS = "▁▂▃▄▅▆▇█"
 GAP = " "
@@ -42,18 +41,6 @@ def spark(values: Sequence[float | None], width: int = SPARK_WIDTH) -> str:
             clamped = min(1.0, max(0.0, float(v)))
             out.append(BARS[round(clamped * (len(BARS) - 1))])
     return ("…" if len(values) > len(shown) else "") + "".join(out)
-
-
-def known_benchmarks(store: Store) -> list[str]:
-    """The benchmark refs the store holds runs of, sorted."""
-
-    def work(conn: Connection) -> list[str]:
-        return sorted(
-            str(r)
-            for r in conn.execute(select(benchmark_runs.c.benchmark_ref).distinct()).scalars()
-        )
-
-    return store.read("list the benchmarks", work)
 
 
 def series(
@@ -158,8 +145,18 @@ def _listed(names: Iterable[str], most: int = 10) -> str:
     return shown + (f", ... ({len(names)} in all)" if len(names) > most else "")
 
 
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``verial trend``."""
+    parser.add_argument("benchmark", metavar="BENCHMARK", help="benchmark ref, slug or file")
+    parser.add_argument("--task", metavar="T", help="only this task (its task key)")
+    parser.add_argument("--last", metavar="N", type=int, help="only the newest N runs")
+    parser.add_argument("--json", action="store_true", help="every point as JSON")
+    add_store_argument(parser)
+
+
 def run(args: argparse.Namespace) -> int:
-    from ._cli import open_cli_store
+    """Print the trend (or ``--json``: every point); 2 with one line when there is none."""
+    from ..store._cli import open_cli_store
 
     if args.last is not None and args.last < 1:
         print(f"verial trend: --last {args.last}: give a number of runs >= 1", file=sys.stderr)

@@ -13,14 +13,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._options import JUDGE_OFF, JUDGE_OFF_KEY
-from ._runinfo import RunDir
-from ._sandbox_io.sizes import ReadLimits
+from .._sandbox_io.sizes import ReadLimits
+from .options import JUDGE_OFF, JUDGE_OFF_KEY
+from .run_folder import RunDir
 
 if TYPE_CHECKING:
-    from ._selection import Resume, Shard
-    from .judge._settings import JudgeOptions
-    from .reporting._outputs import Output
+    from ..judge._settings import JudgeOptions
+    from ..reporting._outputs import Output
+    from .selection import Resume, Shard
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from ._errors import RunConfigError
-from ._models import Model
-from ._safeparse import DataError, load_yaml
-from ._sandbox_io.sizes import ReadLimits, over_file_limit
-from ._sourcetable import unknown_setting
+from .._errors import RunConfigError
+from .._models import Model
+from .._safeparse import DataError, load_yaml
+from .._sandbox_io.sizes import ReadLimits, over_file_limit
+from .source_table import unknown_setting
 
 
 class TaskRunMeta(Model):

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._nodeids import parse, task_run_of
-from ._results import CriterionRun, Status, TaskStatus
+from .._nodeids import parse, task_run_of
+from .._results import CriterionRun, Status, TaskStatus
 
 _SHARD = re.compile(r"(\d{1,6})/(\d{1,6})")
 #: the details a crashed worker's criterion runs carry (recorder._error_record)
@@ -166,9 +166,9 @@ class Resume:
 
 def load_resume(path: Path) -> Resume:
     """What to keep from a report or a journal; ValueError in one line when unusable."""
-    from . import __version__
-    from .reporting._journal import JournalBusy, recover
-    from .reporting._json_report import load_report
+    from .._version import __version__
+    from ..reporting._journal import JournalBusy, recover
+    from ..reporting._json_report import load_report
 
     if path.name.endswith(".jsonl"):
         try:

@@ -1,59 +1,24 @@
-"""``verial runs``, ``verial runs delete`` and ``verial prune``, and the one rule by which
-``show``, ``compare``, ``html`` and ``export`` take a stored session or run where they take a
-report file.
-
-A command argument names the store when it reads as a ref (``latest``, ``latest~N``,
-``ses_...``, ``br_...`` or a unique prefix of one; :mod:`pytest_verial.store._refs`) and no file
-of that name exists; anything else is a report file, read as before.
-"""
+"""``verial runs`` and ``verial runs delete``: the stored benchmark runs and sessions."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
 from .._display import escape
-from .._results import Report
-from ._cli import add_store_argument, open_cli_store
+from ..store._cli import add_store_argument, open_cli_store
 
 if TYPE_CHECKING:
-    from ._core import RunRow
-    from ._refs import SessionRow
-
-
-def is_store_ref(value: str | None) -> bool:
-    """Whether a command argument names a stored run rather than a report file."""
-    from ..ui._index_html import is_store_ref as ref
-
-    return ref(value)
-
-
-def report_or_stored(
-    value: str, store: str | None, load: Callable[[str], Report]
-) -> tuple[Report, str]:
-    """The report a command argument names, and the name to show for it: a stored session's
-    whole report, or one stored benchmark run's (with its session block), for a ref; else
-    ``load(value)`` of a file. ValueError in one line when neither works."""
-    if not is_store_ref(value):
-        return load(value), value
-    from ._core import StoreError
-
-    try:
-        with open_cli_store(store) as opened:
-            ref = opened.resolve_ref(value)
-            report = opened.report_of(ref)
-    except StoreError as exc:
-        raise ValueError(str(exc)) from None
-    return report, value if value == ref.id else f"{value} ({ref.id})"
+    from ..store._core import RunRow
+    from ..store._repo_sessions import SessionRow
 
 
 # -- verial runs ------------------------------------------------------------------------------
-def runs_configure(parser: argparse.ArgumentParser) -> None:
+def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "action",
         nargs="*",
@@ -227,7 +192,7 @@ def _columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]]) -> list[str
     ]
 
 
-def runs_run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """List the stored runs newest first, or delete some (``runs delete REF...``)."""
     if args.action:
         if args.action[0] != "delete":
@@ -238,7 +203,7 @@ def runs_run(args: argparse.Namespace) -> int:
             )
             return 2
         return _delete(args.action[1:], args.store)
-    from ._core import StoreError
+    from ..store._core import StoreError
 
     try:
         since, limit = _since(args.since), _limit(args.limit)
@@ -273,7 +238,7 @@ def _delete(refs: list[str], store_value: str | None) -> int:
     if not refs:
         print("verial runs delete: give the runs to delete (REF...)", file=sys.stderr)
         return 2
-    from ._core import StoreError
+    from ..store._core import StoreError
 
     try:
         with open_cli_store(store_value) as store:
@@ -285,60 +250,3 @@ def _delete(refs: list[str], store_value: str | None) -> int:
         return 2
     print(f"deleted {deleted} benchmark run{'' if deleted == 1 else 's'}: {', '.join(ids)}")
     return 0
-
-
-# -- verial trend (the command itself: trend.py) ----------------------------------------------
-def trend_configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("benchmark", metavar="BENCHMARK", help="benchmark ref, slug or file")
-    parser.add_argument("--task", metavar="T", help="only this task (its task key)")
-    parser.add_argument("--last", metavar="N", type=int, help="only the newest N runs")
-    parser.add_argument("--json", action="store_true", help="every point as JSON")
-    add_store_argument(parser)
-
-
-def trend_run(args: argparse.Namespace) -> int:
-    from ._trend import run
-
-    return run(args)
-
-
-# -- verial prune -----------------------------------------------------------------------------
-def prune_configure(parser: argparse.ArgumentParser) -> None:
-    which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--keep", metavar="N", help="keep the N newest runs of each benchmark")
-    which.add_argument("--older-than", metavar="DAYS", help="delete runs older than DAYS days")
-    add_store_argument(parser)
-
-
-def prune_run(args: argparse.Namespace) -> int:
-    """Delete old runs; prints how many."""
-    try:
-        keep = older = None
-        if args.keep is not None:
-            keep = int(args.keep)
-            if keep < 0:
-                raise ValueError(f"--keep: {keep} is below 0")
-        else:
-            older = float(args.older_than)
-            if not older >= 0 or older == float("inf"):
-                raise ValueError(f"--older-than: {args.older_than!r} is not a number of days")
-            timedelta(days=older)  # OverflowError for an absurd count
-    except (ValueError, OverflowError) as exc:
-        text = str(exc) if str(exc).startswith("--") else f"not a number: {exc}"
-        print(f"verial prune: {escape(text)}", file=sys.stderr)
-        return 2
-    from ._core import StoreError
-
-    try:
-        with open_cli_store(args.store) as store:
-            deleted = store.prune(keep=keep, older_than_days=older)
-    except StoreError as exc:
-        print(f"verial prune: {escape(str(exc))}", file=sys.stderr)
-        return 2
-    print(f"pruned {deleted} benchmark run{'' if deleted == 1 else 's'}")
-    return 0
-
-
-def file_inputs(*values: str | None) -> list[str]:
-    """The arguments that are report files (not store refs): the inputs a writer must spare."""
-    return [v for v in values if v is not None and not is_store_ref(v) and Path(v).name]

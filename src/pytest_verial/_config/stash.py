@@ -6,18 +6,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._results import CriterionRun
-from ._runinfo import RunDir
-from ._settings import Settings
-from .checks import CheckRegistry
-from .sources import SandboxCache
+from .._contracts.sandbox import SandboxCache
+from .._results import CriterionRun
+from ..checks import CheckRegistry
+from .run_folder import RunDir
+from .settings import Settings
 
 if TYPE_CHECKING:
-    from ._judge_concurrency import ConcurrentJudging
+    from .._judge_concurrency import ConcurrentJudging
 
 SETTINGS = pytest.StashKey[Settings]()
 SANDBOXES = pytest.StashKey[SandboxCache]()
-#: the run folders known before collection (:func:`pytest_verial._configure.runs_at_start`)
+#: the run folders known before collection (:func:`pytest_verial._config.reading.runs_at_start`)
 RUNS_AT_START = pytest.StashKey[list[RunDir]]()
 #: task-run nodeid -> criterion id -> criterion run, for gating within this process
 PRIOR = pytest.StashKey[dict[str, dict[str, CriterionRun]]]()

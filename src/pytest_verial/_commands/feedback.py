@@ -29,8 +29,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: Any) -> int:
     """Print the feedback of the matching task runs."""
+    from ..judge._report import task_feedback
     from ..reporting._json_report import load_report
-    from ._report import task_feedback
 
     try:
         report = load_report(args.report)

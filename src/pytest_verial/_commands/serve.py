@@ -1,4 +1,4 @@
-"""``verial serve`` and ``verial keys create|list|revoke``."""
+"""``verial serve``: verification over HTTP (needs the ``[serve]`` extra)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import socket
 import sys
 from typing import Any
 
-from ..store._cli import add_store_argument, cli_rootdir, open_cli_store
+from ..store._cli import add_store_argument, cli_rootdir
 
 LOOPBACK_NAMES = ("localhost",)
 #: the HTTP protocol ``verial serve`` runs uvicorn with (an import path: workers import it)
@@ -46,7 +46,7 @@ def port_problem(host: str, port: int) -> str | None:
 
 
 # -- verial serve ------------------------------------------------------------------------------
-def serve_configure(parser: argparse.ArgumentParser) -> None:
+def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "benchmarks",
         nargs="*",
@@ -81,7 +81,7 @@ def serve_configure(parser: argparse.ArgumentParser) -> None:
 
 def _limit_arguments(parser: argparse.ArgumentParser) -> None:
     """The service's limits, as the options table declares them (README, "Serving")."""
-    from .._options import OPTIONS, SERVE_OPTIONS
+    from .._config.options import OPTIONS, SERVE_OPTIONS
 
     for opt in OPTIONS:
         if opt.serve:
@@ -99,29 +99,29 @@ def _limit_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _limits(args: argparse.Namespace) -> Any:
-    from .._options import SERVE_OPTIONS
-    from ._limits import ServiceLimits
+    from .._config.options import SERVE_OPTIONS
+    from ..service._limits import ServiceLimits
 
     names = ["max_file_size", "max_sandbox_size", *SERVE_OPTIONS]
     return ServiceLimits.from_mapping({name: getattr(args, name, None) for name in names})
 
 
-def serve_run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..store._core import StoreError, store_url_from
 
     try:
         import uvicorn
 
-        from ._app import create_app
+        from ..service._app import create_app
     except ImportError:
         print(
             "verial serve: needs FastAPI and uvicorn: pip install 'pytest-verial[serve]'",
             file=sys.stderr,
         )
         return 2
-    from ._keys import active_keys
-    from ._limits import LIMITS_ENV
-    from ._logs import log_config
+    from ..service._keys import active_keys
+    from ..service._limits import LIMITS_ENV
+    from ..service._logs import log_config
 
     if not 0 < args.port < 65536:
         print(f"verial serve: --port {args.port}: use 1-65535", file=sys.stderr)
@@ -210,63 +210,3 @@ def serve_run(args: argparse.Namespace) -> int:
         log_config=log_config(),
     )
     return 0
-
-
-# -- verial keys -------------------------------------------------------------------------------
-def keys_configure(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="keys_command", metavar="create|list|revoke", required=True)
-    create = sub.add_parser("create", help="create a key; it is printed once, never again")
-    create.add_argument("--scope", choices=("org", "solver"), required=True)
-    create.add_argument("--name", help="a label for the key (who or what uses it)")
-    create.add_argument("--json", action="store_true", help="print JSON")
-    add_store_argument(create)
-    listing = sub.add_parser("list", help="list keys (ids, scopes, names; never the keys)")
-    listing.add_argument("--json", action="store_true", help="print JSON")
-    add_store_argument(listing)
-    revoke = sub.add_parser("revoke", help="revoke a key by its id (key_...)")
-    revoke.add_argument("id", metavar="ID")
-    add_store_argument(revoke)
-
-
-def keys_run(args: argparse.Namespace) -> int:
-    from ..store._core import StoreError
-    from ._keys import create_key, list_keys, revoke_key
-
-    name = f"verial keys {args.keys_command}"
-    try:
-        with open_cli_store(args.store, create=args.keys_command == "create") as store:
-            if args.keys_command == "create":
-                record, key = create_key(store, args.scope, args.name)
-                if args.json:
-                    print(json.dumps({**record.to_json(), "key": key}))
-                else:
-                    print(key)
-                    print(
-                        f"{record.id} ({record.scope}): store this key now; it is not shown again",
-                        file=sys.stderr,
-                    )
-                return 0
-            if args.keys_command == "list":
-                keys = list_keys(store)
-                if args.json:
-                    print(json.dumps([k.to_json() for k in keys]))
-                    return 0
-                if not keys:
-                    print("no keys (verial keys create --scope org)", file=sys.stderr)
-                    return 0
-                rows = [("id", "scope", "state", "created (UTC)", "name")]
-                for k in keys:
-                    state = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "active"
-                    rows.append(
-                        (k.id, k.scope, state, f"{k.created_at:%Y-%m-%d %H:%M}", k.name or "")
-                    )
-                widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-                for row in rows:
-                    print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-                return 0
-            record = revoke_key(store, args.id)
-            print(f"{record.id}: revoked")
-            return 0
-    except StoreError as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
-        return 2

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ._errors import UsageError
+from .._errors import UsageError
 
 #: the entry-point names of the two plugins that register options (pyproject.toml)
 PLUGIN = "verial"
@@ -512,7 +512,7 @@ def _parse(opt: Option, value: Any, base: Path | None) -> Any:
     if opt.kind == "args":
         return tuple(str(v) for v in value)
     if opt.kind == "size":
-        from ._sandbox_io.sizes import parse_size
+        from .._sandbox_io.sizes import parse_size
 
         try:
             return parse_size(value)

@@ -21,7 +21,7 @@ from ..store._cli import add_store_argument, open_cli_store
 HOST = "127.0.0.1"
 
 
-def view_configure(parser: argparse.ArgumentParser) -> None:
+def configure(parser: argparse.ArgumentParser) -> None:
     add_store_argument(parser)
     parser.add_argument(
         "--host",
@@ -32,7 +32,7 @@ def view_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
 
 
-def view_run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; 2 with one line on a refused host, a bad port or no store."""
     if args.host != HOST:
         print(
@@ -48,8 +48,8 @@ def view_run(args: argparse.Namespace) -> int:
         import uvicorn
         from fastapi import FastAPI
 
-        from ..service._cli import port_problem
         from ..service._views import install_views
+        from .serve import port_problem
     except ImportError:
         print(
             "verial view: needs FastAPI and uvicorn: pip install 'pytest-verial[serve]'",

@@ -16,11 +16,15 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from .._display import escape
 from .._scoring import VERDICTS
 from ..store._core import RunRow, Store, TrendPoint
+
+if TYPE_CHECKING:
+    from .._results import Report
 
 #: how many runs of a benchmark its plot shows (the newest)
 PLOT_RUNS = 50
@@ -312,7 +316,7 @@ def is_store_ref(value: str | None) -> bool:
     """A command argument names a stored session or run (``latest``, ``latest~N``,
     ``ses_...``, ``br_...``) rather than a report file: an existing file of that name stays a
     file."""
-    from ..store._refs import REF_FORM
+    from ..store._repo_sessions import REF_FORM
 
     return (
         bool(value)
@@ -321,8 +325,13 @@ def is_store_ref(value: str | None) -> bool:
     )
 
 
-def html_from_store(args: argparse.Namespace) -> int:
-    """``verial html ID|latest [BASE] [-o FILE] [--open]`` and ``verial html --index``."""
+def html_from_store(
+    args: argparse.Namespace,
+    compare: Callable[[Path, Report, Report, tuple[str, str]], None],
+) -> int:
+    """``verial html ID|latest [BASE] [-o FILE] [--open]`` and ``verial html --index``;
+    ``compare`` writes the page of two runs side by side
+    (:func:`pytest_verial._ui._compare_html.write_compare`, which draws with this module)."""
     from .._display import escape
     from ..reporting._html import open_in_browser, write_html
     from ..reporting._json_report import load_report
@@ -377,9 +386,7 @@ def html_from_store(args: argparse.Namespace) -> int:
                     if base is None:
                         write_html(output, report, trend=trend)
                     else:  # the two side by side, as /ui/compare shows them
-                        from ._compare_html import write_compare
-
-                        write_compare(output, base, report, (str(args.base), str(args.report)))
+                        compare(output, base, report, (str(args.base), str(args.report)))
                 except OSError as exc:
                     return _cannot_write(output, exc)
                 print(f"HTML report: {output}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Reading the session's options into :class:`~pytest_verial._settings.Settings`.
+"""Reading the session's options into :class:`~pytest_verial._config.settings.Settings`.
 
 :func:`session_settings` builds the settings on first use in ``pytest_configure`` (the
 ``verial`` plugin's or the ``verial-judge`` plugin's, whichever pytest calls first) and keeps
@@ -14,18 +14,18 @@ from typing import Any
 
 import pytest
 
-from ._display import describe_char, escape, unsafe_char, unsafe_id_char
-from ._errors import RunConfigError, UsageError
-from ._nodeids import SEP, file_of, task_nodeid
-from ._options import JUDGE_PLUGIN, OPTIONS, Option, of_plugin, option, resolve
-from ._runinfo import RunDir
-from ._sandbox_io.sizes import ReadLimits
-from ._selection import Resume, Shard, load_resume, parse_shard
-from ._settings import Outputs, Settings, StoreOptions
-from ._state import RUNS_AT_START, SELECTED, SETTINGS
-from .judge._settings import JudgeOptions, SettingError
-from .reporting._outputs import Output, OutputRefused, check_outputs
-from .store._url import project_folder, store_url
+from .._display import describe_char, escape, unsafe_char, unsafe_id_char
+from .._errors import RunConfigError, UsageError
+from .._nodeids import SEP, file_of, task_nodeid
+from .._sandbox_io.sizes import ReadLimits
+from ..judge._settings import JudgeOptions, SettingError
+from ..reporting._outputs import Output, OutputRefused, check_outputs
+from ..store._url import project_folder, store_url
+from .options import JUDGE_PLUGIN, OPTIONS, Option, of_plugin, option, resolve
+from .run_folder import RunDir
+from .selection import Resume, Shard, load_resume, parse_shard
+from .settings import Outputs, Settings, StoreOptions
+from .stash import RUNS_AT_START, SELECTED, SETTINGS
 
 # -- registration ---------------------------------------------------------------------------
 
@@ -80,7 +80,7 @@ def add_options(parser: pytest.Parser, plugin: str) -> None:
 
 
 def read(config: pytest.Config, opt: Option, rootdir: Path | None = None) -> Any:
-    """One option's value for this session (:func:`pytest_verial._options.resolve`);
+    """One option's value for this session (:func:`pytest_verial._config.options.resolve`);
     ``rootdir`` (default pytest's) is what ``<rootdir>`` in its default stands for."""
     try:
         return resolve(
@@ -150,7 +150,7 @@ _PRUNE = {"node_modules", "__pycache__", "venv", "site-packages"}
 
 def _default_sandboxes(config: pytest.Config, patterns: tuple[str, ...]) -> tuple[Path, ...]:
     """``sandbox/`` beside each benchmark file the command line names (no ``--verial-run``)."""
-    from ._loader import is_benchmark_file
+    from .._loader import is_benchmark_file
 
     base = config.invocation_params.dir
     found: dict[Path, None] = {}
@@ -175,7 +175,7 @@ def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
     are replaced by their file, and the node ids asked for are returned (file node id ->
     prefixes) for ``pytest_collection_modifyitems`` to keep only those.
     """
-    from ._loader import is_benchmark_file
+    from .._loader import is_benchmark_file
 
     patterns = read(config, option("verial_patterns"))
     wanted: dict[str, list[str]] = {}
@@ -210,7 +210,7 @@ def session_outputs(config: pytest.Config, paths: dict[str, Path | None]) -> lis
     """Every file the session writes (:mod:`.reporting.outputs`), in the order refusals name
     them: the ``--verial-*`` outputs (by flag), pytest's ``--junitxml``, the report's journal
     and the report recovered from a journal left beside it, ``$GITHUB_STEP_SUMMARY``."""
-    from .reporting._journal import journal_path, recovered_path
+    from ..reporting._journal import journal_path, recovered_path
 
     outputs = [Output(flag, path) for flag, path in paths.items()]
     xml = config.getoption("xmlpath", default=None)
@@ -238,7 +238,7 @@ def session_inputs(
 ) -> list[tuple[str, Path | None]]:
     """What the session reads that is known before collection: run folders, the resumed report,
     the baseline, files named on the command line and the ini file."""
-    from ._loader import is_benchmark_file
+    from .._loader import is_benchmark_file
 
     inputs: list[tuple[str, Path | None]] = [("the run folder", p) for p in runs]
     inputs.append(("the report resumed by --verial-resume", resume))

@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from .._config.source_table import SOURCE_NAMES
 from .._models import Benchmark, Criterion, Entity, Task
-from .._sourcetable import SOURCE_NAMES
 
 if TYPE_CHECKING:
     from .._results import CriterionRun
     from ..judge._source import JudgeSource
-    from ..sources import Sandbox, Source
     from ..sources._fhir import FhirSource
     from ..sources._files.base import FilesSource
     from ..sources._hl7 import Hl7Source
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from ..sources._portal import PortalSource
     from ..sources._voice import VoiceSource
     from ..sources._x12 import X12Source
+    from .sandbox import Sandbox, Source
 
 
 class AssertionSpec(BaseModel):
@@ -99,7 +99,7 @@ class CheckContext:
     def source(self, name: str) -> Source: ...
     def source(self, name: str) -> Any:
         """The source object the fixture ``verial_<name>`` gave, typed by its name
-        (:mod:`pytest_verial._sourcetable`)."""
+        (:mod:`pytest_verial._config.source_table`)."""
         return self.sources[name]
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from ._display import escape, unsafe_id_char
+from .._display import escape, unsafe_id_char
 
 #: roles of a conversation turn
 ROLES = ("system", "developer", "user", "assistant")
@@ -198,7 +198,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Convert; 0 when every line converted, 1 when any was refused, 2 on a usage error."""
-    from .reporting._json_report import write_atomic
+    from ..reporting._json_report import write_atomic
 
     source, output = Path(args.file), Path(args.output)
     if not source.is_file():
