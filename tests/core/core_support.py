@@ -594,3 +594,22 @@ class QuietHandler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+#: the evidence row key each check type writes: Verial's documented table (fieldResults,
+#: field_results, assertionResults, phraseResults), ours for the output and judge checks
+DOCUMENTED = {
+    "fhir-resource-state": "fieldResults",
+    "hl7-structural": "field_results",
+    "portal-state-match": "assertionResults",
+    "sftp-file-present": "fieldResults",
+    "voice-transcript": "phraseResults",
+    "x12-response": "fieldResults",
+    "output-format": "fieldResults",
+    "output-length": "fieldResults",
+    "output-sections": "fieldResults",
+    "output-match": "fieldResults",
+    "output-json-schema": "fieldResults",
+    "llm-rubric": "rubric_results",
+    "output-consistency": "rubric_results",
+}

@@ -16,27 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import REPO, run_subprocess
+from core_support import DOCUMENTED, REPO, run_subprocess
 
 from pytest_verial import EVIDENCE_MODELS, report_schema
 
 EXAMPLES = REPO / "example_benchmarks"
 
-DOCUMENTED = {
-    "fhir-resource-state": "fieldResults",
-    "hl7-structural": "field_results",
-    "portal-state-match": "assertionResults",
-    "sftp-file-present": "fieldResults",
-    "voice-transcript": "phraseResults",
-    "x12-response": "fieldResults",
-    "output-format": "fieldResults",
-    "output-length": "fieldResults",
-    "output-sections": "fieldResults",
-    "output-match": "fieldResults",
-    "output-json-schema": "fieldResults",
-    "llm-rubric": "rubric_results",
-    "output-consistency": "rubric_results",
-}
 #: every row key: a criterion's evidence holds its own and none of the others
 ROW_KEYS = {
     *DOCUMENTED.values(),

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import REPO, crash_project, run_subprocess
+from core_support import DOCUMENTED, REPO, crash_project, run_subprocess
 
 from pytest_verial import EVIDENCE_MODELS
 from pytest_verial.cli import main
@@ -24,22 +24,6 @@ V2 = FIXTURES / "flawed-agent.json"
 SIGNED = FIXTURES / "interop-good-signed.json"
 SIGNING_KEY = "v2-fixture-signing-key"  # signs these fixtures and nothing else
 
-#: the row key each check type documents (Verial's table; ours for output and judge checks)
-DOCUMENTED = {
-    "fhir-resource-state": "fieldResults",
-    "hl7-structural": "field_results",
-    "portal-state-match": "assertionResults",
-    "sftp-file-present": "fieldResults",
-    "voice-transcript": "phraseResults",
-    "x12-response": "fieldResults",
-    "output-format": "fieldResults",
-    "output-length": "fieldResults",
-    "output-sections": "fieldResults",
-    "output-match": "fieldResults",
-    "output-json-schema": "fieldResults",
-    "llm-rubric": "rubric_results",
-    "output-consistency": "rubric_results",
-}
 #: what the previous release wrote instead
 V2_KEYS = {
     **dict.fromkeys(DOCUMENTED, "field_results"),
