@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from service import _pct, _port  # the verify-task bench's (bench/ is sys.path[0])
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ROOT / "example_benchmarks" / "files.verial.yaml"
@@ -60,17 +61,6 @@ PRIOR_AUTH = ROOT / "example_benchmarks" / "prior-auth.verial.yaml"
 RUNS = ROOT / "example_benchmarks" / "runs"
 TASK = "sftp-referral-packet"
 MIB = 1024 * 1024
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def runs_root(folder: Path, sparse_mib: int) -> Path:
