@@ -30,7 +30,7 @@ def report_or_stored(
     ``load(value)`` of a file. ValueError in one line when neither works."""
     if not is_store_ref(value):
         return load(value), value
-    from ..store._core import StoreError
+    from ..store import StoreError
 
     try:
         with open_cli_store(store) as opened:

@@ -26,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write the JSON report of a stored session (or one benchmark run) to FILE."""
     from ..reporting._json_report import write_json_report
-    from ..store._core import StoreError
+    from ..store import StoreError
 
     try:
         with open_cli_store(args.store) as store:

@@ -18,7 +18,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Store each report (idempotent); a report that is not valid is one line, exit 2."""
     from ..reporting._json_report import load_report
-    from ..store._core import StoreError
+    from ..store import StoreError
 
     try:
         store = open_cli_store(args.store, create=True)

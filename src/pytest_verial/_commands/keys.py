@@ -26,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..service._keys import create_key, list_keys, revoke_key
-    from ..store._core import StoreError
+    from ..store import StoreError
 
     name = f"verial keys {args.keys_command}"
     try:

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         text = str(exc) if str(exc).startswith("--") else f"not a number: {exc}"
         print(f"verial prune: {escape(text)}", file=sys.stderr)
         return 2
-    from ..store._core import StoreError
+    from ..store import StoreError
 
     try:
         with open_cli_store(args.store) as store:

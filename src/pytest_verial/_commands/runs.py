@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         return _delete(args.action[1:], args.store)
-    from ..store._core import StoreError
+    from ..store import StoreError
 
     try:
         since, limit = _since(args.since), _limit(args.limit)
@@ -238,7 +238,7 @@ def _delete(refs: list[str], store_value: str | None) -> int:
     if not refs:
         print("verial runs delete: give the runs to delete (REF...)", file=sys.stderr)
         return 2
-    from ..store._core import StoreError
+    from ..store import StoreError
 
     try:
         with open_cli_store(store_value) as store:

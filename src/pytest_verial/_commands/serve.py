@@ -107,7 +107,7 @@ def _limits(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store._core import StoreError, store_url_from
+    from ..store import StoreError, store_url_from
 
     try:
         import uvicorn

@@ -18,7 +18,8 @@ from typing import Any
 
 from .._display import escape
 from ..store._cli import add_store_argument
-from ..store._core import Store, StoreError, TrendPoint
+from ..store._core import Store, TrendPoint
+from ..store._engine import StoreError
 from ..store._repo_trend import known_benchmarks
 
 BARS = "▁▂▃▄▅▆▇█"

@@ -23,17 +23,15 @@ if TYPE_CHECKING:
         RunRow,
         SessionWriter,
         Store,
-        StoreError,
         TrendPoint,
         default_store_url,
         mark_interrupted,
-        mask_url,
         open_store,
         opened,
         revisions,
-        sqlite_path,
         store_url_from,
     )
+    from ._engine import StoreError, mask_url, sqlite_path
     from ._repo_sessions import SessionRow, StoreRef
     from ._rows import SessionMeta, digest_of
     from ._url import project_folder
@@ -72,15 +70,15 @@ __getattr__, __dir__ = lazy.exports(
         "RunRow": "_core",
         "SessionWriter": "_core",
         "Store": "_core",
-        "StoreError": "_core",
+        "StoreError": "_engine",
         "TrendPoint": "_core",
         "default_store_url": "_core",
         "mark_interrupted": "_core",
-        "mask_url": "_core",
+        "mask_url": "_engine",
         "open_store": "_core",
         "opened": "_core",
         "revisions": "_core",
-        "sqlite_path": "_core",
+        "sqlite_path": "_engine",
         "store_url_from": "_core",
         "SessionMeta": "_rows",
         "project_folder": "_url",

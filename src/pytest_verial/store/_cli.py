@@ -39,7 +39,8 @@ def cli_rootdir(start: Path | None = None) -> Path:
 def open_cli_store(value: str | None, *, create: bool = False) -> Store:
     """The store a command names (``args.store``); StoreError (one line) when it is turned
     off, missing (reading commands never create one) or cannot be opened."""
-    from ._core import StoreError, default_store_url, open_store, sqlite_path, store_url_from
+    from ._core import default_store_url, open_store, store_url_from
+    from ._engine import StoreError, sqlite_path
 
     url = store_url_from(value, cli_rootdir())
     if url is None:

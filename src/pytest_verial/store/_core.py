@@ -10,9 +10,7 @@ password.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,7 +20,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic_core import PydanticSerializationError, from_json, to_json
 from sqlalchemy import (
     Column,
     Connection,
@@ -32,7 +29,6 @@ from sqlalchemy import (
     Table,
     create_engine,
     delete,
-    event,
     func,
     inspect,
     select,
@@ -44,6 +40,19 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlch
 from .._heap import no_gc
 from .._nodeids import task_name
 from .._results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
+from ._codec import json_text, json_value
+from ._engine import (
+    LOCK_WAIT,
+    StoreError,
+    _check_sqlite_file,
+    _clean,
+    _engine_url,
+    _locked,
+    _postgresql_events,
+    _sqlite_events,
+    mask_url,
+    sqlite_path,
+)
 from ._ids import new_id
 from ._repo_sessions import (
     RefError,
@@ -75,104 +84,7 @@ if TYPE_CHECKING:
     from ..reporting._scores import BenchmarkRunScores, ReportScores
 
 T = TypeVar("T")
-SQLITE_MAGIC = b"SQLite format 3\x00"
 MIGRATIONS = Path(__file__).with_name("_migrations")
-#: how long a writer waits for another process's lock before it gives up (seconds)
-LOCK_WAIT = 120.0
-
-
-class StoreError(Exception):
-    """A store that cannot be opened, read or written: a one-line message, no password."""
-
-
-def mask_url(url: str) -> str:
-    """The URL with its password masked (for every message)."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):
-        return re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
-
-
-def _clean(exc: BaseException, url: str, password: str | None) -> str:
-    """One line of an exception's message, without the password or a SQL statement."""
-    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-    line = text[0] if text else type(exc).__name__
-    line = re.sub(r"\s*\(Background on this error.*$", "", line)
-    if password:
-        line = line.replace(password, "***")
-    return line.replace(url, mask_url(url))
-
-
-def _no_nul(value: Any) -> Any:
-    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
-
-
-def _postgresql_events(engine: Any) -> None:
-    """PostgreSQL's text cannot hold NUL, which a sandbox value quoted in a criterion's details
-    can: every string parameter has its NULs replaced by U+FFFD before it is sent. Nothing is
-    lost: a report is read back from its JSON columns, where a NUL is the escape ``\u0000``;
-    the text columns are for queries, and a query for a NUL matches nothing, as it should."""
-
-    @event.listens_for(engine, "before_cursor_execute", retval=True)
-    def _clean_parameters(
-        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool
-    ) -> tuple[str, Any]:
-        return statement, [_clean_row(p) for p in parameters] if many else _clean_row(parameters)
-
-
-def _clean_row(parameters: Any) -> Any:
-    if isinstance(parameters, dict):
-        return {k: _no_nul(v) for k, v in parameters.items()}
-    if isinstance(parameters, list | tuple):
-        return type(parameters)(_no_nul(v) for v in parameters)
-    return parameters
-
-
-def json_text(value: Any) -> str:
-    """A JSON column's text. pydantic-core's encoder takes a third of ``json.dumps``'s time on
-    report rows; ``json.dumps`` writes what it refuses (a lone surrogate, escaped), so that
-    :func:`json_value` reads back the same string.
-
-    The fallback is right because it is for JSON values only: ``json.dumps`` has no
-    ``default``, so a value neither encoder knows is a TypeError, never its ``str()``. Every
-    writer passes a JSON form already (a report's ``to_json()``, ``model_dump(mode="json")``, a
-    request body parsed from JSON, a response body made of those). pydantic-core would write
-    a datetime, bytes, a Decimal or a UUID as a string and a set as a list; refusing those too
-    would mean checking every value first, four times the cost of the encoding (measured on
-    report rows), on the store's hot path, for values no writer produces."""
-    try:
-        return to_json(value).decode()
-    except (PydanticSerializationError, ValueError):
-        return json.dumps(value)
-
-
-def json_value(text: str | bytes) -> Any:
-    """A JSON column's value (pydantic-core's parser; ``json.loads`` for what it refuses)."""
-    try:
-        return from_json(text)
-    except ValueError:
-        return json.loads(text)
-
-
-def _engine_url(url: str) -> str:
-    if url.startswith("postgresql://") or url.startswith("postgres://"):
-        return "postgresql+psycopg://" + url.split("://", 1)[1]
-    return url
-
-
-def sqlite_path(url: str) -> Path | None:
-    """The file of a ``sqlite:///`` URL (None for memory or other databases)."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database:
-        return None
-    if parsed.database == ":memory:" or parsed.database.startswith("file:"):
-        return None
-    return Path(parsed.database)
-
-
-def _locked(exc: BaseException) -> bool:
-    text = str(getattr(exc, "orig", exc)).lower()
-    return "database is locked" in text or "database is busy" in text or "sqlite_busy" in text
 
 
 @dataclass(frozen=True)
@@ -1063,57 +975,6 @@ def mark_interrupted(store: Store, session_id: str) -> None:
             )
 
     store.write("mark the session interrupted", work)
-
-
-# -- opening ---------------------------------------------------------------------------------
-def _sqlite_events(engine: Engine) -> None:
-    @event.listens_for(engine, "connect")
-    def _connect(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.isolation_level = None  # transactions are begun below, not by the driver
-        cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA busy_timeout = 5000")
-        cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode")
-        if str(cursor.fetchone()[0]).lower() != "wal":  # persistent: once per new store
-            cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("verial_write") else "BEGIN")
-
-
-def _check_sqlite_file(path: Path, masked: str, create: bool) -> None:
-    if path.is_dir():
-        raise StoreError(f"results store {masked}: {path} is a folder, not a SQLite database")
-    if path.exists():
-        try:
-            with path.open("rb") as handle:
-                head = handle.read(16)
-        except OSError as exc:
-            raise StoreError(
-                f"results store {masked}: cannot read {path}: {exc.strerror or exc}"
-            ) from None
-        if head and head != SQLITE_MAGIC:
-            raise StoreError(
-                f"results store {masked}: {path} is not a SQLite database (left untouched)"
-            )
-        return
-    if not create:
-        raise StoreError(f"results store {masked}: {path} does not exist")
-    folder = path.parent
-    try:
-        fresh = not folder.exists()
-        folder.mkdir(parents=True, exist_ok=True)
-        if fresh and folder.name == ".verial":
-            (folder / ".gitignore").write_text(
-                "# created by pytest-verial: its results store\n*\n", "utf-8"
-            )
-    except OSError as exc:
-        raise StoreError(
-            f"results store {masked}: cannot create {folder}: {exc.strerror or exc}"
-        ) from None
 
 
 def revisions() -> list[str]:

@@ -14,7 +14,8 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
-from ._core import Store, StoreError
+from ._core import Store
+from ._engine import StoreError
 from ._rows import as_utc
 from ._tables import api_keys, run_owners, run_tokens
 

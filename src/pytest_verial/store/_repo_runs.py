@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, and_, or_, select, update
 
 from .._results import BenchmarkRun, CriterionRun, Report, RunCounts, RunStatus, TaskRun, TaskStatus
-from ._core import Store, StoreError, _replace_task, _report, insert_report
+from ._core import Store, _replace_task, _report, insert_report
+from ._engine import StoreError
 from ._repo_idempotency import Replay, find_replay, record_in, replay_in
 from ._repo_keys import ApiKey
 from ._rows import SessionMeta, as_utc, benchmark_run_row, criterion_json, report_split, session_row

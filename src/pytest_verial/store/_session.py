@@ -32,8 +32,9 @@ from .._nodeids import (
 from .._results import BenchmarkRun, Report, TaskRun
 from .._secrets import redact
 from .._version import __version__
-from ._core import SessionWriter, Store, StoreError, mask_url, open_store, sqlite_path
+from ._core import SessionWriter, Store, open_store
 from ._core import store_url_from as _store_url_from
+from ._engine import StoreError, mask_url, sqlite_path
 from ._rows import SessionMeta
 
 if TYPE_CHECKING:

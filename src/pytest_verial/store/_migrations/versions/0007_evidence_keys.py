@@ -63,7 +63,7 @@ def _batches(conn: Connection, query: Any, *keys: Any) -> Iterator[Sequence[Any]
 
 
 def _evidence(conn: Connection, convert: Convert) -> None:
-    from pytest_verial.store._core import StoreError
+    from pytest_verial.store._engine import StoreError
 
     c = _criterion_runs.c
     query = select(c.id, c.assertion, c.evidence).where(c.assertion.in_(sorted(V2_ROW_KEYS)))
