@@ -129,7 +129,7 @@ def load_trend(
     has no runs; naming the task when no run of it holds ``task``)."""
     points = store.trend(benchmark, task=task, last=last)
     if not points and last != 0:
-        known = known_benchmarks(store)
+        known = store.read("list the benchmarks", known_benchmarks)
         if not known:
             raise StoreError(f"{benchmark}: the results store {store.url_masked} holds no runs")
         raise StoreError(
