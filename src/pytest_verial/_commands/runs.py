@@ -13,8 +13,8 @@ from .._display import escape
 from ..store._cli import add_store_argument, open_cli_store
 
 if TYPE_CHECKING:
-    from ..store._core import RunRow
     from ..store._repo_sessions import SessionRow
+    from ..store._repo_trend import RunRow
 
 
 # -- verial runs ------------------------------------------------------------------------------

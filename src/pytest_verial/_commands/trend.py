@@ -18,9 +18,9 @@ from typing import Any
 
 from .._display import escape
 from ..store._cli import add_store_argument
-from ..store._core import Store, TrendPoint
+from ..store._core import Store
 from ..store._engine import StoreError
-from ..store._repo_trend import known_benchmarks
+from ..store._repo_trend import TrendPoint, known_benchmarks
 
 BARS = "▁▂▃▄▅▆▇█"
 GAP = " "

@@ -21,7 +21,8 @@ from urllib.parse import quote
 
 from .._display import escape
 from .._scoring import VERDICTS
-from ..store._core import RunRow, Store, TrendPoint
+from ..store._core import Store
+from ..store._repo_trend import RunRow, TrendPoint
 
 if TYPE_CHECKING:
     from .._results import Report

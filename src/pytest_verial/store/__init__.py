@@ -19,11 +19,8 @@ if TYPE_CHECKING:
     from ._core import (
         ENV,
         MIGRATIONS,
-        ImportResult,
-        RunRow,
         SessionWriter,
         Store,
-        TrendPoint,
         default_store_url,
         mark_interrupted,
         open_store,
@@ -32,7 +29,9 @@ if TYPE_CHECKING:
         store_url_from,
     )
     from ._engine import StoreError, mask_url, sqlite_path
+    from ._repo_reports import ImportResult
     from ._repo_sessions import SessionRow, StoreRef
+    from ._repo_trend import RunRow, TrendPoint
     from ._rows import SessionMeta, digest_of
     from ._url import project_folder
 
@@ -66,12 +65,12 @@ __getattr__, __dir__ = lazy.exports(
     {
         "ENV": "_core",
         "MIGRATIONS": "_core",
-        "ImportResult": "_core",
-        "RunRow": "_core",
+        "ImportResult": "_repo_reports",
+        "RunRow": "_repo_trend",
         "SessionWriter": "_core",
         "Store": "_core",
         "StoreError": "_engine",
-        "TrendPoint": "_core",
+        "TrendPoint": "_repo_trend",
         "default_store_url": "_core",
         "mark_interrupted": "_core",
         "mask_url": "_engine",

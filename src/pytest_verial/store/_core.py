@@ -15,10 +15,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy import (
     Column,
@@ -29,7 +28,6 @@ from sqlalchemy import (
     Table,
     create_engine,
     delete,
-    func,
     inspect,
     select,
     update,
@@ -54,160 +52,36 @@ from ._engine import (
     sqlite_path,
 )
 from ._ids import new_id
+from ._repo_reports import ImportResult, _chunks, _report, _scores, insert_report
 from ._repo_sessions import (
     RefError,
     SessionRow,
     StoreRef,
+    _delete,
     list_sessions,
     name_of,
     resolve_ref,
     run_ids,
 )
+from ._repo_task_runs import _replace_task
+from ._repo_trend import _RUN_COLUMNS, RunRow, TrendPoint, _benchmark_filter, agent_filter, run_row
 from ._rows import (
     SessionMeta,
     as_utc,
     benchmark_run_row,
-    criterion_json,
-    digest_of,
     parse_time,
-    report_from_rows,
-    report_split,
     session_row,
-    task_run_rows,
 )
-from ._tables import benchmark_runs, criterion_runs, judge_calls, metadata, sessions, task_runs
+from ._tables import benchmark_runs, metadata, sessions, task_runs
 from ._url import ENV as ENV
 from ._url import default_store_url as default_store_url
 from ._url import store_url_from as store_url_from
 
 if TYPE_CHECKING:
-    from ..reporting._scores import BenchmarkRunScores, ReportScores
+    from ..reporting._scores import ReportScores
 
 T = TypeVar("T")
 MIGRATIONS = Path(__file__).with_name("_migrations")
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    """What ``import_report`` did: the session it stored (or found) and its benchmark runs."""
-
-    session_id: str
-    created: bool
-    run_ids: list[str] = field(default_factory=list)
-    # with ``ids=True``: per benchmark run, each task run's id and its criterion runs' ids
-    task_runs: list[list[tuple[str, list[str]]]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One benchmark run as ``verial runs`` lists it."""
-
-    id: str
-    created_at: datetime
-    benchmark_ref: str
-    benchmark_slug: str
-    benchmark_version: str | None
-    benchmark_file: str
-    run_labels: str
-    agent: str | None
-    scored: bool
-    score: float | None
-    verdict: str | None
-    strict_success: float | None
-    criteria_passed: int
-    criteria_failed: int
-    criteria_error: int
-    status: str
-    git_commit: str | None
-    session_id: str
-    report_id: str
-    #: the run's one name (:func:`pytest_verial._names.run_name`): run.yaml's agent of each
-    #: run folder, else the folder's label
-    name: str = "-"
-    #: task runs left out of the run score because some of their criteria were deselected
-    incomplete: int = 0
-
-    @property
-    def state(self) -> str:
-        """What ``verial runs`` shows in its status column: ``completed``, ``cancelled``,
-        ``running`` (still running, or killed and not recovered), or ``incomplete`` (completed
-        with task runs whose criteria were partly deselected: ``-k``, ``-m``)."""
-        if self.status == "completed" and self.incomplete:
-            return "incomplete"
-        return self.status
-
-
-@dataclass(frozen=True)
-class TrendPoint:
-    """One benchmark run in a trend: its score, axes and per-task scores."""
-
-    id: str
-    created_at: datetime
-    score: float | None
-    verdict: str | None
-    axes: dict[str, float]
-    tasks: dict[str, float | None]
-    git_commit: str | None
-    #: the run's one name (run.yaml's agent, else its run folder label), as ``verial runs``
-    agent: str | None
-    status: str
-
-
-_RUN_COLUMNS = (
-    benchmark_runs.c.id,
-    benchmark_runs.c.created_at,
-    benchmark_runs.c.benchmark_ref,
-    benchmark_runs.c.benchmark_slug,
-    benchmark_runs.c.benchmark_version,
-    benchmark_runs.c.benchmark_file,
-    benchmark_runs.c.run_labels,
-    benchmark_runs.c.agent,
-    benchmark_runs.c.scored,
-    benchmark_runs.c.score,
-    benchmark_runs.c.verdict,
-    benchmark_runs.c.strict_success,
-    benchmark_runs.c.criteria_passed,
-    benchmark_runs.c.criteria_failed,
-    benchmark_runs.c.criteria_error,
-    benchmark_runs.c.status,
-    sessions.c.git_commit,
-    benchmark_runs.c.session_id,
-    benchmark_runs.c.report_id,
-    benchmark_runs.c.data["runs"].label("runs_info"),
-    benchmark_runs.c.data["counts"]["incomplete"].as_integer().label("incomplete"),
-)
-
-
-def run_row(values: dict[str, Any]) -> RunRow:
-    """A :class:`RunRow` from the columns of :data:`_RUN_COLUMNS`."""
-    values["name"] = name_of(
-        values.pop("runs_info", None), values.get("agent") or values.get("run_labels")
-    )
-    values["incomplete"] = int(values.get("incomplete") or 0)
-    values["created_at"] = as_utc(values["created_at"])
-    return RunRow(**values)
-
-
-def _benchmark_filter(benchmark: str) -> Any:
-    """Benchmark runs of ``benchmark``: its ref (``slug@version``), slug or file."""
-    return (
-        (benchmark_runs.c.benchmark_ref == benchmark)
-        | (benchmark_runs.c.benchmark_slug == benchmark)
-        | (benchmark_runs.c.benchmark_file == benchmark)
-    )
-
-
-def agent_filter(agent: str) -> Any:
-    """Benchmark runs named ``agent`` (run.yaml's agent) or with a run folder labelled so
-    (``run_labels`` holds the labels joined by commas)."""
-    labels = benchmark_runs.c.run_labels
-    return (
-        (benchmark_runs.c.agent == agent)
-        | (labels == agent)
-        | labels.startswith(agent + ",", autoescape=True)
-        | labels.endswith("," + agent, autoescape=True)
-        | labels.contains("," + agent + ",", autoescape=True)
-    )
 
 
 class Store:
@@ -545,255 +419,6 @@ class Store:
         return self.write("prune runs", work)
 
 
-def insert_report(
-    conn: Connection,
-    report: Report,
-    *,
-    source: str = "import",
-    origin: str | None = None,
-    ids: bool = False,
-) -> ImportResult:
-    """Store a whole report inside the caller's write transaction (``import_report``, and the
-    service, which stores its own rows in the same transaction); the same report (same digest)
-    twice is stored once. ``ids``: also answer every task run's and criterion run's id."""
-    data, extra = report_split(report)
-    digest = digest_of(data)
-    found = conn.execute(select(sessions.c.id).where(sessions.c.report_digest == digest)).scalar()
-    if found is not None:
-        run_ids = list(
-            conn.execute(
-                select(benchmark_runs.c.id)
-                .where(benchmark_runs.c.session_id == found)
-                .order_by(benchmark_runs.c.position)
-            ).scalars()
-        )
-        tasks = [_stored_ids(conn, run_id) for run_id in run_ids] if ids else []
-        return ImportResult(found, False, run_ids, tasks)
-    meta = SessionMeta(started_at=report.session.started_at, source=source, origin=origin)
-    session_id = new_id("ses")
-    row = session_row(session_id, report.session, meta, extra)
-    row["report_digest"] = digest
-    conn.execute(sessions.insert(), [row])
-    run_ids, tasks = _insert_runs(conn, session_id, report, data, row["started_at"], ids=ids)
-    return ImportResult(session_id, True, run_ids, tasks)
-
-
-def _stored_ids(conn: Connection, run_id: str) -> list[tuple[str, list[str]]]:
-    """A stored benchmark run's task run ids, each with its criterion run ids, in order."""
-    tasks: dict[str, list[str]] = {
-        str(i): []
-        for i in conn.execute(
-            select(task_runs.c.id)
-            .where(task_runs.c.benchmark_run_id == run_id)
-            .order_by(task_runs.c.position)
-        ).scalars()
-    }
-    for c in conn.execute(
-        select(criterion_runs.c.task_run_id, criterion_runs.c.id)
-        .join(task_runs, task_runs.c.id == criterion_runs.c.task_run_id)
-        .where(task_runs.c.benchmark_run_id == run_id)
-        .order_by(criterion_runs.c.task_run_id, criterion_runs.c.position)
-    ):
-        tasks[str(c.task_run_id)].append(str(c.id))
-    return list(tasks.items())
-
-
-def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _delete(conn: Connection, ids: Sequence[str]) -> int:
-    count = 0
-    touched: set[str] = set()
-    for chunk in _chunks(ids, 500):
-        touched.update(
-            conn.execute(
-                select(benchmark_runs.c.session_id).where(benchmark_runs.c.id.in_(chunk))
-            ).scalars()
-        )
-        count += conn.execute(delete(benchmark_runs).where(benchmark_runs.c.id.in_(chunk))).rowcount
-    for session_id in touched:
-        left = conn.execute(
-            select(func.count())
-            .select_from(benchmark_runs)
-            .where(benchmark_runs.c.session_id == session_id)
-        ).scalar_one()
-        if left:  # a part of a report: importing it again stores it again
-            conn.execute(
-                update(sessions).where(sessions.c.id == session_id).values(report_digest=None)
-            )
-        else:
-            conn.execute(delete(sessions).where(sessions.c.id == session_id))
-    return count
-
-
-def _insert_runs(
-    conn: Connection,
-    session_id: str,
-    report: Report,
-    data: Mapping[str, Any],
-    created_at: datetime,
-    *,
-    ids: bool = False,
-) -> tuple[list[str], list[list[tuple[str, list[str]]]]]:
-    """Insert every benchmark run of a report (its canonical JSON ``data``) under a session;
-    the benchmark runs' ids and, with ``ids``, their task and criterion runs' ids."""
-    run_ids = []
-    tasks: list[list[tuple[str, list[str]]]] = []
-    run_rows = []
-    task_rows: list[dict[str, Any]] = []
-    crit_rows: list[dict[str, Any]] = []
-    judge_rows: list[dict[str, Any]] = []
-    for position, (run, run_data) in enumerate(
-        zip(report.benchmark_runs, data["benchmark_runs"], strict=True)
-    ):
-        run_id = new_id("br")
-        run_ids.append(run_id)
-        run_rows.append(benchmark_run_row(run_id, session_id, position, run, created_at, run_data))
-        if ids:
-            tasks.append([])
-        for index, (task, task_data) in enumerate(
-            zip(run.task_runs, run_data["task_runs"], strict=True)
-        ):
-            rows = task_run_rows(new_id("tr"), run_id, session_id, index, task, task_data)
-            task_rows.append(rows.task)
-            crit_rows.extend(rows.criteria)
-            judge_rows.extend(rows.judge)
-            if ids:
-                tasks[-1].append((rows.task["id"], [c["id"] for c in rows.criteria]))
-    for table, batch in (
-        (benchmark_runs, run_rows),
-        (task_runs, task_rows),
-        (criterion_runs, crit_rows),
-        (judge_calls, judge_rows),
-    ):
-        for start in range(0, len(batch), 5000):
-            conn.execute(table.insert(), batch[start : start + 5000])
-    return run_ids, tasks
-
-
-def _report(
-    conn: Connection, *, session_id: str | None = None, run_id: str | None = None
-) -> Report:
-    if run_id is not None:
-        sid = conn.execute(
-            select(benchmark_runs.c.session_id).where(benchmark_runs.c.id == run_id)
-        ).scalar()
-        if sid is None:
-            raise StoreError(f"{run_id}: no benchmark run in the store")
-        session_id = str(sid)
-        run_filter = benchmark_runs.c.id == run_id
-    else:
-        run_filter = benchmark_runs.c.session_id == session_id
-    session_data = conn.execute(select(sessions.c.data).where(sessions.c.id == session_id)).scalar()
-    if session_data is None:
-        raise StoreError(f"{session_id}: no session in the store")
-    runs = list(
-        conn.execute(
-            select(benchmark_runs.c.id, benchmark_runs.c.data)
-            .where(run_filter)
-            .order_by(benchmark_runs.c.position)
-        )
-    )
-    run_ids = [r.id for r in runs]
-    tasks: dict[str, list[tuple[str, Mapping[str, Any]]]] = {i: [] for i in run_ids}
-    task_ids: list[str] = []
-    for chunk in _chunks(run_ids, 500):
-        for t in conn.execute(
-            select(task_runs.c.id, task_runs.c.benchmark_run_id, task_runs.c.data)
-            .where(task_runs.c.benchmark_run_id.in_(chunk))
-            .order_by(task_runs.c.benchmark_run_id, task_runs.c.position)
-        ):
-            tasks[t.benchmark_run_id].append((t.id, t.data))
-            task_ids.append(t.id)
-    criteria: dict[str, list[Any]] = {i: [] for i in task_ids}
-    query = select(
-        criterion_runs.c.task_run_id, criterion_runs.c.data, criterion_runs.c.evidence
-    ).order_by(criterion_runs.c.task_run_id, criterion_runs.c.position)
-    if run_id is not None or len(task_ids) <= 500:
-        for chunk in _chunks(task_ids, 500):
-            for c in conn.execute(query.where(criterion_runs.c.task_run_id.in_(chunk))):
-                criteria[c.task_run_id].append(criterion_json(c.data, c.evidence))
-    else:  # a whole session: join instead of thousands of IN lists
-        joined = (
-            query.join(task_runs, task_runs.c.id == criterion_runs.c.task_run_id)
-            .join(benchmark_runs, benchmark_runs.c.id == task_runs.c.benchmark_run_id)
-            .where(benchmark_runs.c.session_id == session_id)
-        )
-        for c in conn.execute(joined):
-            criteria[c.task_run_id].append(criterion_json(c.data, c.evidence))
-    return report_from_rows(
-        session_data,
-        [(r.data, [(tdata, criteria[tid]) for tid, tdata in tasks[r.id]]) for r in runs],
-    )
-
-
-def _scores(conn: Connection, run_ids: Sequence[str]) -> ReportScores:
-    """The scores of these benchmark runs (in this order) as one report's."""
-    from ..reporting._scores import ReportScores
-
-    runs = [_run_scores(conn, run_id) for run_id in run_ids]
-    return ReportScores.model_validate({"schema": SCHEMA_ID, "benchmark_runs": runs})
-
-
-def _run_scores(conn: Connection, run_id: str) -> BenchmarkRunScores:
-    from ..reporting._scores import BenchmarkRunScores, CriterionScore, TaskScore
-
-    run_data = conn.execute(
-        select(benchmark_runs.c.data).where(benchmark_runs.c.id == run_id)
-    ).scalar()
-    if run_data is None:
-        raise StoreError(f"{run_id}: no benchmark run in the store")
-    tasks: dict[str, TaskScore] = {}
-    for t in conn.execute(
-        select(
-            task_runs.c.id,
-            task_runs.c.report_id,
-            task_runs.c.task_key,
-            task_runs.c.run_label,
-            task_runs.c.status,
-            task_runs.c.verdict,
-            task_runs.c.score,
-            task_runs.c.data["pass_threshold"].as_float().label("pass_threshold"),
-        )
-        .where(task_runs.c.benchmark_run_id == run_id)
-        .order_by(task_runs.c.position)
-    ):
-        tasks[t.id] = TaskScore(
-            id=t.report_id,
-            task_key=t.task_key,
-            run=t.run_label,
-            status=t.status,
-            verdict=t.verdict,
-            score=t.score,
-            pass_threshold=t.pass_threshold,
-        )
-    for c in conn.execute(
-        select(
-            criterion_runs.c.task_run_id,
-            criterion_runs.c.criterion_id,
-            criterion_runs.c.status,
-            criterion_runs.c.passed,
-            criterion_runs.c.score,
-            criterion_runs.c.data["pass_threshold"].as_float().label("pass_threshold"),
-        )
-        .join(task_runs, task_runs.c.id == criterion_runs.c.task_run_id)
-        .where(task_runs.c.benchmark_run_id == run_id)
-        .order_by(task_runs.c.position, criterion_runs.c.position)
-    ):
-        tasks[c.task_run_id].criterion_runs.append(
-            CriterionScore(
-                criterion_id=c.criterion_id,
-                status=c.status,
-                passed=c.passed,
-                score=c.score,
-                pass_threshold=c.pass_threshold,
-            )
-        )
-    return BenchmarkRunScores.model_validate({**run_data, "task_runs": list(tasks.values())})
-
-
 #: the session columns the final report sets (the rest were set when the session began)
 class SessionWriter:
     """Writes one pytest session into the store as it runs (the controller only).
@@ -922,31 +547,6 @@ class SessionWriter:
     def interrupted(self) -> None:
         """Mark the session and its running benchmark runs interrupted (cancelled)."""
         mark_interrupted(self.store, self.session_id)
-
-
-def _replace_task(
-    conn: Connection,
-    session_id: str,
-    run_id: str,
-    task_id: str | None,
-    position: int,
-    task: TaskRun,
-) -> str:
-    """Insert a task run's rows (replacing the ones of ``task_id``); its store id."""
-    if task_id is not None:
-        position = conn.execute(
-            select(task_runs.c.position).where(task_runs.c.id == task_id)
-        ).scalar_one()
-        conn.execute(delete(task_runs).where(task_runs.c.id == task_id))
-    else:
-        task_id = new_id("tr")
-    rows = task_run_rows(task_id, run_id, session_id, position, task)
-    conn.execute(task_runs.insert(), [rows.task])
-    if rows.criteria:
-        conn.execute(criterion_runs.insert(), rows.criteria)
-    if rows.judge:
-        conn.execute(judge_calls.insert(), rows.judge)
-    return task_id
 
 
 def mark_interrupted(store: Store, session_id: str) -> None:

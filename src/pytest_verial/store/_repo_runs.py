@@ -26,10 +26,12 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, and_, or_, select, update
 
 from .._results import BenchmarkRun, CriterionRun, Report, RunCounts, RunStatus, TaskRun, TaskStatus
-from ._core import Store, _replace_task, _report, insert_report
+from ._core import Store
 from ._engine import StoreError
 from ._repo_idempotency import Replay, find_replay, record_in, replay_in
 from ._repo_keys import ApiKey
+from ._repo_reports import _report, insert_report
+from ._repo_task_runs import _replace_task
 from ._rows import SessionMeta, as_utc, benchmark_run_row, criterion_json, report_split, session_row
 from ._tables import (
     benchmark_runs,

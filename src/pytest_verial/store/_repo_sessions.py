@@ -17,12 +17,14 @@ store").
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import Connection, exists, func, select
+from sqlalchemy import Connection, delete, exists, func, select, update
 
+from ._repo_reports import _chunks
 from ._rows import as_utc
 from ._tables import benchmark_runs, sessions
 
@@ -237,3 +239,28 @@ def list_sessions(
             )
         )
     return out
+
+
+def _delete(conn: Connection, ids: Sequence[str]) -> int:
+    count = 0
+    touched: set[str] = set()
+    for chunk in _chunks(ids, 500):
+        touched.update(
+            conn.execute(
+                select(benchmark_runs.c.session_id).where(benchmark_runs.c.id.in_(chunk))
+            ).scalars()
+        )
+        count += conn.execute(delete(benchmark_runs).where(benchmark_runs.c.id.in_(chunk))).rowcount
+    for session_id in touched:
+        left = conn.execute(
+            select(func.count())
+            .select_from(benchmark_runs)
+            .where(benchmark_runs.c.session_id == session_id)
+        ).scalar_one()
+        if left:  # a part of a report: importing it again stores it again
+            conn.execute(
+                update(sessions).where(sessions.c.id == session_id).values(report_digest=None)
+            )
+        else:
+            conn.execute(delete(sessions).where(sessions.c.id == session_id))
+    return count
