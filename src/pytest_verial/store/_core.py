@@ -1,6 +1,10 @@
 """The results store: open (create, migrate, refuse), write sessions and imports, read runs
 back as the typed results of :mod:`pytest_verial._results`.
 
+:class:`Store` is the façade: each of its reads and writes runs one transaction
+(:meth:`Store.read`, :meth:`Store.write`) around a function of a repository module
+(``_repo_*.py``), which alone holds the store's SQL; the engines are made in ``_engine.py``.
+
 SQLite (the default, ``<rootdir>/.verial/results.db``) runs in WAL mode with a busy timeout,
 and every write transaction starts ``BEGIN IMMEDIATE`` and is retried while another process
 holds the lock, so "database is locked" never reaches a user. PostgreSQL is reached through
@@ -15,28 +19,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from sqlalchemy import (
-    Column,
-    Connection,
-    Engine,
-    MetaData,
-    String,
-    Table,
-    create_engine,
-    delete,
-    inspect,
-    select,
-    update,
-)
+from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from .._heap import no_gc
-from .._nodeids import task_name
 from .._results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
 from ._codec import json_text, json_value
 from ._engine import (
@@ -52,27 +43,33 @@ from ._engine import (
     sqlite_path,
 )
 from ._ids import new_id
-from ._repo_reports import ImportResult, _chunks, _report, _scores, insert_report
+from ._repo_reports import ImportResult, _report, _scores, insert_report
+from ._repo_schema import _serialize, _version, create_schema
 from ._repo_sessions import (
     RefError,
     SessionRow,
     StoreRef,
     _delete,
+    delete_sessions,
+    insert_session,
     list_sessions,
-    name_of,
+    mark_cancelled,
+    prune_runs,
     resolve_ref,
     run_ids,
+    session_of_run,
+    stored_session,
 )
-from ._repo_task_runs import _replace_task
-from ._repo_trend import _RUN_COLUMNS, RunRow, TrendPoint, _benchmark_filter, agent_filter, run_row
-from ._rows import (
-    SessionMeta,
-    as_utc,
-    benchmark_run_row,
-    parse_time,
-    session_row,
+from ._repo_task_runs import _replace_task, insert_benchmark_run, stored_runs, update_benchmark_run
+from ._repo_trend import (
+    RunRow,
+    TrendPoint,
+    _benchmark_filter,
+    agent_filter,
+    list_runs,
+    trend_points,
 )
-from ._tables import benchmark_runs, metadata, sessions, task_runs
+from ._rows import SessionMeta, as_utc, benchmark_run_row, parse_time, session_row
 from ._url import ENV as ENV
 from ._url import default_store_url as default_store_url
 from ._url import store_url_from as store_url_from
@@ -174,23 +171,13 @@ class Store:
         limit: int | None = None,
     ) -> list[RunRow]:
         """Benchmark runs, newest first."""
-        query = select(*_RUN_COLUMNS).join(sessions, sessions.c.id == benchmark_runs.c.session_id)
-        if benchmark:
-            query = query.where(_benchmark_filter(benchmark))
-        if agent:
-            query = query.where(agent_filter(agent))
+        when = None
         if since is not None:
-            if since.tzinfo is None:
-                since = since.replace(tzinfo=UTC)
-            query = query.where(benchmark_runs.c.created_at >= self._time(since))
-        query = query.order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
-        if limit is not None:
-            query = query.limit(max(0, limit))
-
-        def work(conn: Connection) -> list[RunRow]:
-            return [run_row(r._asdict()) for r in conn.execute(query)]
-
-        return self.read("list runs", work)
+            when = self._time(since if since.tzinfo else since.replace(tzinfo=UTC))
+        return self.read(
+            "list runs",
+            lambda conn: list_runs(conn, benchmark=benchmark, agent=agent, since=when, limit=limit),
+        )
 
     def _time(self, value: datetime) -> datetime:
         """A time as the columns hold it (SQLite: naive UTC)."""
@@ -289,9 +276,7 @@ class Store:
         """The session a benchmark run belongs to."""
 
         def work(conn: Connection) -> str:
-            found = conn.execute(
-                select(benchmark_runs.c.session_id).where(benchmark_runs.c.id == run_id)
-            ).scalar()
+            found = session_of_run(conn, run_id)
             if found is None:
                 raise StoreError(f"{run_id}: no benchmark run in the store {self.url_masked}")
             return str(found)
@@ -311,61 +296,7 @@ class Store:
         of the run score of a benchmark of many tasks reads no task run)."""
 
         def work(conn: Connection) -> list[TrendPoint]:
-            query = (
-                select(
-                    benchmark_runs.c.id,
-                    benchmark_runs.c.created_at,
-                    benchmark_runs.c.score,
-                    benchmark_runs.c.verdict,
-                    benchmark_runs.c.data,
-                    benchmark_runs.c.agent,
-                    benchmark_runs.c.status,
-                    sessions.c.git_commit,
-                )
-                .join(sessions, sessions.c.id == benchmark_runs.c.session_id)
-                .where(
-                    (benchmark_runs.c.benchmark_ref == benchmark)
-                    | (benchmark_runs.c.benchmark_slug == benchmark)
-                    | (benchmark_runs.c.benchmark_file == benchmark)
-                )
-                .order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
-            )
-            if last is not None:
-                query = query.limit(max(0, last))
-            rows = list(conn.execute(query))[::-1]
-            ids = [r.id for r in rows]
-            tasks: dict[str, dict[str, float | None]] = {i: {} for i in ids}
-            tq = select(
-                task_runs.c.benchmark_run_id,
-                task_runs.c.task_key,
-                task_runs.c.run_label,
-                task_runs.c.score,
-            )
-            if task is not None:
-                tq = tq.where(task_runs.c.task_key == task)
-            for chunk in _chunks(ids if per_task else [], 500):
-                for t in conn.execute(
-                    tq.where(task_runs.c.benchmark_run_id.in_(chunk)).order_by(
-                        task_runs.c.benchmark_run_id, task_runs.c.position
-                    )
-                ):
-                    several = t.task_key in tasks[t.benchmark_run_id]
-                    key = task_name(t.task_key, t.run_label, several)
-                    tasks[t.benchmark_run_id][key] = t.score
-            return [
-                TrendPoint(
-                    id=r.id,
-                    created_at=as_utc(r.created_at) or datetime.now(UTC),
-                    score=r.score,
-                    verdict=r.verdict,
-                    axes={k: float(v["score"]) for k, v in (r.data.get("axes") or {}).items()},
-                    tasks=tasks[r.id],
-                    git_commit=r.git_commit,
-                    agent=name_of(r.data.get("runs"), r.agent),
-                    status=r.status,
-                )
-                for r in rows
-            ]
+            return trend_points(conn, benchmark, task=task, last=last, per_task=per_task)
 
         return self.read("read the trend", work)
 
@@ -381,13 +312,7 @@ class Store:
     def delete_sessions(self, ids: Sequence[str]) -> int:
         """Delete whole sessions (and their runs)."""
 
-        def work(conn: Connection) -> int:
-            count = 0
-            for chunk in _chunks(list(ids), 500):
-                count += conn.execute(delete(sessions).where(sessions.c.id.in_(chunk))).rowcount
-            return count
-
-        return self.write("delete sessions", work)
+        return self.write("delete sessions", lambda conn: delete_sessions(conn, ids))
 
     def prune(self, *, keep: int | None = None, older_than_days: float | None = None) -> int:
         """Delete old runs: beyond the ``keep`` newest of each benchmark and/or created more
@@ -396,25 +321,7 @@ class Store:
             return 0
 
         def work(conn: Connection) -> int:
-            rows = conn.execute(
-                select(
-                    benchmark_runs.c.id, benchmark_runs.c.benchmark_ref, benchmark_runs.c.created_at
-                ).order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
-            )
-            seen: dict[str, int] = {}
-            cutoff = (
-                datetime.now(UTC) - timedelta(days=older_than_days)
-                if older_than_days is not None
-                else None
-            )
-            doomed = []
-            for r in rows:
-                seen[r.benchmark_ref] = seen.get(r.benchmark_ref, 0) + 1
-                beyond = keep is None or seen[r.benchmark_ref] > keep
-                old = cutoff is None or (as_utc(r.created_at) or cutoff) < cutoff
-                if beyond and old:
-                    doomed.append(r.id)
-            return _delete(conn, doomed)
+            return prune_runs(conn, keep=keep, older_than_days=older_than_days)
 
         return self.write("prune runs", work)
 
@@ -450,14 +357,14 @@ class SessionWriter:
             "extensions": {},
         }
         row = session_row(self.session_id, session, meta, extra)
-        store.write("start the session", lambda conn: conn.execute(sessions.insert(), [row]))
+        store.write("start the session", lambda conn: insert_session(conn, row))
 
     @classmethod
     def attach(cls, store: Store, session_id: str) -> SessionWriter:
         """A writer for a session already in the store (``verial report --recover``)."""
 
         def work(conn: Connection) -> SessionWriter:
-            row = conn.execute(select(sessions).where(sessions.c.id == session_id)).first()
+            row = stored_session(conn, session_id)
             if row is None:
                 raise StoreError(f"{session_id}: no session in the store {store.url_masked}")
             writer = cls.__new__(cls)
@@ -471,21 +378,7 @@ class SessionWriter:
             writer._lock = threading.Lock()
             writer._last_run = None
             writer.written = {}
-            writer.runs = {}
-            for r in conn.execute(
-                select(benchmark_runs.c.id, benchmark_runs.c.report_id).where(
-                    benchmark_runs.c.session_id == session_id
-                )
-            ):
-                tasks = {
-                    t.report_id: t.id
-                    for t in conn.execute(
-                        select(task_runs.c.id, task_runs.c.report_id).where(
-                            task_runs.c.benchmark_run_id == r.id
-                        )
-                    )
-                }
-                writer.runs[r.report_id] = (r.id, tasks)
+            writer.runs = stored_runs(conn, session_id)
             return writer
 
         return store.read("read the session", work)
@@ -502,11 +395,11 @@ class SessionWriter:
             self.created_at,
         )
         if known is None:
-            conn.execute(benchmark_runs.insert(), [row])
+            insert_benchmark_run(conn, row)
             return str(row["id"])
         if run is not self._last_run:  # the same aggregates as last time: nothing to update
             row.pop("position")
-            conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == known[0]).values(row))
+            update_benchmark_run(conn, known[0], row)
         return known[0]
 
     def task_run_completed(self, benchmark_run: BenchmarkRun, task_run: TaskRun) -> None:
@@ -553,26 +446,8 @@ def mark_interrupted(store: Store, session_id: str) -> None:
     """A session that died: it and its running benchmark runs become ``cancelled``."""
 
     def work(conn: Connection) -> None:
-        data = conn.execute(select(sessions.c.data).where(sessions.c.id == session_id)).scalar()
-        if data is None:
+        if not mark_cancelled(conn, session_id):
             raise StoreError(f"{session_id}: no session in the store {store.url_masked}")
-        block = dict(data.get("session") or {})
-        block["status"] = "cancelled"
-        conn.execute(
-            update(sessions)
-            .where(sessions.c.id == session_id)
-            .values(status="cancelled", data={**data, "session": block})
-        )
-        for r in conn.execute(
-            select(benchmark_runs.c.id, benchmark_runs.c.data).where(
-                benchmark_runs.c.session_id == session_id, benchmark_runs.c.status == "running"
-            )
-        ).all():
-            conn.execute(
-                update(benchmark_runs)
-                .where(benchmark_runs.c.id == r.id)
-                .values(status="cancelled", data={**r.data, "status": "cancelled"})
-            )
 
     store.write("mark the session interrupted", work)
 
@@ -581,27 +456,6 @@ def revisions() -> list[str]:
     """The schema revisions this version knows, oldest first (``migrations/versions``)."""
     names = os.listdir(MIGRATIONS / "versions")
     return sorted(n.split("_", 1)[0] for n in names if n.endswith(".py") and n[:1].isdigit())
-
-
-_VERSION = Table(
-    "alembic_version",
-    MetaData(),
-    Column("version_num", String(32), primary_key=True),
-)
-
-
-def _serialize(conn: Connection) -> None:
-    """PostgreSQL: one process at a time creates or migrates (SQLite: BEGIN IMMEDIATE)."""
-    if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(7219193)")
-
-
-def _version(conn: Connection) -> tuple[str | None, bool]:
-    tables = set(inspect(conn).get_table_names())
-    rev = None
-    if "alembic_version" in tables:
-        rev = conn.execute(select(_VERSION.c.version_num)).scalar()
-    return rev, "sessions" in tables
 
 
 def _migrate(store: Store) -> None:
@@ -629,9 +483,7 @@ def _migrate(store: Store) -> None:
         if again == head:
             return
         if again is None and not tables:  # a new store: the tables as they are now, stamped
-            metadata.create_all(conn)
-            _VERSION.create(conn)
-            conn.execute(_VERSION.insert().values(version_num=head))
+            create_schema(conn, head)
             return
         from alembic import command
         from alembic.config import Config

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from sqlalchemy import Connection, delete, exists, func, select, update
@@ -264,3 +264,79 @@ def _delete(conn: Connection, ids: Sequence[str]) -> int:
         else:
             conn.execute(delete(sessions).where(sessions.c.id == session_id))
     return count
+
+
+def session_of_run(conn: Connection, run_id: str) -> str | None:
+    """The session a benchmark run belongs to (None: no such run)."""
+    found = conn.execute(
+        select(benchmark_runs.c.session_id).where(benchmark_runs.c.id == run_id)
+    ).scalar()
+    return None if found is None else str(found)
+
+
+def insert_session(conn: Connection, row: dict[str, Any]) -> None:
+    """A session's row (:func:`pytest_verial.store._rows.session_row`)."""
+    conn.execute(sessions.insert(), [row])
+
+
+def stored_session(conn: Connection, session_id: str) -> Any:
+    """A session's row as stored (None: no such session)."""
+    return conn.execute(select(sessions).where(sessions.c.id == session_id)).first()
+
+
+def delete_sessions(conn: Connection, ids: Sequence[str]) -> int:
+    """Delete whole sessions (and their runs); how many were deleted."""
+    count = 0
+    for chunk in _chunks(list(ids), 500):
+        count += conn.execute(delete(sessions).where(sessions.c.id.in_(chunk))).rowcount
+    return count
+
+
+def prune_runs(
+    conn: Connection, *, keep: int | None = None, older_than_days: float | None = None
+) -> int:
+    """Delete the benchmark runs beyond the ``keep`` newest of each benchmark and/or created
+    more than ``older_than_days`` ago (both when both are given); how many were deleted."""
+    rows = conn.execute(
+        select(
+            benchmark_runs.c.id, benchmark_runs.c.benchmark_ref, benchmark_runs.c.created_at
+        ).order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
+    )
+    seen: dict[str, int] = {}
+    cutoff = (
+        datetime.now(UTC) - timedelta(days=older_than_days) if older_than_days is not None else None
+    )
+    doomed = []
+    for r in rows:
+        seen[r.benchmark_ref] = seen.get(r.benchmark_ref, 0) + 1
+        beyond = keep is None or seen[r.benchmark_ref] > keep
+        old = cutoff is None or (as_utc(r.created_at) or cutoff) < cutoff
+        if beyond and old:
+            doomed.append(r.id)
+    return _delete(conn, doomed)
+
+
+def mark_cancelled(conn: Connection, session_id: str) -> bool:
+    """A session that died: it and its running benchmark runs become ``cancelled`` (False: no
+    such session)."""
+    data = conn.execute(select(sessions.c.data).where(sessions.c.id == session_id)).scalar()
+    if data is None:
+        return False
+    block = dict(data.get("session") or {})
+    block["status"] = "cancelled"
+    conn.execute(
+        update(sessions)
+        .where(sessions.c.id == session_id)
+        .values(status="cancelled", data={**data, "session": block})
+    )
+    for r in conn.execute(
+        select(benchmark_runs.c.id, benchmark_runs.c.data).where(
+            benchmark_runs.c.session_id == session_id, benchmark_runs.c.status == "running"
+        )
+    ).all():
+        conn.execute(
+            update(benchmark_runs)
+            .where(benchmark_runs.c.id == r.id)
+            .values(status="cancelled", data={**r.data, "status": "cancelled"})
+        )
+    return True

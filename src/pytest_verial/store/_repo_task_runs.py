@@ -1,14 +1,18 @@
-"""The rows of a session's runs as it is written: a task run's row with its criterion runs and
-judge calls (inserted, or replacing the ones stored of it)."""
+"""The rows of a session's runs as it is written: a benchmark run's row (inserted, its
+aggregates updated), a task run's row with its criterion runs and judge calls (inserted, or
+replacing the ones stored of it), and the ids of what a session holds already (a recovery
+writes over them)."""
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, delete, select
+from typing import Any
+
+from sqlalchemy import Connection, delete, select, update
 
 from .._results import TaskRun
 from ._ids import new_id
 from ._rows import task_run_rows
-from ._tables import criterion_runs, judge_calls, task_runs
+from ._tables import benchmark_runs, criterion_runs, judge_calls, task_runs
 
 
 def _replace_task(
@@ -34,3 +38,34 @@ def _replace_task(
     if rows.judge:
         conn.execute(judge_calls.insert(), rows.judge)
     return task_id
+
+
+def insert_benchmark_run(conn: Connection, row: dict[str, Any]) -> None:
+    """A benchmark run's row (:func:`pytest_verial.store._rows.benchmark_run_row`)."""
+    conn.execute(benchmark_runs.insert(), [row])
+
+
+def update_benchmark_run(conn: Connection, run_id: str, values: dict[str, Any]) -> None:
+    """A stored benchmark run's columns set to ``values`` (its aggregates so far)."""
+    conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == run_id).values(values))
+
+
+def stored_runs(conn: Connection, session_id: str) -> dict[str, tuple[str, dict[str, str]]]:
+    """A stored session's benchmark runs: report id -> (store id, its task runs' report ids ->
+    store ids)."""
+    runs: dict[str, tuple[str, dict[str, str]]] = {}
+    for r in conn.execute(
+        select(benchmark_runs.c.id, benchmark_runs.c.report_id).where(
+            benchmark_runs.c.session_id == session_id
+        )
+    ):
+        tasks = {
+            t.report_id: t.id
+            for t in conn.execute(
+                select(task_runs.c.id, task_runs.c.report_id).where(
+                    task_runs.c.benchmark_run_id == r.id
+                )
+            )
+        }
+        runs[r.report_id] = (r.id, tasks)
+    return runs

@@ -7,14 +7,16 @@ that the Store, which reads through them, is not imported here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, select
 
+from .._nodeids import task_name
+from ._repo_reports import _chunks
 from ._repo_sessions import name_of
 from ._rows import as_utc
-from ._tables import benchmark_runs, sessions
+from ._tables import benchmark_runs, sessions, task_runs
 
 
 def known_benchmarks(conn: Connection) -> list[str]:
@@ -134,3 +136,93 @@ def agent_filter(agent: str) -> Any:
         | labels.endswith("," + agent, autoescape=True)
         | labels.contains("," + agent + ",", autoescape=True)
     )
+
+
+def list_runs(
+    conn: Connection,
+    *,
+    benchmark: str | None = None,
+    agent: str | None = None,
+    since: datetime | None = None,
+    limit: int | None = None,
+) -> list[RunRow]:
+    """Benchmark runs (of ``benchmark``, by ``agent``, created at ``since`` or later: a time
+    as the column holds it), newest first."""
+    query = select(*_RUN_COLUMNS).join(sessions, sessions.c.id == benchmark_runs.c.session_id)
+    if benchmark:
+        query = query.where(_benchmark_filter(benchmark))
+    if agent:
+        query = query.where(agent_filter(agent))
+    if since is not None:
+        query = query.where(benchmark_runs.c.created_at >= since)
+    query = query.order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
+    if limit is not None:
+        query = query.limit(max(0, limit))
+    return [run_row(r._asdict()) for r in conn.execute(query)]
+
+
+def trend_points(
+    conn: Connection,
+    benchmark: str,
+    *,
+    task: str | None = None,
+    last: int | None = None,
+    per_task: bool = True,
+) -> list[TrendPoint]:
+    """Per benchmark run of ``benchmark`` (ref, slug or file), oldest first: its score, axes
+    and per-task scores (see :meth:`pytest_verial.store._core.Store.trend`)."""
+    query = (
+        select(
+            benchmark_runs.c.id,
+            benchmark_runs.c.created_at,
+            benchmark_runs.c.score,
+            benchmark_runs.c.verdict,
+            benchmark_runs.c.data,
+            benchmark_runs.c.agent,
+            benchmark_runs.c.status,
+            sessions.c.git_commit,
+        )
+        .join(sessions, sessions.c.id == benchmark_runs.c.session_id)
+        .where(
+            (benchmark_runs.c.benchmark_ref == benchmark)
+            | (benchmark_runs.c.benchmark_slug == benchmark)
+            | (benchmark_runs.c.benchmark_file == benchmark)
+        )
+        .order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
+    )
+    if last is not None:
+        query = query.limit(max(0, last))
+    rows = list(conn.execute(query))[::-1]
+    ids = [r.id for r in rows]
+    tasks: dict[str, dict[str, float | None]] = {i: {} for i in ids}
+    tq = select(
+        task_runs.c.benchmark_run_id,
+        task_runs.c.task_key,
+        task_runs.c.run_label,
+        task_runs.c.score,
+    )
+    if task is not None:
+        tq = tq.where(task_runs.c.task_key == task)
+    for chunk in _chunks(ids if per_task else [], 500):
+        for t in conn.execute(
+            tq.where(task_runs.c.benchmark_run_id.in_(chunk)).order_by(
+                task_runs.c.benchmark_run_id, task_runs.c.position
+            )
+        ):
+            several = t.task_key in tasks[t.benchmark_run_id]
+            key = task_name(t.task_key, t.run_label, several)
+            tasks[t.benchmark_run_id][key] = t.score
+    return [
+        TrendPoint(
+            id=r.id,
+            created_at=as_utc(r.created_at) or datetime.now(UTC),
+            score=r.score,
+            verdict=r.verdict,
+            axes={k: float(v["score"]) for k, v in (r.data.get("axes") or {}).items()},
+            tasks=tasks[r.id],
+            git_commit=r.git_commit,
+            agent=name_of(r.data.get("runs"), r.agent),
+            status=r.status,
+        )
+        for r in rows
+    ]

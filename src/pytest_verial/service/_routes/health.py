@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from ...store import revisions
-from ...store._core import _version
+from ...store._repo_schema import _version
 from ...store._tables import metadata
 from .._deps import StoreDep
 from .._http import Problem, problems
