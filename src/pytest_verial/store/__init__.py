@@ -2,11 +2,15 @@
 ``<project>/.verial/results.db``) or PostgreSQL, listed, compared and trended; sessions and
 benchmark runs are named by refs (``latest``, ``latest~N``, ``ses_…``, ``br_…``: ``_refs.py``).
 
-See ``core.py`` for opening and reading, ``rows.py`` for the typed results <-> rows mapping,
-``tables.py`` for the tables and ``migrations/`` for their alembic history. The service reads
-and writes only through the repositories: ``_repo_runs.py`` (the three levels, phases, run
-changes), ``_repo_keys.py`` (keys and run tokens), ``_repo_jobs.py`` (async jobs) and
-``_repo_idempotency.py`` (Idempotency-Key answers).
+See ``_core.py`` for the Store (opening, migrating, one transaction per read or write),
+``_engine.py`` for the engines of both dialects, ``_rows.py`` for the typed results <-> rows
+mapping, ``_tables.py`` for the tables and ``_migrations/`` for their alembic history. The SQL
+is in the repository modules alone (``_repo_*.py``; a test holds every other module to it):
+``_repo_reports.py`` (whole reports), ``_repo_sessions.py`` (refs, sessions, deletion,
+recovery), ``_repo_task_runs.py`` (a session's rows as it runs), ``_repo_trend.py`` (listing,
+trend), ``_repo_schema.py`` (the schema version), and for the service ``_repo_runs.py`` (the
+three levels, phases, run changes), ``_repo_keys.py`` (keys and run tokens),
+``_repo_jobs.py`` (async jobs) and ``_repo_idempotency.py`` (Idempotency-Key answers).
 """
 
 from __future__ import annotations
