@@ -342,17 +342,11 @@ def read_report(store: Store, viewer: ApiKey, br_id: str) -> tuple[Report, bool]
     return store.read("read a run", work)
 
 
-def list_benchmark_runs(
-    store: Store,
-    viewer: ApiKey,
-    *,
-    limit: int,
-    after: tuple[datetime, str] | None,
-    benchmark: str | None,
-    agent: str | None,
-) -> tuple[list[RunListRow], bool]:
-    """The benchmark runs ``viewer`` may see, newest first, ``limit`` of them after the
-    (created_at, id) ``after``; and whether more follow."""
+def _listing(
+    viewer: ApiKey, benchmark: str | None, agent: str | None, after: tuple[datetime, str] | None
+) -> Any:
+    """The query of :func:`list_benchmark_runs`, without its limit (``after``'s time as the
+    column holds it)."""
     query = (
         select(
             benchmark_runs.c.id,
@@ -387,45 +381,59 @@ def list_benchmark_runs(
     if agent:
         query = query.where(benchmark_runs.c.agent == agent)
     if after is not None:
-        when = after[0].astimezone(UTC)
-        if store.sqlite:
-            when = when.replace(tzinfo=None)
+        when = after[0]
         query = query.where(
             or_(
                 benchmark_runs.c.created_at < when,
                 and_(benchmark_runs.c.created_at == when, benchmark_runs.c.id < after[1]),
             )
         )
-    query = query.order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc()).limit(
-        limit + 1
+    return query.order_by(benchmark_runs.c.created_at.desc(), benchmark_runs.c.id.desc())
+
+
+def _list_row(r: Any, moved: set[str]) -> RunListRow:
+    """A row of :func:`_listing` as a :class:`RunListRow` (``moved``: the running benchmark
+    runs with a task run started)."""
+    return RunListRow(
+        id=str(r.id),
+        created_at=as_utc(r.created_at) or datetime.now(UTC),
+        benchmark_ref=str(r.benchmark_ref),
+        agent=r.agent,
+        run_labels=str(r.run_labels),
+        status=str(r.status),
+        phase=run_phase(str(r.status), ["started"] if str(r.id) in moved else []),
+        scored=bool(r.scored),
+        score=r.score,
+        verdict=r.verdict,
+        strict_success=r.strict_success,
+        criteria_passed=int(r.criteria_passed),
+        criteria_failed=int(r.criteria_failed),
+        criteria_error=int(r.criteria_error),
+        source=str(r.source),
     )
+
+
+def list_benchmark_runs(
+    store: Store,
+    viewer: ApiKey,
+    *,
+    limit: int,
+    after: tuple[datetime, str] | None,
+    benchmark: str | None,
+    agent: str | None,
+) -> tuple[list[RunListRow], bool]:
+    """The benchmark runs ``viewer`` may see, newest first, ``limit`` of them after the
+    (created_at, id) ``after``; and whether more follow."""
+    if after is not None:
+        when = after[0].astimezone(UTC)
+        after = (when.replace(tzinfo=None) if store.sqlite else when, after[1])
+    query = _listing(viewer, benchmark, agent, after).limit(limit + 1)
 
     def work(conn: Connection) -> tuple[list[RunListRow], bool]:
         rows = list(conn.execute(query))
         page = rows[:limit]
-        running = [str(r.id) for r in page if r.status == RunStatus.RUNNING]
-        moved = _moved(conn, running)
-        found = [
-            RunListRow(
-                id=str(r.id),
-                created_at=as_utc(r.created_at) or datetime.now(UTC),
-                benchmark_ref=str(r.benchmark_ref),
-                agent=r.agent,
-                run_labels=str(r.run_labels),
-                status=str(r.status),
-                phase=run_phase(str(r.status), ["started"] if str(r.id) in moved else []),
-                scored=bool(r.scored),
-                score=r.score,
-                verdict=r.verdict,
-                strict_success=r.strict_success,
-                criteria_passed=int(r.criteria_passed),
-                criteria_failed=int(r.criteria_failed),
-                criteria_error=int(r.criteria_error),
-                source=str(r.source),
-            )
-            for r in page
-        ]
-        return found, len(rows) > limit
+        moved = _moved(conn, [str(r.id) for r in page if r.status == RunStatus.RUNNING])
+        return [_list_row(r, moved) for r in page], len(rows) > limit
 
     return store.read("list runs", work)
 
