@@ -28,8 +28,8 @@ branch_labels = None
 depends_on = None
 
 
-def upgrade() -> None:
-    metadata = MetaData()
+def _sessions(metadata: MetaData) -> None:
+    """The sessions (one pytest session, import or service request each)."""
     Table(
         "sessions",
         metadata,
@@ -51,6 +51,9 @@ def upgrade() -> None:
         Column("data", JSON, nullable=False),
     )
 
+
+def _benchmark_runs(metadata: MetaData) -> None:
+    """The benchmark runs of a session."""
     Table(
         "benchmark_runs",
         metadata,
@@ -83,6 +86,9 @@ def upgrade() -> None:
         Index("ix_benchmark_runs_session", "session_id", "position"),
     )
 
+
+def _task_runs(metadata: MetaData) -> None:
+    """The task runs of a benchmark run."""
     Table(
         "task_runs",
         metadata,
@@ -106,6 +112,9 @@ def upgrade() -> None:
         Index("ix_task_runs_run", "benchmark_run_id", "position"),
     )
 
+
+def _criterion_runs(metadata: MetaData) -> None:
+    """The criterion runs of a task run."""
     Table(
         "criterion_runs",
         metadata,
@@ -131,6 +140,9 @@ def upgrade() -> None:
         Index("ix_criterion_runs_task", "task_run_id", "position"),
     )
 
+
+def _judge_calls(metadata: MetaData) -> None:
+    """The judge's calls (tokens, cost) of a session's criterion runs."""
     Table(
         "judge_calls",
         metadata,
@@ -147,6 +159,12 @@ def upgrade() -> None:
         Index("ix_judge_calls_session", "session_id"),
         Index("ix_judge_calls_criterion", "criterion_run_id"),
     )
+
+
+def upgrade() -> None:
+    metadata = MetaData()
+    for table in (_sessions, _benchmark_runs, _task_runs, _criterion_runs, _judge_calls):
+        table(metadata)
     metadata.create_all(op.get_bind())
 
 
