@@ -23,33 +23,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from .._heap import no_gc
 from .._results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
-from ._codec import json_text, json_value
 from ._engine import (
     LOCK_WAIT,
     StoreError,
-    _check_sqlite_file,
-    _clean,
-    _engine_url,
-    _locked,
-    _postgresql_events,
-    _sqlite_events,
+    clean_message,
+    is_locked,
+    make_engine,
     mask_url,
-    sqlite_path,
 )
 from ._ids import new_id
 from ._repo_reports import ImportResult, _report, _scores, insert_report
-from ._repo_schema import _serialize, _version, create_schema
+from ._repo_schema import create_schema, lock_schema, schema_version
 from ._repo_sessions import (
     RefError,
     SessionRow,
     StoreRef,
-    _delete,
+    delete_runs,
     delete_sessions,
     insert_session,
     list_sessions,
@@ -105,7 +99,7 @@ class Store:
         """A one-line StoreError for a database error while ``doing`` something."""
         return StoreError(
             f"results store {self.url_masked}: cannot {doing}: "
-            f"{_clean(exc, self.url, self._password)}"
+            f"{clean_message(exc, self.url, self._password)}"
         )
 
     def write(self, doing: str, work: Callable[[Connection], T]) -> T:
@@ -123,7 +117,7 @@ class Store:
                     finally:
                         conn.info.pop("verial_write", None)
             except DBAPIError as exc:
-                if _locked(exc) and time.monotonic() < deadline:
+                if is_locked(exc) and time.monotonic() < deadline:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.5)
                     continue
@@ -139,7 +133,7 @@ class Store:
                 with self.engine.connect() as conn, conn.begin():
                     return work(conn)
             except DBAPIError as exc:
-                if _locked(exc) and time.monotonic() < deadline:
+                if is_locked(exc) and time.monotonic() < deadline:
                     time.sleep(0.05)
                     continue
                 raise self.error(exc, doing) from None
@@ -305,7 +299,7 @@ class Store:
         wanted = list(dict.fromkeys(ids))
 
         def work(conn: Connection) -> int:
-            return _delete(conn, wanted)
+            return delete_runs(conn, wanted)
 
         return self.write("delete runs", work)
 
@@ -463,7 +457,7 @@ def _migrate(store: Store) -> None:
     one or a database that is not a store, untouched."""
     known = revisions()
     head = known[-1]
-    rev, has_tables = store.read("read the store's version", _version)
+    rev, has_tables = store.read("read the store's version", schema_version)
     if rev == head:
         return
     if rev is not None and rev not in known:
@@ -478,8 +472,8 @@ def _migrate(store: Store) -> None:
         )
 
     def upgrade(conn: Connection) -> None:
-        _serialize(conn)
-        again, tables = _version(conn)
+        lock_schema(conn)
+        again, tables = schema_version(conn)
         if again == head:
             return
         if again is None and not tables:  # a new store: the tables as they are now, stamped
@@ -498,51 +492,9 @@ def _migrate(store: Store) -> None:
 
 def open_store(url: str, *, create: bool = True) -> Store:
     """Open (creating and migrating it when needed) the results store at ``url``."""
-    masked = mask_url(url)
-    try:
-        parsed = make_url(_engine_url(url))
-    except ArgumentError:
-        raise StoreError(f"results store {masked}: not a database URL") from None
-    backend = parsed.get_backend_name()
-    if backend not in ("sqlite", "postgresql"):
-        raise StoreError(
-            f"results store {masked}: unsupported database {backend!r} "
-            "(use sqlite:///PATH or postgresql://...)"
-        )
-    password = parsed.password if isinstance(parsed.password, str) else None
-    path = sqlite_path(str(parsed)) if backend == "sqlite" else None
-    if path is not None:
-        _check_sqlite_file(path, masked, create)
-    try:
-        if backend == "sqlite":
-            engine = create_engine(
-                parsed,
-                pool_size=1,
-                max_overflow=4,
-                json_serializer=json_text,
-                json_deserializer=json_value,
-            )
-            _sqlite_events(engine)
-        else:
-            engine = create_engine(  # pooled: a connection costs more than a request
-                parsed,
-                pool_size=4,
-                max_overflow=12,
-                pool_pre_ping=True,  # a connection the server dropped is replaced at checkout
-                connect_args={"connect_timeout": 10},
-                json_serializer=json_text,
-                json_deserializer=json_value,
-            )
-            _postgresql_events(engine)
-    except (NoSuchModuleError, ImportError):
-        raise StoreError(
-            f"results store {masked}: PostgreSQL needs psycopg: "
-            "pip install 'pytest-verial[postgres]'"
-        ) from None
-    except SQLAlchemyError as exc:
-        raise StoreError(f"results store {masked}: {_clean(exc, url, password)}") from None
-    store = Store(engine, str(parsed), password)
-    store.url_masked = masked
+    engine, engine_url, password = make_engine(url, create=create)
+    store = Store(engine, engine_url, password)
+    store.url_masked = mask_url(url)
     try:
         _migrate(store)
     except BaseException:

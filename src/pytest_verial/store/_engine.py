@@ -8,9 +8,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+
+from ._codec import json_text, json_value
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -31,7 +33,7 @@ def mask_url(url: str) -> str:
         return re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
 
 
-def _clean(exc: BaseException, url: str, password: str | None) -> str:
+def clean_message(exc: BaseException, url: str, password: str | None) -> str:
     """One line of an exception's message, without the password or a SQL statement."""
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
@@ -82,7 +84,7 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
-def _locked(exc: BaseException) -> bool:
+def is_locked(exc: BaseException) -> bool:
     text = str(getattr(exc, "orig", exc)).lower()
     return "database is locked" in text or "database is busy" in text or "sqlite_busy" in text
 
@@ -136,3 +138,53 @@ def _check_sqlite_file(path: Path, masked: str, create: bool) -> None:
         raise StoreError(
             f"results store {masked}: cannot create {folder}: {exc.strerror or exc}"
         ) from None
+
+
+def make_engine(url: str, *, create: bool = True) -> tuple[Engine, str, str | None]:
+    """The engine of the store at ``url`` (a SQLite file is checked first, and created when
+    ``create``), the URL as the engine reads it and the URL's password (kept out of every
+    message); StoreError when the URL or the database cannot serve as a store."""
+    masked = mask_url(url)
+    try:
+        parsed = make_url(_engine_url(url))
+    except ArgumentError:
+        raise StoreError(f"results store {masked}: not a database URL") from None
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise StoreError(
+            f"results store {masked}: unsupported database {backend!r} "
+            "(use sqlite:///PATH or postgresql://...)"
+        )
+    password = parsed.password if isinstance(parsed.password, str) else None
+    path = sqlite_path(str(parsed)) if backend == "sqlite" else None
+    if path is not None:
+        _check_sqlite_file(path, masked, create)
+    try:
+        if backend == "sqlite":
+            engine = create_engine(
+                parsed,
+                pool_size=1,
+                max_overflow=4,
+                json_serializer=json_text,
+                json_deserializer=json_value,
+            )
+            _sqlite_events(engine)
+        else:
+            engine = create_engine(  # pooled: a connection costs more than a request
+                parsed,
+                pool_size=4,
+                max_overflow=12,
+                pool_pre_ping=True,  # a connection the server dropped is replaced at checkout
+                connect_args={"connect_timeout": 10},
+                json_serializer=json_text,
+                json_deserializer=json_value,
+            )
+            _postgresql_events(engine)
+    except (NoSuchModuleError, ImportError):
+        raise StoreError(
+            f"results store {masked}: PostgreSQL needs psycopg: "
+            "pip install 'pytest-verial[postgres]'"
+        ) from None
+    except SQLAlchemyError as exc:
+        raise StoreError(f"results store {masked}: {clean_message(exc, url, password)}") from None
+    return engine, str(parsed), password

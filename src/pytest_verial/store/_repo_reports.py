@@ -95,7 +95,8 @@ def _stored_ids(conn: Connection, run_id: str) -> list[tuple[str, list[str]]]:
     return list(tasks.items())
 
 
-def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+def chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    """``items`` in slices of ``size`` (one ``IN`` list each: a database bounds its length)."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
@@ -171,7 +172,7 @@ def _report(
     run_ids = [r.id for r in runs]
     tasks: dict[str, list[tuple[str, Mapping[str, Any]]]] = {i: [] for i in run_ids}
     task_ids: list[str] = []
-    for chunk in _chunks(run_ids, 500):
+    for chunk in chunks(run_ids, 500):
         for t in conn.execute(
             select(task_runs.c.id, task_runs.c.benchmark_run_id, task_runs.c.data)
             .where(task_runs.c.benchmark_run_id.in_(chunk))
@@ -184,7 +185,7 @@ def _report(
         criterion_runs.c.task_run_id, criterion_runs.c.data, criterion_runs.c.evidence
     ).order_by(criterion_runs.c.task_run_id, criterion_runs.c.position)
     if run_id is not None or len(task_ids) <= 500:
-        for chunk in _chunks(task_ids, 500):
+        for chunk in chunks(task_ids, 500):
             for c in conn.execute(query.where(criterion_runs.c.task_run_id.in_(chunk))):
                 criteria[c.task_run_id].append(criterion_json(c.data, c.evidence))
     else:  # a whole session: join instead of thousands of IN lists

@@ -15,13 +15,15 @@ _VERSION = Table(
 )
 
 
-def _serialize(conn: Connection) -> None:
+def lock_schema(conn: Connection) -> None:
     """PostgreSQL: one process at a time creates or migrates (SQLite: BEGIN IMMEDIATE)."""
     if conn.dialect.name == "postgresql":
         conn.exec_driver_sql("SELECT pg_advisory_xact_lock(7219193)")
 
 
-def _version(conn: Connection) -> tuple[str | None, bool]:
+def schema_version(conn: Connection) -> tuple[str | None, bool]:
+    """The store's revision (None: no ``alembic_version``) and whether it holds the sessions
+    table."""
     tables = set(inspect(conn).get_table_names())
     rev = None
     if "alembic_version" in tables:

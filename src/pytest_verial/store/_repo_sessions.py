@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, delete, exists, func, select, update
 
-from ._repo_reports import _chunks
+from ._repo_reports import chunks
 from ._rows import as_utc
 from ._tables import benchmark_runs, sessions
 
@@ -241,10 +241,10 @@ def list_sessions(
     return out
 
 
-def _delete(conn: Connection, ids: Sequence[str]) -> int:
+def delete_runs(conn: Connection, ids: Sequence[str]) -> int:
     count = 0
     touched: set[str] = set()
-    for chunk in _chunks(ids, 500):
+    for chunk in chunks(ids, 500):
         touched.update(
             conn.execute(
                 select(benchmark_runs.c.session_id).where(benchmark_runs.c.id.in_(chunk))
@@ -287,7 +287,7 @@ def stored_session(conn: Connection, session_id: str) -> Any:
 def delete_sessions(conn: Connection, ids: Sequence[str]) -> int:
     """Delete whole sessions (and their runs); how many were deleted."""
     count = 0
-    for chunk in _chunks(list(ids), 500):
+    for chunk in chunks(list(ids), 500):
         count += conn.execute(delete(sessions).where(sessions.c.id.in_(chunk))).rowcount
     return count
 
@@ -313,7 +313,7 @@ def prune_runs(
         old = cutoff is None or (as_utc(r.created_at) or cutoff) < cutoff
         if beyond and old:
             doomed.append(r.id)
-    return _delete(conn, doomed)
+    return delete_runs(conn, doomed)
 
 
 def mark_cancelled(conn: Connection, session_id: str) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from .._nodeids import task_name
-from ._repo_reports import _chunks
+from ._repo_reports import chunks
 from ._repo_sessions import name_of
 from ._rows import as_utc
 from ._tables import benchmark_runs, sessions, task_runs
@@ -203,7 +203,7 @@ def trend_points(
     )
     if task is not None:
         tq = tq.where(task_runs.c.task_key == task)
-    for chunk in _chunks(ids if per_task else [], 500):
+    for chunk in chunks(ids if per_task else [], 500):
         for t in conn.execute(
             tq.where(task_runs.c.benchmark_run_id.in_(chunk)).order_by(
                 task_runs.c.benchmark_run_id, task_runs.c.position

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from ...store import revisions
-from ...store._repo_schema import _version
+from ...store._repo_schema import schema_version
 from ...store._tables import metadata
 from .._deps import StoreDep
 from .._http import Problem, problems
@@ -26,7 +26,7 @@ async def healthz() -> Health:
 def readyz(store: StoreDep) -> Ready:
     """The store is reachable and its schema is this version's."""
     head = revisions()[-1]
-    rev = store.read("check the schema", lambda conn: _version(conn)[0])
+    rev = store.read("check the schema", lambda conn: schema_version(conn)[0])
     if rev != head:
         raise Problem(503, f"store schema {rev} is not this version's {head}")
     return Ready.model_validate({"status": "ready", "schema": head, "tables": len(metadata.tables)})
