@@ -305,7 +305,6 @@ class Store:
 
     def delete_sessions(self, ids: Sequence[str]) -> int:
         """Delete whole sessions (and their runs)."""
-
         return self.write("delete sessions", lambda conn: delete_sessions(conn, ids))
 
     def prune(self, *, keep: int | None = None, older_than_days: float | None = None) -> int:
