@@ -781,21 +781,27 @@ class RunCounts(Result):
 
     @classmethod
     def of(cls, task_runs: Sequence[TaskRun]) -> RunCounts:
-        """Count task runs by status and verdict, criterion runs by status."""
+        """Count task runs by status and verdict, criterion runs by status (one pass over
+        the criterion runs: the store counts a running session's at every batch)."""
         completed = [t for t in task_runs if t.status is TaskStatus.COMPLETED]
-        criteria = [c for t in task_runs for c in t.criterion_runs]
+        tasks = Counter(t.status for t in task_runs)
+        verdicts = Counter(t.verdict for t in completed)
+        criteria: Counter[Status] = Counter()
+        not_evaluated = 0
+        for t in task_runs:
+            for c in t.criterion_runs:
+                criteria[c.status] += 1
+                not_evaluated += c.not_evaluated is not None
         return cls.model_validate(
             {
                 "task_runs": len(task_runs),
-                **{s.value: sum(1 for t in task_runs if t.status is s) for s in TaskStatus},
+                **{s.value: tasks[s] for s in TaskStatus},
                 "completed": len(completed),
                 "unverified": sum(1 for t in completed if t.verification == "incomplete"),
-                "verdicts": {v: sum(1 for t in completed if t.verdict == v) for v in VERDICTS},
-                "criteria": len(criteria),
-                **{
-                    f"criteria_{s.value}": sum(1 for c in criteria if c.status is s) for s in Status
-                },
-                "criteria_not_evaluated": sum(1 for c in criteria if c.not_evaluated is not None),
+                "verdicts": {v: verdicts[v] for v in VERDICTS},
+                "criteria": sum(criteria.values()),
+                **{f"criteria_{s.value}": criteria[s] for s in Status},
+                "criteria_not_evaluated": not_evaluated,
             }
         )
 
