@@ -9,8 +9,9 @@ the same comparisons. Each run's peak RSS is the process's exact ``ru_maxrss`` (
     python bench/memory.py [--shape small|large] [--criteria 20000,100000] [--no-plain]
         [--store URL] [--json points.jsonl] [--only-pytest]
 
-Prints one line per run and, for two sizes or more, the slope between the smallest and the
-largest: KB of peak memory per added criterion, and ms of wall time per added criterion.
+Prints one line per run (wall and CPU seconds, peak RSS, the load average) and, for two
+sizes or more, the slope between the smallest and the largest: KB of peak memory per added
+criterion, and ms of wall time per added criterion.
 ``--only-pytest``: as in ``bench/overhead.py``.
 """
 
@@ -31,17 +32,24 @@ from overhead import BARE, build, only_pytest, verial_args  # noqa: E402
 
 
 def run(args: list[str], cwd: Path) -> tuple[float, float, str]:
-    """Run pytest in ``cwd``: wall s, peak RSS MB and the last line of its output."""
+    """Run pytest in ``cwd``: wall s, peak RSS MB and the last line of its output (its CPU
+    seconds, user + system, go to :data:`CPU`)."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
     with (cwd / "pytest.out").open("w") as out:
         start = time.perf_counter()
         proc = subprocess.Popen([*cmd, *args], cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+    CPU.append(usage.ru_utime + usage.ru_stime)
     tail = (cwd / "pytest.out").read_text(errors="replace")[-600:]
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"pytest {' '.join(args)} failed:\n{tail}")
     return wall, usage.ru_maxrss / 1024, tail.strip().splitlines()[-1]
+
+
+#: CPU seconds (user + system) of each :func:`run`, in order: on a shared machine wall time
+#: includes waiting for a core
+CPU: list[float] = []
 
 
 def main() -> None:
@@ -75,6 +83,7 @@ def main() -> None:
                 results[side].append((n, wall, peak))
                 load = Path("/proc/loadavg").read_text().split()[0]
                 line = {"side": side, "shape": args.shape, "criteria": n, "wall_s": wall}
+                line |= {"cpu_s": round(CPU[-1], 2)}
                 line |= {"peak_mb": peak, "load": float(load)}
                 print(json.dumps(line), "#", last, flush=True)
                 if args.json:

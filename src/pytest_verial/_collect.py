@@ -218,6 +218,7 @@ class TaskNode(pytest.Collector):
         super().__init__(**kwargs)
         self.task = task
         self.run = run
+        self._folder_missing: bool | None = None
         for name in task.task.tags:
             _add_marker(self, name, "task tag from a benchmark file")
 
@@ -249,6 +250,13 @@ class TaskNode(pytest.Collector):
             )
             closures.setdefault(names, item._fixtureinfo)
             yield item
+
+    def folder_missing(self) -> bool:
+        """Whether this task run's folder is missing (and nothing is read live): looked up
+        once, by its first criterion, not a stat per criterion."""
+        if self._folder_missing is None:
+            self._folder_missing = self.run.folder_missing(self.task.key)
+        return self._folder_missing
 
     def sandbox(self) -> Sandbox:
         """This task run's sandbox, shared by its criteria (cached per session)."""
@@ -377,7 +385,7 @@ class CriterionItem(pytest.Function):
 
     def runtest(self) -> None:
         task_node = self.task_node
-        if task_node.run.folder_missing(task_node.task.key):
+        if task_node.folder_missing():
             self._missing_sandbox()
         sources = {
             name: self.funcargs[f"verial_{name}"]

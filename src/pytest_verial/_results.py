@@ -19,9 +19,12 @@ One JSON form crosses xdist, goes into the report and comes back from ``verify_t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final, Literal, cast, get_args
+from typing import Any, Final, Literal, Protocol, cast, get_args
 
 from pydantic import (
     BaseModel,
@@ -446,7 +449,8 @@ class TaskRun(Result):
         running: bool = False,
         **identity: Any,
     ) -> TaskRun:
-        """The task run from its criterion runs (the only place a task is scored).
+        """The task run from its criterion runs: its figures are :func:`task_figures`' (the
+        one place a task is scored, which the report's readers run too).
 
         Score: the weighted mean of the counted criterion runs. Verdict: ``pass`` at or above
         the threshold, ``fail`` at 0, with no criteria, or when a critical criterion did not
@@ -460,95 +464,34 @@ class TaskRun(Result):
         ``verification`` is then ``incomplete`` and its verdict is the one the evaluated
         criteria force whatever the others would score (:func:`forced_verdict`), else null.
         """
-        statuses = {c.status for c in criterion_runs}
-        if Status.DESELECTED in statuses:
-            status = TaskStatus.INCOMPLETE
-        elif Status.NOT_RUN in statuses:
-            status = TaskStatus.RUNNING if running else TaskStatus.CANCELLED
-        elif statuses == {Status.SKIPPED}:
-            status = TaskStatus.SKIPPED
-        else:
-            status = TaskStatus.COMPLETED
-        counted = [c for c in criterion_runs if c.counted]
-        unverified = [c for c in criterion_runs if c.not_evaluated is not None]
-        items = [Scored(float(c.score or 0.0), c.weight, c.axis) for c in counted]
-        # nothing evaluated and something that could not be: no score to give
-        has_scores = status in (TaskStatus.COMPLETED, TaskStatus.INCOMPLETE) and (
-            bool(counted) or not unverified
-        )
-        score = task_score(items) if has_scores else None
-        axes = (
+        figures = task_figures(criterion_runs, pass_threshold, running)
+        by_points: dict[str, Any] = (
             {
-                k: AxisScore(score=v["score"], weight=v["weight"])
-                for k, v in axis_scores(items).items()
+                "points_earned": figures.points_earned,
+                "points_possible": figures.points_possible,
+                "penalties_applied": figures.penalties_applied,
             }
-            if has_scores
+            if figures.by_points
             else {}
         )
-        by_points: dict[str, Any] = {}
-        pointed: list[Pointed] = []
-        by_points_task = any(c.points is not None for c in criterion_runs)
-        if by_points_task:
-            pointed = [Pointed(c.points or 0, bool(c.met), c.axis) for c in counted]
-            tally = points_score(pointed)
-            by_points = {
-                "points_earned": tally.earned,
-                "points_possible": tally.possible,
-                "penalties_applied": [c.criterion_id for c in counted if c.penalty_applied],
-            }
-            if has_scores:
-                score = tally.score
-                axes = {
-                    name: AxisScore(
-                        score=t.score,
-                        weight=float(t.possible),
-                        points_earned=t.earned,
-                        points_possible=t.possible,
-                    )
-                    for name, t in points_axes(pointed).items()
-                }
-        critical = [c.criterion_id for c in criterion_runs if c.critical_failure]
-        task_verdict: Verdict | None = None
-        # an incomplete task run (criteria deselected by -k or -m) has the score of the
-        # criteria it ran but no verdict: it is not scored as a task, and no surface may show
-        # it as passed (or failed) on a part of its criteria
-        if score is not None and status is TaskStatus.COMPLETED:
-            task_verdict = "fail" if critical else verdict(score, pass_threshold, bool(items))
-            if unverified and not critical:
-                task_verdict = forced_verdict(
-                    pointed if by_points_task else items, unverified, pass_threshold
-                )
-        counts = TaskCounts.model_validate(
-            {
-                **{s.value: sum(1 for c in criterion_runs if c.status is s) for s in Status},
-                "not_evaluated": len(unverified),
-            }
-        )
-        against = any(c.against for c in counted)
+        unverified = [c for c in criterion_runs if c.not_evaluated is not None]
         return cls(
             **identity,
-            status=status,
-            verdict=task_verdict,
-            score=score,
+            status=figures.status,
+            verdict=figures.verdict,
+            score=figures.score,
             pass_threshold=pass_threshold,
             verification="incomplete" if unverified else "complete",
             not_evaluated=[
                 NotEvaluated(criterion_id=c.criterion_id, reason=c.not_evaluated or "")
                 for c in unverified
             ],
-            confidence=task_confidence(criterion_runs, status),
-            axes=axes,
-            # every criterion that counts passed (a bypassed judge criterion does not count);
-            # by points: every positive criterion met and no penalty applied; unknown while a
-            # criterion could not be evaluated and none of the others failed
-            all_passed=(
-                None
-                if not has_scores or (unverified and not against)
-                else bool(counted) and not against
-            ),
-            critical_failed=critical,
+            confidence=task_confidence(criterion_runs, figures.status),
+            axes={name: _axis_score(axis) for name, axis in figures.axes.items()},
+            all_passed=figures.all_passed,
+            critical_failed=figures.critical_failed,
             **by_points,
-            counts=counts,
+            counts=TaskCounts.model_validate(figures.counts),
             criterion_runs=list(criterion_runs),
         )
 
@@ -557,6 +500,155 @@ class TaskRun(Result):
         merged, a run cancelled), with what names it (:data:`TASK_IDENTITY`) and ``extra``."""
         identity = self.model_dump(include=set(TASK_IDENTITY))
         return TaskRun.aggregate(self.criterion_runs, self.pass_threshold, **identity, **extra)
+
+
+class CriterionRow(Protocol):
+    """What scoring reads of a criterion run: a :class:`CriterionRun`, or a reader's lighter
+    view of one (``reporting._score_views.CriterionScore``)."""
+
+    @property
+    def criterion_id(self) -> str: ...
+    @property
+    def status(self) -> Status: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def weight(self) -> float: ...
+    @property
+    def axis(self) -> str | None: ...
+    @property
+    def points(self) -> int | None: ...
+    @property
+    def critical(self) -> bool: ...
+    @property
+    def not_evaluated(self) -> str | None: ...
+    @property
+    def counted(self) -> bool: ...
+
+
+#: an axis of a task or benchmark run: score, weight, points earned, points possible
+Axis = tuple[float, float, int | None, int | None]
+
+
+@dataclass
+class TaskFigures:
+    """What a task run's criterion runs give (:func:`task_figures`)."""
+
+    status: TaskStatus
+    score: float | None
+    verdict: Verdict | None
+    axes: dict[str, Axis]
+    all_passed: bool | None
+    critical_failed: list[str]
+    #: scored by points: some criterion has points (the three below are then its figures)
+    by_points: bool
+    points_earned: int | None
+    points_possible: int | None
+    penalties_applied: list[str]
+    counts: dict[str, int]
+    statuses: list[Status] = field(default_factory=list)
+    #: every figure in the form a report writes it (``reporting._agreement``)
+    key: tuple[Any, ...] | None = None
+
+
+def _met(c: CriterionRow) -> bool:
+    """A counted points criterion is met when it passed (CriterionRun's ``met``)."""
+    return c.passed if c.points is not None and c.counted else False
+
+
+def task_status(statuses: AbstractSet[Status], running: bool) -> TaskStatus:
+    """A task run's status from its criterion runs' statuses: ``incomplete`` with criteria
+    deselected, ``cancelled`` (``running`` while the session lives) with criteria never run,
+    ``skipped`` when every criterion was, else ``completed``."""
+    if Status.DESELECTED in statuses:
+        return TaskStatus.INCOMPLETE
+    if Status.NOT_RUN in statuses:
+        return TaskStatus.RUNNING if running else TaskStatus.CANCELLED
+    if statuses == {Status.SKIPPED}:
+        return TaskStatus.SKIPPED
+    return TaskStatus.COMPLETED
+
+
+def task_figures(
+    criteria: Sequence[CriterionRow], threshold: float, running: bool = False
+) -> TaskFigures:
+    """A task run's figures from its criterion runs: the only place a task is scored, for
+    the writer (:meth:`TaskRun.aggregate`) and every reader (``reporting._agreement``).
+
+    Score: the weighted mean of the counted criterion runs (by points: earned / possible).
+    Verdict: ``pass`` at or above the threshold, ``fail`` at 0, with no criteria, or when a
+    critical criterion did not pass, else ``partial``; none unless the task run completed (an
+    incomplete one has the score of the criteria it ran but no verdict: no surface may show it
+    passed or failed on a part of its criteria). Criteria the verifier could not evaluate leave
+    the mean; the verdict is then the one the evaluated criteria force (:func:`forced_verdict`),
+    else null.
+    """
+    status = task_status({c.status for c in criteria}, running)
+    counted = [c for c in criteria if c.counted]
+    unverified = [c for c in criteria if c.not_evaluated is not None]
+    items = [Scored(float(c.score or 0.0), c.weight, c.axis) for c in counted]
+    # nothing evaluated and something that could not be: no score to give
+    has_scores = status in (TaskStatus.COMPLETED, TaskStatus.INCOMPLETE) and (
+        bool(counted) or not unverified
+    )
+    score = task_score(items) if has_scores else None
+    axes: dict[str, Axis] = (
+        {k: (v["score"], v["weight"], None, None) for k, v in axis_scores(items).items()}
+        if has_scores
+        else {}
+    )
+    by_points = any(c.points is not None for c in criteria)
+    pointed = [Pointed(c.points or 0, _met(c), c.axis) for c in counted] if by_points else []
+    tally = points_score(pointed) if by_points else None
+    if tally is not None and has_scores:
+        score = tally.score
+        axes = {
+            name: (t.score, float(t.possible), t.earned, t.possible)
+            for name, t in points_axes(pointed).items()
+        }
+    critical = [c.criterion_id for c in criteria if c.critical and c.counted and not c.passed]
+    task_verdict: Verdict | None = None
+    if score is not None and status is TaskStatus.COMPLETED:
+        task_verdict = "fail" if critical else verdict(score, threshold, bool(items))
+        if unverified and not critical:
+            evaluated = pointed if by_points else items
+            task_verdict = forced_verdict(evaluated, unverified, threshold)
+    against = any(counts_against(c.status, c.points, _met(c)) for c in counted)
+    tally_of = Counter(c.status for c in criteria)
+    return TaskFigures(
+        status=status,
+        score=score,
+        verdict=task_verdict,
+        axes=axes,
+        # every criterion that counts passed (a bypassed judge criterion does not count); by
+        # points: every positive criterion met and no penalty applied; unknown while a
+        # criterion could not be evaluated and none of the others failed
+        all_passed=(
+            None
+            if not has_scores or (unverified and not against)
+            else bool(counted) and not against
+        ),
+        critical_failed=critical,
+        by_points=by_points,
+        points_earned=tally.earned if tally is not None else None,
+        points_possible=tally.possible if tally is not None else None,
+        penalties_applied=[c.criterion_id for c in counted if _met(c) and (c.points or 0) < 0],
+        counts={
+            **{s.value: tally_of.get(s, 0) for s in Status},
+            "not_evaluated": len(unverified),
+        },
+        statuses=[c.status for c in criteria],
+    )
+
+
+def _axis_score(axis: Axis) -> AxisScore:
+    """An axis of :func:`task_figures` as the report writes it (point sums by points only)."""
+    score, weight, earned, possible = axis
+    if earned is None:
+        return AxisScore(score=score, weight=weight)
+    return AxisScore(score=score, weight=weight, points_earned=earned, points_possible=possible)
 
 
 def _weight(run: CriterionRun) -> float:
@@ -588,7 +680,7 @@ def task_confidence(runs: Sequence[CriterionRun], status: TaskStatus) -> float |
 
 def forced_verdict(
     evaluated: Sequence[Scored] | Sequence[Pointed],
-    unverified: Sequence[CriterionRun],
+    unverified: Sequence[CriterionRow],
     threshold: float,
 ) -> Verdict | None:
     """The verdict a task run has whatever its criteria not evaluated would score, or None.
@@ -689,21 +781,27 @@ class RunCounts(Result):
 
     @classmethod
     def of(cls, task_runs: Sequence[TaskRun]) -> RunCounts:
-        """Count task runs by status and verdict, criterion runs by status."""
+        """Count task runs by status and verdict, criterion runs by status (one pass over
+        the criterion runs: the store counts a running session's at every batch)."""
         completed = [t for t in task_runs if t.status is TaskStatus.COMPLETED]
-        criteria = [c for t in task_runs for c in t.criterion_runs]
+        tasks = Counter(t.status for t in task_runs)
+        verdicts = Counter(t.verdict for t in completed)
+        criteria: Counter[Status] = Counter()
+        not_evaluated = 0
+        for t in task_runs:
+            for c in t.criterion_runs:
+                criteria[c.status] += 1
+                not_evaluated += c.not_evaluated is not None
         return cls.model_validate(
             {
                 "task_runs": len(task_runs),
-                **{s.value: sum(1 for t in task_runs if t.status is s) for s in TaskStatus},
+                **{s.value: tasks[s] for s in TaskStatus},
                 "completed": len(completed),
                 "unverified": sum(1 for t in completed if t.verification == "incomplete"),
-                "verdicts": {v: sum(1 for t in completed if t.verdict == v) for v in VERDICTS},
-                "criteria": len(criteria),
-                **{
-                    f"criteria_{s.value}": sum(1 for c in criteria if c.status is s) for s in Status
-                },
-                "criteria_not_evaluated": sum(1 for c in criteria if c.not_evaluated is not None),
+                "verdicts": {v: verdicts[v] for v in VERDICTS},
+                "criteria": sum(criteria.values()),
+                **{f"criteria_{s.value}": criteria[s] for s in Status},
+                "criteria_not_evaluated": not_evaluated,
             }
         )
 

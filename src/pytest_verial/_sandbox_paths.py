@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,15 @@ def sandbox_paths(sandbox: Any) -> SandboxPaths | None:
     if path is None:
         return None
     run = getattr(getattr(sandbox, "run", None), "path", None)
-    return SandboxPaths(path, run if run is not None else Path(path).parent)
+    return _paths_of(os.fspath(path), os.fspath(run if run is not None else Path(path).parent))
+
+
+@lru_cache(maxsize=64)
+def _paths_of(task_folder: str, run_folder: str) -> SandboxPaths:
+    """One rewriter per task folder, shared by the criteria of its task run: making one
+    resolves the folders' links and compiles a pattern, which cost more than the check
+    itself when it was done per criterion (BENCHMARKS.md, "plain records")."""
+    return SandboxPaths(task_folder, run_folder)
 
 
 __all__ = ["SandboxPaths", "sandbox_paths"]

@@ -26,6 +26,7 @@ from pytest_verial import (
     Status,
     TaskRun,
 )
+from pytest_verial._results import task_figures
 from pytest_verial.cli import main
 from pytest_verial.reporting import load_report, write_json_report
 
@@ -279,3 +280,62 @@ def test_any_report_the_writer_writes_is_read_back(
     assert read.benchmark_runs[0].score == run.score
     code, err = _cli("compare", str(path), str(path))
     assert "do not agree" not in err and code != 2, err
+
+
+# -- the one scoring of a task run (writer and readers), on plain rows ---------------------------
+def _row(cid: str, status: Status, score: float | None = None, **more: Any) -> CriterionRun:
+    passed = status is Status.PASSED
+    return CriterionRun(criterion_id=cid, status=status, passed=passed, score=score, **more)
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        # weighted mean 0.75, under the 0.9 threshold: partial
+        (
+            [_row("a", Status.PASSED, 1.0, weight=3.0), _row("b", Status.FAILED, 0.0)],
+            ("completed", 0.75, "partial", False, [], None),
+        ),
+        # a critical criterion failed: fail whatever the score
+        (
+            [
+                _row("a", Status.PASSED, 1.0, weight=9.0),
+                _row("b", Status.FAILED, 0.0, critical=True),
+            ],
+            ("completed", 0.9, "fail", False, ["b"], None),
+        ),
+        # by points: 2 of 2 earned, a penalty of 1 met: 1 / 2
+        (
+            [_row("a", Status.PASSED, 1.0, points=2), _row("p", Status.PASSED, 1.0, points=-1)],
+            ("completed", 0.5, "partial", False, [], (1, 2, ["p"])),
+        ),
+        # a criterion deselected: the score of the rest, no verdict
+        (
+            [_row("a", Status.PASSED, 1.0), CriterionRun(criterion_id="b", status="deselected")],
+            ("incomplete", 1.0, None, True, [], None),
+        ),
+        # not evaluated (weight 1 of 10): the evaluated 9 force pass whatever it would score
+        (
+            [
+                _row("a", Status.PASSED, 1.0, weight=9.0),
+                CriterionRun.unverified({"criterion_id": "j"}, "judge unreachable", "x"),
+            ],
+            ("completed", 1.0, "pass", None, [], None),
+        ),
+    ],
+)  # fmt: skip
+def test_task_figures_score_a_task_run_as_its_report_states_it(
+    rows: list[CriterionRun], expected: tuple[Any, ...]
+) -> None:
+    """task_figures is the one place a task run is scored: TaskRun.aggregate (the writer)
+    states exactly what it gives, and its rules hold on plain rows."""
+    figures = task_figures(rows, 0.9)
+    points = (figures.points_earned, figures.points_possible, figures.penalties_applied)
+    got = (
+        figures.status, figures.score, figures.verdict, figures.all_passed,
+        figures.critical_failed, points if figures.by_points else None,
+    )  # fmt: skip
+    assert got == expected
+    task = TaskRun.aggregate(rows, 0.9, id="t", task_id="t", task_key="t", run="r")
+    assert (task.status, task.score, task.verdict, task.all_passed) == expected[:4]
+    assert task.counts.model_dump() == figures.counts

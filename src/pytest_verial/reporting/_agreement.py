@@ -10,12 +10,13 @@ line naming it (``benchmark_runs[0].task_runs[3].score (task t1) is 1; its crite
 (:mod:`._scores`): ``load_report`` (show, report, html, merge, resume, import) and
 ``load_scores`` (compare, ``--verial-baseline``).
 
-The figures are computed here with the pure scoring functions, without building a
-:class:`~pytest_verial._results.TaskRun` per task run: ``verial compare`` reads two reports of
-60,000 task runs each in seconds, and the result types cost ten times this. The rules are
-:meth:`TaskRun.aggregate`'s and :meth:`BenchmarkRun.aggregate`'s, step for step; a property
-test (``tests/core/test_core_report_agreement.py``) checks that both give the same figures for
-any criterion runs, and another pins the fields of a criterion run scoring reads.
+A task run's figures come from :func:`pytest_verial._results.task_figures`, the one pure
+function the writer's :meth:`TaskRun.aggregate` scores with too, over the readers' light views
+of criterion runs, without building a :class:`~pytest_verial._results.TaskRun` per task run:
+``verial compare`` reads two reports of 60,000 task runs each in seconds, and the result types
+cost ten times this. A benchmark run's rules are :meth:`BenchmarkRun.aggregate`'s, step for
+step; a property test (``tests/core/test_core_report_agreement.py``) checks that any report the
+writer writes is read back, and another pins the fields of a criterion run scoring reads.
 """
 
 from __future__ import annotations
@@ -23,59 +24,32 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 from .._results import (
+    Axis,
     RunStatus,
     Status,
+    TaskFigures,
     TaskStatus,
     _trials,
-    counts_against,
-    forced_verdict,
+    task_figures,
 )
 from .._scoring import (
     VERDICTS,
-    Pointed,
-    Scored,
     Verdict,
-    points_axes,
-    points_score,
     run_score,
-    task_score,
     verdict,
 )
-from .._scoring import axes as axis_scores
 
 if TYPE_CHECKING:
-    from ._score_views import BenchmarkRunScores, CriterionScore, ReportScores, TaskScore
+    from ._score_views import BenchmarkRunScores, ReportScores, TaskScore
 
 #: within this, two numbers are one figure (a store may hold a float as text)
 _TOLERANCE = 1e-9
-
-#: an axis as a task or benchmark run states it: score, weight, points earned, points possible
-Axis = tuple[float, float, int | None, int | None]
-
-
-@dataclass
-class TaskFigures:
-    """What a task run's criterion runs give (:meth:`TaskRun.aggregate`'s rules)."""
-
-    status: TaskStatus
-    score: float | None
-    verdict: Verdict | None
-    axes: dict[str, Axis]
-    all_passed: bool | None
-    critical_failed: list[str]
-    points_earned: int | None
-    points_possible: int | None
-    penalties_applied: list[str]
-    counts: dict[str, int]
-    statuses: list[Status] = field(default_factory=list)
-    #: every figure in the form a report writes it (see :func:`_as_written`)
-    key: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,87 +60,6 @@ class Given:
     figures: TaskFigures
     task_key: str
     run: str
-
-
-def _met(c: CriterionScore) -> bool | None:
-    """A counted points criterion is met when it passed (CriterionRun's ``_met``)."""
-    return c.passed if c.points is not None and c.counted else None
-
-
-def task_figures(
-    criteria: Sequence[CriterionScore], threshold: float, running: bool = False
-) -> TaskFigures:
-    """The figures of a task run with these criterion runs and verdict threshold."""
-    statuses = {c.status for c in criteria}
-    if Status.DESELECTED in statuses:
-        status = TaskStatus.INCOMPLETE
-    elif Status.NOT_RUN in statuses:
-        status = TaskStatus.RUNNING if running else TaskStatus.CANCELLED
-    elif statuses == {Status.SKIPPED}:
-        status = TaskStatus.SKIPPED
-    else:
-        status = TaskStatus.COMPLETED
-    # criteria the verifier could not evaluate leave the mean (CriterionRun.counted)
-    counted = [c for c in criteria if c.counted]
-    unverified = [c for c in criteria if c.not_evaluated is not None]
-    items = [Scored(float(c.score or 0.0), c.weight, c.axis) for c in counted]
-    has_scores = status in (TaskStatus.COMPLETED, TaskStatus.INCOMPLETE) and (
-        bool(counted) or not unverified
-    )
-    score = task_score(items) if has_scores else None
-    axes: dict[str, Axis] = (
-        {k: (v["score"], v["weight"], None, None) for k, v in axis_scores(items).items()}
-        if has_scores
-        else {}
-    )
-    earned = possible = None
-    penalties: list[str] = []
-    pointed: list[Pointed] = []
-    by_points = any(c.points is not None for c in criteria)
-    if by_points:
-        pointed = [Pointed(c.points or 0, bool(_met(c)), c.axis) for c in counted]
-        tally = points_score(pointed)
-        earned, possible = tally.earned, tally.possible
-        penalties = [c.criterion_id for c in counted if _met(c) and (c.points or 0) < 0]
-        if has_scores:
-            score = tally.score
-            axes = {
-                name: (t.score, float(t.possible), t.earned, t.possible)
-                for name, t in points_axes(pointed).items()
-            }
-    critical = [c.criterion_id for c in criteria if c.critical and c.counted and not c.passed]
-    task_verdict: Verdict | None = None
-    if score is not None and status is TaskStatus.COMPLETED:
-        task_verdict = "fail" if critical else verdict(score, threshold, bool(items))
-        if unverified and not critical:
-            # the verdict the evaluated criteria force whatever the others would score
-            task_verdict = forced_verdict(
-                pointed if by_points else items, cast(Any, unverified), threshold
-            )
-    against = any(counts_against(c.status, c.points, _met(c)) for c in counted)
-    tally_of = Counter(c.status for c in criteria)
-    figures = TaskFigures(
-        status=status,
-        score=score,
-        verdict=task_verdict,
-        axes=axes,
-        all_passed=(
-            None
-            if not has_scores or (unverified and not against)
-            else bool(counted) and not against
-        ),
-        critical_failed=critical,
-        points_earned=earned,
-        points_possible=possible,
-        penalties_applied=penalties,
-        counts={
-            **{s.value: tally_of.get(s, 0) for s in Status},
-            "not_evaluated": sum(1 for c in criteria if c.not_evaluated is not None),
-        },
-        statuses=[c.status for c in criteria],
-    )
-    figures.key = _as_written(figures)
-    return figures
 
 
 @dataclass
@@ -432,6 +325,7 @@ def _figures_of(task: TaskScore, memo: Memo) -> TaskFigures:
             task.pass_threshold,
             running,
         )
+        found.key = _as_written(found)
     return found
 
 

@@ -219,6 +219,22 @@ def make_header(
 
 def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """The header and the criterion runs (by node id) of a journal; ValueError when unusable."""
+    lines = _read_lines(path)
+    values: list[Any] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            values.append(json.loads(line.decode("utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise ValueError(f"{path}:{number}: damaged line (not JSON): cannot recover") from None
+    header, *rows = values
+    schema = _checked_header(path, header)
+    _check_chain(path, lines)
+    return header, _records(path, rows, set(header["selected"]), schema)
+
+
+def _read_lines(path: Path) -> list[bytes]:
+    """The journal's complete lines, read under a shared lock (JournalBusy while a session
+    still writes it); a last line cut by a crash is left out."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
@@ -240,13 +256,12 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
     lines.pop()  # b"" when the file ends with a newline; else a line cut by a crash: ignored
     if not lines:
         raise ValueError(f"{path}: empty, or cut before its header: nothing to recover")
-    values: list[Any] = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            values.append(json.loads(line.decode("utf-8")))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            raise ValueError(f"{path}:{number}: damaged line (not JSON): cannot recover") from None
-    header, *rows = values
+    return lines
+
+
+def _checked_header(path: Path, header: Any) -> str:
+    """The journal schema of ``header``; ValueError when it is not a header this version
+    recovers (another schema or version, a field missing)."""
     schema = header.get("journal") if isinstance(header, dict) else None
     if isinstance(schema, str) and schema.startswith("pytest-verial/journal/"):
         if schema not in (JOURNAL_SCHEMA, JOURNAL_V2):
@@ -264,8 +279,13 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
             f"{path}:1: written by pytest-verial {header.get('plugin')}, this is {__version__}: "
             "recover it with that version"
         )
+    return schema
+
+
+def _check_chain(path: Path, lines: list[bytes]) -> None:
+    """ValueError naming the first line whose digest does not continue the chain."""
     previous = ""
-    for number, line in enumerate(lines, start=1):  # each line's digest, chained
+    for number, line in enumerate(lines, start=1):
         cut = line.rfind(_CHAIN)
         if cut < 0 or not line.endswith(b'"}'):
             raise ValueError(
@@ -276,7 +296,12 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
         if why is not None:
             raise ValueError(f"{path}:{number}: cannot recover: {why}")
         previous = stated
-    selected = set(header["selected"])
+
+
+def _records(
+    path: Path, rows: list[Any], selected: set[str], schema: str
+) -> dict[str, dict[str, Any]]:
+    """The criterion run lines (line 2 on) by node id: each once, each selected."""
     records: dict[str, dict[str, Any]] = {}
     lines_of: dict[str, int] = {}
     for number, row in enumerate(rows, start=2):
@@ -306,7 +331,7 @@ def read_journal(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
                 raise ValueError(f"{path}:{number}: cannot recover: {exc}") from None
             record = {**record, "evidence": evidence}
         records[nodeid] = record
-    return header, records
+    return records
 
 
 def _plans(path: Path, header: dict[str, Any]) -> tuple[list[Any], dict[str, list[RunDir]]]:

@@ -49,98 +49,103 @@ def build_junit(report: dict[str, Any], scored: bool) -> ET.Element:
     """The ``<testsuites>`` element for a report (its JSON form)."""
     root = ET.Element("testsuites", name="pytest-verial", time=_t(report["session"]["duration"]))
     total = failures = 0
-    task_runs = [
-        (t, scored or bool(run.get("scored")))  # a scored benchmark run is elided on its own
-        for run in report["benchmark_runs"]
-        for t in run["task_runs"]
-    ]
-    for task, scored in task_runs:
-        cases = task["criterion_runs"]
-        fails = sum(1 for c in cases if _failing(c))
-        errors = sum(1 for c in cases if c["status"] == "error")
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name=task["id"],
-            tests=str(len(cases)),
-            failures=str(fails),
-            errors="0",
-            skipped=str(sum(1 for c in cases if c["status"] in UNCOUNTED)),
-            time=_t(sum(c["duration"] or 0.0 for c in cases)),
-        )
-        total, failures = total + len(cases), failures + fails
-        props: dict[str, Any] = {
-            "score": task["score"],
-            "verdict": task["verdict"],
-            "status": task["status"],
-            "verification": task.get("verification", "complete"),
-            "errors": errors,
-            "not_evaluated": len(task.get("not_evaluated") or []) or None,
-            "benchmark": task["benchmark"],
-            "run": task["run"],
-            # a task scored by points (None, so left out, for a weighted task)
-            "points_earned": task.get("points_earned"),
-            "points_possible": task.get("points_possible"),
-            "penalties_applied": ",".join(task.get("penalties_applied") or []) or None,
-        }
-        for axis, value in task["axes"].items():
-            props[f"axis.{axis}.score"] = value["score"]
-            props[f"axis.{axis}.weight"] = value["weight"]
-            props[f"axis.{axis}.points_earned"] = value.get("points_earned")
-            props[f"axis.{axis}.points_possible"] = value.get("points_possible")
-        for c in cases:
-            for field in (
-                "score",
-                "weight",
-                "axis",
-                "status",
-                "assert",
-                "points",
-                "met",
-                "not_evaluated",
-            ):
-                props[f"criterion.{c['criterion_id']}.{field}"] = c.get(field)
-        _props(suite, props)
-        for c in cases:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                name=c["criterion_id"],
-                classname=task["id"],
-                time=_t(c["duration"]),
-            )
-            status = c["status"]
-            if c.get("not_evaluated") is not None:
-                ET.SubElement(
-                    case,
-                    "failure",
-                    message=f"not evaluated: {c['not_evaluated']} (the verifier could not "
-                    "check it; not the agent's failure)",
-                    type="not_evaluated",
-                )
-            elif _against(c):
-                score = c["score"] if c["score"] is not None else 0.0
-                penalty = f"penalty applied ({c.get('points')} points)" if c.get("met") else ""
-                message = (
-                    f"criterion {penalty or status} (score {score:.2f})"
-                    if scored
-                    else "; ".join(x for x in (penalty, c["details"] or "") if x)
-                    or f"criterion {status}"
-                )
-                failure = ET.SubElement(
-                    case, "failure", message=message, type="error" if status == "error" else status
-                )
-                if not scored and c["evidence"]:
-                    evidence = strict_json_value(c["evidence"])
-                    failure.text = json.dumps(evidence, indent=2, default=str)
-            elif status in UNCOUNTED:
-                reason = status if scored else (c["details"] or status)
-                ET.SubElement(case, "skipped", message=reason)
+    for run in report["benchmark_runs"]:
+        for task in run["task_runs"]:
+            # a scored benchmark run is elided on its own
+            fails = _task_suite(root, task, scored or bool(run.get("scored")))
+            total, failures = total + len(task["criterion_runs"]), failures + fails
     root.set("tests", str(total))
     root.set("failures", str(failures))
     root.set("errors", "0")
     xml_safe(root)
     return root
+
+
+def _task_suite(root: ET.Element, task: dict[str, Any], scored: bool) -> int:
+    """A task run's ``<testsuite>`` (its figures as properties, a case per criterion run),
+    added to ``root``; its number of failures."""
+    cases = task["criterion_runs"]
+    fails = sum(1 for c in cases if _failing(c))
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=task["id"],
+        tests=str(len(cases)),
+        failures=str(fails),
+        errors="0",
+        skipped=str(sum(1 for c in cases if c["status"] in UNCOUNTED)),
+        time=_t(sum(c["duration"] or 0.0 for c in cases)),
+    )
+    _props(suite, _task_props(task))
+    for c in cases:
+        _case(suite, task["id"], c, scored)
+    return fails
+
+
+#: the fields of each criterion run written as its task's suite properties
+_CASE_PROPS = ("score", "weight", "axis", "status", "assert", "points", "met", "not_evaluated")
+
+
+def _task_props(task: dict[str, Any]) -> dict[str, Any]:
+    """A task suite's properties: its figures, its axes, each criterion run's figures."""
+    cases = task["criterion_runs"]
+    props: dict[str, Any] = {
+        "score": task["score"],
+        "verdict": task["verdict"],
+        "status": task["status"],
+        "verification": task.get("verification", "complete"),
+        "errors": sum(1 for c in cases if c["status"] == "error"),
+        "not_evaluated": len(task.get("not_evaluated") or []) or None,
+        "benchmark": task["benchmark"],
+        "run": task["run"],
+        # a task scored by points (None, so left out, for a weighted task)
+        "points_earned": task.get("points_earned"),
+        "points_possible": task.get("points_possible"),
+        "penalties_applied": ",".join(task.get("penalties_applied") or []) or None,
+    }
+    for axis, value in task["axes"].items():
+        props[f"axis.{axis}.score"] = value["score"]
+        props[f"axis.{axis}.weight"] = value["weight"]
+        props[f"axis.{axis}.points_earned"] = value.get("points_earned")
+        props[f"axis.{axis}.points_possible"] = value.get("points_possible")
+    for c in cases:
+        for field in _CASE_PROPS:
+            props[f"criterion.{c['criterion_id']}.{field}"] = c.get(field)
+    return props
+
+
+def _case(suite: ET.Element, classname: str, c: dict[str, Any], scored: bool) -> None:
+    """A criterion run's ``<testcase>``: a failure when not evaluated or against its task
+    (details and evidence unless ``scored``), skipped when not counted."""
+    case = ET.SubElement(
+        suite, "testcase", name=c["criterion_id"], classname=classname, time=_t(c["duration"])
+    )
+    status = c["status"]
+    if c.get("not_evaluated") is not None:
+        ET.SubElement(
+            case,
+            "failure",
+            message=f"not evaluated: {c['not_evaluated']} (the verifier could not "
+            "check it; not the agent's failure)",
+            type="not_evaluated",
+        )
+    elif _against(c):
+        score = c["score"] if c["score"] is not None else 0.0
+        penalty = f"penalty applied ({c.get('points')} points)" if c.get("met") else ""
+        message = (
+            f"criterion {penalty or status} (score {score:.2f})"
+            if scored
+            else "; ".join(x for x in (penalty, c["details"] or "") if x) or f"criterion {status}"
+        )
+        failure = ET.SubElement(
+            case, "failure", message=message, type="error" if status == "error" else status
+        )
+        if not scored and c["evidence"]:
+            evidence = strict_json_value(c["evidence"])
+            failure.text = json.dumps(evidence, indent=2, default=str)
+    elif status in UNCOUNTED:
+        reason = status if scored else (c["details"] or status)
+        ET.SubElement(case, "skipped", message=reason)
 
 
 def xml_safe(root: ET.Element) -> None:

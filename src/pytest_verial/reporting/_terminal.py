@@ -312,49 +312,16 @@ def _unsupported(run: BenchmarkRun) -> int:
     )
 
 
-def _run_lines(
-    run: BenchmarkRun, verbosity: int, unsupported: int = 0
-) -> list[tuple[str, str | None, int]]:
-    tasks = run.task_runs
+#: a line of a benchmark run's block: text, colour, indent of its continuation
+RunLine = tuple[str, str | None, int]
+
+
+def _run_lines(run: BenchmarkRun, verbosity: int, unsupported: int = 0) -> list[RunLine]:
+    """A benchmark run's lines: its head, its task table (unless -qq), trials, its figures."""
     head = f"benchmark run {run.benchmark.ref} on {run_name(run.runs)} ({run.benchmark.file})"
-    lines: list[tuple[str, str | None, int]] = [(head, None, 2)]
+    lines: list[RunLine] = [(head, None, 2)]
     if verbosity > -2:
-        width = max(len("task"), *(len(_name(t)) for t in tasks))
-        axes_at = width + 2 + 6 + 2 + 8 + 2
-        lines.append((f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes", None, axes_at))
-        for t in tasks if verbosity > 0 else tasks[:MAX_TASK_ROWS]:
-            note = f"  [{t.status}]" if t.status is not TaskStatus.COMPLETED else ""
-            if t.verification == "incomplete":
-                note += f"  [not verified: {plural(len(t.not_evaluated), 'criterion', 'criteria')}]"
-            if t.critical_failed:
-                note += f"  [critical failed: {', '.join(t.critical_failed)}]"
-            if t.points_earned is not None:
-                note += f"  [points {t.points_earned}/{t.points_possible}"
-                if t.penalties_applied:
-                    note += f"; penalties applied: {', '.join(t.penalties_applied)}"
-                note += "]"
-            lines.append(
-                (
-                    f"{_name(t):<{width}}  {_score(t.score):>6}  {t.verdict or '-':<8}  "
-                    f"{_axes(t.axes)}{note}",
-                    _COLOUR.get(t.verdict or ""),
-                    axes_at,
-                )
-            )
-        if verbosity <= 0 and len(tasks) > MAX_TASK_ROWS:
-            left = len(tasks) - MAX_TASK_ROWS
-            lines.append((_more(left, "task run", "task runs"), None, 2))
-        if run.trials is not None:
-            for trial in run.trials.tasks:
-                lines.append(
-                    (
-                        f"trials {trial.task_key}: k={trial.k} mean {trial.mean:.3f} "
-                        f"pass^k {'yes' if trial.pass_k else 'no'} "
-                        f"95% CI [{trial.ci95[0]:.3f}, {trial.ci95[1]:.3f}]",
-                        None,
-                        2,
-                    )
-                )
+        lines.extend(_task_table(run, verbosity))
     if run.trials is not None:
         whole = run.trials
         lines.append(
@@ -366,21 +333,60 @@ def _run_lines(
                 2,
             )
         )
+    return lines + _figure_lines(run, unsupported)
+
+
+def _task_table(run: BenchmarkRun, verbosity: int) -> list[RunLine]:
+    """One row per task run (at most :data:`MAX_TASK_ROWS` unless -v), then per-task trials."""
+    tasks = run.task_runs
+    width = max(len("task"), *(len(_name(t)) for t in tasks))
+    axes_at = width + 2 + 6 + 2 + 8 + 2
+    lines: list[RunLine] = [
+        (f"{'task':<{width}}  {'score':>6}  {'verdict':<8}  axes", None, axes_at)
+    ]
+    for t in tasks if verbosity > 0 else tasks[:MAX_TASK_ROWS]:
+        note = f"  [{t.status}]" if t.status is not TaskStatus.COMPLETED else ""
+        if t.verification == "incomplete":
+            note += f"  [not verified: {plural(len(t.not_evaluated), 'criterion', 'criteria')}]"
+        if t.critical_failed:
+            note += f"  [critical failed: {', '.join(t.critical_failed)}]"
+        if t.points_earned is not None:
+            note += f"  [points {t.points_earned}/{t.points_possible}"
+            if t.penalties_applied:
+                note += f"; penalties applied: {', '.join(t.penalties_applied)}"
+            note += "]"
+        lines.append(
+            (
+                f"{_name(t):<{width}}  {_score(t.score):>6}  {t.verdict or '-':<8}  "
+                f"{_axes(t.axes)}{note}",
+                _COLOUR.get(t.verdict or ""),
+                axes_at,
+            )
+        )
+    if verbosity <= 0 and len(tasks) > MAX_TASK_ROWS:
+        left = len(tasks) - MAX_TASK_ROWS
+        lines.append((_more(left, "task run", "task runs"), None, 2))
+    for trial in run.trials.tasks if run.trials is not None else []:
+        lines.append(
+            (
+                f"trials {trial.task_key}: k={trial.k} mean {trial.mean:.3f} "
+                f"pass^k {'yes' if trial.pass_k else 'no'} "
+                f"95% CI [{trial.ci95[0]:.3f}, {trial.ci95[1]:.3f}]",
+                None,
+                2,
+            )
+        )
+    return lines
+
+
+def _figure_lines(run: BenchmarkRun, unsupported: int) -> list[RunLine]:
+    """The run's score and verdict, then its task and criterion counts."""
     c = run.counts
     strict = f", strict success {run.strict_success:.0%}" if run.strict_success is not None else ""
-    colour = _COLOUR.get(run.verdict or "")
     unverified = (
         f" ({plural(c.unverified, 'task run')} not verified, left out)"
         if run.verification == "incomplete"
         else ""
-    )
-    lines.append(
-        (
-            f"run score {_score(run.score)}, verdict {run.verdict or '-'}{unverified}{strict}, "
-            f"status {run.status}",
-            colour,
-            2,
-        )
     )
     extra = "".join(
         f", {n} {word}"
@@ -389,7 +395,13 @@ def _run_lines(
     )
     if c.criteria_not_evaluated:
         extra = f" ({c.criteria_not_evaluated} not evaluated){extra}"
-    lines.append(
+    return [
+        (
+            f"run score {_score(run.score)}, verdict {run.verdict or '-'}{unverified}{strict}, "
+            f"status {run.status}",
+            _COLOUR.get(run.verdict or ""),
+            2,
+        ),
         (
             f"  {c.completed} of {plural(c.task_runs, 'task run')} scored "
             f"({c.verdicts.pass_} pass, {c.verdicts.partial} partial, {c.verdicts.fail} fail); "
@@ -398,6 +410,5 @@ def _run_lines(
             + f", {plural(c.criteria_error, 'error')}{extra}",
             None,
             4,
-        )
-    )
-    return lines
+        ),
+    ]
