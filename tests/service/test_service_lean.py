@@ -206,3 +206,34 @@ def test_a_fhir_snapshot_is_indexed_once_while_unchanged_and_again_when_changed(
         assert len(loads) == 2
         assert changed["claim-created"] == "failed"
         assert verdicts() == changed and len(loads) == 2
+
+
+def test_an_answer_sent_as_made_equals_its_replay_through_the_response_model(
+    client: TestClient,
+) -> None:
+    """verify-task and complete send the body they made as it is; a replay of the same
+    Idempotency-Key goes through the response model: both are the same JSON."""
+    store = client.app.state.store  # type: ignore[attr-defined]
+    _, key = create_key(store, "solver")
+    auth = {"Authorization": f"Bearer {key}", "Idempotency-Key": "lean-verify-1"}
+    body = {
+        "benchmark": "sftp-drops@1",
+        "task_id": "sftp-referral-packet",
+        "sandbox": {"run_dir": "good-agent"},
+    }
+    made = client.post("/v1/verify-task", json=body, headers=auth)
+    again = client.post("/v1/verify-task", json=body, headers=auth)
+    assert made.status_code == again.status_code == 201, made.text
+    assert made.json() == again.json()
+    assert made.headers["location"] == again.headers["location"]
+    run = client.post(
+        "/v1/benchmark-runs",
+        json={"benchmark": "sftp-drops@1", "agent": "e2e"},
+        headers={"Authorization": f"Bearer {key}"},
+    ).json()
+    token = {"Authorization": f"Bearer {run['bearer_token']}", "Idempotency-Key": "lean-c-1"}
+    url = run["task_runs"][0]["complete_url"]
+    done = client.post(url, json={"sandbox": {"run_dir": "good-agent"}}, headers=token)
+    replayed = client.post(url, json={"sandbox": {"run_dir": "good-agent"}}, headers=token)
+    assert done.status_code == replayed.status_code == 200, done.text
+    assert done.json() == replayed.json()
