@@ -126,9 +126,17 @@ def _aggregates_equal_recomputed(store: Any, run_id: str) -> None:
         assert report.session.counts == RunCounts.of(stored.task_runs)
 
 
-def test_complete_keeps_the_aggregates_a_full_recomputation_gives(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_complete_keeps_the_aggregates_a_full_recomputation_gives(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str
+) -> None:
     bench, root = _many_tasks(tmp_path)
-    app = create_app(f"sqlite:///{tmp_path / 's.db'}", [bench], root)
+    url = (
+        f"sqlite:///{tmp_path / 's.db'}"
+        if backend == "sqlite"
+        else str(request.getfixturevalue("service_postgres").new_database())
+    )
+    app = create_app(url, [bench], root)
     store = app.state.store
     _, key = create_key(store, "solver")
     with TestClient(app) as client:
