@@ -739,52 +739,25 @@ def _counts(tasks: Sequence[TaskRun]) -> RunCounts:
     )
 
 
-#: what a benchmark run's aggregates read of each task run's ``data`` (the rest of it, its
-#: snapshot of the task above all, is neither read nor parsed), besides its columns
-_AGGREGATED = (
-    "id",
-    "name",
-    "status",
-    "verdict",
-    "score",
-    "pass_threshold",
-    "verification",
-    "confidence",
-    "axes",
-    "all_passed",
-    "counts",
-)
-
-
 def _rewrite(conn: Connection, br_id: str, *, interrupted: bool = False) -> BenchmarkRun:
     """The benchmark run's aggregates (and its session, when it ended) from its task runs.
 
-    Read from the task runs' rows alone, only the fields the aggregates use (their scores,
-    axes and counts: :data:`_AGGREGATED`), never their criterion runs: a ``complete`` costs
-    the task it scores plus a few small values per task run of the run, not the run's
-    criteria read back as a typed report."""
+    Read from the task runs' rows alone (their scores, axes and counts), never their criterion
+    runs: a ``complete`` costs the task it scores plus one small row per task run of the run,
+    not the run's criteria read back as a typed report."""
     row = conn.execute(
         select(benchmark_runs.c.session_id, benchmark_runs.c.created_at).where(
             benchmark_runs.c.id == br_id
         )
     ).one()
-    fields = [task_runs.c.data[name].label(name) for name in _AGGREGATED]
-    query = (
-        select(task_runs.c.task_id, task_runs.c.task_key, task_runs.c.run_label, *fields)
-        .where(task_runs.c.benchmark_run_id == br_id)
-        .order_by(task_runs.c.position)
-    )
+    # the whole data parsed in Python: a JSON path on SQLite prints a float with 15 digits
     tasks = [
-        TaskRun.model_validate(
-            {
-                "id": row.id,
-                "task_id": row.task_id,
-                "task_key": row.task_key,
-                "run": row.run_label,
-                **{name: getattr(row, name) for name in _AGGREGATED if name != "id"},
-            }
-        )
-        for row in conn.execute(query)
+        _light_task(data)
+        for data in conn.execute(
+            select(task_runs.c.data)
+            .where(task_runs.c.benchmark_run_id == br_id)
+            .order_by(task_runs.c.position)
+        ).scalars()
     ]
     old = _light_run(conn, br_id, tasks)
     running = not interrupted and any(t.status is TaskStatus.RUNNING for t in tasks)
