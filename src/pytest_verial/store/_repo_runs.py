@@ -710,8 +710,10 @@ def cancel_run(
 
 
 def _light_task(data: Any) -> TaskRun:
-    """A task run from its row alone (no criterion runs: its ``counts`` say how many of each)."""
-    return TaskRun.model_validate({**data, "criterion_runs": []})
+    """A task run from its row alone, to aggregate or name it: no criterion runs (its
+    ``counts`` say how many of each) and no snapshot of its task (the bulk of its row, and
+    the slowest part of it to validate)."""
+    return TaskRun.model_validate({**data, "criterion_runs": [], "snapshot": None})
 
 
 def _light_run(conn: Connection, br_id: str, tasks: Sequence[TaskRun]) -> BenchmarkRun:
