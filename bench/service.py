@@ -21,6 +21,13 @@ scored on the captured good-agent run; every request is a new task run written t
 
 5. ``--overhead ROUNDS``: only the overhead over inline ``verify_task`` at 1 worker and
    1 client, measured in ROUNDS alternating batches of ``--requests`` (inline, then served).
+6. ``--lean ROUNDS`` (issue 33's targets, side by side in one run, 1 worker, SQLite): the
+   overhead as in 5; verify-task throughput at 8 clients over inline calls per second (one
+   thread), in ROUNDS alternating batches; and a run-API ``complete`` of the 1,000th task run
+   of a 1,000-task benchmark run over the 1st (medians of the first and the last
+   ``LEAN_EDGE`` completes of the same run, each completed one after the other).
+
+    python bench/service.py --lean ROUNDS [--requests 200] [--tasks 1000]
 """
 
 from __future__ import annotations
@@ -292,6 +299,205 @@ def overhead(kind: str, tmp: Path, benches: list[Path], pg: Any, rounds: int, n:
     print(f"  {kind}: overhead, median of {rounds} rounds: {statistics.median(gaps) * 1000:.2f} ms")
 
 
+def inline_rate(bench: Path, n: int) -> float:
+    """Inline ``verify_task`` calls per second, one after the other in this thread."""
+    from pytest_verial import load_benchmark, verify_task
+    from pytest_verial.checks import default_registry
+
+    task = load_benchmark(bench, default_registry()).tasks[0]
+    start = time.perf_counter()
+    for _ in range(n):
+        verify_task(task, RUNS / "good-agent" / TASK, {})
+    return n / (time.perf_counter() - start)
+
+
+#: completes timed at each end of the run (the first ones, the last ones)
+LEAN_EDGE = 5
+
+
+def many_tasks(tmp: Path, n: int) -> tuple[Path, Path]:
+    """``serve-many``: the example task ``n`` times (one criterion each of the example's),
+    and a runs root holding a copy of its good-agent folder under each task's name."""
+    import shutil
+
+    data = yaml.safe_load(FILES.read_text())
+    task = next(t for t in data["tasks"] if t["id"] == TASK)
+    tasks = [{**task, "id": f"task-{i:04d}"} for i in range(n)]
+    bench = tmp / "serve-many.verial.yaml"
+    bench.write_text(yaml.safe_dump({"benchmark": "serve-many", "version": 1, "tasks": tasks}))
+    root = tmp / "runs-many"
+    (root / "good-agent").mkdir(parents=True)
+    shutil.copy(RUNS / "good-agent" / "run.yaml", root / "good-agent" / "run.yaml")
+    for t in tasks:
+        shutil.copytree(RUNS / "good-agent" / TASK, root / "good-agent" / t["id"])
+    return bench, root
+
+
+def completes(tmp: Path, n: int) -> tuple[list[float], list[float]]:
+    """The times of the first and the last LEAN_EDGE completes of one ``n``-task run."""
+    bench, root = many_tasks(tmp, n)
+    store = new_store("sqlite", tmp, None)
+    key = org_key(store)
+    port = _port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VERIAL_")}
+    with (tmp / "serve-many.log").open("ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest_verial.cli", "serve", str(bench),
+             "--runs-root", str(root), "--store", store, "--port", str(port)],
+            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url)
+        with httpx.Client(base_url=url, timeout=120) as http:
+            made = http.post(
+                "/v1/benchmark-runs",
+                json={"benchmark": "serve-many@1", "agent": "bench"},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+            assert made.status_code == 201, made.text
+            run = made.json()
+            token = {"Authorization": f"Bearer {run['bearer_token']}"}
+            times = []
+            for task in run["task_runs"]:
+                path = task["complete_url"].removeprefix(url)
+                start = time.perf_counter()
+                done = http.post(path, json={"sandbox": {"run_dir": "good-agent"}}, headers=token)
+                times.append(time.perf_counter() - start)
+                assert done.status_code == 200, done.text
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    return times[:LEAN_EDGE], times[-LEAN_EDGE:]
+
+
+def route_work(tmp: Path, bench: Path, n: int) -> tuple[float, float]:
+    """p50 of verify-task's own work in this process, without HTTP (the key's check, scoring,
+    storing, the answer's JSON), and p50 of inline ``verify_task``, alternating: what the
+    service adds on one core, apart from the transport and the scheduler."""
+    from pytest_verial import load_benchmark, verify_task
+    from pytest_verial.checks import default_registry
+    from pytest_verial.service import create_app, create_key
+    from pytest_verial.service._keys import authenticate
+    from pytest_verial.service._requests import VerifyTaskIn
+    from pytest_verial.service._routes.verify import _made, _stored
+    from pytest_verial.store._repo_runs import store_verified
+
+    app = create_app(f"sqlite:///{tmp}/route-{time.monotonic_ns()}.db", [bench], RUNS)
+    store, verifier = app.state.store, app.state.verifier
+    _, key = create_key(store, "org")
+    task = load_benchmark(bench, default_registry()).tasks[0]
+    served_body = body()
+    served, inline = [], []
+    for _ in range(n):
+        start = time.perf_counter()
+        request = VerifyTaskIn.model_validate(served_body)
+        owner = authenticate(store, key)
+        assert owner is not None
+        made = store_verified(
+            store, owner, verifier.verify(request), _stored(False), idem=None, digest=""
+        )
+        _made(made).render(made.body)
+        served.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        verify_task(task, RUNS / "good-agent" / TASK, {})
+        inline.append(time.perf_counter() - start)
+    store.close()
+    return statistics.median(served), statistics.median(inline)
+
+
+def rescoring(tmp: Path, sizes: tuple[int, ...] = (10, 1000)) -> None:
+    """In this process: complete's rescoring of a benchmark run (``_rewrite``, in a write
+    transaction rolled back) for runs of ``sizes`` task runs just created, p50 of 5."""
+    import warnings
+
+    from pytest_verial.service import create_app, create_key
+    from pytest_verial.store._repo_runs import _rewrite
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+
+    data = yaml.safe_load(FILES.read_text())
+    task = next(t for t in data["tasks"] if t["id"] == TASK)
+    for n in sizes:
+        tasks = [{**task, "id": f"t{i:04d}"} for i in range(n)]
+        bench = tmp / f"rescore-{n}.verial.yaml"
+        bench.write_text(
+            yaml.safe_dump({"benchmark": f"rescore-{n}", "version": 1, "tasks": tasks})
+        )
+        app = create_app(f"sqlite:///{tmp}/rescore-{n}.db", [bench], RUNS)
+        _, key = create_key(app.state.store, "org")
+        with TestClient(app) as client:
+            run = client.post(
+                "/v1/benchmark-runs",
+                json={"benchmark": f"rescore-{n}@1", "agent": "bench"},
+                headers={"Authorization": f"Bearer {key}"},
+            ).json()
+            times = []
+            for _ in range(5):
+                with app.state.store.engine.connect() as conn, conn.begin() as tx:
+                    start = time.perf_counter()
+                    _rewrite(conn, run["id"])
+                    times.append(time.perf_counter() - start)
+                    tx.rollback()
+        print(
+            f"  in-process: complete's rescoring of a {n:,}-task run, p50 "
+            f"{statistics.median(times) * 1000:.1f} ms",
+            flush=True,
+        )
+
+
+def lean(tmp: Path, benches: list[Path], rounds: int, n: int, tasks: int) -> None:
+    """Issue 33's three service figures, one run, 1 worker, SQLite."""
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    store = new_store("sqlite", tmp, None)
+    key = org_key(store)
+    gaps, ratios = [], []
+    with server(store, benches, 1, tmp / "serve.log") as (url, _):
+        run_clients(url, key, 1, 20)  # warm-up
+        inline_p50(benches[0], 20)
+        for _ in range(rounds):
+            lat, _errors, _wall = run_clients(url, key, 1, n)
+            inline = inline_p50(benches[0], n)
+            gaps.append(statistics.median(lat) - inline)
+            served, errors, wall = run_clients(url, key, 8, n)
+            rate = inline_rate(benches[0], n)
+            ratios.append(len(served) / wall / rate)
+            print(
+                f"  round: inline p50 {inline * 1000:.2f} ms, service p50 "
+                f"{statistics.median(lat) * 1000:.2f} ms, overhead {gaps[-1] * 1000:.2f} ms; "
+                f"8 clients {len(served) / wall:.1f}/s ({errors} errors), inline {rate:.1f}/s, "
+                f"ratio {ratios[-1]:.2f}",
+                flush=True,
+            )
+    route, inline_alone = route_work(tmp, benches[0], n)
+    print(
+        f"  in-process (no HTTP): route work p50 {route * 1000:.2f} ms, inline p50 "
+        f"{inline_alone * 1000:.2f} ms, added {(route - inline_alone) * 1000:.2f} ms",
+        flush=True,
+    )
+    rescoring(tmp)
+    first, last = completes(tmp, tasks)
+    print(f"load average after: {os.getloadavg()}", flush=True)
+    print("| measure | figure | target |")
+    print("|---|---|---|")
+    print(
+        f"| verify-task p50 - inline p50, 1 worker, SQLite (median of {rounds} rounds) | "
+        f"{statistics.median(gaps) * 1000:.2f} ms | <= 3 ms |"
+    )
+    print(
+        f"| verify-task/s at 8 clients / inline calls/s (median of {rounds} rounds) | "
+        f"{statistics.median(ratios):.2f} | >= 0.5 |"
+    )
+    print(
+        f"| complete of the last / the first task run, {tasks:,}-task run "
+        f"(medians of {LEAN_EDGE}: {statistics.median(last) * 1000:.1f} ms / "
+        f"{statistics.median(first) * 1000:.1f} ms) | "
+        f"{statistics.median(last) / statistics.median(first):.2f} | <= 1.5 |"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
@@ -305,6 +511,13 @@ def main() -> int:
         metavar="ROUNDS",
         help="only the overhead over inline verify_task: ROUNDS alternating batches",
     )
+    parser.add_argument(
+        "--lean",
+        type=int,
+        metavar="ROUNDS",
+        help="issue 33's figures: overhead, throughput ratio, complete's growth",
+    )
+    parser.add_argument("--tasks", type=int, default=1000, help="task runs of --lean's run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="verial-bench-serve-") as name:
         tmp = Path(name)
@@ -319,6 +532,9 @@ def main() -> int:
 
             pg_cm = pg_server()
         with pg_cm as pg:
+            if args.lean:
+                lean(tmp, benches, args.lean, args.requests, args.tasks)
+                return 0
             if args.overhead:
                 for kind in kinds:
                     overhead(kind, tmp, benches, pg, args.overhead, args.requests)

@@ -1,6 +1,7 @@
 """Revocation is total (issue 31): revoking a key ends every run token it minted, at once, in
-every worker process of a real `verial serve --workers 2` (the check is made in the store on
-each request, so no process keeps a revoked token alive), over SQLite and the suite's
+every worker process of a real `verial serve --workers 2` (each worker keeps the principals it
+found, but checks the key's row in the store on each request, so no process keeps a revoked
+key or token alive), over SQLite and the suite's
 PostgreSQL; a job the key queued and no worker has run yet is not run."""
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ def test_revoking_a_key_ends_its_run_tokens_in_every_worker(
             timeout=60,
         )
         assert done.status_code == 200, done.text
+
+        # each worker keeps the key and the token once it has found them (issue 33): both
+        # workers answer some of these, so both hold them when the key is revoked
+        for _ in range(TRIES):
+            assert httpx.get(read, headers=token).status_code == 200
+            mine = httpx.get(read, headers={"Authorization": f"Bearer {solver}"})
+            assert mine.status_code == 200
 
         revoked = run_verial(tmp_path, "keys", "revoke", solver_id, "--store", store)
         assert revoked.returncode == 0, revoked.stderr

@@ -106,39 +106,31 @@ def _limits(args: argparse.Namespace) -> Any:
     return ServiceLimits.from_mapping({name: getattr(args, name, None) for name in names})
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..store import StoreError, store_url_from
+class _Refused(Exception):
+    """Why ``verial serve`` does not start (one line, exit 2)."""
 
-    try:
-        import uvicorn
 
-        from ..service._app import create_app
-    except ImportError:
-        print(
-            "verial serve: needs FastAPI and uvicorn: pip install 'pytest-verial[serve]'",
-            file=sys.stderr,
-        )
-        return 2
-    from ..service._keys import active_keys
-    from ..service._limits import LIMITS_ENV
-    from ..service._logs import log_config
+def _checked(args: argparse.Namespace) -> tuple[Any, str]:
+    """The limits and the store's URL the arguments give (_Refused when one is unusable)."""
+    from ..store import store_url_from
 
     if not 0 < args.port < 65536:
-        print(f"verial serve: --port {args.port}: use 1-65535", file=sys.stderr)
-        return 2
+        raise _Refused(f"--port {args.port}: use 1-65535")
     if args.workers < 1:
-        print(f"verial serve: --workers {args.workers}: use 1 or more", file=sys.stderr)
-        return 2
+        raise _Refused(f"--workers {args.workers}: use 1 or more")
     try:
         limits = _limits(args)
     except ValueError as exc:
-        print(f"verial serve: {exc}", file=sys.stderr)
-        return 2
+        raise _Refused(str(exc)) from None
     url = store_url_from(args.store, cli_rootdir())
     if url is None:
-        print("verial serve: the service needs a results store (not --store none)", file=sys.stderr)
-        return 2
-    judge = {
+        raise _Refused("the service needs a results store (not --store none)")
+    return limits, url
+
+
+def _judge(args: argparse.Namespace) -> dict[str, str]:
+    """The server's judge settings given (names only: a key stays in its variable)."""
+    return {
         name: value
         for name, value in (
             ("judge_model", args.judge_model),
@@ -147,28 +139,87 @@ def run(args: argparse.Namespace) -> int:
         )
         if value
     }
+
+
+def _opened(
+    args: argparse.Namespace, url: str, judge: dict[str, str], limits: Any
+) -> tuple[Any, int]:
+    """The app over the store and its active keys, once it may listen where asked (_Refused
+    otherwise)."""
+    from ..service._app import create_app
+    from ..service._keys import active_keys
+    from ..store import StoreError
+
     try:
         app = create_app(url, args.benchmarks, args.runs_root, judge=judge, limits=limits)
         keys = active_keys(app.state.store)
     except (StoreError, ValueError) as exc:
-        print(f"verial serve: {exc}", file=sys.stderr)
-        return 2
+        raise _Refused(str(exc)) from None
     if keys == 0 and not is_loopback(args.host):
         app.state.store.close()
-        print(
-            f"verial serve: refusing to listen on {args.host} while no API key exists "
-            "(create one: verial keys create --scope org)",
-            file=sys.stderr,
+        raise _Refused(
+            f"refusing to listen on {args.host} while no API key exists "
+            "(create one: verial keys create --scope org)"
         )
-        return 2
     busy = port_problem(args.host, args.port)
     if busy is not None:
         app.state.store.close()
+        raise _Refused(
+            f"cannot listen on {args.host}:{args.port}: {busy} (another server "
+            "there? choose another --port)"
+        )
+    return app, keys
+
+
+def _serve(app: Any, args: argparse.Namespace, url: str, judge: dict[str, str]) -> None:
+    """uvicorn over ``app`` (one worker), or over workers that each make it from the
+    environment; its HTTP protocol with deadlines for slow headers and bodies (_guard.py)."""
+    import uvicorn
+
+    from ..service._logs import log_config
+
+    # the access log prints the method, path and status: never a header (keys travel only in
+    # Authorization; one in a URL is refused), every line masked of credentials (_logs.py)
+    common: dict[str, Any] = {
+        "host": args.host,
+        "port": args.port,
+        "log_level": "info",
+        "server_header": False,
+        "http": GUARD,
+        "log_config": log_config(),
+    }
+    if args.workers == 1:
+        uvicorn.run(app, **common)
+        return
+    app.state.store.close()
+    os.environ["VERIAL_SERVE_STORE"] = url
+    os.environ["VERIAL_SERVE_BENCHMARKS"] = os.pathsep.join(args.benchmarks)
+    os.environ["VERIAL_SERVE_RUNS_ROOT"] = args.runs_root
+    os.environ["VERIAL_SERVE_JUDGE"] = json.dumps(judge)  # names only: the key stays in its var
+    uvicorn.run(
+        "pytest_verial.service._app:app_from_env", factory=True, workers=args.workers, **common
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn  # noqa: F401
+
+        from ..service import _app  # noqa: F401
+    except ImportError:
         print(
-            f"verial serve: cannot listen on {args.host}:{args.port}: {busy} (another server "
-            "there? choose another --port)",
+            "verial serve: needs FastAPI and uvicorn: pip install 'pytest-verial[serve]'",
             file=sys.stderr,
         )
+        return 2
+    from ..service._limits import LIMITS_ENV
+
+    try:
+        limits, url = _checked(args)
+        judge = _judge(args)
+        app, keys = _opened(args, url, judge, limits)
+    except _Refused as exc:
+        print(f"verial serve: {exc}", file=sys.stderr)
         return 2
     # plans are found by slug@version and, for a benchmark of one version, by its slug too
     count = len({display for display, _, _ in app.state.benchmarks.plans.values()})
@@ -178,35 +229,6 @@ def run(args: argparse.Namespace) -> int:
         f"{keys} active key{'' if keys == 1 else 's'})",
         file=sys.stderr,
     )
-    # the access log prints the method, path and status: never a header (keys travel only in
-    # Authorization; one in a URL is refused), every line masked of credentials (_logs.py)
     os.environ[LIMITS_ENV] = limits.to_env()  # every worker's limits (_guard.py reads them)
-    # uvicorn's HTTP protocol with deadlines for slow headers and bodies (_guard.py)
-    if args.workers == 1:
-        uvicorn.run(
-            app,
-            host=args.host,
-            port=args.port,
-            log_level="info",
-            server_header=False,
-            http=GUARD,
-            log_config=log_config(),
-        )
-        return 0
-    app.state.store.close()
-    os.environ["VERIAL_SERVE_STORE"] = url
-    os.environ["VERIAL_SERVE_BENCHMARKS"] = os.pathsep.join(args.benchmarks)
-    os.environ["VERIAL_SERVE_RUNS_ROOT"] = args.runs_root
-    os.environ["VERIAL_SERVE_JUDGE"] = json.dumps(judge)  # names only: the key stays in its var
-    uvicorn.run(
-        "pytest_verial.service._app:app_from_env",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_level="info",
-        server_header=False,
-        http=GUARD,
-        log_config=log_config(),
-    )
+    _serve(app, args, url, judge)
     return 0

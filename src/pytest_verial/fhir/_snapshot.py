@@ -2,7 +2,8 @@
 
 Files, in name order, recursively: ``*.json`` holding one resource or a Bundle (entries
 flattened, nested Bundles too), ``*.ndjson`` / ``*.jsonl`` with one resource or Bundle per line
-(streamed, never read whole). The directory is read once per task run, on the first search.
+(streamed, never read whole). The directory is read once per task run, on the first search
+(in the service, once while its files stay as they are: :mod:`pytest_verial._sandbox_io.kept`).
 Anything that is not FHIR — invalid JSON, a Bundle entry without a resource, an unknown or
 missing ``resourceType`` — is a :class:`~pytest_verial._errors.SourceError` naming the file,
 the line or entry, for every criterion that reads the snapshot.
@@ -19,6 +20,7 @@ from .. import _heap as heap
 from .._errors import SourceError
 from .._sandbox_io.confine import task_root, walk
 from .._sandbox_io.jsonfiles import iter_jsonl_lines, read_json
+from .._sandbox_io.kept import FHIR_INDEXES
 from .._sandbox_io.limits import Reads
 from ._definitions import resource_types
 from ._index import FhirIndex, SearchResult
@@ -119,7 +121,11 @@ class FhirSnapshot:
                 raise self._error
             if self._index is None:
                 try:
-                    self._index = _load(self.directory, self.reads)
+                    self._index = FHIR_INDEXES.load(
+                        str(self.directory),
+                        lambda: walk(self.directory, task_root(self.directory.parent)),
+                        lambda: _load(self.directory, self.reads),
+                    )
                 except SourceError as exc:
                     self._error = exc
                     raise

@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from .._sandbox_io.kept import keep_indexes
 from .._version import __version__
 from ..store import open_store
 from ._hide import ServerPaths, server_folders
@@ -78,9 +79,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         runner.start()  # async verify-task jobs, claimed from the store (:mod:`.jobs`)
+        keep_indexes()  # a run folder scored again is not read again while it is unchanged
         try:
             yield
         finally:
+            keep_indexes(False)
             runner.stop()
             store.close()
 

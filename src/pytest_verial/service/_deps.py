@@ -6,6 +6,10 @@ reads task runs and criterion runs (``/task-runs/{id}``, ``/criterion-runs/{id}`
 internal routes; a solver key (``vrl_slv_``) creates runs and verifies tasks, and sees the runs
 it created; a run's bearer token (``vrl_run_``) starts, completes and reads that run. A request
 without a valid key is a 401; what a key may not see is a 404, as if it were not there.
+
+The dependencies that only read the app's state or a principal already found are ``async``:
+FastAPI runs a plain ``def`` dependency in its threadpool, one hop each. The principal itself
+reads the store (once, by primary key, when this process knows the key: :mod:`._keys`).
 """
 
 from __future__ import annotations
@@ -38,12 +42,12 @@ _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 NOBODY = ApiKey("nobody", "none", None, datetime(2000, 1, 1, tzinfo=UTC), None, run_id="-")
 
 
-def get_store(request: Request) -> Store:
+async def get_store(request: Request) -> Store:
     store: Store = request.app.state.store
     return store
 
 
-def get_verifier(request: Request) -> Verifier:
+async def get_verifier(request: Request) -> Verifier:
     verifier: Verifier = request.app.state.verifier
     return verifier
 
@@ -74,7 +78,7 @@ def principal(
 PrincipalDep = Annotated[ApiKey, Depends(principal)]
 
 
-def key_holder(key: PrincipalDep) -> ApiKey:
+async def key_holder(key: PrincipalDep) -> ApiKey:
     """An org or solver key: a run token only starts, completes and reads its run (403)."""
     if key.run_id is not None:
         raise Problem(
@@ -83,14 +87,14 @@ def key_holder(key: PrincipalDep) -> ApiKey:
     return key
 
 
-def org_creator(key: PrincipalDep) -> ApiKey:
+async def org_creator(key: PrincipalDep) -> ApiKey:
     """An org key, for the internal routes that create (403 for any other key)."""
     if not key.org:
         raise Problem(403, "this internal route needs an organization key (vk_...)")
     return key
 
 
-def org_viewer(key: PrincipalDep) -> ApiKey:
+async def org_viewer(key: PrincipalDep) -> ApiKey:
     """An org key; any other principal sees nothing here (its reads are 404s)."""
     return key if key.org else NOBODY
 

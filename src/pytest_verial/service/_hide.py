@@ -76,8 +76,11 @@ class Rewrite:
 
     def model(self, model: M) -> M:
         """A result with every text rewritten: one pass over its JSON text, read back as the
-        same type (validated again)."""
-        return type(model).model_validate_json(self.text(model.model_dump_json(by_alias=True)))
+        same type (validated again); ``model`` itself when no text names a folder or the
+        judge (most results: nothing to read back)."""
+        text = model.model_dump_json(by_alias=True)
+        rewritten = self.text(text)
+        return model if rewritten == text else type(model).model_validate_json(rewritten)
 
     def json(self, value: Any) -> Any:
         """A JSON value with every string (and key) rewritten."""

@@ -5,6 +5,13 @@ A key is shown once, when it is created; the store keeps only its SHA-256 (a key
 random bits, so a plain hash cannot be reversed or brute-forced), looked up by that hash and
 compared with :func:`hmac.compare_digest`. Keys never reach a log, an error or a URL. The rows
 are the store's (:mod:`pytest_verial.store._repo_keys`); the key's form and its checks are here.
+
+Each worker process keeps the principals it has found (by hash, a bounded LRU:
+:class:`Principals`), so a request looks its key up once per process. Revocation is still
+immediate in every process: a kept principal is used only after one read by primary key, made
+on every request in the store all the workers share: its key's row
+(:func:`~pytest_verial.store._repo_keys.key_active`), or for a run token its row and the key
+that created its run (:func:`~pytest_verial.store._repo_keys.run_token_expiry`).
 """
 
 from __future__ import annotations
@@ -12,7 +19,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
+from collections import OrderedDict
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from weakref import WeakKeyDictionary
 
 from ..store import Store
 from ..store._ids import new_id
@@ -22,9 +33,11 @@ from ..store._repo_keys import (
     all_keys,
     count_active,
     insert_key,
+    key_active,
     key_by_hash,
     revoke,
     run_token_by_hash,
+    run_token_expiry,
 )
 
 SCOPES = ("org", "solver")
@@ -77,25 +90,57 @@ def issue_run_token(store: Store, run_id: str) -> tuple[str, datetime]:
     return token, expires
 
 
-def _run_token(store: Store, presented: str) -> ApiKey | None:
-    digest = key_hash(presented)
+class Principals:
+    """The principals one process has found, by key hash. At most ``size`` kept, the least
+    recently used dropped; an unknown key is never kept, so a caller presenting made-up keys
+    cannot grow it."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._kept: OrderedDict[str, ApiKey] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, digest: str) -> ApiKey | None:
+        with self._lock:
+            found = self._kept.get(digest)
+            if found is not None:
+                self._kept.move_to_end(digest)
+            return found
+
+    def keep(self, digest: str, key: ApiKey) -> None:
+        with self._lock:
+            self._kept[digest] = key
+            self._kept.move_to_end(digest)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+
+    def drop(self, digest: str) -> None:
+        with self._lock:
+            self._kept.pop(digest, None)
+
+
+#: each open store's principals (a process serves one store; tests open many)
+_PRINCIPALS: WeakKeyDictionary[Store, Principals] = WeakKeyDictionary()
+_PRINCIPALS_LOCK = threading.Lock()
+
+
+def principals(store: Store) -> Principals:
+    """The principals this process keeps for ``store``."""
+    with _PRINCIPALS_LOCK:
+        kept = _PRINCIPALS.get(store)
+        if kept is None:
+            kept = _PRINCIPALS[store] = Principals()
+        return kept
+
+
+def _run_token(store: Store, digest: str) -> ApiKey | None:
     row = run_token_by_hash(store, digest)
     if row is None or not hmac.compare_digest(row.hash.encode(), digest.encode()):
-        return None
-    if row.expires_at <= datetime.now(UTC):
         return None
     return ApiKey(row.id, "run", None, row.expires_at, None, run_id=row.run_id)
 
 
-def authenticate(store: Store, presented: str) -> ApiKey | None:
-    """The active key ``presented`` is, or None (unknown, malformed, revoked or expired)."""
-    if len(presented) > MAX_KEY:
-        return None
-    if presented.startswith(RUN_PREFIX):
-        return _run_token(store, presented)
-    if not presented.startswith(tuple(PREFIXES.values())):
-        return None
-    digest = key_hash(presented)
+def _key(store: Store, presented: str, digest: str) -> ApiKey | None:
     found = key_by_hash(store, digest)
     if found is None:
         return None
@@ -105,6 +150,37 @@ def authenticate(store: Store, presented: str) -> ApiKey | None:
     if not presented.startswith(PREFIXES[record.scope]):
         return None
     return record
+
+
+def authenticate(store: Store, presented: str) -> ApiKey | None:
+    """The active key ``presented`` is, or None (unknown, malformed, revoked or expired): from
+    this process's :class:`Principals` once found, checked against the store's key row on
+    every call."""
+    run_token = presented.startswith(RUN_PREFIX)
+    if len(presented) > MAX_KEY:
+        return None
+    if not run_token and not presented.startswith(tuple(PREFIXES.values())):
+        return None
+    digest = key_hash(presented)
+    kept = principals(store)
+    key = kept.get(digest)
+    if key is None:
+        key = _run_token(store, digest) if run_token else _key(store, presented, digest)
+        if key is None:
+            return None
+        kept.keep(digest, key)
+    elif key.run_id is not None:
+        expires = run_token_expiry(store, key.id)
+        if expires is None:
+            kept.drop(digest)
+            return None
+        key = replace(key, created_at=expires)
+    elif not key_active(store, key.id):
+        kept.drop(digest)
+        return None
+    if key.run_id is not None and key.created_at <= datetime.now(UTC):
+        return None  # a run token past its expiry (kept as its created_at)
+    return key
 
 
 __all__ = [

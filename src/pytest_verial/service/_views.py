@@ -39,6 +39,7 @@ import hmac
 import html
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import parse_qs
 
@@ -151,41 +152,43 @@ def _viewer(request: Request, store: Store) -> ApiKey | HTMLResponse:
     return key
 
 
-def install_views(app: FastAPI, store: Store, *, keyless: bool = False) -> None:
-    """Add the pages to ``app`` (kept out of /openapi.json: they answer HTML). ``keyless``
-    (``verial view``): every page for anyone who reaches the server, no sign-in or sign-out
-    routes (the caller binds 127.0.0.1 only)."""
+@dataclass(frozen=True)
+class _Pages:
+    """The pages over ``store``; ``keyless``: see :func:`install_views`. Each page method
+    answers the sign-in page instead when the request has no org key."""
 
-    def viewer(request: Request) -> ApiKey | HTMLResponse | None:
-        return None if keyless else _viewer(request, store)
+    store: Store
+    keyless: bool
 
-    def answer(request: Request, build: Callable[[str], str], status: int = 200) -> Response:
+    def viewer(self, request: Request) -> ApiKey | HTMLResponse | None:
+        return None if self.keyless else _viewer(request, self.store)
+
+    def answer(self, request: Request, build: Callable[[str], str], status: int = 200) -> Response:
         """A page whose header holds the way back and, signed in, the sign-out form (its
         token also set as the form's cookie)."""
-        if keyless:
+        if self.keyless:
             return _page(build(nav_bar()), status)
         token = _nav_token(request)
         response = _page(build(nav_bar(sign_out=token)), status)
         response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/ui")
         return response
 
-    def problem(request: Request, message: str, status: int) -> Response:
+    def problem(self, request: Request, message: str, status: int) -> Response:
         """A ref that names nothing, an unreachable store: a page saying so, with the way back."""
         body = (
             f'<section class="problem"><h2>{html.escape(message)}</h2>'
             '<p><a href="/">back to every stored run</a></p></section>'
         )
-        return answer(request, lambda nav: page("pytest-verial", body, nav=nav), status)
+        return self.answer(request, lambda nav: page("pytest-verial", body, nav=nav), status)
 
-    @app.get("/", include_in_schema=False)
-    def index(request: Request) -> Response:
-        found = viewer(request)
+    def index(self, request: Request) -> Response:
+        found = self.viewer(request)
         if isinstance(found, Response):
             return found
-        return answer(
+        return self.answer(
             request,
             lambda nav: render_index(
-                store,
+                self.store,
                 link=lambda run_id: f"/ui/runs/{run_id}",
                 extra=_COMPARE_FORM,
                 hint="a run's id opens its report, a benchmark its trend",
@@ -195,24 +198,17 @@ def install_views(app: FastAPI, store: Store, *, keyless: bool = False) -> None:
             ),
         )
 
-    @app.get("/favicon.ico", include_in_schema=False)
-    def favicon() -> Response:
-        return Response(status_code=204, headers=_HEADERS)  # none: but no 404 in the console
-
-    if not keyless:
-        _install_sign_in(app, store)
-
-    @app.get("/ui/runs/{ref}", include_in_schema=False)
-    def run_page(request: Request, ref: str) -> Response:
-        found = viewer(request)
+    def run(self, request: Request, ref: str) -> Response:
+        found = self.viewer(request)
         if isinstance(found, Response):
             return found
+        store = self.store
         try:  # a session (latest, latest~N, ses_...) or one benchmark run (br_...)
             resolved = store.resolve_ref(ref)
             report = store.report_of(resolved)
             ids = store.run_ids(resolved)
         except StoreError as exc:
-            return problem(request, str(exc), 404)
+            return self.problem(request, str(exc), 404)
         ref_of = report.benchmark_runs[0].benchmark.ref if len(ids) == 1 else None
         trend = (
             trend_section(
@@ -224,17 +220,13 @@ def install_views(app: FastAPI, store: Store, *, keyless: bool = False) -> None:
             if ref_of
             else ""
         )
-        return answer(request, lambda nav: render_html(report, trend=trend, nav=nav))
+        return self.answer(request, lambda nav: render_html(report, trend=trend, nav=nav))
 
-    @app.get("/ui/compare", include_in_schema=False)
-    def compare_page(
-        request: Request,
-        base: Annotated[str, Query(min_length=1, max_length=100)],
-        head: Annotated[str, Query(min_length=1, max_length=100)],
-    ) -> Response:
-        found = viewer(request)
+    def compare(self, request: Request, base: str, head: str) -> Response:
+        found = self.viewer(request)
         if isinstance(found, Response):
             return found
+        store = self.store
         try:
             sides = [store.resolve_ref(ref) for ref in (base, head)]
             reports = [store.report_of(ref) for ref in sides]
@@ -244,25 +236,24 @@ def install_views(app: FastAPI, store: Store, *, keyless: bool = False) -> None:
                 for r, ref in zip(reports, sides, strict=True)
             ]
         except StoreError as exc:
-            return problem(request, f"cannot compare {base} with {head}: {exc}", 404)
-        return answer(
+            return self.problem(request, f"cannot compare {base} with {head}: {exc}", 404)
+        return self.answer(
             request,
             lambda nav: render_compare(
                 reports[0], reports[1], (base, head), nav=nav, stored=(stored[0], stored[1])
             ),
         )
 
-    @app.get("/ui/benchmarks/{benchmark}", include_in_schema=False)
-    def trend_page(request: Request, benchmark: str) -> Response:
-        found = viewer(request)
+    def trend(self, request: Request, benchmark: str) -> Response:
+        found = self.viewer(request)
         if isinstance(found, Response):
             return found
         try:
-            points = store.trend(benchmark, last=PLOT_RUNS, per_task=False)
+            points = self.store.trend(benchmark, last=PLOT_RUNS, per_task=False)
         except StoreError as exc:
-            return problem(request, str(exc), 503)
+            return self.problem(request, str(exc), 503)
         if not points:
-            return problem(request, f"no stored run of {benchmark}", 404)
+            return self.problem(request, f"no stored run of {benchmark}", 404)
         runs = "".join(
             f'<li><a href="/ui/runs/{html.escape(p.id)}"><code>{html.escape(p.id)}</code></a> '
             f"{p.created_at:%Y-%m-%d %H:%M} "
@@ -273,7 +264,41 @@ def install_views(app: FastAPI, store: Store, *, keyless: bool = False) -> None:
             f"{trend_section(benchmark, points, None)}"
             f"<section><h2>Runs, newest first</h2><ul>{runs}</ul></section>"
         )
-        return answer(request, lambda nav: page(f"trend: {benchmark}", body, nav=nav))
+        return self.answer(request, lambda nav: page(f"trend: {benchmark}", body, nav=nav))
+
+
+def install_views(app: FastAPI, store: Store, *, keyless: bool = False) -> None:
+    """Add the pages to ``app`` (kept out of /openapi.json: they answer HTML). ``keyless``
+    (``verial view``): every page for anyone who reaches the server, no sign-in or sign-out
+    routes (the caller binds 127.0.0.1 only)."""
+    pages = _Pages(store, keyless)
+
+    @app.get("/", include_in_schema=False)
+    def index(request: Request) -> Response:
+        return pages.index(request)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204, headers=_HEADERS)  # none: but no 404 in the console
+
+    if not keyless:
+        _install_sign_in(app, store)
+
+    @app.get("/ui/runs/{ref}", include_in_schema=False)
+    def run_page(request: Request, ref: str) -> Response:
+        return pages.run(request, ref)
+
+    @app.get("/ui/compare", include_in_schema=False)
+    def compare_page(
+        request: Request,
+        base: Annotated[str, Query(min_length=1, max_length=100)],
+        head: Annotated[str, Query(min_length=1, max_length=100)],
+    ) -> Response:
+        return pages.compare(request, base, head)
+
+    @app.get("/ui/benchmarks/{benchmark}", include_in_schema=False)
+    def trend_page(request: Request, benchmark: str) -> Response:
+        return pages.trend(request, benchmark)
 
 
 def _install_sign_in(app: FastAPI, store: Store) -> None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from .._errors import SourceError
 from .._sandbox_io.confine import is_file, task_root, walk
 from .._sandbox_io.jsonfiles import read_bytes
+from .._sandbox_io.kept import HL7_MESSAGES
 from .._sandbox_io.limits import Reads
 from ..hl7._parse import Hl7Message, Hl7ParseError, decode, parse_stream
 from ._messages import live_file, oldest_first, rows, stamped
@@ -75,8 +76,16 @@ class Hl7Snapshot:
 
     def messages(self) -> list[Hl7Message]:
         if self._messages is None:
-            self._messages = self._load()
+            self._messages, self._rejected, self._warnings = HL7_MESSAGES.load(
+                "hl7", lambda: [*self.files, *self.events], self._read
+            )
         return self._messages
+
+    def _read(self) -> tuple[list[Hl7Message], list[dict[str, Any]], list[str]]:
+        """The messages, the rejected rows and the warnings (kept together by the service:
+        :mod:`pytest_verial._sandbox_io.kept`)."""
+        self._rejected, self._warnings = [], []
+        return self._load(), self._rejected, self._warnings
 
     def rejected(self) -> list[dict[str, Any]]:
         self.messages()

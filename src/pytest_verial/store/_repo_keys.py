@@ -168,8 +168,30 @@ def run_token_by_hash(store: Store, digest: str) -> StoredRunToken | None:
     return StoredRunToken(str(row.id), str(row.benchmark_run_id), str(row.hash), expires)
 
 
+def run_token_expiry(store: Store, token_id: str) -> datetime | None:
+    """When run token ``token_id`` expires, or None when it is gone or the key that created
+    its run is revoked: the check of a run token the service keeps in memory, by primary keys
+    (the token, its run's owner row, that key)."""
+
+    def work(conn: Connection) -> Any:
+        query = (
+            select(run_tokens.c.expires_at)
+            .select_from(
+                run_tokens.join(
+                    run_owners, run_owners.c.benchmark_run_id == run_tokens.c.benchmark_run_id
+                ).join(api_keys, api_keys.c.id == run_owners.c.key_id)
+            )
+            .where(run_tokens.c.id == token_id, api_keys.c.revoked_at.is_(None))
+        )
+        return conn.execute(query).scalar()
+
+    found = store.read("check a run token", work)
+    return None if found is None else as_utc(found)
+
+
 def key_active(store: Store, key_id: str) -> bool:
-    """Whether key ``key_id`` exists and is not revoked (a queued job runs only then)."""
+    """Whether key ``key_id`` exists and is not revoked (a queued job runs only then; a
+    principal the service keeps in memory is used only then): one read by primary key."""
 
     def work(conn: Connection) -> bool:
         query = select(api_keys.c.id).where(
@@ -201,4 +223,5 @@ __all__ = [
     "key_by_hash",
     "revoke",
     "run_token_by_hash",
+    "run_token_expiry",
 ]

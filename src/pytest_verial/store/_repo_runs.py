@@ -25,14 +25,31 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, and_, or_, select, update
 
-from .._results import BenchmarkRun, CriterionRun, Report, RunCounts, RunStatus, TaskRun, TaskStatus
+from .._results import (
+    BenchmarkRun,
+    CriterionRun,
+    Report,
+    RunCounts,
+    RunStatus,
+    Status,
+    TaskRun,
+    TaskStatus,
+)
 from ._core import Store
 from ._engine import StoreError
 from ._repo_idempotency import Replay, find_replay, record_in, replay_in
 from ._repo_keys import ApiKey
 from ._repo_reports import _report, insert_report
 from ._repo_task_runs import _replace_task
-from ._rows import SessionMeta, as_utc, benchmark_run_row, criterion_json, report_split, session_row
+from ._rows import (
+    SessionMeta,
+    as_utc,
+    benchmark_run_row,
+    criterion_json,
+    report_from_rows,
+    report_split,
+    session_row,
+)
 from ._tables import (
     benchmark_runs,
     criterion_runs,
@@ -540,31 +557,27 @@ def create_run(
     return _once(store, "create a benchmark run", owner, idem, digest, work)
 
 
-def _position(conn: Connection, tr_id: str) -> int:
-    return int(
-        conn.execute(select(task_runs.c.position).where(task_runs.c.id == tr_id)).scalar_one()
-    )
-
-
-def _open_task(conn: Connection, viewer: ApiKey, tr_id: str) -> tuple[str, BenchmarkRun, int]:
-    """The benchmark run and position of a task run the viewer may change now (NotVisible,
-    RunConflict when it or its run is over)."""
-    br_id = conn.execute(
-        select(task_runs.c.benchmark_run_id).where(task_runs.c.id == tr_id)
-    ).scalar()
-    if br_id is None or _visible(conn, viewer, str(br_id)) is None:
+def _open_task(conn: Connection, viewer: ApiKey, tr_id: str) -> str:
+    """The benchmark run of a task run the viewer may change now (NotVisible, RunConflict
+    when it or its run is over): from the two rows' status columns, whatever the run's size."""
+    row = conn.execute(
+        select(task_runs.c.benchmark_run_id, task_runs.c.status).where(task_runs.c.id == tr_id)
+    ).first()
+    if row is None or _visible(conn, viewer, str(row.benchmark_run_id)) is None:
         raise NotVisible("task run", tr_id)
-    run = _report(conn, run_id=str(br_id)).benchmark_runs[0]
-    position = _position(conn, tr_id)
-    _check_open(run, run.task_runs[position], tr_id)
-    return str(br_id), run, position
+    br_id = str(row.benchmark_run_id)
+    status = conn.execute(
+        select(benchmark_runs.c.status).where(benchmark_runs.c.id == br_id)
+    ).scalar_one()
+    _check_open(RunStatus(status), TaskStatus(row.status), tr_id)
+    return br_id
 
 
-def _check_open(run: BenchmarkRun, task: TaskRun, tr_id: str) -> None:
-    if task.status is not TaskStatus.RUNNING:
-        raise RunConflict(f"{tr_id}: this task run is already {task_phase(task.status, True)}")
-    if run.status is not RunStatus.RUNNING:
-        raise RunConflict(f"{tr_id}: its benchmark run is {run_phase(run.status, [])}")
+def _check_open(run: RunStatus, task: TaskStatus, tr_id: str) -> None:
+    if task is not TaskStatus.RUNNING:
+        raise RunConflict(f"{tr_id}: this task run is already {task_phase(task, True)}")
+    if run is not RunStatus.RUNNING:
+        raise RunConflict(f"{tr_id}: its benchmark run is {run_phase(run, [])}")
 
 
 def _other_started(conn: Connection, br_id: str, tr_id: str) -> None:
@@ -599,7 +612,7 @@ def start_task(
     one's time); RunConflict when another task run of its benchmark run is started."""
 
     def work(conn: Connection) -> Replay:
-        br_id, _run, _position = _open_task(conn, viewer, tr_id)
+        br_id = _open_task(conn, viewer, tr_id)
         if tr_id not in _starts(conn, [tr_id]):
             _other_started(conn, br_id, tr_id)
             conn.execute(
@@ -612,7 +625,8 @@ def start_task(
 
 @dataclass(frozen=True)
 class Pending:
-    """A task run about to be completed: where it sits and what it is."""
+    """A task run about to be completed: where it sits and what it is (``run`` without its
+    task runs, ``task`` without its criterion runs: what names them)."""
 
     task_run_id: str
     benchmark_run_id: str
@@ -624,10 +638,11 @@ def pending_task(store: Store, viewer: ApiKey, tr_id: str) -> Pending:
     """The task run ``tr_id`` if ``viewer`` may complete it now (NotVisible, RunConflict)."""
 
     def work(conn: Connection) -> Pending:
-        br_id, run, position = _open_task(conn, viewer, tr_id)
+        br_id = _open_task(conn, viewer, tr_id)
         if tr_id not in _starts(conn, [tr_id]):
             _other_started(conn, br_id, tr_id)
-        return Pending(tr_id, br_id, run, run.task_runs[position])
+        data = conn.execute(select(task_runs.c.data).where(task_runs.c.id == tr_id)).scalar_one()
+        return Pending(tr_id, br_id, _light_run(conn, br_id, []), _light_task(data))
 
     return store.read("read a task run", work)
 
@@ -705,17 +720,62 @@ def cancel_run(
     return _once(store, "cancel a benchmark run", viewer, idem, digest, work)
 
 
+def _light_task(data: Any) -> TaskRun:
+    """A task run from its row alone, to aggregate or name it: no criterion runs (its
+    ``counts`` say how many of each) and no snapshot of its task (the bulk of its row, and
+    the slowest part of it to validate)."""
+    return TaskRun.model_validate({**data, "criterion_runs": [], "snapshot": None})
+
+
+def _light_run(conn: Connection, br_id: str, tasks: Sequence[TaskRun]) -> BenchmarkRun:
+    """The benchmark run from its row, with ``tasks`` as its task runs (its aggregates as
+    stored, not recomputed)."""
+    data = conn.execute(
+        select(benchmark_runs.c.data).where(benchmark_runs.c.id == br_id)
+    ).scalar_one()
+    return BenchmarkRun.model_validate({**data, "task_runs": list(tasks)})
+
+
+def _counts(tasks: Sequence[TaskRun]) -> RunCounts:
+    """:meth:`RunCounts.of` from task runs read without their criterion runs: the criterion
+    counts summed from each task run's ``counts`` (one count per status, as a task run keeps
+    them)."""
+    by_status = {
+        f"criteria_{s.value}": sum(getattr(t.counts, s.value) for t in tasks) for s in Status
+    }
+    return RunCounts.of(tasks).model_copy(
+        update={
+            **by_status,
+            "criteria": sum(by_status.values()),
+            "criteria_not_evaluated": sum(t.counts.not_evaluated for t in tasks),
+        }
+    )
+
+
 def _rewrite(conn: Connection, br_id: str, *, interrupted: bool = False) -> BenchmarkRun:
-    """The benchmark run's aggregates (and its session, when it ended) from its task runs."""
+    """The benchmark run's aggregates (and its session, when it ended) from its task runs.
+
+    Read from the task runs' rows alone (their scores, axes and counts), never their criterion
+    runs: a ``complete`` costs the task it scores plus one small row per task run of the run,
+    not the run's criteria read back as a typed report."""
     row = conn.execute(
         select(benchmark_runs.c.session_id, benchmark_runs.c.created_at).where(
             benchmark_runs.c.id == br_id
         )
     ).one()
-    report = _report(conn, run_id=br_id)
-    old = report.benchmark_runs[0]
-    running = not interrupted and any(t.status is TaskStatus.RUNNING for t in old.task_runs)
+    # the whole data parsed in Python: a JSON path on SQLite prints a float with 15 digits
+    tasks = [
+        _light_task(data)
+        for data in conn.execute(
+            select(task_runs.c.data)
+            .where(task_runs.c.benchmark_run_id == br_id)
+            .order_by(task_runs.c.position)
+        ).scalars()
+    ]
+    old = _light_run(conn, br_id, tasks)
+    running = not interrupted and any(t.status is TaskStatus.RUNNING for t in tasks)
     run = old.rescored(running=running, interrupted=interrupted)
+    run = run.model_copy(update={"counts": _counts(tasks)})
     values: dict[str, Any] = benchmark_run_row(
         br_id, str(row.session_id), 0, run, as_utc(row.created_at) or datetime.now(UTC)
     )
@@ -723,39 +783,39 @@ def _rewrite(conn: Connection, br_id: str, *, interrupted: bool = False) -> Benc
         values.pop(column)
     conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == br_id).values(values))
     if not running:
-        now = datetime.now(UTC)
-        started = (
-            as_utc(
-                conn.execute(
-                    select(sessions.c.started_at).where(sessions.c.id == row.session_id)
-                ).scalar_one()
-            )
-            or now
-        )
-        session = report.session.model_copy(
-            update={
-                "status": run.status,
-                "phase": "completed",
-                "completed_at": now.isoformat(),
-                "duration": (now - started).total_seconds(),
-                "counts": RunCounts.of(run.task_runs),
-            }
-        )
-        _data, extra = report_split(report)
-        srow = session_row(
-            str(row.session_id), session, SessionMeta(started_at=session.started_at), extra
-        )
-        conn.execute(
-            update(sessions)
-            .where(sessions.c.id == row.session_id)
-            .values(
-                status=srow["status"],
-                completed_at=srow["completed_at"],
-                data=srow["data"],
-                report_digest=None,
-            )
-        )
+        _end_session(conn, str(row.session_id), run)
     return run
+
+
+def _end_session(conn: Connection, session_id: str, run: BenchmarkRun) -> None:
+    """The session of a service run that just ended (its one benchmark run ``run``)."""
+    now = datetime.now(UTC)
+    srow = conn.execute(
+        select(sessions.c.started_at, sessions.c.data).where(sessions.c.id == session_id)
+    ).one()
+    started = as_utc(srow.started_at) or now
+    report = report_from_rows(srow.data, [])
+    session = report.session.model_copy(
+        update={
+            "status": run.status,
+            "phase": "completed",
+            "completed_at": now.isoformat(),
+            "duration": (now - started).total_seconds(),
+            "counts": run.counts,
+        }
+    )
+    _data, extra = report_split(report)
+    values = session_row(session_id, session, SessionMeta(started_at=session.started_at), extra)
+    conn.execute(
+        update(sessions)
+        .where(sessions.c.id == session_id)
+        .values(
+            status=values["status"],
+            completed_at=values["completed_at"],
+            data=values["data"],
+            report_digest=None,
+        )
+    )
 
 
 __all__ = [

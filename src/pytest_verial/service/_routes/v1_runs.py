@@ -201,7 +201,7 @@ def complete_task_run(
     verifier: VerifierDep,
     response: Response,
     idempotency_key: IdempotencyKeyDep = None,
-) -> CompletedTaskRunOut:
+) -> Any:
     """Score a task run on its sandbox (verification runs now), store it and answer its
     verdict, score, axes and criterion runs; a scored run's details and evidence are left out
     (an org key reads them with ``GET /criterion-runs/{id}``). The benchmark run finalizes when
@@ -211,24 +211,24 @@ def complete_task_run(
     digest = request_hash(
         "POST", f"/v1/task-runs/{task_run_id}/complete", body.model_dump(mode="json")
     )
-    made = replay(store, key, idempotency_key, digest)
-    if made is None:
-        pending = pending_task(store, key, task_run_id)
-        display, plan, task = verifier.task_of_run(pending.run, pending.task, task_run_id)
-        scored = verifier.score(
-            display, plan, task, body.sandbox, body.config, label=pending.task.run
-        )
-        elide = pending.run.scored
-        made = complete_task(
-            store,
-            key,
-            pending,
-            scored.task_run,
-            lambda t, r: Replay(200, completed_out(t, r, elide=elide).model_dump(mode="json")),
-            idem=idempotency_key,
-            digest=digest,
-        )
-    return CompletedTaskRunOut.model_validate(answer_with(response, made))
+    earlier = replay(store, key, idempotency_key, digest)
+    if earlier is not None:
+        return CompletedTaskRunOut.model_validate(answer_with(response, earlier))
+    pending = pending_task(store, key, task_run_id)
+    display, plan, task = verifier.task_of_run(pending.run, pending.task, task_run_id)
+    scored = verifier.score(display, plan, task, body.sandbox, body.config, label=pending.task.run)
+    elide = pending.run.scored
+    made = complete_task(
+        store,
+        key,
+        pending,
+        scored.task_run,
+        lambda t, r: Replay(200, completed_out(t, r, elide=elide).model_dump(mode="json")),
+        idem=idempotency_key,
+        digest=digest,
+    )
+    # made now: its body is the response model's serialization already, sent as it is
+    return JSONResponse(made.body, status_code=made.status)
 
 
 @router.post("/v1/benchmark-runs/{run_id}/cancel", response_model=BenchmarkRunOut, responses=CHANGE)

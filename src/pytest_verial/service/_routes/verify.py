@@ -53,6 +53,14 @@ def _answer(answer: Replay, response: Response) -> Any:
     return TaskRunOut.model_validate(answer.body)
 
 
+def _made(answer: Replay) -> JSONResponse:
+    """An answer made by this request: its body is a :class:`TaskRunOut` as the response
+    model serializes it already, so it is sent as it is (not validated and dumped again)."""
+    return JSONResponse(
+        answer.body, status_code=answer.status, headers={"Location": task_location(answer.body)}
+    )
+
+
 def _stored(scored: bool) -> Callable[[StoredTaskRun], Replay]:
     """verify-task's answer from its stored task run (a scored run's rubric left out)."""
     return lambda stored: Replay(201, task_out(stored, elide=scored).model_dump(mode="json"))
@@ -109,7 +117,7 @@ def verify_task(
     made = store_verified(
         store, key, report, _stored(body.scored), idem=idempotency_key, digest=digest
     )
-    return _answer(made, response)
+    return _made(made)
 
 
 @router.post(

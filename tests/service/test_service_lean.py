@@ -1,0 +1,247 @@
+"""What the service does per request, counted (issue 33): a key is looked up once per process
+and then checked by one read per request, revocation still taking effect on the next request;
+``complete`` keeps the benchmark run's aggregates equal to a full recomputation over its task
+runs however many there are, criteria not evaluated and unverified task runs included."""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from service_support import EXAMPLES, RUNS
+from sqlalchemy import event
+
+from pytest_verial._results import RunCounts, TaskStatus
+from pytest_verial.service import create_app, create_key, revoke_key
+from pytest_verial.store._repo_keys import ApiKey
+from pytest_verial.store._repo_runs import read_report
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+#: task runs in the run whose aggregates are compared
+TASKS = 24
+
+
+class Statements:
+    """The SQL statements the store's engine runs, as text (a cursor-level listener)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.seen: list[str] = []
+        event.listen(engine, "before_cursor_execute", self._add)
+
+    def _add(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        self.seen.append(" ".join(statement.split()))
+
+    def on(self, table: str) -> list[str]:
+        return [s for s in self.seen if f"FROM {table}" in s]
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    app = create_app(f"sqlite:///{tmp_path / 's.db'}", [EXAMPLES], RUNS)
+    with TestClient(app) as client:
+        yield client
+
+
+def test_a_key_is_looked_up_once_per_process_and_checked_on_every_request(
+    client: TestClient,
+) -> None:
+    store = client.app.state.store  # type: ignore[attr-defined]
+    record, key = create_key(store, "org")
+    statements = Statements(store.engine)
+    auth = {"Authorization": f"Bearer {key}"}
+    for _ in range(5):
+        assert client.get("/v1/benchmark-runs", headers=auth).status_code == 200
+    keys = statements.on("api_keys")
+    by_hash = [s for s in keys if "api_keys.hash =" in s]
+    by_id = [s for s in keys if "api_keys.id =" in s]
+    assert len(by_hash) == 1  # found once, then kept by this process
+    assert len(by_id) == 4  # every later request checks the key's row, by primary key
+    revoke_key(store, record.id)
+    answer = client.get("/v1/benchmark-runs", headers=auth)
+    assert answer.status_code == 401  # the next request, not some time later
+    # a key that is not ours is never kept: each request looks it up again
+    made_up = {"Authorization": "Bearer vk_" + "x" * 43}
+    for _ in range(3):
+        assert client.get("/v1/benchmark-runs", headers=made_up).status_code == 401
+    assert len([s for s in statements.on("api_keys") if "api_keys.hash =" in s]) == 1 + 3
+
+
+def test_a_run_token_is_kept_but_its_expiry_and_owner_checked_each_time(
+    client: TestClient,
+) -> None:
+    store = client.app.state.store  # type: ignore[attr-defined]
+    owner, key = create_key(store, "solver")
+    made = client.post(
+        "/v1/benchmark-runs",
+        json={"benchmark": "sftp-drops@1", "agent": "e2e"},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    assert made.status_code == 201, made.text
+    run = made.json()
+    token = {"Authorization": f"Bearer {run['bearer_token']}"}
+    statements = Statements(store.engine)
+    for _ in range(3):
+        assert client.get(f"/v1/benchmark-runs/{run['id']}", headers=token).status_code == 200
+    tokens = statements.on("run_tokens")
+    assert len([s for s in tokens if "run_tokens.hash =" in s]) == 1
+    assert len([s for s in tokens if "run_tokens.id =" in s]) == 2
+    revoke_key(store, owner.id)  # the key that minted it: the token ends with it
+    assert client.get(f"/v1/benchmark-runs/{run['id']}", headers=token).status_code == 401
+
+
+# -- complete: the run's aggregates as a full recomputation gives them ---------------------------
+def _many_tasks(tmp_path: Path) -> tuple[Path, Path]:
+    """A benchmark of TASKS copies of verify-pa-letter (its judge criterion not evaluated
+    when asked with no judge), and a runs root with each copy's folder in a good and a flawed
+    run."""
+    data = yaml.safe_load((EXAMPLES / "verification.verial.yaml").read_text())
+    task = next(t for t in data["tasks"] if t["id"] == "verify-pa-letter")
+    tasks = [{**task, "id": f"letter-{n:02d}"} for n in range(TASKS)]
+    bench = tmp_path / "many.verial.yaml"
+    bench.write_text(yaml.safe_dump({"benchmark": "many", "version": 1, "tasks": tasks}))
+    root = tmp_path / "runs"
+    for agent in ("good-agent", "flawed-agent"):
+        for t in tasks:
+            shutil.copytree(RUNS / agent / "verify-pa-letter", root / agent / t["id"])
+    return bench, root
+
+
+def _aggregates_equal_recomputed(store: Any, run_id: str) -> None:
+    org = ApiKey("org", "org", None, datetime(2000, 1, 1, tzinfo=UTC), None)
+    report, _scored = read_report(store, org, run_id)
+    (stored,) = report.benchmark_runs
+    running = any(t.status is TaskStatus.RUNNING for t in stored.task_runs)
+    again = stored.rescored(running=running)
+    assert stored.model_dump(exclude={"task_runs"}) == again.model_dump(exclude={"task_runs"})
+    if not running:
+        assert report.session.counts == RunCounts.of(stored.task_runs)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_complete_keeps_the_aggregates_a_full_recomputation_gives(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str
+) -> None:
+    bench, root = _many_tasks(tmp_path)
+    url = (
+        f"sqlite:///{tmp_path / 's.db'}"
+        if backend == "sqlite"
+        else str(request.getfixturevalue("service_postgres").new_database())
+    )
+    app = create_app(url, [bench], root)
+    store = app.state.store
+    _, key = create_key(store, "solver")
+    with TestClient(app) as client:
+        made = client.post(
+            "/v1/benchmark-runs",
+            json={"benchmark": "many@1", "agent": "e2e"},
+            headers={"Authorization": f"Bearer {key}"},
+        )
+        assert made.status_code == 201, made.text
+        run = made.json()
+        token = {"Authorization": f"Bearer {run['bearer_token']}"}
+        seen = set()
+        not_evaluated = 0
+        for n, task in enumerate(run["task_runs"]):
+            sandbox = {"run_dir": "flawed-agent" if n % 4 == 1 else "good-agent"}
+            body: dict[str, Any] = {"sandbox": sandbox}
+            if n % 3 == 0:  # the judge criterion asked, with no judge: not evaluated
+                body["config"] = {"cost": 5}
+            done = client.post(task["complete_url"], json=body, headers=token)
+            assert done.status_code == 200, done.text
+            seen.add((done.json()["verification"], done.json()["verdict"]))
+            not_evaluated += len(done.json()["not_evaluated"])
+            if n in (0, 1, TASKS // 2, TASKS - 2):
+                _aggregates_equal_recomputed(store, run["id"])
+        _aggregates_equal_recomputed(store, run["id"])
+        final = client.get(f"/v1/benchmark-runs/{run['id']}", headers=token).json()
+    # the run mixed what the aggregates count: unverified and verified task runs
+    assert ("incomplete", None) in seen
+    assert ("complete", "partial") in seen
+    assert final["phase"] == "completed"
+    assert final["verification"] == "incomplete"
+    assert final["counts"]["criteria_not_evaluated"] == not_evaluated > 0
+
+
+# -- sandbox indexes: kept while the files stay as they are ---------------------------------------
+def test_a_fhir_snapshot_is_indexed_once_while_unchanged_and_again_when_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_verial.fhir import _snapshot
+
+    loads: list[Path] = []
+    real = _snapshot._load
+
+    def counted(directory: Path, reads: Any) -> Any:
+        loads.append(directory)
+        return real(directory, reads)
+
+    monkeypatch.setattr(_snapshot, "_load", counted)
+    task = "fhir-prior-auth-mri"
+    root = tmp_path / "runs"
+    shutil.copytree(RUNS / "good-agent" / task, root / "good-agent" / task)
+    app = create_app(f"sqlite:///{tmp_path / 's.db'}", [EXAMPLES], root)
+    _, key = create_key(app.state.store, "solver")
+    body = {
+        "benchmark": "front-office-fhir@1",
+        "task_id": task,
+        "sandbox": {"run_dir": "good-agent"},
+    }
+
+    def verdicts() -> dict[str, str]:
+        answer = client.post("/verify-task", json=body, headers={"Authorization": f"Bearer {key}"})
+        assert answer.status_code == 201, answer.text
+        return {c["criterion_id"]: c["status"] for c in answer.json()["criterion_runs"]}
+
+    with TestClient(app) as client:
+        first = verdicts()
+        assert verdicts() == first
+        assert len(loads) == 1  # the second request used the index the first one made
+        assert first["claim-created"] == "passed"
+        # the agent's write changed in place, same size: the snapshot is read again
+        writes = root / "good-agent" / task / "fhir" / "10-agent-writes.ndjson"
+        text = writes.read_text()
+        writes.write_text(text.replace("72148", "72149"))
+        changed = verdicts()
+        assert len(loads) == 2
+        assert changed["claim-created"] == "failed"
+        assert verdicts() == changed and len(loads) == 2
+
+
+def test_an_answer_sent_as_made_equals_its_replay_through_the_response_model(
+    client: TestClient,
+) -> None:
+    """verify-task and complete send the body they made as it is; a replay of the same
+    Idempotency-Key goes through the response model: both are the same JSON."""
+    store = client.app.state.store  # type: ignore[attr-defined]
+    _, key = create_key(store, "solver")
+    auth = {"Authorization": f"Bearer {key}", "Idempotency-Key": "lean-verify-1"}
+    body = {
+        "benchmark": "sftp-drops@1",
+        "task_id": "sftp-referral-packet",
+        "sandbox": {"run_dir": "good-agent"},
+    }
+    made = client.post("/v1/verify-task", json=body, headers=auth)
+    again = client.post("/v1/verify-task", json=body, headers=auth)
+    assert made.status_code == again.status_code == 201, made.text
+    assert made.json() == again.json()
+    assert made.headers["location"] == again.headers["location"]
+    run = client.post(
+        "/v1/benchmark-runs",
+        json={"benchmark": "sftp-drops@1", "agent": "e2e"},
+        headers={"Authorization": f"Bearer {key}"},
+    ).json()
+    token = {"Authorization": f"Bearer {run['bearer_token']}", "Idempotency-Key": "lean-c-1"}
+    url = run["task_runs"][0]["complete_url"]
+    done = client.post(url, json={"sandbox": {"run_dir": "good-agent"}}, headers=token)
+    replayed = client.post(url, json={"sandbox": {"run_dir": "good-agent"}}, headers=token)
+    assert done.status_code == replayed.status_code == 200, done.text
+    assert done.json() == replayed.json()
