@@ -20,9 +20,9 @@ from pydantic import Field
 from pytest_verial import (
     AssertionSpec,
     BenchmarkFileError,
+    BenchmarkProblem,
     CheckError,
     FieldSpec,
-    Problem,
     compare,
     load_benchmark,
 )
@@ -43,7 +43,7 @@ from pytest_verial.testing import run_check
 MSH = "MSH|^~\\&|A|B|C|D|20260101||ADT^A01|{}|P|2.5"
 
 
-def benchmark_problems(folder: Path, text: str, suffix: str = ".yaml") -> list[Problem]:
+def benchmark_problems(folder: Path, text: str, suffix: str = ".yaml") -> list[BenchmarkProblem]:
     """The problems loading ``text`` as a benchmark file gives (it must give some)."""
     path = folder / f"b.verial{suffix}"
     path.write_text(text, encoding="utf-8")
