@@ -1,4 +1,4 @@
-"""FHIR figures for BENCHMARKS.md, measured in one run (DESIGN §8, issue 3).
+"""FHIR figures for BENCHMARKS.md, measured in one run (issue 3).
 
 1. Requests: a task with 50 ``fhir-resource-state`` criteria over 8 distinct searches, run by
    pytest against the Medplum test server (``tests/servers/medplum``); the server counts the

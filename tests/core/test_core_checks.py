@@ -644,7 +644,8 @@ def test_portal_live_sqlite_from_run_yaml(tmp_path: Path, monkeypatch: pytest.Mo
 def test_a_live_portal_is_read_instead_of_the_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """DESIGN §3.3: a live source replaces the directory; stale files must not shadow it."""
+    """docs/fhir.md, "Live server": a live source replaces the directory; stale files must not
+    shadow it."""
     db, crit, _ = _live_portal(tmp_path)
     stale = {"portal/prior_auth_requests.json": [{"request_id": "PA-1001", "status": "draft"}]}
     monkeypatch.setenv("PORTAL_DB_URL", f"sqlite:///{db}")

@@ -1,4 +1,4 @@
-"""The shared comparison module (DESIGN §4 operators) and 0-based dotted paths."""
+"""The shared comparison module (README, "Field operators") and 0-based dotted paths."""
 
 from __future__ import annotations
 

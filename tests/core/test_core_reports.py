@@ -1,4 +1,5 @@
-"""Reports (DESIGN §7): JSON, task-level JUnit, pytest's junitxml and the terminal summary.
+"""Reports (README, "The JSON report"): JSON, task-level JUnit, pytest's junitxml and the terminal
+summary.
 
 Every test runs at ``-n 0`` and ``-n 2``; one child run per worker count serves the module.
 """

@@ -1,4 +1,4 @@
-"""Scoring (DESIGN §5) as pure functions, plus the no-criteria rule end to end."""
+"""Scoring (README, "Scoring") as pure functions, plus the no-criteria rule end to end."""
 
 from __future__ import annotations
 

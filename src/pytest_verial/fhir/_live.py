@@ -1,4 +1,4 @@
-"""A live FHIR R4 server as the ``fhir`` source (DESIGN §3.3).
+"""A live FHIR R4 server as the ``fhir`` source (docs/fhir.md, "Live server").
 
 Settings come from ``run.yaml`` (``sources.fhir``); secrets only as names of environment
 variables::

@@ -3,7 +3,7 @@ states every field Verial's documents name and a client generated from it gets a
 (tests/service/test_service_openapi.py builds the TypeScript example from it).
 
 Every route returns one of these, built with ``model_validate`` from the typed results
-(:mod:`.answers`); FastAPI checks the answer against it. Fields not declared here are not
+(:mod:`._answers`); FastAPI checks the answer against it. Fields not declared here are not
 answered. JSON values of open shape (a check's own evidence keys, a task's ``task_item``) are
 :data:`Json`, a recursive JSON type, never "any".
 

@@ -1,4 +1,4 @@
-"""Data sources of a sandbox, one per kind (DESIGN §3.2-3.3).
+"""Data sources of a sandbox, one per kind (README, "Run directories" and "Extending").
 
 A :class:`Sandbox` is the final state of one task run. Each source is built lazily on first
 use, from a factory chosen by name, and cached on the sandbox, so all criteria of a task run
