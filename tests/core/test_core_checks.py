@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 from core_support import Project, criterion_runs, portal_criterion, voice_criterion
 
-from pytest_verial import BenchmarkFileError, RunDir, load_benchmark, verify_task
+from pytest_verial import BenchmarkFileError, load_benchmark, verify_task
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._config.run_folder import RunDir
 from pytest_verial.checks import default_registry
 from pytest_verial.sources import Sandbox
 

@@ -22,7 +22,8 @@ from core_support import (
     task_runs,
 )
 
-from pytest_verial import report_schema
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._results import report_schema
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 

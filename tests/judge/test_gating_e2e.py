@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 from judge_support import completion, ratings
 
-from pytest_verial import report_schema
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._results import report_schema
 
 BENCHMARK = """
 benchmark: verify-e2e

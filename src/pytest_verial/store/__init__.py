@@ -1,12 +1,19 @@
 """The results store (issue 19): every session's benchmark runs, kept in SQLite (default,
 ``<project>/.verial/results.db``) or PostgreSQL, listed, compared and trended; sessions and
-benchmark runs are named by refs (``latest``, ``latest~N``, ``ses_…``, ``br_…``: ``_refs.py``).
+benchmark runs are named by refs (``latest``, ``latest~N``, ``ses_…``, ``br_…``:
+``_repo_sessions.py``).
 
-See ``core.py`` for opening and reading, ``rows.py`` for the typed results <-> rows mapping,
-``tables.py`` for the tables and ``migrations/`` for their alembic history. The service reads
-and writes only through the repositories: ``_repo_runs.py`` (the three levels, phases, run
-changes), ``_repo_keys.py`` (keys and run tokens), ``_repo_jobs.py`` (async jobs) and
-``_repo_idempotency.py`` (Idempotency-Key answers).
+Public API (README, "Public API"): what the CLI, the recorder and the service use from outside
+the package: :func:`open_store`, :class:`Store`, :class:`StoreError` and :func:`revisions`
+(the schema revisions ``/healthz`` reports). ``_core.py`` opens and reads, ``_rows.py`` maps
+typed results to rows, ``_tables.py`` holds the tables and ``_migrations/`` their alembic
+history. The service reads and writes only through the repositories: ``_repo_runs.py`` (the
+three levels, phases, run changes), ``_repo_keys.py`` (keys and run tokens), ``_repo_jobs.py``
+(async jobs) and ``_repo_idempotency.py`` (Idempotency-Key answers).
+
+Loaded on first use: a ``verial`` command or a ``--verial-store none`` session that never
+opens a store never imports SQLAlchemy. ``_PUBLIC`` is the one table; the ``TYPE_CHECKING``
+imports and ``__all__`` repeat it, and tests/core/test_public_api.py fails when they disagree.
 """
 
 from __future__ import annotations
@@ -16,76 +23,10 @@ from typing import TYPE_CHECKING
 from .. import _lazy as lazy
 
 if TYPE_CHECKING:
-    from ._core import (
-        ENV,
-        MIGRATIONS,
-        ImportResult,
-        RunRow,
-        SessionWriter,
-        Store,
-        StoreError,
-        TrendPoint,
-        default_store_url,
-        mark_interrupted,
-        mask_url,
-        open_store,
-        opened,
-        revisions,
-        sqlite_path,
-        store_url_from,
-    )
-    from ._repo_sessions import SessionRow, StoreRef
-    from ._rows import SessionMeta, digest_of
-    from ._url import project_folder
+    from ._core import Store, StoreError, open_store, revisions
 
-__all__ = [
-    "ENV",
-    "MIGRATIONS",
-    "ImportResult",
-    "RunRow",
-    "SessionMeta",
-    "SessionRow",
-    "SessionWriter",
-    "Store",
-    "StoreError",
-    "StoreRef",
-    "TrendPoint",
-    "default_store_url",
-    "digest_of",
-    "mark_interrupted",
-    "mask_url",
-    "open_store",
-    "opened",
-    "project_folder",
-    "revisions",
-    "sqlite_path",
-    "store_url_from",
-]
+#: public name -> the private module that defines it
+_PUBLIC = dict.fromkeys(["Store", "StoreError", "open_store", "revisions"], "_core")
+__getattr__, __dir__ = lazy.exports(__name__, _PUBLIC)
 
-# loaded on first use: a `verial` command that never opens a store never imports SQLAlchemy
-__getattr__, __dir__ = lazy.exports(
-    __name__,
-    {
-        "ENV": "_core",
-        "MIGRATIONS": "_core",
-        "ImportResult": "_core",
-        "RunRow": "_core",
-        "SessionWriter": "_core",
-        "Store": "_core",
-        "StoreError": "_core",
-        "TrendPoint": "_core",
-        "default_store_url": "_core",
-        "mark_interrupted": "_core",
-        "mask_url": "_core",
-        "open_store": "_core",
-        "opened": "_core",
-        "revisions": "_core",
-        "sqlite_path": "_core",
-        "store_url_from": "_core",
-        "SessionMeta": "_rows",
-        "project_folder": "_url",
-        "SessionRow": "_repo_sessions",
-        "StoreRef": "_repo_sessions",
-        "digest_of": "_rows",
-    },
-)
+__all__ = ["Store", "StoreError", "open_store", "revisions"]
