@@ -250,7 +250,8 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_verial import CheckSpec
-from pytest_verial.checks._llm_rubric import LlmRubric  # a house check built on the built-in one
+# private: a house check built on the built-in one (internals, issue 32)
+from pytest_verial.checks._llm_rubric import LlmRubric
 from pytest_verial.checks._registry import builtin_check
 
 rubric = builtin_check("llm-rubric").run
