@@ -80,7 +80,7 @@ def _json_files(root: Path) -> Iterator[Path]:
 def _validator() -> Any:
     import jsonschema
 
-    from pytest_verial import report_schema
+    from pytest_verial._results import report_schema  # private: the report schema has no face
 
     schema = report_schema()
     return jsonschema.Draft202012Validator(schema)

@@ -45,7 +45,9 @@ from store_support import (  # noqa: E402
 )
 
 from pytest_verial import BenchmarkRun  # noqa: E402
-from pytest_verial.reporting import report_text  # noqa: E402
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import report_text  # noqa: E402
 
 WORDS = ("good morning", "thanks", "hello", "goodbye")
 

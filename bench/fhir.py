@@ -1,4 +1,4 @@
-"""FHIR figures for BENCHMARKS.md, measured in one run (DESIGN §8, issue 3).
+"""FHIR figures for BENCHMARKS.md, measured in one run (issue 3).
 
 1. Requests: a task with 50 ``fhir-resource-state`` criteria over 8 distinct searches, run by
    pytest against the Medplum test server (``tests/servers/medplum``); the server counts the
@@ -216,7 +216,8 @@ def fhirpath_per_criterion(criteria: int) -> dict[str, object]:
         """fhirpathpy parsing the expression every time: what the cache saves."""
         return list(reparsed(resource, expression, {}, _model()))
 
-    from pytest_verial.fhir import SearchResult
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.fhir._index import SearchResult
 
     appointments = [r for r in make_corpus() if r["resourceType"] == "Appointment"]
 

@@ -30,8 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from files.conftest import run_check  # noqa: E402
 from files.emulator import Emulator  # noqa: E402
 
-from pytest_verial import CriterionError  # noqa: E402
-from pytest_verial.sources import DirectoryFiles, GCSFiles  # noqa: E402
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CriterionError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._files import DirectoryFiles, GCSFiles
 
 BUCKET = "bench-sftp"
 TASK = "sftp-bench-task"

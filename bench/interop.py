@@ -33,8 +33,11 @@ def timed(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def context(source_name: str, source: Any, assertion: dict[str, Any]) -> tuple[Any, Any]:
-    from pytest_verial import Criterion, Task
-    from pytest_verial.checks import CheckContext, default_registry
+    from pytest_verial import CheckContext, Task
+
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial._models import Criterion
+    from pytest_verial.checks import default_registry
 
     check = default_registry().get(assertion["assert"])
     assert check is not None
@@ -54,8 +57,10 @@ def context(source_name: str, source: Any, assertion: dict[str, Any]) -> tuple[A
 def hl7_rows(repeat: int) -> list[tuple[str, str]]:
     import hl7
 
-    from pytest_verial.hl7 import Hl7Message, decode, get, parse_stream
-    from pytest_verial.hl7._parse import validate_message
+    from pytest_verial.hl7 import Hl7Message, get, parse_stream
+
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.hl7._parse import decode, validate_message
 
     texts = [
         decode(p.read_bytes()).replace("\r\n", "\r").replace("\n", "\r").strip()

@@ -4,7 +4,7 @@ Builds, in a temporary directory, a benchmark of N portal-state-match criteria (
 N/T criteria, one field each, over a sandbox of JSON rows) and an equivalent plain pytest file
 with N parametrized tests that read the same rows (cached per task, as the plugin's source is)
 and make the same comparison. Both are run by pytest in subprocesses, alternating, R times;
-the median wall times give the ratio (DESIGN §8: target <= 1.5 at 5,000 criteria).
+the median wall times give the ratio (BENCHMARKS.md: target <= 1.5 at 5,000 criteria).
 
     python bench/overhead.py [--shape small|large] [--criteria 5000] [--repeat 3] [--report]
         [--collect-only]

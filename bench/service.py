@@ -183,7 +183,8 @@ def rss_mb(pid: int) -> list[float]:
 
 
 def new_store(kind: str, tmp: Path, pg: Any) -> str:
-    from pytest_verial.service import create_key
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.service._keys import create_key
     from pytest_verial.store import open_store
 
     url = (
@@ -195,7 +196,8 @@ def new_store(kind: str, tmp: Path, pg: Any) -> str:
 
 
 def org_key(url: str) -> str:
-    from pytest_verial.service import create_key
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.service._keys import create_key
     from pytest_verial.store import open_store
 
     with open_store(url) as store:

@@ -1,4 +1,4 @@
-"""Collection: BenchmarkFile -> TaskNode -> CriterionItem (DESIGN §7.1).
+"""Collection: BenchmarkFile -> TaskNode -> CriterionItem (README, "The criterion format").
 
 Node ids are ``path::task::criterion``; a task bound to entities gives ``task[entity]``, and
 with several ``--verial-run`` directories each task node carries ``@<run>``. Items ask for the
@@ -24,7 +24,7 @@ from ._config.stash import CONCURRENT_JUDGING, PRIOR, REGISTRIES, SANDBOXES, SET
 from ._contracts.sandbox import Sandbox, SandboxCache
 from ._display import describe_char, escape, unsafe_char
 from ._engine import identity, now_iso, run_criterion, verification_skipped
-from ._errors import BenchmarkFileError, Problem, RunConfigError
+from ._errors import BenchmarkFileError, BenchmarkProblem, RunConfigError
 from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, is_benchmark_file, load_benchmark
 from ._nodeids import parse, split_task_name, task_name
 from ._results import CriterionRun, Status
@@ -61,12 +61,12 @@ def file_scored(settings: Any, path: Path) -> bool:
         return False
 
 
-def withhold_values(problem: Problem) -> Problem:
+def withhold_values(problem: BenchmarkProblem) -> BenchmarkProblem:
     """A problem of a scored file, its quoted values replaced by ``'…'``: the message of a bad
     pattern or field may quote what a criterion expects. File, line, task, criterion (by id
     or position) and field still say where it is."""
     message = _QUOTED.sub("'…'", problem.message)
-    return Problem(
+    return BenchmarkProblem(
         problem.file, message, problem.line, problem.task, problem.criterion, problem.field
     )
 
@@ -590,7 +590,8 @@ def task_runs_of_ids(config: pytest.Config, ids: list[str]) -> TaskRuns:
 
 def refuse_empty_runs(config: pytest.Config, task_runs: TaskRuns) -> None:
     """A usage error when a run directory holds no folder for any selected task run of a
-    benchmark file: a wrong ``--verial-run`` would otherwise score everything 0 (DESIGN §3.2)."""
+    benchmark file: a wrong ``--verial-run`` would otherwise score everything 0 (README, "Run
+    directories")."""
     explicit = bool(config.stash[SETTINGS].runs)
     for file, run, keys in task_runs.values():
         problem = empty_run_problem(file, run, keys, explicit)

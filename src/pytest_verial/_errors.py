@@ -3,7 +3,7 @@
 The tree is small on purpose::
 
     VerialError                 base of everything below
-    ├── BenchmarkFileError      a benchmark file cannot be loaded (carries every Problem found)
+    ├── BenchmarkFileError      a benchmark file cannot be loaded (carries each BenchmarkProblem)
     ├── RunConfigError          run.yaml or a live-source setting is unusable
     ├── UsageError              a bad combination of options (judge == executor model, ...)
     └── CriterionError          one criterion cannot be scored; score 0, shown as a failure
@@ -30,8 +30,9 @@ class VerialError(Exception):
 
 
 @dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a benchmark file, located as precisely as we can."""
+class BenchmarkProblem:
+    """One thing wrong with a benchmark file, located as precisely as we can (not an RFC 9457
+    problem: the service's is ``service._http.Problem``)."""
 
     file: str
     message: str
@@ -57,7 +58,7 @@ class Problem:
 class BenchmarkFileError(VerialError):
     """A benchmark file has one or more problems; all of them are listed."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[BenchmarkProblem]) -> None:
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
 

@@ -16,7 +16,7 @@ goes with which ``assert``.
 
 Reports written before these keys (schema ``pytest-verial/report/v2``: ``field_results``,
 ``assertion_results``, ``phrase_results`` for every check) are converted on read by
-:func:`evidence_from_v2` (:mod:`pytest_verial.reporting._upgrade`).
+:func:`evidence_from_v2` (on read of a report, :mod:`pytest_verial.reporting._reading`).
 """
 
 from __future__ import annotations

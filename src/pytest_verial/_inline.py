@@ -193,7 +193,7 @@ def _score_criteria(
 ) -> list[CriterionRun]:
     """The task run's criterion runs, in the loader's order (deterministic first, judge
     last). Once the deterministic ones all passed, with ``limit`` > 1, the judge criteria are
-    scored at once, at most ``limit`` at a time (as under pytest: :mod:`.judge_concurrency`)."""
+    scored at once, at most ``limit`` at a time (as under pytest: :mod:`._judge_concurrency`)."""
     prior: dict[str, CriterionRun] = {}
     runs: list[CriterionRun] = []
     deterministic = [c.id for c in plan.criteria if not c.judge]

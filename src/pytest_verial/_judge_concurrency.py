@@ -1,12 +1,12 @@
 """Judge criteria of one task run scored at once under pytest (``--verial-judge-concurrency``).
 
-Each criterion stays one pytest item, run in its order and reported as before. When a task
-run's first judge criterion runs and the deterministic-first gate is open
-(:func:`.judge.gating.gate_open`: every deterministic criterion of the task ran in this process and
-passed), its scoring and that of every later judge criterion of the task run are handed to a
-:class:`.judge.pool.JudgePool`, at most N at a time; each item then takes its own criterion run from
-its future instead of scoring itself. With the gate closed nothing is handed over: the judge
-criteria are gated one by one, without a call, as with N = 1.
+Each criterion stays one pytest item, run in its order and reported as before. When a task run's
+first judge criterion runs and the deterministic-first gate is open
+(:func:`.judge._gating.gate_open`: every deterministic criterion of the task ran in this process
+and passed), its scoring and that of every later judge criterion of the task run are handed to a
+:class:`.judge._pool.JudgePool`, at most N at a time; each item then takes its own criterion run
+from its future instead of scoring itself. With the gate closed nothing is handed over: the
+judge criteria are gated one by one, without a call, as with N = 1.
 
 What is scored ahead is exactly what the item would score at its turn: the same check and
 options, the sources the plugin's fixtures give (the task run's sandbox's), and the task run's

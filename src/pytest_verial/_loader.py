@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from ._contracts.check import AssertionSpec, CheckSpec
 from ._display import describe_char, unsafe_char, unsafe_id_char
-from ._errors import BenchmarkFileError, Problem
+from ._errors import BenchmarkFileError, BenchmarkProblem
 from ._models import Benchmark, Criterion, Entity, Task
 from ._nodeids import task_key_of
 from ._yamlsource import LineMap, ParseError, parse
@@ -115,7 +115,7 @@ class _Reporter:
     def __init__(self, file: str, root: Any, lines: LineMap, scored: bool = False) -> None:
         self.file, self.root, self.lines = file, root, lines
         self.scored = scored  # name criteria by id or position, never by label
-        self.problems: list[Problem] = []
+        self.problems: list[BenchmarkProblem] = []
 
     def add(self, message: str, loc: tuple[str | int, ...] = (), field_: str | None = None) -> None:
         task = criterion = None
@@ -139,7 +139,9 @@ class _Reporter:
         if field_ is None:
             field_ = _dotted(rest) or None
         self.problems.append(
-            Problem(self.file, message, self.lines.line_of(self.root, loc), task, criterion, field_)
+            BenchmarkProblem(
+                self.file, message, self.lines.line_of(self.root, loc), task, criterion, field_
+            )
         )
 
 
@@ -219,18 +221,20 @@ def _pydantic_message(error: Any, model: Any = None) -> str:
     return str(error["msg"])
 
 
-def read_benchmark_text(path: Path) -> tuple[str | None, Problem | None]:
+def read_benchmark_text(path: Path) -> tuple[str | None, BenchmarkProblem | None]:
     """The file's text, or the problem that makes it unreadable (binary, empty, encoding)."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        return None, Problem(str(path), f"cannot read file: {exc.strerror or exc}")
+        return None, BenchmarkProblem(str(path), f"cannot read file: {exc.strerror or exc}")
     if b"\x00" in raw[:8192]:
-        return None, Problem(str(path), "binary file, not YAML or JSON text")
+        return None, BenchmarkProblem(str(path), "binary file, not YAML or JSON text")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return None, Problem(str(path), f"not UTF-8 text (invalid byte at offset {exc.start})")
+        return None, BenchmarkProblem(
+            str(path), f"not UTF-8 text (invalid byte at offset {exc.start})"
+        )
     return text, None
 
 
@@ -246,7 +250,7 @@ def load_benchmark(
     name = display or str(path)
     text, problem = read_benchmark_text(path)
     if problem is not None:
-        raise BenchmarkFileError([Problem(name, problem.message)])
+        raise BenchmarkFileError([BenchmarkProblem(name, problem.message)])
     assert text is not None
     try:
         data, lines = parse(text, as_json=path.suffix == ".json")
@@ -255,10 +259,14 @@ def load_benchmark(
             located = _Reporter(name, exc.root, exc.lines)
             located.add(str(exc), exc.loc)
             raise BenchmarkFileError(located.problems) from None
-        raise BenchmarkFileError([Problem(name, str(exc), exc.line)]) from None
+        raise BenchmarkFileError([BenchmarkProblem(name, str(exc), exc.line)]) from None
     if data is None:
         raise BenchmarkFileError(
-            [Problem(name, "file is empty: expected a benchmark, a list of tasks or a task")]
+            [
+                BenchmarkProblem(
+                    name, "file is empty: expected a benchmark, a list of tasks or a task"
+                )
+            ]
         )
     root, shape_problem = _as_benchmark(data)
     reporter = _Reporter(name, root, lines, scored)
@@ -266,16 +274,18 @@ def load_benchmark(
         loc = _loc_of(root, holder)
         message = f"key {key!r} appears twice in one mapping (the last one would win)"
         if loc is None:
-            reporter.problems.append(Problem(name, message, line))
+            reporter.problems.append(BenchmarkProblem(name, message, line))
         else:
             before = len(reporter.problems)
             reporter.add(message, (*loc, key))
             reporter.problems[before:] = [
-                Problem(p.file, p.message, line, p.task, p.criterion, p.field)
+                BenchmarkProblem(p.file, p.message, line, p.task, p.criterion, p.field)
                 for p in reporter.problems[before:]
             ]
     if shape_problem:
-        raise BenchmarkFileError([Problem(name, shape_problem, lines.containers.get(id(data)))])
+        raise BenchmarkFileError(
+            [BenchmarkProblem(name, shape_problem, lines.containers.get(id(data)))]
+        )
     # Benchmark-level `consistency:` criteria join their anchor task (PRD-103 §10).
     from .judge._consistency import expand as expand_consistency
 
@@ -319,9 +329,9 @@ def _loc_of(
     return None
 
 
-def _dedupe(problems: list[Problem]) -> list[Problem]:
+def _dedupe(problems: list[BenchmarkProblem]) -> list[BenchmarkProblem]:
     """Each problem once, in file order."""
-    seen: dict[Problem, None] = {}
+    seen: dict[BenchmarkProblem, None] = {}
     for p in problems:
         seen.setdefault(p, None)
     return sorted(seen, key=lambda p: p.line or 0)
@@ -504,7 +514,7 @@ def _entities(
 
 def _check_ids(root: Any, reporter: _Reporter) -> None:
     """Duplicate and unusable ids, slugs, axes and tags, on the raw data (so they are reported
-    together with any type error elsewhere in the file). See :func:`display.unsafe_id_char`."""
+    together with any type error elsewhere in the file). See :func:`_display.unsafe_id_char`."""
     for key in ("benchmark", "version"):
         value = _get(root, key)
         if isinstance(value, str) and (why := unsafe_id_char(value)) is not None:

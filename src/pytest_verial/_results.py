@@ -69,7 +69,7 @@ from ._scoring import axes as axis_scores
 
 SCHEMA_ID: Final = REPORT_V3
 #: the schema ids a reader accepts: v3, and v2 (the keys before Verial's table), converted on
-#: read by :mod:`pytest_verial.reporting._upgrade`
+#: read by :func:`._evidence.evidence_from_v2`
 SCHEMA_IDS = (REPORT_V2, SCHEMA_ID)
 
 

@@ -10,8 +10,9 @@ links resolved), into a path relative to it: ``/srv/runs/r1/pa-mri/hl7_outbound/
 ``hl7_outbound/a.hl7``, the folder itself ``.``; a file elsewhere in its run folder (a live
 events file, another task's output) ``../<name>``.
 
-The engine applies it once to every criterion run it returns (:func:`pytest_verial._engine.
-run_criterion`), so each source and check names files as it likes and none can leak a path.
+The engine applies it once to every criterion run it returns
+(:func:`pytest_verial._engine.run_criterion`), so each source and check names files as it likes
+and none can leak a path.
 """
 
 from __future__ import annotations

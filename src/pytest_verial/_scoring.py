@@ -1,4 +1,4 @@
-"""Scoring as pure functions (DESIGN §5): criteria -> task -> axes -> verdict -> run.
+"""Scoring as pure functions (README, "Scoring"): criteria -> task -> axes -> verdict -> run.
 
 All comparisons with a threshold use a tolerance of 1e-9, so 0.8999999999 passes a 0.9
 threshold and a sum of float weights does not flip a verdict.

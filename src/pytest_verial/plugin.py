@@ -107,7 +107,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Fil
 
 def mask_run_secrets(runs: Iterable[RunDir]) -> None:
     """Register, for masking in every artifact, every secret ``*_env`` setting of the runs'
-    ``sources`` and the judge's default API key variable (:mod:`.secrets`), read from the
+    ``sources`` and the judge's default API key variable (:mod:`._secrets`), read from the
     environment now and in every process: the controller writes the reports, and under xdist
     it never builds a source itself. Masked whether or not the judge plugin is loaded."""
     register_setting("api_key_env", os.environ.get(option("verial_judge_api_key_env").default))

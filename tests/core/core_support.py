@@ -174,7 +174,8 @@ def strip_timing(value: Any) -> Any:
 def write_sealed(path: Path, report: dict[str, Any]) -> Path:
     """Write an edited report sealed anew, as a forger without the signing key could: the
     checks behind the seal (merge, resume) are what such a test exercises."""
-    from pytest_verial.reporting import report_text
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.reporting._json_report import report_text
 
     path.write_text(report_text(report) + "\n", encoding="utf-8")
     return path

@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 from core_support import Project, criterion_runs, portal_criterion, voice_criterion
 
-from pytest_verial import BenchmarkFileError, RunDir, load_benchmark, verify_task
+from pytest_verial import BenchmarkFileError, load_benchmark, verify_task
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._config.run_folder import RunDir
 from pytest_verial.checks import default_registry
 from pytest_verial.sources import Sandbox
 
@@ -644,7 +647,8 @@ def test_portal_live_sqlite_from_run_yaml(tmp_path: Path, monkeypatch: pytest.Mo
 def test_a_live_portal_is_read_instead_of_the_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """DESIGN §3.3: a live source replaces the directory; stale files must not shadow it."""
+    """docs/fhir.md, "Live server": a live source replaces the directory; stale files must not
+    shadow it."""
     db, crit, _ = _live_portal(tmp_path)
     stale = {"portal/prior_auth_requests.json": [{"request_id": "PA-1001", "status": "draft"}]}
     monkeypatch.setenv("PORTAL_DB_URL", f"sqlite:///{db}")

@@ -1,4 +1,4 @@
-"""The shared comparison module (DESIGN §4 operators) and 0-based dotted paths."""
+"""The shared comparison module (README, "Field operators") and 0-based dotted paths."""
 
 from __future__ import annotations
 
@@ -7,8 +7,19 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial import MISSING, FieldSpec, compare, field_result, fields_score
-from pytest_verial.checks import correlation_matches, quantified, resolve
+from pytest_verial import MISSING
+
+# private: internals with no public face (issue 32: a test is not a user)
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._compare import (
+    FieldSpec,
+    compare,
+    correlation_matches,
+    field_result,
+    fields_score,
+    quantified,
+)
+from pytest_verial._paths import resolve
 
 APPOINTMENT = {
     "resourceType": "Appointment",

@@ -17,19 +17,14 @@ import jsonschema
 import pytest
 from core_support import REPO, Project, run_subprocess, shared_project, voice_criterion
 
-from pytest_verial import (
-    BenchmarkInfo,
-    BenchmarkRun,
-    CriterionRun,
-    Generator,
-    Report,
-    RunInfo,
-    RunStatus,
-    Session,
-    TaskRun,
-)
+from pytest_verial import BenchmarkRun, CriterionRun, Report, TaskRun
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._results import BenchmarkInfo, Generator, RunInfo, RunStatus, Session
 from pytest_verial.cli import main
-from pytest_verial.reporting import Comparison, compare_reports, paired_bootstrap
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._diff import Comparison, compare_reports, paired_bootstrap
 
 EXAMPLES = REPO / "example_benchmarks"
 WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])

@@ -22,13 +22,17 @@ from core_support import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_verial import BenchmarkFileError, FieldSpec, compare, load_benchmark
+from pytest_verial import BenchmarkFileError, load_benchmark
 
+# private: internals with no public face (issue 32: a test is not a user)
 # private: unit tests of the escaping and number helpers each output format shares, no public face
-from pytest_verial._compare import as_number, values_equal
+from pytest_verial._compare import FieldSpec, as_number, compare, values_equal
 from pytest_verial._display import escape, sanitize, unlink, unsafe_id_char
 from pytest_verial._ui._index_html import _e  # every cell of the store's index page
-from pytest_verial.checks import CheckRegistry, builtin_checks
+from pytest_verial.checks import CheckRegistry
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.checks._registry import builtin_checks
 from pytest_verial.reporting._markdown import cell
 
 

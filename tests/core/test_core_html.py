@@ -208,7 +208,9 @@ def test_a_scored_run_is_embedded_without_details(tmp_path: Path) -> None:
 
 def test_hostile_text_stays_text(tmp_path: Path) -> None:
     """A value from the sandbox is shown, never run: no markup can leave the data block."""
-    from pytest_verial.reporting import load_report, render_html
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.reporting._html import render_html
+    from pytest_verial.reporting._json_report import load_report
 
     source = tmp_path / "r.json"
     code, _ = run_subprocess(

@@ -8,7 +8,9 @@ import pytest
 from core_support import Project, voice_criterion
 
 from pytest_verial.cli import EPILOG, build_parser, main
-from pytest_verial.judge import verification_lines, verification_summary
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.judge._report import verification_lines, verification_summary
 
 
 def _judge_project(project: Project) -> None:

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial import RunConfigError, load_run_config, verify_task
+from pytest_verial import verify_task
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._config.run_folder import load_run_config
+from pytest_verial._errors import RunConfigError
 
 
 def details_of(task_folder: Path, resource: str) -> str:

@@ -12,19 +12,15 @@ from typing import Any
 
 import pytest
 
-from pytest_verial import (
-    BenchmarkInfo,
-    BenchmarkRun,
-    CriterionRun,
-    Generator,
-    Report,
-    RunInfo,
-    RunStatus,
-    Session,
-    TaskRun,
-)
+from pytest_verial import BenchmarkRun, CriterionRun, Report, TaskRun
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._results import BenchmarkInfo, Generator, RunInfo, RunStatus, Session
 from pytest_verial.cli import main
-from pytest_verial.reporting import compare_reports, write_json_report
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._diff import compare_reports
+from pytest_verial.reporting._json_report import write_json_report
 
 
 def scored(cid: str, score: float, **extra: Any) -> CriterionRun:

@@ -30,8 +30,9 @@ from pytest_verial._config.options import (
 from pytest_verial._config.settings import Settings
 from pytest_verial._config.stash import SETTINGS
 from pytest_verial._scoring import DEFAULT_VERDICT_THRESHOLD
-from pytest_verial.judge import JudgeSettings
-from pytest_verial.judge._settings import _KEYS, JudgeOptions
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.judge._settings import _KEYS, JudgeOptions, JudgeSettings
 
 SCRIPT = REPO / "scripts" / "options_table.py"
 

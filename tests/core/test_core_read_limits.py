@@ -14,7 +14,10 @@ from typing import Any
 
 import pytest
 
-from pytest_verial import RunConfigError, UsageError, verify_task
+from pytest_verial import UsageError, verify_task
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import RunConfigError
 
 MIB = 1024 * 1024
 

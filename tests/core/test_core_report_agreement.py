@@ -16,19 +16,14 @@ from core_support import run_subprocess, write_sealed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_verial import (
-    BenchmarkRun,
-    CriterionRun,
-    Generator,
-    Report,
-    RunInfo,
-    Session,
-    Status,
-    TaskRun,
-)
-from pytest_verial._results import task_figures
+from pytest_verial import BenchmarkRun, CriterionRun, Report, Status, TaskRun
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._results import Generator, RunInfo, Session, task_figures
 from pytest_verial.cli import main
-from pytest_verial.reporting import load_report, write_json_report
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import load_report, write_json_report
 
 KEY = {"VERIAL_SIGNING_KEY": "k-31-agreement-5e1c"}
 

@@ -16,7 +16,9 @@ from core_support import DOCUMENTED, REPO, crash_project, run_subprocess
 
 from pytest_verial import EVIDENCE_MODELS
 from pytest_verial.cli import main
-from pytest_verial.reporting import load_report, write_json_report
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import load_report, write_json_report
 
 FIXTURES = REPO / "tests" / "fixtures" / "report-v2"
 SCHEMA_ID = "pytest-verial/report/v3"

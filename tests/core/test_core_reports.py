@@ -1,4 +1,5 @@
-"""Reports (DESIGN §7): JSON, task-level JUnit, pytest's junitxml and the terminal summary.
+"""Reports (README, "The JSON report"): JSON, task-level JUnit, pytest's junitxml and the terminal
+summary.
 
 Every test runs at ``-n 0`` and ``-n 2``; one child run per worker count serves the module.
 """
@@ -21,7 +22,8 @@ from core_support import (
     task_runs,
 )
 
-from pytest_verial import report_schema
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._results import report_schema
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 

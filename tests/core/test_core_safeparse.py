@@ -17,33 +17,25 @@ import pytest
 from core_support import Project, QuietHandler, criterion_runs, local_http
 from pydantic import Field
 
-from pytest_verial import (
-    AssertionSpec,
-    BenchmarkFileError,
-    CheckError,
-    FieldSpec,
-    Problem,
-    compare,
-    load_benchmark,
-)
-from pytest_verial.checks import (
-    MAX_DEPTH,
-    CheckRegistry,
-    CheckSpec,
-    DataError,
-    builtin_check,
-    builtin_checks,
-    load_json,
-    load_yaml,
-)
+from pytest_verial import AssertionSpec, BenchmarkFileError, CheckSpec, load_benchmark
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._compare import FieldSpec, compare
+from pytest_verial._errors import BenchmarkProblem, CheckError
+from pytest_verial._safeparse import MAX_DEPTH, DataError, load_json, load_yaml
+from pytest_verial.checks import CheckRegistry
+from pytest_verial.checks._registry import builtin_check, builtin_checks
 from pytest_verial.hl7 import parse_stream
-from pytest_verial.sources import OutputSnapshot, PortalSnapshot
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._output import OutputSnapshot
+from pytest_verial.sources._portal import PortalSnapshot
 from pytest_verial.testing import run_check
 
 MSH = "MSH|^~\\&|A|B|C|D|20260101||ADT^A01|{}|P|2.5"
 
 
-def benchmark_problems(folder: Path, text: str, suffix: str = ".yaml") -> list[Problem]:
+def benchmark_problems(folder: Path, text: str, suffix: str = ".yaml") -> list[BenchmarkProblem]:
     """The problems loading ``text`` as a benchmark file gives (it must give some)."""
     path = folder / f"b.verial{suffix}"
     path.write_text(text, encoding="utf-8")

@@ -90,8 +90,8 @@ def test_rootdir_adds_conftest_checks(capsys: pytest.CaptureFixture[str], tmp_pa
     (tmp_path / "conftest.py").write_text(
         "from typing import Literal\n"
         "from pydantic import Field\n"
-        "from pytest_verial.checks import CheckSpec\n"
-        "from pytest_verial.checks import AssertionSpec as Model\n"
+        "from pytest_verial import CheckSpec\n"
+        "from pytest_verial import AssertionSpec as Model\n"
         "class Spec(Model):\n"
         "    kind: Literal['my-check'] = Field(alias='assert')\n"
         "    needle: str\n"

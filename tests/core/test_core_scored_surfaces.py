@@ -214,7 +214,9 @@ def test_junit_elides_a_scored_benchmark_run_on_its_own(reports: dict[str, Path]
     its run.yaml) still keeps each scored run's details out of the JUnit file."""
     import xml.etree.ElementTree as ET
 
-    from pytest_verial.reporting import build_junit, load_report
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.reporting._json_report import load_report
+    from pytest_verial.reporting._junit import build_junit
 
     report = load_report(str(reports["scored"]))
     session = report.session.model_copy(update={"scored": False})

@@ -1,4 +1,4 @@
-"""Scoring (DESIGN §5) as pure functions, plus the no-criteria rule end to end."""
+"""Scoring (README, "Scoring") as pure functions, plus the no-criteria rule end to end."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from core_support import Project, criterion_runs, portal_criterion, task_runs
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_verial.reporting import (
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._scoring import (
     DEFAULT_AXIS,
     TOLERANCE,
     Scored,

@@ -307,7 +307,7 @@ import os
 import sys
 from pathlib import Path
 
-from pytest_verial.sources import SOURCE_FACTORIES
+from pytest_verial._config.source_table import SOURCE_FACTORIES
 
 LOG = Path(__file__).parent / "builds.log"
 # the built-in portal factory, by the import path the public table names it with

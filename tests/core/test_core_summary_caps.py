@@ -13,19 +13,14 @@ from pathlib import Path
 import pytest
 from core_support import Project, voice_criterion
 
-from pytest_verial import (
-    BenchmarkInfo,
-    BenchmarkRun,
-    CriterionRun,
-    Generator,
-    Report,
-    RunInfo,
-    RunStatus,
-    Session,
-    TaskRun,
-)
+from pytest_verial import BenchmarkRun, CriterionRun, Report, TaskRun
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._results import BenchmarkInfo, Generator, RunInfo, RunStatus, Session
 from pytest_verial.cli import main
-from pytest_verial.reporting import write_json_report
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import write_json_report
 
 #: task rows, and failing criteria of one benchmark run, shown before "... and N more"
 MAX_TASK_ROWS = 50

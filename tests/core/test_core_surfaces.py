@@ -10,7 +10,10 @@ import pytest
 from core_support import REPO, run_subprocess
 
 from pytest_verial.cli import main
-from pytest_verial.reporting import load_report, markdown
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import load_report
+from pytest_verial.reporting._markdown import markdown
 
 EXAMPLES = REPO / "example_benchmarks"
 
@@ -90,7 +93,8 @@ def test_quiet_shortens_the_summary(tmp_path: Path, flag: str, tables: bool) -> 
 
 
 def test_details_show_op_and_quantifier_in_one_line() -> None:
-    from pytest_verial import describe_field
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial._compare import describe_field
 
     assert describe_field({"path": "PID.3", "op": "exists", "actual": None}) == (
         "PID.3: expected a value, got nothing"
@@ -227,12 +231,18 @@ def test_step_summary_is_appended(tmp_path: Path) -> None:
 def _fake_report_path() -> Path:
     import tempfile
 
-    from pytest_verial import CriterionRun, Generator, Report, Session, TaskRun
+    from pytest_verial import CriterionRun, Report, TaskRun
+
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial._results import Generator, Session
 
     hostile = "a|b\n<script>x</script> | injected"
     crit = CriterionRun.scored({"criterion_id": "c"}, 0.0, False, details=hostile)
     task = TaskRun.aggregate([crit], 0.9, id="f::t", task_id="t", task_key=hostile, run="r")
-    from pytest_verial import BenchmarkInfo, BenchmarkRun, RunInfo
+    from pytest_verial import BenchmarkRun
+
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial._results import BenchmarkInfo, RunInfo
 
     run = BenchmarkRun.aggregate(
         [task],

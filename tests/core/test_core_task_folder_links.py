@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial import RunDir, SourceError, Task
+from pytest_verial import Task
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._config.run_folder import RunDir
+from pytest_verial._errors import SourceError
 from pytest_verial.sources import Sandbox
 
 

@@ -206,7 +206,7 @@ def test_an_empty_fhir_search_value_is_refused_at_collection(
 CUSTOM_CHECK = """\
 from typing import Literal
 from pydantic import Field
-from pytest_verial.checks import AssertionSpec, CheckOutcome, CheckSpec
+from pytest_verial import AssertionSpec, CheckOutcome, CheckSpec
 
 
 class Always(AssertionSpec):

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_verial.checks import CheckOutcome, FhirResourceState, builtin_check
+from pytest_verial import CheckOutcome
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.checks._fhir import FhirResourceState
+from pytest_verial.checks._registry import builtin_check
 
 CHECK = builtin_check("fhir-resource-state")
 

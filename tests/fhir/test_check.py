@@ -10,9 +10,15 @@ import pytest
 from helpers import VERIAL_EXAMPLE, run
 from pydantic import ValidationError
 
-from pytest_verial import Benchmark, CheckError, SourceError
-from pytest_verial.checks import FhirResourceState
-from pytest_verial.sources import SnapshotSource
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CheckError, SourceError
+from pytest_verial._models import Benchmark
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.checks._fhir import FhirResourceState
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._fhir import SnapshotSource
 
 RIVERA = {"reference": "Practitioner/rivera", "display": "Dr. Rivera"}
 JOHN = {"reference": "Patient/john-smith", "display": "John Smith"}

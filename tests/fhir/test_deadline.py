@@ -12,8 +12,11 @@ import pytest
 from helpers import run
 from silent_server import silent_server
 
-from pytest_verial import SourceError
-from pytest_verial.fhir import LiveFhir
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import SourceError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.fhir._live import LiveFhir
 
 SEARCHES = [
     {"name": "a"},

@@ -17,7 +17,10 @@ from typing import Any
 import pytest
 from medplum_support import MedplumServer, live_settings
 
-from pytest_verial.fhir import FhirSnapshot, LiveFhir, build_query
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.fhir._query import build_query
+from pytest_verial.fhir._snapshot import FhirSnapshot
 
 LOINC, SNOMED, RX = (
     "http://loinc.org",

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from pytest_verial import CheckError
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CheckError
 
 # private: the FHIRPath fast path (checked against fhirpathpy) has no public face, nor the R4 table
 from pytest_verial.fhir import _fhirpath as fhirpath

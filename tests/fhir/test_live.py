@@ -11,8 +11,12 @@ from helpers import VERIAL_EXAMPLE, run
 from medplum_support import CLIENT_ID, CLIENT_SECRET, TOKEN, MedplumServer, live_settings
 from stub_server import stub_server
 
-from pytest_verial import CheckError, SourceError
-from pytest_verial.fhir import LiveFhir, build_query
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CheckError, SourceError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.fhir._live import LiveFhir
+from pytest_verial.fhir._query import build_query
 
 
 def test_verial_example_runs_unchanged_against_the_server(medplum: MedplumServer) -> None:

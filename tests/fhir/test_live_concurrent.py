@@ -15,9 +15,14 @@ import pytest
 from helpers import run
 from medplum_support import CLIENT_ID, CLIENT_SECRET, MedplumServer, live_settings
 
-from pytest_verial import CriterionError, SourceError
-from pytest_verial.checks import CheckOutcome, FhirResourceState
-from pytest_verial.fhir import LiveFhir
+from pytest_verial import CheckOutcome
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CriterionError, SourceError
+from pytest_verial.checks._fhir import FhirResourceState
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.fhir._live import LiveFhir
 
 #: (resource type, search, match, fields): 8 distinct searches, 3 criteria each
 SEARCHES: list[tuple[str, dict[str, Any], str]] = [
@@ -192,7 +197,8 @@ def test_close_cancels_the_searches_not_started(medplum_slow: MedplumServer) -> 
 
 
 def test_concurrency_is_checked_like_every_setting() -> None:
-    from pytest_verial import RunConfigError
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial._errors import RunConfigError
 
     for bad in (0, -1, 65, 2.5, "many", True):
         with pytest.raises(RunConfigError, match=r"sources\.fhir\.concurrency: expected a whole"):

@@ -14,8 +14,11 @@ from helpers import run
 from medplum_support import MedplumServer, live_settings
 from stub_server import stub_server
 
-from pytest_verial import SourceError
-from pytest_verial.fhir import LiveFhir
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import SourceError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.fhir._live import LiveFhir
 
 PENICILLIN = [
     {"path": "medicationCodeableConcept.text", "op": "contains", "expected": "Penicillin"}

@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 from real_corpus import corpus_path
 
-from pytest_verial.fhir import FhirIndex, build_query, iter_resources
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.fhir._index import FhirIndex
+from pytest_verial.fhir._query import build_query
+from pytest_verial.fhir._snapshot import iter_resources
 
 
 def _ids(index: FhirIndex, rtype: str, search: dict[str, object]) -> list[str]:

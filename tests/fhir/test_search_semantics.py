@@ -6,8 +6,12 @@ from typing import Any
 
 import pytest
 
-from pytest_verial import CheckError
-from pytest_verial.fhir import FhirIndex, build_query
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CheckError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.fhir._index import FhirIndex
+from pytest_verial.fhir._query import build_query
 
 
 def _index(*resources: dict[str, Any]) -> FhirIndex:

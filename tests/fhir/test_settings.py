@@ -7,8 +7,11 @@ from typing import Any
 
 import pytest
 
-from pytest_verial import RunConfigError
-from pytest_verial.fhir import LiveFhir
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import RunConfigError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.fhir._live import LiveFhir
 
 BASE = {"base_url": "http://127.0.0.1:9/fhir"}
 

@@ -9,8 +9,13 @@ from typing import Any
 
 import pytest
 
-from pytest_verial import Criterion, CriterionError, Task
-from pytest_verial.checks import CheckContext, CheckOutcome, SftpFilePresent, builtin_check
+from pytest_verial import CheckContext, CheckOutcome, Task
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CriterionError
+from pytest_verial._models import Criterion
+from pytest_verial.checks._files import SftpFilePresent
+from pytest_verial.checks._registry import builtin_check
 
 from .emulator import Emulator
 

@@ -24,7 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_verial.sources import guess_content_type
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._files import guess_content_type
 
 
 def free_port() -> int:

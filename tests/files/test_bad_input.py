@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial import CheckError, CriterionError, SourceError
-from pytest_verial.sources import DirectoryFiles, GCSFiles
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CheckError, CriterionError, SourceError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._files import DirectoryFiles, GCSFiles
 
 from .conftest import BUCKET, run_check
 from .emulator import Emulator

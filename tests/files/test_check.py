@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial import CheckError
-from pytest_verial.sources import DirectoryFiles
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CheckError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._files import DirectoryFiles
 
 from .conftest import run_check
 

@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial import SourceError
-from pytest_verial.sources import BaseFilesSource, DirectoryFiles, FileEntry
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import SourceError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._files import BaseFilesSource, DirectoryFiles, FileEntry
 
 from .conftest import run_check
 

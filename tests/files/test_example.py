@@ -6,8 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial import CriterionError, RunDir, load_benchmark
-from pytest_verial.checks import CheckContext, default_registry
+from pytest_verial import CheckContext, load_benchmark
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._config.run_folder import RunDir
+from pytest_verial._errors import CriterionError
+from pytest_verial.checks import default_registry
 from pytest_verial.sources import Sandbox
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_benchmarks"

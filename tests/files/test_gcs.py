@@ -12,8 +12,15 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from pytest_verial import RunConfigError, RunDir, Task
-from pytest_verial.sources import DirectoryFiles, GCSFiles, Sandbox
+from pytest_verial import Task
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._config.run_folder import RunDir
+from pytest_verial._errors import RunConfigError
+from pytest_verial.sources import Sandbox
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._files import DirectoryFiles, GCSFiles
 
 from .conftest import BUCKET, SANDBOXES, result
 from .emulator import Emulator

@@ -13,9 +13,18 @@ from typing import Any
 
 import pytest
 
-from pytest_verial import RunConfigError, RunDir, SourceError, Task
-from pytest_verial.checks import SftpFilePresent
-from pytest_verial.sources import FileEntry, GCSFiles, Sandbox
+from pytest_verial import Task
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._config.run_folder import RunDir
+from pytest_verial._errors import RunConfigError, SourceError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.checks._files import SftpFilePresent
+from pytest_verial.sources import Sandbox
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._files import FileEntry, GCSFiles
 
 from .conftest import BUCKET, result
 from .emulator import Emulator

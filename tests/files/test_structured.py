@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_verial import CheckError, SourceError
-from pytest_verial.sources import DirectoryFiles
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import CheckError, SourceError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._files import DirectoryFiles
 
 from .conftest import run_check
 

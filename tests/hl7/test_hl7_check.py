@@ -10,8 +10,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_verial.checks import builtin_check
-from pytest_verial.sources import Hl7Snapshot
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.checks._registry import builtin_check
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._hl7 import Hl7Snapshot
 
 CHECK = builtin_check("hl7-structural")
 

@@ -7,8 +7,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_verial import SourceError
-from pytest_verial.hl7 import Hl7ParseError, decode, get, parse_stream
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import SourceError
+from pytest_verial.hl7 import Hl7ParseError, get, parse_stream
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.hl7._parse import decode
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 SAMPLES = [decode(p.read_bytes()) for p in sorted(VALID.glob("*.hl7"))]

@@ -20,7 +20,9 @@ from local_model import (
 )
 
 from pytest_verial.cli import main
-from pytest_verial.judge import Figures, agreement, kappa, macro_f1
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.judge._calibrate import Figures, agreement, kappa, macro_f1
 
 #: the CPU-bound tests run one after another on one xdist worker (scripts/test runs
 #: --dist loadgroup): two local model servers, or one beside the kill -9 load, starve each other
@@ -271,7 +273,9 @@ def test_local_model_unparseable_replies_are_counted_and_excluded(
 
 
 def test_each_perturbation_produces_the_stated_prompt() -> None:
-    from pytest_verial.judge import PADDING, Item, build_messages, perturbed
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.judge._calibrate import PADDING, Item, perturbed
+    from pytest_verial.judge._prompt import build_messages
 
     output = "# Summary\nLow back pain.\n\n# Plan\nMRI, CPT 72148.\n"
     item = Item("x", ["First principle.", "Second principle.", "Third."], output, True)

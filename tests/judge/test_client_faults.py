@@ -8,7 +8,11 @@ import pytest
 from judge_support import completion, ratings
 
 from pytest_verial import verify_task
-from pytest_verial.judge import JudgeClient, JudgeError, build_messages, build_settings
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.judge._client import JudgeClient, JudgeError
+from pytest_verial.judge._prompt import build_messages
+from pytest_verial.judge._settings import build_settings
 
 PRINCIPLES = ["States the medical necessity.", "Names the CPT code."]
 

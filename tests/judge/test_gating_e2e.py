@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 from judge_support import completion, ratings
 
-from pytest_verial import report_schema
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._results import report_schema
 
 BENCHMARK = """
 benchmark: verify-e2e
@@ -249,7 +250,9 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_verial import CheckSpec
-from pytest_verial.checks import LlmRubric, builtin_check
+# private: a house check built on the built-in one (internals, issue 32)
+from pytest_verial.checks._llm_rubric import LlmRubric
+from pytest_verial.checks._registry import builtin_check
 
 rubric = builtin_check("llm-rubric").run
 

@@ -230,7 +230,9 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_verial import CheckSpec
-from pytest_verial.checks import LlmRubric, builtin_check
+# private: a house check built on the built-in one (internals, issue 32)
+from pytest_verial.checks._llm_rubric import LlmRubric
+from pytest_verial.checks._registry import builtin_check
 
 rubric = builtin_check("llm-rubric").run
 
@@ -299,7 +301,9 @@ def test_deselected_and_skipped_criteria_are_never_called_nor_counted(
 
 HOUSE_JUDGE = """
 import pytest
-from pytest_verial.judge import JudgeSource, build_settings
+# private: a house judge source built from the plugin's (internals, issue 32)
+from pytest_verial.judge._settings import build_settings
+from pytest_verial.judge._source import JudgeSource
 
 
 @pytest.fixture

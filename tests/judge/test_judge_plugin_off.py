@@ -13,7 +13,9 @@ import jsonschema
 import pytest
 
 import pytest_verial
-from pytest_verial import report_schema
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._results import report_schema
 
 BENCHMARK = """
 benchmark: judge-off

@@ -6,14 +6,13 @@ import json
 
 import pytest
 
-from pytest_verial import RunConfigError
-from pytest_verial.judge import (
-    MalformedReply,
-    build_settings,
-    normalise_model_id,
-    parse_reply,
-    same_model,
-)
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._errors import RunConfigError
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.judge._models import normalise_model_id, same_model
+from pytest_verial.judge._reply import MalformedReply, parse_reply
+from pytest_verial.judge._settings import build_settings
 
 
 def test_valid_reply_in_a_code_fence():

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_verial import TaskRun
-from pytest_verial.judge import task_feedback, verification_lines, verification_summary
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.judge._report import task_feedback, verification_lines, verification_summary
 
 
 def task(**fields):

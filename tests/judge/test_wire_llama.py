@@ -25,7 +25,10 @@ from local_model import (
     stop_model_server,
 )
 
-from pytest_verial.judge import JudgeClient, JudgeError, build_messages, build_settings
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.judge._client import JudgeClient, JudgeError
+from pytest_verial.judge._prompt import build_messages
+from pytest_verial.judge._settings import build_settings
 
 #: the CPU-bound tests run one after another on one xdist worker (scripts/test runs
 #: --dist loadgroup): two local model servers, or one beside the kill -9 load, starve each other

@@ -8,9 +8,14 @@ from typing import Any
 
 import pytest
 
-from pytest_verial import Criterion, Task
-from pytest_verial.checks import CheckContext, CheckOutcome, default_registry
-from pytest_verial.sources import OutputSnapshot
+from pytest_verial import CheckContext, CheckOutcome, Task
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial._models import Criterion
+from pytest_verial.checks import default_registry
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.sources._output import OutputSnapshot
 
 
 @pytest.fixture

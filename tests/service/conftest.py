@@ -20,7 +20,10 @@ with warnings.catch_warnings():  # starlette suggests another HTTP client; httpx
 
 from service_support import EXAMPLES, RUNS, Api
 
-from pytest_verial.service import create_app, create_key
+from pytest_verial.service import create_app
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.service._keys import create_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from service_support import EXAMPLES, FILES, RUNS, Api, child_env, count_rows
 
-from pytest_verial.service import revoke_key
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.service._keys import revoke_key
 
 BENCH = "sftp-drops@1"
 TASKS = ["sftp-referral-packet", "sftp-claims-batch"]
@@ -175,7 +176,8 @@ def test_auth_matrix(api: Api) -> None:
     ]
     revoked = api.solver + "x"  # a well-formed key nobody holds
     store = api.app.state.store
-    from pytest_verial.service import create_key
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.service._keys import create_key
 
     gone, gone_key = create_key(store, "solver")
     revoke_key(store, gone.id)
@@ -426,7 +428,10 @@ def test_links_out_of_the_runs_root_are_refused(tmp_path: Path) -> None:
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
 
-    from pytest_verial.service import create_app, create_key
+    from pytest_verial.service import create_app
+
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.service._keys import create_key
 
     root = tmp_path / "root"
     root.mkdir()

@@ -19,7 +19,10 @@ from fastapi.testclient import TestClient
 from service_support import EXAMPLES, RUNS, Api, count_rows
 from test_service_api import is_problem
 
-from pytest_verial.service import create_app, create_key
+from pytest_verial.service import create_app
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.service._keys import create_key
 
 TASK = "sftp-referral-packet"
 SIBLING = "sftp-claims-batch"

@@ -22,7 +22,10 @@ from typing import Any
 import pytest
 from service_support import EXAMPLES, RUNS
 
-from pytest_verial.service import create_app, create_key
+from pytest_verial.service import create_app
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.service._keys import create_key
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -17,8 +17,10 @@ import yaml
 from service_support import EXAMPLES, RUNS
 from sqlalchemy import event
 
+# private: what a request reads is counted below the HTTP API, on internals with no public face
 from pytest_verial._results import RunCounts, TaskStatus
-from pytest_verial.service import create_app, create_key, revoke_key
+from pytest_verial.service import create_app
+from pytest_verial.service._keys import create_key, revoke_key
 from pytest_verial.store._repo_keys import ApiKey
 from pytest_verial.store._repo_runs import read_report
 
@@ -175,6 +177,7 @@ def test_complete_keeps_the_aggregates_a_full_recomputation_gives(
 def test_a_fhir_snapshot_is_indexed_once_while_unchanged_and_again_when_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # private: the snapshot indexer is counted, and it has no public face
     from pytest_verial.fhir import _snapshot
 
     loads: list[Path] = []

@@ -14,7 +14,8 @@ import httpx
 import pytest
 from service_support import FILES, RUNS, Api, new_key, run_verial, serve
 
-from pytest_verial.service import create_key, revoke_key
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.service._keys import create_key, revoke_key
 from pytest_verial.store import open_store
 
 BENCH = "sftp-drops@1"

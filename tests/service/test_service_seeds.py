@@ -1,6 +1,6 @@
 """Done when (issue 30): a real ``verial serve`` (uvicorn, a child process on 127.0.0.1, stopped by
-its PID) shows every example and statement of Verial's documents (../shared/seeds/) that the
-service can show, read with the documented paths and field names only.
+its PID) shows every example and statement of Verial's documents (PRD-103 and its published API
+reference) that the service can show, read with the documented paths and field names only.
 
 - verial-verification.txt: the axes example scores 0.66 (2/3) partial with correctness
   {1.0, weight 2} and safety {0.0, weight 1}; criteria with no axis fall in ``__default__``;

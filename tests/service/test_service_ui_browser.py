@@ -340,7 +340,9 @@ def test_criteria_not_evaluated_are_shown_apart_as_not_verified(browser: Any, si
     from selenium.webdriver.common.by import By
 
     from pytest_verial import Report
-    from pytest_verial.reporting import render_html
+
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.reporting._html import render_html
 
     with open_store(site.store) as opened:
         raw = opened.report_of(opened.resolve_ref("latest")).to_json()

@@ -14,8 +14,14 @@ import pytest
 from store_support import child_env
 
 from pytest_verial import Report
-from pytest_verial.reporting import load_report
-from pytest_verial.store import MIGRATIONS, StoreError, StoreRef, open_store, revisions
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import load_report
+from pytest_verial.store import StoreError, open_store, revisions
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.store._core import MIGRATIONS
+from pytest_verial.store._repo_sessions import StoreRef
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -302,8 +308,11 @@ def test_delete_and_prune(store_url: str, example_reports: list[Path]) -> None:
 def test_task_runs_written_as_they_complete_then_finished(
     store_url: str, example_reports: list[Path]
 ) -> None:
-    from pytest_verial import RunStatus, TaskStatus
-    from pytest_verial.store import SessionMeta
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial._results import RunStatus, TaskStatus
+
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.store._rows import SessionMeta
 
     report = load_report(example_reports[0])
     run = report.benchmark_runs[0]
@@ -466,7 +475,8 @@ def test_a_foreign_sqlite_database_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_default_folder_ignores_itself(tmp_path: Path) -> None:
-    from pytest_verial.store import default_store_url
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.store._core import default_store_url
 
     url = default_store_url(tmp_path)
     assert url == f"sqlite:///{tmp_path.resolve()}/.verial/results.db"
@@ -477,7 +487,8 @@ def test_the_default_folder_ignores_itself(tmp_path: Path) -> None:
 def test_store_url_from_option_env_and_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_verial.store import store_url_from
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.store._core import store_url_from
 
     monkeypatch.delenv("VERIAL_STORE", raising=False)
     assert store_url_from(None, tmp_path).endswith("/.verial/results.db")  # type: ignore[union-attr]
@@ -510,8 +521,11 @@ def test_a_write_that_meets_a_lock_is_retried_whole(
 
     from sqlalchemy.exc import OperationalError
 
-    from pytest_verial import RunStatus
-    from pytest_verial.store import SessionMeta
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial._results import RunStatus
+
+    # private: internals with no public face (issue 32: a test is not a user)
+    from pytest_verial.store._rows import SessionMeta
 
     report = load_report(example_reports[0])
     run = report.benchmark_runs[0]

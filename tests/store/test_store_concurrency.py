@@ -8,7 +8,8 @@ from pathlib import Path
 
 from store_support import child_env, greeting_project, pytest_command
 
-from pytest_verial.reporting import load_report
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import load_report
 from pytest_verial.store import open_store
 
 

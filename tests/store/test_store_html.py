@@ -12,7 +12,9 @@ import pytest
 from trend_support import report
 
 from pytest_verial.cli import main
-from pytest_verial.reporting import write_json_report
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import write_json_report
 from pytest_verial.store import open_store
 
 EVIL = '<script>alert("x")</script>'

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from pytest_verial.cli import main
-from pytest_verial.store import project_folder
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.store._url import project_folder
 
 CRITERIA = """\
 benchmark: prior-auth

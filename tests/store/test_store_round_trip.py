@@ -12,7 +12,9 @@ import pytest
 from store_support import greeting_project, run_pytest, run_verial
 
 from pytest_verial.cli import main
-from pytest_verial.reporting import load_report
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import load_report
 from pytest_verial.store import open_store
 
 

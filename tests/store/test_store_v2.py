@@ -16,8 +16,13 @@ import pytest
 from sqlalchemy import MetaData, Table, create_engine, insert, select, text
 
 from pytest_verial.cli import main
-from pytest_verial.reporting import load_report
-from pytest_verial.store import MIGRATIONS, StoreError, open_store, revisions
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.reporting._json_report import load_report
+from pytest_verial.store import StoreError, open_store, revisions
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.store._core import MIGRATIONS
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "report-v2"

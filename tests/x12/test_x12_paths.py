@@ -14,8 +14,10 @@ from pytest_verial.x12 import (
     get_all,
     parse_interchanges,
     parse_path,
-    read_delimiters,
 )
+
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.x12._tokenizer import read_delimiters
 
 VALID = Path(__file__).parent / "corpus" / "valid"
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_verial.x12 import Delimiters
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.x12._tokenizer import Delimiters
 
 DEFAULT = Delimiters(element="*", component=":", repetition="^", segment="~")
 _GS_CODES = {

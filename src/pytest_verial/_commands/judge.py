@@ -8,11 +8,13 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._scoring import reaches
 from ..judge._calibrate import (
     DEFAULT_THRESHOLD,
+    Asked,
+    Item,
     _fmt,
     calibrate,
     figures,
@@ -21,6 +23,9 @@ from ..judge._calibrate import (
     read_report_labels,
     summary,
 )
+
+if TYPE_CHECKING:
+    from ..judge._settings import JudgeSettings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -75,24 +80,10 @@ def run(args: argparse.Namespace) -> int:
     from ..reporting._json_report import write_atomic
 
     path = Path(args.labels)
-    if not path.is_file():
-        print(f"verial judge calibrate: {args.labels}: not a readable file", file=sys.stderr)
+    refused = _refused_arguments(args, path)
+    if refused:
+        print(f"verial judge calibrate: {refused}", file=sys.stderr)
         return 2
-    if args.json and Path(args.json).exists() and Path(args.json).resolve() == path.resolve():
-        print(
-            f"verial judge calibrate: {args.json} is the labels file: refusing to overwrite it",
-            file=sys.stderr,
-        )
-        return 2
-    if not 0 <= args.threshold <= 1:
-        print("verial judge calibrate: --threshold must be from 0 to 1", file=sys.stderr)
-        return 2
-    for flag, floor in (("--min-kappa", args.min_kappa), ("--min-f1", args.min_f1)):
-        if floor is not None and not math.isfinite(floor):  # -inf would pass every gate
-            print(
-                f"verial judge calibrate: {flag}: {floor!r} is not a finite number", file=sys.stderr
-            )
-            return 2
     options = {k: v for k, v in vars(args).items() if k.startswith("judge_") and v is not None}
     options.pop("judge_command", None)
     try:
@@ -107,22 +98,10 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.report) != bool(args.run):
         print("verial judge calibrate: --report and --run go together", file=sys.stderr)
         return 2
-    if args.report:
-        from ..reporting._json_report import load_report
-
-        try:
-            report = load_report(args.report)
-        except ValueError as exc:
-            print(f"verial judge calibrate: {exc}", file=sys.stderr)
-            return 2
-        items, problems = read_report_labels(path, report, Path(args.run), args.threshold)
-    else:
-        items, problems = read_labels(path, args.threshold)
-    for problem in problems:
-        print(f"verial judge calibrate: {problem}", file=sys.stderr)
-    if not items:
-        print(f"verial judge calibrate: no usable item in {args.labels}", file=sys.stderr)
-        return 1 if problems else 2
+    labelled = _labelled_items(args, path)
+    if isinstance(labelled, int):
+        return labelled
+    items, problems = labelled
     stability: dict[str, Any] | None = None
     try:
         asked = calibrate(items, client, settings.max_target_chars)
@@ -131,27 +110,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         client.close()
     totals = figures(asked if stability is None else [*asked, *again])
-    result = {
-        "judge": {"model": settings.model, "base_url": settings.base_url},
-        **figures(asked),
-        # every call counts, the perturbed re-asks included
-        "calls": totals["calls"],
-        "tokens": totals["tokens"],
-        "cost": totals["cost"],
-        "perturbations": stability,
-        "refused_lines": len(problems),
-        "per_item": [
-            {
-                "id": a.item.id,
-                "human_met": a.item.human_met,
-                "judge_met": a.judge_met,
-                "judge_score": a.score,
-                "unparseable": a.unparseable,
-                "error": a.error,
-            }
-            for a in asked
-        ],
-    }
+    result = _result(asked, totals, stability, settings, len(problems))
     for line in summary(result):
         print(line)
     if args.json:
@@ -173,3 +132,70 @@ def run(args: argparse.Namespace) -> int:
     for message in failed:
         print(f"verial judge calibrate: gate failed: {message}", file=sys.stderr)
     return 1 if failed or problems else 0
+
+
+def _refused_arguments(args: argparse.Namespace, path: Path) -> str | None:
+    """What makes the command's arguments unusable before any setting is read, or None."""
+    if not path.is_file():
+        return f"{args.labels}: not a readable file"
+    if args.json and Path(args.json).exists() and Path(args.json).resolve() == path.resolve():
+        return f"{args.json} is the labels file: refusing to overwrite it"
+    if not 0 <= args.threshold <= 1:
+        return "--threshold must be from 0 to 1"
+    for flag, floor in (("--min-kappa", args.min_kappa), ("--min-f1", args.min_f1)):
+        if floor is not None and not math.isfinite(floor):  # -inf would pass every gate
+            return f"{flag}: {floor!r} is not a finite number"
+    return None
+
+
+def _labelled_items(args: argparse.Namespace, path: Path) -> tuple[list[Item], list[str]] | int:
+    """The labelled items (from the labels alone or with ``--report``/``--run``) and the lines
+    refused, each printed; or the exit status when nothing is usable."""
+    if args.report:
+        from ..reporting._json_report import load_report
+
+        try:
+            report = load_report(args.report)
+        except ValueError as exc:
+            print(f"verial judge calibrate: {exc}", file=sys.stderr)
+            return 2
+        items, problems = read_report_labels(path, report, Path(args.run), args.threshold)
+    else:
+        items, problems = read_labels(path, args.threshold)
+    for problem in problems:
+        print(f"verial judge calibrate: {problem}", file=sys.stderr)
+    if not items:
+        print(f"verial judge calibrate: no usable item in {args.labels}", file=sys.stderr)
+        return 1 if problems else 2
+    return items, problems
+
+
+def _result(
+    asked: list[Asked],
+    totals: dict[str, Any],
+    stability: dict[str, Any] | None,
+    settings: JudgeSettings,
+    refused: int,
+) -> dict[str, Any]:
+    """The figures ``--json`` writes and the summary prints."""
+    return {
+        "judge": {"model": settings.model, "base_url": settings.base_url},
+        **figures(asked),
+        # every call counts, the perturbed re-asks included
+        "calls": totals["calls"],
+        "tokens": totals["tokens"],
+        "cost": totals["cost"],
+        "perturbations": stability,
+        "refused_lines": refused,
+        "per_item": [
+            {
+                "id": a.item.id,
+                "human_met": a.item.human_met,
+                "judge_met": a.judge_met,
+                "judge_score": a.score,
+                "unparseable": a.unparseable,
+                "error": a.error,
+            }
+            for a in asked
+        ],
+    }

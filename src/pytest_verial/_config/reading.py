@@ -207,7 +207,7 @@ def select_by_node_id(config: pytest.Config) -> dict[str, list[str]]:
 
 
 def session_outputs(config: pytest.Config, paths: dict[str, Path | None]) -> list[Output]:
-    """Every file the session writes (:mod:`.reporting.outputs`), in the order refusals name
+    """Every file the session writes (:mod:`..reporting._outputs`), in the order refusals name
     them: the ``--verial-*`` outputs (by flag), pytest's ``--junitxml``, the report's journal
     and the report recovered from a journal left beside it, ``$GITHUB_STEP_SUMMARY``."""
     from ..reporting._journal import journal_path, recovered_path

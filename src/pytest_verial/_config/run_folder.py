@@ -1,4 +1,4 @@
-"""Run directories and their ``run.yaml`` metadata (DESIGN §3.2).
+"""Run directories and their ``run.yaml`` metadata (README, "Run directories").
 
 A run directory holds one sandbox per task run (``<task_id>/`` or ``<task_id>[<entity>]/``)
 and an optional ``run.yaml``. Secrets are never values here: live sources name environment
@@ -78,7 +78,8 @@ class RunDir:
         self.config = config if config is not None else load_run_config(path, self.limits)
 
     def sandbox_path(self, task_key: str) -> Path:
-        """The sandbox directory of one task run (a missing one is an error, DESIGN §3.2)."""
+        """The sandbox directory of one task run (a missing one is an error: README, "Run
+        directories")."""
         return self.path / task_key
 
     def task_meta(self, task_key: str, task_id: str) -> TaskRunMeta:
@@ -131,7 +132,7 @@ RUN_FILES = ("run.yaml", "run.yml", "run.json")
 
 def load_run_config(path: Path, limits: ReadLimits | None = None) -> RunConfig:
     """Parse ``<path>/run.yaml`` (or ``run.json``); a missing file is an empty config. It is
-    read as any file of the run is (:mod:`._sandbox_io.limits`): over the per-file limit it is
+    read as any file of the run is (:mod:`.._sandbox_io.limits`): over the per-file limit it is
     refused, by its size, before it is read."""
     for name in RUN_FILES:
         file = path / name
@@ -185,7 +186,7 @@ def shared_folders(claims: list[tuple[str, RunDir, str]]) -> list[str]:
     """Warnings for task runs of different benchmark files reading one sandbox folder.
 
     ``claims`` are (benchmark file, run directory, task key) in collection order; two files
-    with the same task id score the same folder, which is rarely meant (DESIGN §3.2).
+    with the same task id score the same folder, which is rarely meant (README, "Run directories").
     """
     owners: dict[tuple[str, str], list[str]] = {}
     for file, run, key in claims:

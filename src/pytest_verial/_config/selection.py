@@ -11,7 +11,7 @@ id in collection order, which ``verial merge`` uses to check and order the shard
 completed (or were skipped on purpose) keep their criterion runs; every other task run (missing,
 cancelled, or with a criterion that did not complete because its process died) is scored again.
 Kept criteria are deselected from running and their criterion runs put back into the report,
-so no criterion run is counted twice. The report must be sealed (:mod:`.reporting.seal`) and of
+so no criterion run is counted twice. The report must be sealed (:mod:`..reporting._seal`) and of
 this session: the same benchmark files (SHA-256 of their text), the same run folders (label,
 run.yaml id, agent) and the same plugin version; anything else is refused in one line. A kept
 criterion run that failed counts in the exit status as if it had been scored again.

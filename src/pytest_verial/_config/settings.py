@@ -2,7 +2,7 @@
 with typed parts.
 
 Only the types live here, low in the import graph, so anything may take a :class:`Settings`;
-:mod:`.configure` reads the options into one (on first use in ``pytest_configure``) and keeps
+:mod:`.reading` reads the options into one (on first use in ``pytest_configure``) and keeps
 it on ``config.stash``; everything else reads it from there.
 """
 

@@ -1,8 +1,8 @@
 """The sources of a sandbox, declared once: their names, their factories and the run.yaml keys
-each reads (DESIGN §3.2-3.3).
+each reads (README, "Run directories" and "Extending").
 
-This module imports nothing of the package, so the run.yaml reader (:mod:`.runinfo`) can check
-``sources.<name>.<key>`` against it and :mod:`.sources` can build sources from it, without the
+This module imports nothing of the package, so the run.yaml reader (:mod:`.run_folder`) can check
+``sources.<name>.<key>`` against it and :mod:`..sources` can build sources from it, without the
 two importing each other. Factories and key sets are named by import path and imported only
 when used, so ``--collect-only`` never pays for a FHIR, GCS or HL7 library.
 """

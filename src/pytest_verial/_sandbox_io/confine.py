@@ -1,4 +1,4 @@
-"""Reading nothing outside a task folder (DESIGN §3.2): one helper every file source uses.
+"""Reading nothing outside a task folder (docs/limits.md): one helper every file source uses.
 
 Every path a source lists or opens is resolved (``os.path.realpath``) and must stay inside the
 task folder's own resolved path. A symbolic link anywhere under the task folder (a source

@@ -111,44 +111,52 @@ def trend_svg(points: Sequence[TrendPoint], *, current: str | None = None) -> st
             f'fill="#5a6374" text-anchor="end">{level:.1f}</text>'
         )
 
-    def polylines(values: Sequence[float | None]) -> list[str]:
-        """The ``points`` attribute of each unbroken stretch (a missing value is a gap)."""
-        out: list[str] = []
-        segment: list[str] = []
-        for i, v in enumerate(values):
-            if v is None:
-                if segment:
-                    out.append(" ".join(segment))
-                segment = []
-                continue
-            segment.append(f"{x(i):.1f},{y(v):.1f}")
-        if segment:
-            out.append(" ".join(segment))
-        return out
-
     for (name, color), values in zip(axis_colors(points), axis_values(points), strict=True):
-        for seg in polylines(values):
+        for seg in _polylines(values, x, y):
             parts.append(
                 f'<polyline class="axis-line" fill="none" stroke="{color}" stroke-width="1" '
                 f'stroke-dasharray="4,2" points="{seg}"><title>axis {_e(name)}</title></polyline>'
             )
-    for seg in polylines([p.score for p in points]):
+    for seg in _polylines([p.score for p in points], x, y):
         parts.append(f'<polyline fill="none" stroke="#1a4fa0" stroke-width="1.5" points="{seg}"/>')
-    for i, p in enumerate(points):
-        score = "no score" if p.score is None else f"{p.score:.3f}"
-        tip = f"{p.id} {_when(p.created_at)} {score} {p.verdict or p.status}"
-        if p.score is None:
-            mark = (
-                f'<line class="gap" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(1.0):.1f}" '
-                f'y2="{y(0.0):.1f}" stroke="#c9ced6" stroke-dasharray="2,3"/>'
-            )
-        else:
-            r = 4.5 if p.id == current else 2.5
-            fill = "#8a1c24" if p.id == current else "#1a4fa0"
-            mark = f'<circle cx="{x(i):.1f}" cy="{y(p.score):.1f}" r="{r}" fill="{fill}"/>'
-        parts.append(f"<g><title>{_e(tip)}</title>{mark}</g>")
+    parts += [_run_mark(p, x(i), y, current) for i, p in enumerate(points)]
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _polylines(
+    values: Sequence[float | None], x: Callable[[int], float], y: Callable[[float], float]
+) -> list[str]:
+    """The ``points`` attribute of each unbroken stretch (a missing value is a gap)."""
+    out: list[str] = []
+    segment: list[str] = []
+    for i, v in enumerate(values):
+        if v is None:
+            if segment:
+                out.append(" ".join(segment))
+            segment = []
+            continue
+        segment.append(f"{x(i):.1f},{y(v):.1f}")
+    if segment:
+        out.append(" ".join(segment))
+    return out
+
+
+def _run_mark(p: TrendPoint, x: float, y: Callable[[float], float], current: str | None) -> str:
+    """One run on the plot, its tooltip naming it: a dot (larger for ``current``), or a dashed
+    gap line for a run without a score."""
+    score = "no score" if p.score is None else f"{p.score:.3f}"
+    tip = f"{p.id} {_when(p.created_at)} {score} {p.verdict or p.status}"
+    if p.score is None:
+        mark = (
+            f'<line class="gap" x1="{x:.1f}" x2="{x:.1f}" y1="{y(1.0):.1f}" '
+            f'y2="{y(0.0):.1f}" stroke="#c9ced6" stroke-dasharray="2,3"/>'
+        )
+    else:
+        r = 4.5 if p.id == current else 2.5
+        fill = "#8a1c24" if p.id == current else "#1a4fa0"
+        mark = f'<circle cx="{x:.1f}" cy="{y(p.score):.1f}" r="{r}" fill="{fill}"/>'
+    return f"<g><title>{_e(tip)}</title>{mark}</g>"
 
 
 #: colours of the axis lines (the run score is the blue line)

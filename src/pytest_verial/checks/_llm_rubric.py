@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
@@ -38,6 +38,10 @@ from .. import _scoring as scoring
 from .._contracts.check import AssertionSpec, CheckContext, CheckOutcome, CheckSpec
 from .._errors import CheckError
 from .._scoring import clamp
+
+if TYPE_CHECKING:
+    from ..judge._client import JudgeError, Judgement
+    from ..judge._settings import JudgeSettings
 
 
 class LlmRubric(AssertionSpec):
@@ -166,32 +170,55 @@ def judge_principles(
         for sample in range(max(1, settings.samples)):
             draws.append(client.rate(principles, messages, sample=sample))
     except JudgeError as exc:  # not evaluated; the evidence still says what the calls cost
-        calls = exc.calls + sum(d.calls for d in draws)
-        spent: dict[str, JsonValue] = {
-            **models,
-            "called": calls > 0,
-            "calls": calls,
-            "cost": round(exc.cost + sum(d.cost for d in draws), 8),
-            "tokens": {
-                "prompt": exc.tokens[0] + sum(d.prompt_tokens for d in draws),
-                "completion": exc.tokens[1] + sum(d.completion_tokens for d in draws),
-            },
-            "problems": list[JsonValue](exc.problems[-5:]),
-        }
-        attempts = f" ({calls} attempt{'s' if calls != 1 else ''})" if calls else ""
-        return CheckOutcome(
-            0.0,
-            f"not evaluated: {exc.reason}{attempts}",
-            {
-                "error": "JudgeError",
-                "rubric_results": [],
-                "principles": principles_evidence,
-                "judge": spent,
-            },
-            passed=False,
-            status="error",
-            not_evaluated=exc.reason,
-        )
+        return _not_evaluated(exc, draws, models, principles_evidence)
+    return _rated(draws, principles, described, threshold, settings, models)
+
+
+def _not_evaluated(
+    exc: JudgeError,
+    draws: list[Judgement],
+    models: dict[str, JsonValue],
+    principles: list[JsonValue],
+) -> CheckOutcome:
+    """The outcome of a judge that gave up (:class:`~pytest_verial.judge._client.JudgeError`):
+    not evaluated, its evidence saying what the calls (``draws`` before it too) cost."""
+    calls = exc.calls + sum(d.calls for d in draws)
+    spent: dict[str, JsonValue] = {
+        **models,
+        "called": calls > 0,
+        "calls": calls,
+        "cost": round(exc.cost + sum(d.cost for d in draws), 8),
+        "tokens": {
+            "prompt": exc.tokens[0] + sum(d.prompt_tokens for d in draws),
+            "completion": exc.tokens[1] + sum(d.completion_tokens for d in draws),
+        },
+        "problems": list[JsonValue](exc.problems[-5:]),
+    }
+    attempts = f" ({calls} attempt{'s' if calls != 1 else ''})" if calls else ""
+    return CheckOutcome(
+        0.0,
+        f"not evaluated: {exc.reason}{attempts}",
+        {
+            "error": "JudgeError",
+            "rubric_results": [],
+            "principles": principles,
+            "judge": spent,
+        },
+        passed=False,
+        status="error",
+        not_evaluated=exc.reason,
+    )
+
+
+def _rated(
+    draws: list[Judgement],
+    principles: list[str],
+    described: str,
+    threshold: float,
+    settings: JudgeSettings,
+    models: dict[str, JsonValue],
+) -> CheckOutcome:
+    """The outcome of the judge's ratings: the first sample's rows, the mean score of all."""
     result = draws[0]
     rows: list[JsonValue] = [
         {

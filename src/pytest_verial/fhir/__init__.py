@@ -1,40 +1,12 @@
 """FHIR search semantics and sources for ``fhir-resource-state`` (docs/fhir.md).
 
-Public API: the names in ``__all__``, each loaded from its private module on first use (the
-FHIR code and its libraries are not imported by the pytest plugin until a FHIR criterion
-runs): :class:`FhirIndex` (in-memory search), :class:`Query` and :func:`build_query` (a
-criterion's ``search`` parsed), :class:`FhirSnapshot` (``fhir/`` of a run directory),
-:class:`LiveFhir` (a FHIR REST server).
+No public names (README, "Public API"): the check and the ``fhir`` source are this package's
+only users, through its private modules: ``_index.py`` (in-memory search), ``_query.py`` (a
+criterion's ``search`` parsed), ``_snapshot.py`` (``fhir/`` of a run directory) and
+``_live.py`` (a FHIR REST server). The pytest plugin does not import them until a FHIR
+criterion runs.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .._lazy import exports
-
-if TYPE_CHECKING:
-    from ._index import FhirIndex, SearchResult
-    from ._live import LiveFhir
-    from ._query import Query, build_query
-    from ._snapshot import FhirSnapshot, iter_resources
-
-__getattr__, __dir__ = exports(
-    __name__,
-    {
-        **dict.fromkeys(["FhirIndex", "SearchResult"], "_index"),
-        "LiveFhir": "_live",
-        **dict.fromkeys(["Query", "build_query"], "_query"),
-        **dict.fromkeys(["FhirSnapshot", "iter_resources"], "_snapshot"),
-    },
-)
-
-__all__ = [
-    "FhirIndex",
-    "FhirSnapshot",
-    "LiveFhir",
-    "Query",
-    "SearchResult",
-    "build_query",
-    "iter_resources",
-]
+__all__: list[str] = []

@@ -1,4 +1,4 @@
-"""A live FHIR R4 server as the ``fhir`` source (DESIGN §3.3).
+"""A live FHIR R4 server as the ``fhir`` source (docs/fhir.md, "Live server").
 
 Settings come from ``run.yaml`` (``sources.fhir``); secrets only as names of environment
 variables::
@@ -24,8 +24,8 @@ searches of every criterion of the task run this session runs (``planner``) are 
 ``concurrency`` at a time, in the order the criteria need them
 (:mod:`pytest_verial._sandbox_io.prefetch`); each criterion waits only for its own search, and an
 error stays with the search that met it. Tokens are fetched and refreshed once, whichever
-thread needs them. Failures are :class:`SourceError` naming the URL and
-the cause; a search the server rejects (400) is a :class:`CheckError` with its diagnostics.
+thread needs them. Failures are :class:`SourceError` naming the URL and the cause; a search
+the server rejects (400) is a :class:`~pytest_verial._errors.CheckError` with its diagnostics.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ standard R4 semantics:
   Period is its start..end), dates without a zone taken as UTC.
 - number / quantity: prefixes; ``eq`` within the precision of the search value;
   quantity ``number|system|code`` and ``number||code``.
-- uri: exact, ``:below``, ``:above``; reference: see :mod:`.search`.
+- uri: exact, ``:below``, ``:above``; reference: see :func:`._index.split_reference`.
 """
 
 from __future__ import annotations

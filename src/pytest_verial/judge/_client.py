@@ -3,17 +3,17 @@
 ``POST {base_url}/chat/completions`` with temperature 0, a seed, and JSON output requested.
 Bearer token from the environment variable named by ``api_key_env`` (none sent when it is
 unset, as local servers need none). Transport errors, timeouts, 429 and 5xx are retried, and so
-are replies that do not parse (:mod:`.reply`), with the bad reply and the reason added to the
+are replies that do not parse (:mod:`._reply`), with the bad reply and the reason added to the
 conversation so that a temperature-0 judge does not repeat itself. After ``retries`` more
 attempts the criterion is *not evaluated* (:class:`JudgeError`, a
 :class:`~pytest_verial._errors.NotEvaluatedError` whose ``reason`` says which of
-:data:`REASONS`), never a pass and never the agent's failure. Other 4xx (bad key, unknown
-model) are not retried. Good replies are cached on disk by the hash of the first request.
-No message names the judge's URL or its key.
+:data:`~pytest_verial._not_evaluated.REASONS`), never a pass and never the agent's failure.
+Other 4xx (bad key, unknown model) are not retried. Good replies are cached on disk by the
+hash of the first request. No message names the judge's URL or its key.
 
 The API key is registered for masking (:mod:`pytest_verial._secrets`) when the client is made,
 before any cache lookup, so a cached reply that quotes it is masked too; the cache itself only
-ever stores masked replies (:mod:`.cache`).
+ever stores masked replies (:mod:`._cache`).
 
 One client per process and settings (:func:`shared_client`), so the connection pool is reused
 by every criterion of a worker.

@@ -47,7 +47,7 @@ def decide(
     """The reason not to call the judge for this criterion, or None to call it.
 
     ``deterministic_ids`` are the task run's criteria whose check is not a judge (the
-    ``judge`` flag on the check, :class:`~pytest_verial.checks.CheckSpec`): all of them must
+    ``judge`` flag on the check, :class:`~pytest_verial.CheckSpec`): all of them must
     have run, and passed, before the judge is asked."""
     skip = getattr(meta, "skip_verification", None)
     if skip is None:

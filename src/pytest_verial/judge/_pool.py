@@ -7,7 +7,7 @@ with the criterion whose job raised it.
 
 The workers are daemon threads: after Ctrl-C or SIGTERM a judge request in flight (up to the
 judge's timeout times its attempts) never holds up the end of the process. Such a request has
-nothing to leave half-done: the reply cache writes atomically (:mod:`.cache`).
+nothing to leave half-done: the reply cache writes atomically (:mod:`._cache`).
 :meth:`JudgePool.cancel` drops the jobs not started.
 """
 

@@ -2,7 +2,7 @@
 
 The baseline is read when the session is configured (a path that is not a usable report is a
 usage error, one line); at the end the session's report (the recorder's) is compared with it
-as ``verial compare BASE.json <this session>`` would (:mod:`.diff`), and the deltas are
+as ``verial compare BASE.json <this session>`` would (:mod:`._diff`), and the deltas are
 printed in a short section, regressions first, criteria only with ``-v``. The section informs:
 it does not change the exit status (``verial compare`` is the gate; README, "Compare and
 gate").

@@ -3,7 +3,7 @@
 
 Per paired benchmark run: the run score and verdict on each side with the paired
 bootstrap interval of the difference, then each task and criterion that changed, regressions
-first; then the benchmark runs it could not pair. Rules: :mod:`.diff` and README, "Compare
+first; then the benchmark runs it could not pair. Rules: :mod:`._diff` and README, "Compare
 and gate".
 """
 

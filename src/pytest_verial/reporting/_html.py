@@ -9,7 +9,7 @@ base report: the score and verdict changes per benchmark run and task, regressio
 
 The report's data is embedded as JSON and every value is put on the page with
 ``textContent``: sandbox text cannot inject markup or script, and every string is escaped
-(:func:`.display.escape`: no ESC, CR, control character or bidi override reaches the page).
+(:func:`.._display.escape`: no ESC, CR, control character or bidi override reaches the page).
 A scored benchmark run, of the report or of its base, is embedded without details, evidence,
 labels, feedback or snapshot (:mod:`.elide`), as the terminal shows it.
 """
@@ -40,7 +40,7 @@ def _page_data(report: Report, base: Report | None) -> dict[str, Any]:
 
 
 def _sanitized(value: Any) -> Any:
-    """Every string of the page's data through :func:`.display.escape` (line breaks and tabs
+    """Every string of the page's data through :func:`.._display.escape` (line breaks and tabs
     kept): ESC, CR, C0/C1 controls and bidi overrides never reach the page's text."""
     if isinstance(value, str):
         return escape(value, keep="\n\t")
@@ -78,7 +78,7 @@ def render_html(
 
 
 def write_html(path: Path, report: Report, base: Report | None = None, *, trend: str = "") -> None:
-    """Write the page atomically (a regular file only: :mod:`.outputs`)."""
+    """Write the page atomically (a regular file only: :mod:`._outputs`)."""
     write_text_atomic(path, render_html(report, base, trend=trend))
 
 

@@ -90,7 +90,7 @@ def recovered_path(report: Path) -> Path:
     return report.with_name(f"{report.stem}.recovered{report.suffix or '.json'}")
 
 
-#: every line ends with this member: its digest chained to the line before (:func:`seal.link`)
+#: every line ends with this member: its digest chained to the line before (:func:`_seal.link`)
 _CHAIN = b',"chain":"'
 
 
@@ -130,7 +130,7 @@ class Journal:
 
     def start(self, header: dict[str, Any]) -> None:
         """Create the journal (replacing a stale one) and write its header line."""
-        fd = open_append(self.path)  # a regular file only (:mod:`.outputs`)
+        fd = open_append(self.path)  # a regular file only (:mod:`._outputs`)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

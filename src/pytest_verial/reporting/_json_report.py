@@ -1,4 +1,4 @@
-"""Write the JSON report atomically (:mod:`.outputs`) and read it back."""
+"""Write the JSON report atomically (:mod:`._outputs`) and read it back."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so readers never see a half-written file
-    (:func:`.outputs.write_text_atomic`: a regular file only)."""
+    (:func:`._outputs.write_text_atomic`: a regular file only)."""
     write_text_atomic(path, text)
 
 
@@ -42,7 +42,7 @@ def report_text(report: dict[str, Any]) -> str:
     """The report's JSON text: compact, with every task run on a line of its own.
 
     The lines are JSON whitespace, so any JSON reader reads the same report; they let
-    :mod:`.scores` read a report of 60,000 task runs one task run at a time. The task runs of
+    :mod:`._scores` read a report of 60,000 task runs one task run at a time. The task runs of
     each benchmark run are put in place of a token no sandbox text can hold (random per write).
     """
     report = {k: v for k, v in report.items() if k != "integrity"}  # sealed anew below
@@ -62,7 +62,7 @@ def report_text(report: dict[str, Any]) -> str:
 
 
 def write_json_report(path: Path, typed: Report) -> None:
-    """Serialise and write the report, with every secret masked (:mod:`..secrets`).
+    """Serialise and write the report, with every secret masked (:mod:`.._secrets`).
 
     ``typed.integrity`` becomes the seal written, so the report kept elsewhere (the results
     store) is the file's, seal included."""
@@ -78,7 +78,7 @@ def load_report(path: str | Path, sealed: bool = False) -> Report:
 
     A report whose seal fails is refused; ``sealed``: an unsealed one too (:mod:`.seal`).
     Scores out of range, ``passed`` against the status, duplicate ids: refused
-    (:func:`.scores.check_scores`), so every command agrees on what a valid report is."""
+    (:func:`._scores.check_scores`), so every command agrees on what a valid report is."""
     from .._results import Report
     from ._agreement import check_agreement
     from ._scores import ReportScores, check_scores  # pydantic views, only when reading

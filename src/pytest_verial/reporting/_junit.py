@@ -165,7 +165,7 @@ def xml_safe(root: ET.Element) -> None:
 
 
 def write_junit(path: Path, report: Report, scored: bool) -> None:
-    """Write the task-level JUnit file atomically, with every secret masked (:mod:`..secrets`)."""
+    """Write the task-level JUnit file atomically, with every secret masked (:mod:`.._secrets`)."""
     root = build_junit(redact_json(report.to_json()), scored)
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode", xml_declaration=False)

@@ -29,7 +29,7 @@ _VERDICT = {"pass": "pass", "partial": "partial", "fail": "**fail**"}
 
 def cell(value: Any, width: int = 80) -> str:
     """Text that stays inside one table cell: no newline, pipe, HTML or Markdown syntax, no
-    control character (:func:`.display.sanitize`) and no link."""
+    control character (:func:`.._display.sanitize`) and no link."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     text = escape(" ".join(str(text).split()))
     if len(text) > width:
@@ -155,7 +155,7 @@ def append_step_summary(
     """Append the summary to ``path`` (default ``$GITHUB_STEP_SUMMARY``); the file, or None.
 
     Appended, not replaced: the step's other writers keep their lines. One ``O_APPEND`` write to
-    a regular file only (:func:`.outputs.append_text`), checked with the session's other outputs
+    a regular file only (:func:`._outputs.append_text`), checked with the session's other outputs
     and inputs before the session starts.
     """
     from ._outputs import append_text

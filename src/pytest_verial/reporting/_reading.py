@@ -1,6 +1,6 @@
 """A written JSON report's bytes and JSON, each failure a ValueError in one line.
 
-Below both :mod:`.json_report` (which loads the typed report) and :mod:`.scores` (which reads
+Below both :mod:`._json_report` (which loads the typed report) and :mod:`._scores` (which reads
 only the scores), so neither imports the other for them.
 """
 

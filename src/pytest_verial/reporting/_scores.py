@@ -3,7 +3,7 @@
 ``verial compare`` reads two reports of up to 60,000 task runs each and needs only their
 scores: :class:`ReportScores` is that view (ids, statuses, scores, verdicts; no evidence), read
 one task run at a time from the line-per-task-run layout the writer emits
-(:func:`.json_report.report_text`), so that its memory stays a fraction of the files' size.
+(:func:`._json_report.report_text`), so that its memory stays a fraction of the files' size.
 
 :func:`check_scores` is what a valid report is beyond its types, for every reader (compare,
 show, report, html, merge, resume, import, the service): every score and threshold a number in

@@ -1,10 +1,11 @@
 """``verial serve`` (issue 20): the verification engine over HTTP, over the results store.
 
-Public API: :func:`create_app` builds the FastAPI application; :func:`create_key`,
-:func:`list_keys` and :func:`revoke_key` manage its API keys in a store (what ``verial keys``
-does). The modules behind them are private: ``_app.py`` assembles the routers of ``_routes/``
-over the dependencies of ``_deps.py``; the store's repositories (``store/_repo_*.py``) hold
-every statement they run. FastAPI and uvicorn come with the ``[serve]`` extra.
+Public API (README, "Public API"): :func:`create_app` builds the FastAPI application, for a
+deployment that serves it under its own ASGI server; API keys are managed with ``verial keys``
+(``_keys.py``). The modules behind them are private: ``_app.py`` assembles the routers of
+``_routes/`` over the dependencies of ``_deps.py``; the store's repositories
+(``store/_repo_*.py``) hold every statement they run. FastAPI and uvicorn come with the
+``[serve]`` extra.
 """
 
 from __future__ import annotations
@@ -12,12 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._lazy import exports
-
 if TYPE_CHECKING:
     from fastapi import FastAPI
-
-    from ._keys import ApiKey, create_key, list_keys, revoke_key
 
 
 def create_app(
@@ -43,9 +40,4 @@ def create_app(
     return build(store_url, benchmark_paths, runs_root, max_body=limit, judge=judge, limits=bounds)
 
 
-__getattr__, __dir__ = exports(
-    __name__, dict.fromkeys(["ApiKey", "create_key", "list_keys", "revoke_key"], "_keys")
-)
-
-
-__all__ = ["ApiKey", "create_app", "create_key", "list_keys", "revoke_key"]
+__all__ = ["create_app"]

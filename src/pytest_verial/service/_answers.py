@@ -1,5 +1,5 @@
 """The answers, built once from the stored results (:mod:`pytest_verial.store._repo_runs`) into
-the models of :mod:`.schemas`.
+the models of :mod:`._schemas`.
 
 A scored run's rubric (criterion labels, check types, details, evidence, the task snapshot, the
 retry feedback) is left out of the answers an agent gets (verify-task's and complete's of a
@@ -164,7 +164,7 @@ def links(stored: StoredBenchmarkRun, base: str) -> list[TaskRunLink]:
 
 def created_data(stored: StoredBenchmarkRun, base: str) -> dict[str, Any]:
     """A new benchmark run with its task runs, as kept for its Idempotency-Key: everything
-    :class:`~.schemas.CreatedRun` holds but the bearer token, which is never stored."""
+    :class:`~._schemas.CreatedRun` holds but the bearer token, which is never stored."""
     run = stored.run
     return {
         "id": stored.id,

@@ -1,6 +1,6 @@
 """The service's FastAPI application, assembled: :func:`create_app` opens the store, loads the
 benchmarks, and puts together the middleware, the error handlers, the routers
-(:mod:`.routes`), the documentation page and the browser's pages. Nothing is decided here.
+(:mod:`._routes`), the documentation page and the browser's pages. Nothing is decided here.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        runner.start()  # async verify-task jobs, claimed from the store (:mod:`.jobs`)
+        runner.start()  # async verify-task jobs, claimed from the store (:mod:`._jobs`)
         keep_indexes()  # a run folder scored again is not read again while it is unchanged
         try:
             yield
@@ -92,7 +92,7 @@ def create_app(
         title="pytest-verial service",
         version=__version__,
         description=DESCRIPTION,
-        docs_url=None,  # served from a local package by :mod:`.routes.docs`
+        docs_url=None,  # served from a local package by :mod:`._routes.docs`
         redoc_url=None,  # ReDoc loads its script and fonts from elsewhere: not served
         swagger_ui_oauth2_redirect_url=None,
     )

@@ -157,7 +157,7 @@ def document_parameters(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _hidden(request: Request, detail: str) -> str:
-    """``detail`` without the server's folders (:mod:`.hide`)."""
+    """``detail`` without the server's folders (:mod:`._hide`)."""
     paths = getattr(request.app.state, "server_paths", None)
     return detail if paths is None else str(paths.text(detail))
 

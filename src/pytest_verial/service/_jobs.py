@@ -73,7 +73,7 @@ class JobRunner:
     ) -> None:
         self.store = store
         self.run = run
-        #: what a failed job's problem may not name (the server's folders: :mod:`.hide`)
+        #: what a failed job's problem may not name (the server's folders: :mod:`._hide`)
         self.hide = hide
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{new_id('w')[-6:]}"
         self._wake = threading.Event()

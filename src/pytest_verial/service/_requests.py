@@ -1,7 +1,7 @@
 """What the service takes: the request bodies, each refusing a field it does not know.
 
 Every rule of a body is in its schema, so /openapi.json states it: ``sandbox`` is exactly one of
-``run_dir``, ``archive`` or ``files`` (a ``oneOf``, :mod:`.sandboxes`), a verify-task body names
+``run_dir``, ``archive`` or ``files`` (a ``oneOf``, :mod:`._sandboxes`), a verify-task body names
 ``benchmark`` and ``task_id`` or gives ``task`` (another ``oneOf``). A body that breaks its
 schema is a 400; one that keeps it but names what the server cannot use (an unknown benchmark
 or task, a missing run folder, an archive that does not unpack) is a 422.

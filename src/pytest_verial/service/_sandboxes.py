@@ -14,7 +14,7 @@
   sources' state inline: each path relative to the task's sandbox, a string written as text,
   any other JSON value written as JSON.
 
-Every refusal is a :class:`~.http.Problem` naming ``body sandbox.<form>`` and the entry, in one
+Every refusal is a :class:`~._http.Problem` naming ``body sandbox.<form>`` and the entry, in one
 line: 400 for a malformed or unsafe archive, 413 over a cap.
 """
 

@@ -3,7 +3,7 @@ states every field Verial's documents name and a client generated from it gets a
 (tests/service/test_service_openapi.py builds the TypeScript example from it).
 
 Every route returns one of these, built with ``model_validate`` from the typed results
-(:mod:`.answers`); FastAPI checks the answer against it. Fields not declared here are not
+(:mod:`._answers`); FastAPI checks the answer against it. Fields not declared here are not
 answered. JSON values of open shape (a check's own evidence keys, a task's ``task_item``) are
 :data:`Json`, a recursive JSON type, never "any".
 
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import TypeAliasType
 
 from .._evidence import AnyEvidence, parse_evidence
+from .._results import RunCounts, Verdicts
 from .._scoring import Verdict
 
 #: a JSON value of any shape: a named, recursive schema (``Json``), never "any"
@@ -327,31 +328,17 @@ class BenchmarkOut(_Out):
     pass_threshold: float | None = None
 
 
-class VerdictsOut(_Out):
-    pass_: int = Field(default=0, alias="pass")
-    partial: int = 0
-    fail: int = 0
+# The engine's counts (_results.Verdicts and RunCounts) as answers, field for field: their
+# fields are written there once. No docstring: it would become the published schema's
+# description, and the schema is the one the TypeScript client was generated from.
+class VerdictsOut(_Out, Verdicts):
+    model_config = _Out.model_config
 
 
-class RunCountsOut(_Out):
-    task_runs: int = 0
-    completed: int = 0
-    incomplete: int = 0
-    cancelled: int = 0
-    running: int = 0
-    skipped: int = 0
-    #: completed task runs whose verification is incomplete (left out of the run score)
-    unverified: int = 0
+class RunCountsOut(_Out, RunCounts):
+    model_config = _Out.model_config
+
     verdicts: VerdictsOut = Field(default_factory=VerdictsOut)
-    criteria: int = 0
-    criteria_passed: int = 0
-    criteria_failed: int = 0
-    criteria_error: int = 0
-    criteria_gated: int = 0
-    criteria_skipped: int = 0
-    criteria_deselected: int = 0
-    criteria_not_run: int = 0
-    criteria_not_evaluated: int = 0
 
 
 class Progress(_Out):

@@ -3,7 +3,7 @@ scored on the sandbox a request brings, and the reports it stores.
 
 :class:`Verifier` holds what every scoring request needs (the benchmarks, ``--runs-root``, the
 server's judge, the run folders' parsed ``run.yaml``); the routes reach it through the
-``VerifierDep`` dependency (:mod:`.deps`). A request that keeps its schema but names what the
+``VerifierDep`` dependency (:mod:`._deps`). A request that keeps its schema but names what the
 server cannot score (an unknown benchmark or task, a run folder that is not there, an archive
 that does not unpack, a judge that is the agent's own model) is a 422 naming the field.
 """

@@ -1,4 +1,5 @@
-"""Outbound HL7 v2 messages of a sandbox (DESIGN §3.2): files, SandboxEvent rows, live capture.
+"""Outbound HL7 v2 messages of a sandbox (docs/hl7.md, "The source"): files, SandboxEvent rows,
+live capture.
 
 Snapshot layout, under the task's sandbox directory::
 

@@ -1,4 +1,4 @@
-"""X12 EDI responses of a sandbox (DESIGN §3.2).
+"""X12 EDI responses of a sandbox (docs/x12.md, "The source").
 
 Snapshot layout, under the task's sandbox directory::
 

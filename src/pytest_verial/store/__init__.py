@@ -1,6 +1,11 @@
 """The results store (issue 19): every session's benchmark runs, kept in SQLite (default,
 ``<project>/.verial/results.db``) or PostgreSQL, listed, compared and trended; sessions and
-benchmark runs are named by refs (``latest``, ``latest~N``, ``ses_…``, ``br_…``: ``_refs.py``).
+benchmark runs are named by refs (``latest``, ``latest~N``, ``ses_…``, ``br_…``:
+``_repo_sessions.py``).
+
+Public API (README, "Public API"): what the CLI, the recorder and the service use from outside
+the package: :func:`open_store`, :class:`Store`, :class:`StoreError` and :func:`revisions`
+(the schema revisions ``/healthz`` reports).
 
 See ``_core.py`` for the Store (opening, migrating, one transaction per read or write),
 ``_engine.py`` for the engines of both dialects, ``_rows.py`` for the typed results <-> rows
@@ -11,6 +16,10 @@ recovery), ``_repo_task_runs.py`` (a session's rows as it runs), ``_repo_trend.p
 trend), ``_repo_schema.py`` (the schema version), and for the service ``_repo_runs.py`` (the
 three levels, phases, run changes), ``_repo_keys.py`` (keys and run tokens),
 ``_repo_jobs.py`` (async jobs) and ``_repo_idempotency.py`` (Idempotency-Key answers).
+
+Loaded on first use: a ``verial`` command or a ``--verial-store none`` session that never
+opens a store never imports SQLAlchemy. ``_PUBLIC`` is the one table; the ``TYPE_CHECKING``
+imports and ``__all__`` repeat it, and tests/core/test_public_api.py fails when they disagree.
 """
 
 from __future__ import annotations
@@ -20,73 +29,11 @@ from typing import TYPE_CHECKING
 from .. import _lazy as lazy
 
 if TYPE_CHECKING:
-    from ._core import (
-        ENV,
-        MIGRATIONS,
-        SessionWriter,
-        Store,
-        default_store_url,
-        mark_interrupted,
-        open_store,
-        opened,
-        revisions,
-        store_url_from,
-    )
-    from ._engine import StoreError, mask_url, sqlite_path
-    from ._repo_reports import ImportResult
-    from ._repo_sessions import SessionRow, StoreRef
-    from ._repo_trend import RunRow, TrendPoint
-    from ._rows import SessionMeta, digest_of
-    from ._url import project_folder
+    from ._core import Store, open_store, revisions
+    from ._engine import StoreError
 
-__all__ = [
-    "ENV",
-    "MIGRATIONS",
-    "ImportResult",
-    "RunRow",
-    "SessionMeta",
-    "SessionRow",
-    "SessionWriter",
-    "Store",
-    "StoreError",
-    "StoreRef",
-    "TrendPoint",
-    "default_store_url",
-    "digest_of",
-    "mark_interrupted",
-    "mask_url",
-    "open_store",
-    "opened",
-    "project_folder",
-    "revisions",
-    "sqlite_path",
-    "store_url_from",
-]
+#: public name -> the private module that defines it
+_PUBLIC = {"Store": "_core", "StoreError": "_engine", "open_store": "_core", "revisions": "_core"}
+__getattr__, __dir__ = lazy.exports(__name__, _PUBLIC)
 
-# loaded on first use: a `verial` command that never opens a store never imports SQLAlchemy
-__getattr__, __dir__ = lazy.exports(
-    __name__,
-    {
-        "ENV": "_core",
-        "MIGRATIONS": "_core",
-        "ImportResult": "_repo_reports",
-        "RunRow": "_repo_trend",
-        "SessionWriter": "_core",
-        "Store": "_core",
-        "StoreError": "_engine",
-        "TrendPoint": "_repo_trend",
-        "default_store_url": "_core",
-        "mark_interrupted": "_core",
-        "mask_url": "_engine",
-        "open_store": "_core",
-        "opened": "_core",
-        "revisions": "_core",
-        "sqlite_path": "_engine",
-        "store_url_from": "_core",
-        "SessionMeta": "_rows",
-        "project_folder": "_url",
-        "SessionRow": "_repo_sessions",
-        "StoreRef": "_repo_sessions",
-        "digest_of": "_rows",
-    },
-)
+__all__ = ["Store", "StoreError", "open_store", "revisions"]

@@ -82,105 +82,138 @@ def _count(value: str | None) -> int | None:
 def parse_interchanges(text: str, origin: str) -> list[Transaction]:
     """Every transaction in ``text`` (one or more interchanges), with envelope problems."""
     delimiters, segments, problems = tokenize(text)
-    transactions: list[Transaction] = []
+    reader = _Envelopes(text, origin, delimiters, problems)
+    for seg in segments:
+        reader.read(seg)
+    return reader.finish()
+
+
+@dataclass
+class _Envelopes:
+    """The open interchange, group and transaction while the segments are read in order."""
+
+    text: str
+    origin: str
+    delimiters: Delimiters
+    problems: list[str]
+    transactions: list[Transaction] = field(default_factory=list)
     isa: Segment | None = None
     gs: Segment | None = None
     open_st: Segment | None = None
-    body: list[Segment] = []
-    group_sets = interchange_groups = 0
-    current: list[Transaction] = []  # transactions of the current interchange
+    body: list[Segment] = field(default_factory=list)
+    group_sets: int = 0
+    interchange_groups: int = 0
 
-    def note(problem: str) -> None:
-        problems.append(problem)
+    def note(self, problem: str) -> None:
+        self.problems.append(problem)
 
-    for seg in segments:
+    def read(self, seg: Segment) -> None:
         where = f"segment {seg.position} ({seg.id})"
-        if open_st is not None:
-            body.append(seg)
-            if seg.id == "ST":
-                raise X12ParseError(
-                    f"{where}: ST before the SE of transaction {open_st.element(2)!r} "
-                    f"(segment {open_st.position})"
-                )
-            if seg.id != "SE":
-                continue
-            count, number = _count(seg.element(1)), seg.element(2)
-            if count != len(body):
-                note(f"{where}: SE01 says {seg.element(1)} segments, counted {len(body)}")
-            if number != open_st.element(2):
-                note(f"{where}: SE02 {number!r} does not match ST02 {open_st.element(2)!r}")
-            version = open_st.element(3) or (gs.element(8) if gs else None) or ""
-            tx = Transaction(
-                set_id=open_st.element(1) or "",
-                control_number=open_st.element(2) or "",
-                version=version,
-                segments=list(body),
-                envelope=[s for s in (isa, gs) if s is not None],
-                delimiters=delimiters,
-                origin=origin,
-                source_text=text,
-            )
-            if not version.startswith("005010"):
-                note(f"transaction {tx.control_number!r}: version {version!r}, expected 005010")
-            transactions.append(tx)
-            current.append(tx)
-            group_sets += 1
-            open_st, body = None, []
+        if self.open_st is not None:
+            self.inside(seg, where, self.open_st)
         elif seg.id == "ISA":
-            if isa is not None:
-                note(f"{where}: ISA before the IEA of the previous interchange")
-            isa, interchange_groups, current = seg, 0, []
+            if self.isa is not None:
+                self.note(f"{where}: ISA before the IEA of the previous interchange")
+            self.isa, self.interchange_groups = seg, 0
             control = (seg.element(13) or "").strip()
             if not (control.isdigit() and len(control) == 9):
-                note(f"{where}: ISA13 control number {control!r} is not 9 digits")
+                self.note(f"{where}: ISA13 control number {control!r} is not 9 digits")
         elif seg.id == "GS":
-            if gs is not None:
-                note(f"{where}: GS before the GE of group {gs.element(6)!r}")
-            gs, group_sets = seg, 0
-            interchange_groups += 1
+            if self.gs is not None:
+                self.note(f"{where}: GS before the GE of group {self.gs.element(6)!r}")
+            self.gs, self.group_sets = seg, 0
+            self.interchange_groups += 1
         elif seg.id == "ST":
-            open_st, body = seg, [seg]
-            if gs is None:
-                note(f"{where}: transaction outside a GS/GE group")
+            self.open_st, self.body = seg, [seg]
+            if self.gs is None:
+                self.note(f"{where}: transaction outside a GS/GE group")
         elif seg.id == "GE":
-            if gs is None:
-                note(f"{where}: GE without a GS")
-            else:
-                if _count(seg.element(1)) != group_sets:
-                    note(f"{where}: GE01 says {seg.element(1)} transactions, counted {group_sets}")
-                if seg.element(2) != gs.element(6):
-                    note(f"{where}: GE02 {seg.element(2)!r} does not match GS06 {gs.element(6)!r}")
-            gs = None
+            self.group_end(seg, where)
         elif seg.id == "IEA":
-            if isa is None:
-                note(f"{where}: IEA without an ISA")
-            else:
-                if gs is not None:
-                    note(f"{where}: group {gs.element(6)!r} has no GE")
-                    gs = None
-                if _count(seg.element(1)) != interchange_groups:
-                    note(
-                        f"{where}: IEA01 says {seg.element(1)} groups, counted {interchange_groups}"
-                    )
-                if (seg.element(2) or "").strip() != (isa.element(13) or "").strip():
-                    note(
-                        f"{where}: IEA02 {seg.element(2)!r} does not match ISA13 "
-                        f"{(isa.element(13) or '').strip()!r}"
-                    )
-            isa = None
+            self.interchange_end(seg, where)
         else:
-            note(f"{where}: outside any transaction (ST..SE)")
-    if open_st is not None:
-        raise X12ParseError(
-            f"transaction {open_st.element(1)}/{open_st.element(2)!r} starting at segment "
-            f"{open_st.position} has no SE: the text is truncated"
+            self.note(f"{where}: outside any transaction (ST..SE)")
+
+    def inside(self, seg: Segment, where: str, open_st: Segment) -> None:
+        """A segment of the open transaction; its SE closes it."""
+        self.body.append(seg)
+        if seg.id == "ST":
+            raise X12ParseError(
+                f"{where}: ST before the SE of transaction {open_st.element(2)!r} "
+                f"(segment {open_st.position})"
+            )
+        if seg.id != "SE":
+            return
+        count, number = _count(seg.element(1)), seg.element(2)
+        if count != len(self.body):
+            self.note(f"{where}: SE01 says {seg.element(1)} segments, counted {len(self.body)}")
+        if number != open_st.element(2):
+            self.note(f"{where}: SE02 {number!r} does not match ST02 {open_st.element(2)!r}")
+        version = open_st.element(3) or (self.gs.element(8) if self.gs else None) or ""
+        tx = Transaction(
+            set_id=open_st.element(1) or "",
+            control_number=open_st.element(2) or "",
+            version=version,
+            segments=list(self.body),
+            envelope=[s for s in (self.isa, self.gs) if s is not None],
+            delimiters=self.delimiters,
+            origin=self.origin,
+            source_text=self.text,
         )
-    if gs is not None:
-        note(f"group {gs.element(6)!r} has no GE (truncated?)")
-    if isa is not None:
-        note(f"interchange {(isa.element(13) or '').strip()!r} has no IEA (truncated?)")
-    if not transactions:
-        raise X12ParseError("no transaction set (ST..SE) in the interchange")
-    for tx in transactions:
-        tx.problems = list(problems)
-    return transactions
+        if not version.startswith("005010"):
+            self.note(f"transaction {tx.control_number!r}: version {version!r}, expected 005010")
+        self.transactions.append(tx)
+        self.group_sets += 1
+        self.open_st, self.body = None, []
+
+    def group_end(self, seg: Segment, where: str) -> None:
+        gs = self.gs
+        if gs is None:
+            self.note(f"{where}: GE without a GS")
+        else:
+            if _count(seg.element(1)) != self.group_sets:
+                self.note(
+                    f"{where}: GE01 says {seg.element(1)} transactions, counted {self.group_sets}"
+                )
+            if seg.element(2) != gs.element(6):
+                self.note(f"{where}: GE02 {seg.element(2)!r} does not match GS06 {gs.element(6)!r}")
+        self.gs = None
+
+    def interchange_end(self, seg: Segment, where: str) -> None:
+        isa = self.isa
+        if isa is None:
+            self.note(f"{where}: IEA without an ISA")
+        else:
+            if self.gs is not None:
+                self.note(f"{where}: group {self.gs.element(6)!r} has no GE")
+                self.gs = None
+            if _count(seg.element(1)) != self.interchange_groups:
+                self.note(
+                    f"{where}: IEA01 says {seg.element(1)} groups, "
+                    f"counted {self.interchange_groups}"
+                )
+            if (seg.element(2) or "").strip() != (isa.element(13) or "").strip():
+                self.note(
+                    f"{where}: IEA02 {seg.element(2)!r} does not match ISA13 "
+                    f"{(isa.element(13) or '').strip()!r}"
+                )
+        self.isa = None
+
+    def finish(self) -> list[Transaction]:
+        """The transactions, each carrying every problem; what was left open is one more."""
+        if self.open_st is not None:
+            raise X12ParseError(
+                f"transaction {self.open_st.element(1)}/{self.open_st.element(2)!r} starting at "
+                f"segment {self.open_st.position} has no SE: the text is truncated"
+            )
+        if self.gs is not None:
+            self.note(f"group {self.gs.element(6)!r} has no GE (truncated?)")
+        if self.isa is not None:
+            self.note(
+                f"interchange {(self.isa.element(13) or '').strip()!r} has no IEA (truncated?)"
+            )
+        if not self.transactions:
+            raise X12ParseError("no transaction set (ST..SE) in the interchange")
+        for tx in self.transactions:
+            tx.problems = list(self.problems)
+        return self.transactions

@@ -14,7 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root
 
-from pytest_verial.x12 import Delimiters
+# private: internals with no public face (issue 32: a test is not a user)
+from pytest_verial.x12._tokenizer import Delimiters
 from tests.x12.x12_build import HEADER_835, PAYER, PROVIDER, Party, interchange
 
 HERE = Path(__file__).parent / "valid"

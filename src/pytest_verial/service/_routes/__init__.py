@@ -1,4 +1,4 @@
-"""The service's routers, one per resource and flow, included by :func:`.app.create_app`:
+"""The service's routers, one per resource and flow, included by :func:`.._app.create_app`:
 
 - :mod:`.health`: ``/healthz``, ``/readyz``;
 - :mod:`.verify`: PRD-103's ``POST /verify-task`` (and ``/v1/verify-task``), cross-task

@@ -3,7 +3,8 @@
 Symbolic links are followed only when their target stays inside the task folder (checked
 again when the file is read, :mod:`pytest_verial._sandbox_io.confine`); a link that points out,
 ``sftp/`` itself included, makes the source an error naming the link. Links to directories
-are listed in :attr:`refused`. A missing ``sftp/`` is an empty tree: the agent dropped nothing.
+are listed in :attr:`.BaseFilesSource.refused`. A missing ``sftp/`` is an empty tree: the agent
+dropped nothing.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ All requests of one task run share ``deadline`` (default 60 s): each request's t
 to what is left, and once it has passed every further listing or read is a one-line
 :class:`SourceError` naming the bucket, with nothing sent.
 
-Every HTTP request is counted in :attr:`requests` (a transport adapter on the session, per
+Every HTTP request is counted in :attr:`GCSFiles.requests` (a transport adapter on the session, per
 thread), which the tests and ``bench/files.py`` use to prove the one-listing rule.
 
 Once listed, the objects the task run's criteria will certainly read (``planner``, asking each
