@@ -45,6 +45,10 @@ _OUR_DOCS = ("task tag from a benchmark file", "criterion axis from a benchmark 
 _ACTING: pytest.StashKey[frozenset[str]] = pytest.StashKey()
 #: marker names declared so far (the ini's, plugins', and the tags and axes added here)
 _KNOWN: pytest.StashKey[set[str]] = pytest.StashKey()
+#: the mark each tag or axis name adds (``pytest.mark.<name>`` builds a new one per access)
+_MARKS: pytest.StashKey[dict[str, pytest.MarkDecorator]] = pytest.StashKey()
+#: each benchmark file's path as shown (``display_path``), asked for once per item
+_SHOWN: pytest.StashKey[dict[Path, str]] = pytest.StashKey()
 #: a quoted value in a message ('...' or "...", with backslash escapes)
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 WITHHELD = "details withheld: scored run; see the JSON report"
@@ -111,11 +115,17 @@ def registry_of(config: pytest.Config, hook: Any) -> CheckRegistry:
 
 
 def display_path(config: pytest.Config, path: Path) -> str:
-    """The path as pytest shows it: relative to rootdir when inside it."""
-    try:
-        return path.relative_to(config.rootpath).as_posix()
-    except ValueError:
-        return str(path)
+    """The path as pytest shows it: relative to rootdir when inside it (kept per path: the
+    recorder and the task-run grouping ask it for each of a file's items)."""
+    shown = config.stash.setdefault(_SHOWN, {})
+    found = shown.get(path)
+    if found is None:
+        try:
+            found = path.relative_to(config.rootpath).as_posix()
+        except ValueError:
+            found = str(path)
+        shown[path] = found
+    return found
 
 
 class BenchmarkFile(pytest.File):
@@ -329,15 +339,19 @@ def _add_marker(node: pytest.Item | pytest.Collector, name: str, doc: str) -> No
             stacklevel=1,
         )
         return
-    known = node.config.stash.get(_KNOWN, None)
-    if known is None:
-        known = node.config.stash[_KNOWN] = {
-            _marker_name(line) for line in node.config.getini("markers")
-        }
-    if name not in known:
-        node.config.addinivalue_line("markers", f"{name}: {doc}")
-        known.add(name)
-    node.add_marker(getattr(pytest.mark, name))
+    marks = node.config.stash.setdefault(_MARKS, {})
+    mark = marks.get(name)
+    if mark is None:
+        known = node.config.stash.get(_KNOWN, None)
+        if known is None:
+            known = node.config.stash[_KNOWN] = {
+                _marker_name(line) for line in node.config.getini("markers")
+            }
+        if name not in known:
+            node.config.addinivalue_line("markers", f"{name}: {doc}")
+            known.add(name)
+        mark = marks[name] = getattr(pytest.mark, name)
+    node.add_marker(mark)
 
 
 @lru_cache(maxsize=64)

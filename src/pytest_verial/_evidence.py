@@ -40,7 +40,7 @@ class FieldResult(BaseModel):
     ``assertionResults``: ``{path, expected, actual, passed}`` (Verial's), plus our ``op``,
     ``message`` and any key a check adds (``quantifier``, ``reason``)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     path: str | None = None
     expected: Json = None
@@ -55,7 +55,7 @@ class PhraseResult(BaseModel):
     the first turn saying it, null when not found), plus ours: ``expected`` (``present`` or
     ``absent``), ``passed`` and, with ``fuzzy``, ``similarity``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     phrase: str
     found: bool
@@ -68,7 +68,7 @@ class PhraseResult(BaseModel):
 class RubricResult(BaseModel):
     """One principle the judge rated: ``{principle, rating (1-5), reasoning, score}``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     principle: str | None = None
     rating: int | None = None
@@ -80,7 +80,7 @@ class Evidence(BaseModel):
     """What a check saw: the base of every check type's evidence, and the evidence of a check
     that is not built in (every key kept as the check wrote it)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     #: the key holding this check type's expected / actual rows (None: it has none)
     ROWS: ClassVar[str | None] = None

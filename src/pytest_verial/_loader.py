@@ -298,13 +298,15 @@ def load_benchmark(
         for error in exc.errors():
             reporter.add(_pydantic_message(error, Benchmark), tuple(error["loc"]))
         benchmark = None
-    if registry is not None:
-        _validate_assertions(root, registry, reporter)
+    # No "{entity" and no escape that could spell one: no criterion holds a placeholder, so
+    # neither is searched for per criterion and each assertion is validated once, here.
+    plain = "{entity" not in text and "\\" not in text
+    specs = _validate_assertions(root, registry, reporter, plain) if registry is not None else {}
     if benchmark is None or reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     plan = BenchmarkPlan(path, benchmark, scored=scored, sha256=digest)
-    _expand(plan, root, registry, reporter, scored)
+    _expand(plan, root, registry, reporter, scored, specs if plain else None)
     if reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
     return plan
@@ -350,8 +352,13 @@ def _as_benchmark(data: Any) -> tuple[Any, str | None]:
     return data, f"expected a mapping or a list at the top level, found {type(data).__name__}"
 
 
-def _validate_assertions(root: Any, registry: CheckRegistry, reporter: _Reporter) -> None:
-    """Validate each known ``assert`` of the raw data (placeholders masked), all at once."""
+def _validate_assertions(
+    root: Any, registry: CheckRegistry, reporter: _Reporter, plain: bool = False
+) -> dict[tuple[int, int], tuple[dict[str, Any], AssertionSpec]]:
+    """Validate each known ``assert`` of the raw data (placeholders masked), all at once.
+    ``plain``: the file holds no placeholder (nothing to mask); each assertion and its spec,
+    by task and criterion position, are then what the criteria use."""
+    specs: dict[tuple[int, int], tuple[dict[str, Any], AssertionSpec]] = {}
     for ti, task in enumerate(_list(_get(root, "tasks"))):
         for ci, crit in enumerate(_list(_get(task, "criteria"))):
             assertion = _get(crit, "assertion")
@@ -361,11 +368,16 @@ def _validate_assertions(root: Any, registry: CheckRegistry, reporter: _Reporter
             if check is None:
                 continue
             try:
-                check.model.model_validate(_mask_placeholders(assertion))
+                spec = check.model.model_validate(
+                    assertion if plain else _mask_placeholders(assertion)
+                )
             except ValidationError as exc:
                 for error in exc.errors():
                     loc = ("tasks", ti, "criteria", ci, "assertion", *error["loc"])
                     reporter.add(_pydantic_message(error, check.model), loc)
+            else:
+                specs[ti, ci] = (assertion, spec)
+    return specs
 
 
 def _mask_placeholders(value: Any) -> Any:
@@ -413,8 +425,11 @@ def _expand(
     registry: CheckRegistry | None,
     reporter: _Reporter,
     scored: bool = False,
+    specs: dict[tuple[int, int], tuple[dict[str, Any], AssertionSpec]] | None = None,
 ) -> None:
-    """Resolve entities, give criteria ids, fill placeholders, build task runs."""
+    """Resolve entities, give criteria ids, fill placeholders, build task runs. ``specs``: the
+    file holds no placeholder and these are its assertions validated (by task and criterion
+    position)."""
     for ti, task in enumerate(plan.benchmark.tasks):
         where: tuple[str | int, ...] = ("tasks", ti)
         entities = _entities(plan.benchmark, task, where, reporter)
@@ -422,7 +437,7 @@ def _expand(
         line = reporter.lines.line_of(root, where, need=False)
         for ci, crit in enumerate(task.criteria):
             cwhere = (*where, "criteria", ci)
-            names = _placeholders(crit.assertion)
+            names = _placeholders(crit.assertion) if specs is None else []
             for name in names:
                 if name is None or not _IDENT.fullmatch(name):
                     reporter.add(
@@ -457,7 +472,13 @@ def _expand(
                 if entity and crit.input_entity_id and crit.input_entity_id != entity.id:
                     continue
                 assertion = fill(crit.assertion, entity) if entity else crit.assertion
-                spec, check = _spec_for(assertion, registry, reporter, (*where, "criteria", ci))
+                done = specs.get((ti, ci)) if specs is not None and not entity else None
+                pair: tuple[AssertionSpec | None, CheckSpec | None]
+                if done is not None and done[0] == assertion and registry is not None:
+                    pair = done[1], registry.get(str(assertion.get("assert")))  # validated
+                else:
+                    pair = _spec_for(assertion, registry, reporter, (*where, "criteria", ci))
+                spec, check = pair
                 cline = reporter.lines.line_of(root, (*where, "criteria", ci), need=False)
                 criteria.append(CriterionPlan(ids[ci], crit, assertion, spec, check, cline, ci))
             if registry is not None:  # deterministic criteria first, judge criteria last

@@ -151,7 +151,9 @@ class RunStatus(StrEnum):
 class Result(BaseModel):
     """Base of the result types: unknown fields refused, assignment validated."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_assignment=False)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, validate_assignment=False, defer_build=True
+    )
 
 
 #: one set of explicitly set field names per distinct set, shared by the runs that have it
