@@ -24,9 +24,6 @@ ALLOWED = ("store/_repo_*.py", "store/_tables.py", "store/_migrations/*", "store
 EXCEPTIONS = {
     # a sandbox's portal snapshot, read with sqlite3: not the results store
     "sources/_portal.py": "reads a sandbox's SQLite snapshot, not the results store",
-    # the session's batched writes, issue 33's hot path, reworked in parallel with this split:
-    # its SQL moves to a repository module once that work has landed
-    "store/_batches.py": "issue 33's batched session writes (to move to a repository)",
 }
 
 #: SQLAlchemy's statement constructors

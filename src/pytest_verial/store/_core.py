@@ -339,7 +339,7 @@ class SessionWriter:
         self.runs: dict[str, tuple[str, dict[str, str]]] = {}
         self._lock = threading.Lock()
         self._last_run: BenchmarkRun | None = None
-        #: task run report id -> digests of the rows stored of it (``_batches.py``)
+        #: task run report id -> digests of the rows stored of it (``_repo_batches.py``)
         self.written: dict[str, tuple[str, str]] = {}
         session = Session(
             status=RunStatus.RUNNING, phase="started", started_at=meta.started_at, duration=0.0
@@ -418,15 +418,15 @@ class SessionWriter:
     def task_runs_completed(
         self, runs: Mapping[str, BenchmarkRun], tasks: Sequence[tuple[str, TaskRun, int]]
     ) -> None:
-        """A batch of completed task runs, inserted in one transaction (``_batches.py``)."""
-        from ._batches import write_batch
+        """A batch of completed task runs, inserted in one transaction (``_repo_batches.py``)."""
+        from ._repo_batches import write_batch
 
         write_batch(self, runs, tasks)
 
     def finish(self, report: Report) -> None:
         """The session's end: aggregates, the task runs not stored yet, the session's end,
-        exit status and digest, in one transaction; no row written twice (``_batches.py``)."""
-        from ._batches import finish
+        exit status and digest, in one transaction; no row written twice (``_repo_batches.py``)."""
+        from ._repo_batches import finish
 
         finish(self, report)
 

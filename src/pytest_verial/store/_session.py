@@ -4,7 +4,7 @@
 exit 4, before any criterion runs), keeps each task run whose last criterion run arrived and
 stores them in one transaction at each batch boundary of the recorder
 (:meth:`~SessionStore.flush`, right after the journal's batch: a killed session keeps what its
-journal keeps), and the session's end at session end (``_batches.py``: each row written once; a
+journal keeps), and the session's end at session end (``_repo_batches.py``: each row written once; a
 failure there is one ``ERROR`` line and a non-zero exit status; the JSON report is written first
 and never lost). Only the controller writes: xdist workers have no recorder.
 """
