@@ -379,8 +379,8 @@ def route_work(tmp: Path, bench: Path, n: int) -> tuple[float, float]:
     service adds on one core, apart from the transport and the scheduler."""
     from pytest_verial import load_benchmark, verify_task
     from pytest_verial.checks import default_registry
-    from pytest_verial.service import create_app, create_key
-    from pytest_verial.service._keys import authenticate
+    from pytest_verial.service import create_app
+    from pytest_verial.service._keys import authenticate, create_key
     from pytest_verial.service._requests import VerifyTaskIn
     from pytest_verial.service._routes.verify import _made, _stored
     from pytest_verial.store._repo_runs import store_verified
@@ -413,7 +413,8 @@ def rescoring(tmp: Path, sizes: tuple[int, ...] = (10, 1000)) -> None:
     transaction rolled back) for runs of ``sizes`` task runs just created, p50 of 5."""
     import warnings
 
-    from pytest_verial.service import create_app, create_key
+    from pytest_verial.service import create_app
+    from pytest_verial.service._keys import create_key
     from pytest_verial.store._repo_runs import _rewrite
 
     with warnings.catch_warnings():

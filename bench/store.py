@@ -177,17 +177,14 @@ def startup() -> float:
 
 def runs_command(runs: int, url: str) -> None:
     """``verial runs`` (and ``verial html --index``) on a store of ``runs`` benchmark runs."""
-    from pytest_verial.cli import _EXTRA
-
     report = big_report(runs, runs=runs)
     with open_store(url) as store:
         store.import_report(report)
     print(f"verial --version (a child process, best of 3): {startup():.2f} s")
-    commands = [("verial html --index", ["html", "--index", "-o", "OUT/index.html"])]
-    if "runs" in _EXTRA:
-        commands.insert(0, ("verial runs", ["runs"]))
-    else:
-        print("verial runs: not in this build (the storecli branch adds it)")
+    commands = [
+        ("verial runs", ["runs"]),
+        ("verial html --index", ["html", "--index", "-o", "OUT/index.html"]),
+    ]
     for name, args in commands:
         with tempfile.TemporaryDirectory() as out:
             argv = [a.replace("OUT", out) for a in args]

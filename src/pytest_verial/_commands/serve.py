@@ -112,7 +112,7 @@ class _Refused(Exception):
 
 def _checked(args: argparse.Namespace) -> tuple[Any, str]:
     """The limits and the store's URL the arguments give (_Refused when one is unusable)."""
-    from ..store import store_url_from
+    from ..store._core import store_url_from
 
     if not 0 < args.port < 65536:
         raise _Refused(f"--port {args.port}: use 1-65535")

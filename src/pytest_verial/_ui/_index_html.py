@@ -345,8 +345,10 @@ def html_from_store(
     from ..reporting._html import open_in_browser, write_html
     from ..reporting._json_report import load_report
     from ..reporting._outputs import EXIT_REFUSED, OutputRefused, refused, write_text_atomic
-    from ..store import StoreError, sqlite_path, store_url_from
+    from ..store import StoreError
     from ..store._cli import cli_rootdir, open_cli_store
+    from ..store._core import store_url_from
+    from ..store._engine import sqlite_path
 
     if args.index and (args.report or args.base):
         print("verial html: give ID|REPORT or --index, not both", file=sys.stderr)
