@@ -63,8 +63,8 @@ from .reporting._outputs import OutputRefused, check_outputs
 from .reporting._terminal import plural, summary
 
 if TYPE_CHECKING:
+    from ._store_session import SessionStore
     from .checks import CheckRegistry
-    from .store._session import SessionStore
 
 
 class Recorder:
@@ -264,8 +264,8 @@ class Recorder:
         self.session = session
         if self.config.option.collectonly or self.settings.store.url is None:
             return  # no store: SQLAlchemy is not imported at all
+        from ._store_session import SessionStore
         from .store import StoreError
-        from .store._session import SessionStore
 
         args = [Path(file_of(a)) for a in self.config.args]
         try:  # a store that cannot be opened stops the session before any criterion runs

@@ -117,13 +117,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("judge", ("judge", "judge._calibrate", "_judge_concurrency")),
     (
         "configuration",
-        ("_config.reading", "_config.selection", "_config.settings", "_config.stash"),
+        ("_config.reading", "_config.selection", "_config.settings", "_config.stash",
+         "_config.store_option"),
     ),
     (
         "plugin",
         (
             "_collect", "_recorder", "_xdist_scheduling", "hl7",
-            "hl7._fixtures", "judge_plugin", "plugin", "reporting._baseline", "store._session",
+            "hl7._fixtures", "judge_plugin", "plugin", "reporting._baseline", "_store_session",
         ),
     ),
     ("pages", ("_ui",)),

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .._config.store_option import open_cli_store
 from .._results import Report
-from ..store._cli import open_cli_store
 
 
 def is_store_ref(value: str | None) -> bool:

@@ -39,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when a benchmark run's score drops by more than DROP (default 0.0)",
     )
     parser.add_argument("--json", metavar="OUT", help="write the comparison as JSON to OUT")
-    from ..store._cli import add_store_argument
+    from .._config.store_option import add_store_argument
 
     add_store_argument(parser)
 
@@ -47,8 +47,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _side(value: str, store: str | None) -> tuple[ReportScores, str]:
     """The scores of a report file, a stored session or a stored benchmark run, checked;
     ValueError in one line."""
+    from .._config.store_option import open_cli_store
     from ..store import StoreError
-    from ..store._cli import open_cli_store
     from ._stored import is_store_ref
 
     if not is_store_ref(value):

@@ -21,7 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--index", action="store_true", help="an index page of the stored runs, with trend plots"
     )
-    from ..store._cli import add_store_argument
+    from .._config.store_option import add_store_argument
 
     add_store_argument(parser)
     parser.add_argument(

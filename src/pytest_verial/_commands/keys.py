@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..store._cli import add_store_argument, open_cli_store
+from .._config.store_option import add_store_argument, open_cli_store
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from datetime import timedelta
 
+from .._config.store_option import add_store_argument, open_cli_store
 from .._display import escape
-from ..store._cli import add_store_argument, open_cli_store
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..store._cli import add_store_argument
+from .._config.store_option import add_store_argument
 
 if TYPE_CHECKING:
     from .._results import Report
@@ -101,8 +101,8 @@ def recover_report(
     if status == 0:
         path.unlink(missing_ok=True)
     # the session in the results store gets the recovered report and is marked interrupted
-    from ..store._cli import cli_rootdir
-    from ..store._session import recovered_into_store
+    from .._config.store_option import cli_rootdir
+    from .._store_session import recovered_into_store
 
     problem = recovered_into_store(
         getattr(args_store, "store", None),

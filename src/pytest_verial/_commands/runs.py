@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
+from .._config.store_option import add_store_argument, open_cli_store
 from .._display import escape
-from ..store._cli import add_store_argument, open_cli_store
 
 if TYPE_CHECKING:
     from ..store._repo_sessions import SessionRow

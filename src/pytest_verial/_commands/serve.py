@@ -10,7 +10,7 @@ import socket
 import sys
 from typing import Any
 
-from ..store._cli import add_store_argument, cli_rootdir
+from .._config.store_option import add_store_argument, cli_rootdir
 
 LOOPBACK_NAMES = ("localhost",)
 #: the HTTP protocol ``verial serve`` runs uvicorn with (an import path: workers import it)

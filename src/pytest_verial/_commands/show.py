@@ -39,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task_run", nargs="?", help="a task run: node id, or task[entity] id")
     parser.add_argument("criterion", nargs="?", help="a criterion of that task run")
     parser.add_argument("--scored", action="store_true", help="omit details and evidence")
-    from ..store._cli import add_store_argument
+    from .._config.store_option import add_store_argument
 
     add_store_argument(parser)
 

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._config.store_option import add_store_argument
 from .._display import escape
-from ..store._cli import add_store_argument
 from ..store._core import Store
 from ..store._engine import StoreError
 from ..store._repo_trend import TrendPoint, known_benchmarks
@@ -157,7 +157,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the trend (or ``--json``: every point); 2 with one line when there is none."""
-    from ..store._cli import open_cli_store
+    from .._config.store_option import open_cli_store
 
     if args.last is not None and args.last < 1:
         print(f"verial trend: --last {args.last}: give a number of runs >= 1", file=sys.stderr)

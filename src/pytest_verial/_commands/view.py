@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._config.store_option import add_store_argument, open_cli_store
 from .._display import escape
-from ..store._cli import add_store_argument, open_cli_store
 
 #: the only address ``verial view`` listens on (it has no sign-in)
 HOST = "127.0.0.1"

@@ -341,12 +341,12 @@ def html_from_store(
     """``verial html ID|latest [BASE] [-o FILE] [--open]`` and ``verial html --index``;
     ``compare`` writes the page of two runs side by side
     (:func:`pytest_verial._ui._compare_html.write_compare`, which draws with this module)."""
+    from .._config.store_option import cli_rootdir, open_cli_store
     from .._display import escape
     from ..reporting._html import open_in_browser, write_html
     from ..reporting._json_report import load_report
     from ..reporting._outputs import EXIT_REFUSED, OutputRefused, refused, write_text_atomic
     from ..store import StoreError
-    from ..store._cli import cli_rootdir, open_cli_store
     from ..store._core import store_url_from
     from ..store._engine import sqlite_path
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the parser is built for every command: SQLAlchemy loads when a store opens
-    from ._core import Store
+    from ..store._core import Store
 
 
 def add_store_argument(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +31,7 @@ def add_store_argument(parser: argparse.ArgumentParser) -> None:
 def cli_rootdir(start: Path | None = None) -> Path:
     """The project folder whose ``.verial/results.db`` is the default store, from the working
     directory (:func:`pytest_verial.store._url.project_folder`)."""
-    from ._url import project_folder
+    from ..store._url import project_folder
 
     return project_folder(start or Path.cwd())
 
@@ -39,8 +39,8 @@ def cli_rootdir(start: Path | None = None) -> Path:
 def open_cli_store(value: str | None, *, create: bool = False) -> Store:
     """The store a command names (``args.store``); StoreError (one line) when it is turned
     off, missing (reading commands never create one) or cannot be opened."""
-    from ._core import default_store_url, open_store, store_url_from
-    from ._engine import StoreError, sqlite_path
+    from ..store._core import default_store_url, open_store, store_url_from
+    from ..store._engine import StoreError, sqlite_path
 
     url = store_url_from(value, cli_rootdir())
     if url is None:

@@ -4,9 +4,9 @@
 exit 4, before any criterion runs), keeps each task run whose last criterion run arrived and
 stores them in one transaction at each batch boundary of the recorder
 (:meth:`~SessionStore.flush`, right after the journal's batch: a killed session keeps what its
-journal keeps), and the session's end at session end (``_repo_batches.py``: each row written once; a
-failure there is one ``ERROR`` line and a non-zero exit status; the JSON report is written first
-and never lost). Only the controller writes: xdist workers have no recorder.
+journal keeps), and the session's end at session end (``store/_repo_batches.py``: each row
+written once; a failure there is one ``ERROR`` line and a non-zero exit status; the JSON report
+is written first and never lost). Only the controller writes: xdist workers have no recorder.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._nodeids import (
+from ._nodeids import (
     NO_CRITERIA,
     benchmark_run_id,
     criterion_nodeid,
@@ -29,20 +29,20 @@ from .._nodeids import (
     task_nodeid,
     task_run_of,
 )
-from .._results import BenchmarkRun, Report, TaskRun
-from .._secrets import redact
-from .._version import __version__
-from ._core import SessionWriter, Store, open_store
-from ._core import store_url_from as _store_url_from
-from ._engine import StoreError, mask_url, sqlite_path
-from ._rows import SessionMeta
+from ._results import BenchmarkRun, Report, TaskRun
+from ._secrets import redact
+from ._version import __version__
+from .store._core import SessionWriter, Store, open_store
+from .store._core import store_url_from as _store_url_from
+from .store._engine import StoreError, mask_url, sqlite_path
+from .store._rows import SessionMeta
 
 if TYPE_CHECKING:
     import pytest
 
-    from .._config.run_folder import RunDir
-    from .._loader import BenchmarkPlan, TaskPlan
-    from ..reporting._build import ReportInput
+    from ._config.run_folder import RunDir
+    from ._loader import BenchmarkPlan, TaskPlan
+    from .reporting._build import ReportInput
 
 #: how often a running benchmark run's aggregates are refreshed in the store (seconds)
 AGGREGATE_SECONDS = 1.0
@@ -51,7 +51,7 @@ AGGREGATE_SECONDS = 1.0
 def store_url_of(config: pytest.Config) -> str | None:
     """The session's store URL (``--verial-store`` > ``$VERIAL_STORE`` > ini > default, read
     once with every option: :mod:`pytest_verial._config.reading`); None when turned off."""
-    from .._config.stash import SETTINGS
+    from ._config.stash import SETTINGS
 
     return config.stash[SETTINGS].store.url
 
@@ -226,7 +226,7 @@ class SessionStore:
         found = self._index.get(task)
         if found is None:
             return
-        from ..reporting._build import _task_run
+        from .reporting._build import _task_run
 
         display, plan, task_plan, run, group, position = found
         task_run = _task_run(display, plan, task_plan, run, data)
@@ -255,7 +255,7 @@ class SessionStore:
             self.failed = str(exc)
 
     def _build_index(self, data: ReportInput) -> None:
-        from ..reporting._build import run_groups
+        from .reporting._build import run_groups
 
         for display, plan in data.files:
             runs = data.file_runs[display]
@@ -320,8 +320,8 @@ def _running_run(
     data: ReportInput,
 ) -> BenchmarkRun:
     """The benchmark run so far: its completed task runs, status running."""
-    from .._scoring import verdict_threshold
-    from ..reporting._build import _run_info, benchmark_info
+    from ._scoring import verdict_threshold
+    from .reporting._build import _run_info, benchmark_info
 
     return BenchmarkRun.aggregate(
         done,
