@@ -250,7 +250,13 @@ class SessionStore:
         pending, self._pending = self._pending, []
         fresh, self._fresh = self._fresh, {}
         try:
-            self._writer().task_runs_completed(fresh, pending)
+            writer = self._writer()
+            # a benchmark run whose first batch never committed (a Ctrl-C inside it: that
+            # batch's task runs are stored by the session's end) is written with this one
+            for run_id, _, _ in pending:
+                if run_id not in writer.runs and run_id not in fresh:
+                    fresh[run_id] = self._runs[run_id]
+            writer.task_runs_completed(fresh, pending)
         except StoreError as exc:
             self.failed = str(exc)
 

@@ -350,6 +350,57 @@ def test_a_postgresql_store_that_refuses_writes_mid_session_keeps_the_json_repor
     assert load_report(tmp_path / "report.json").session.counts.criteria == 6
 
 
+#: a Ctrl-C landing inside the first batch's store transaction, as it did under xdist (the
+#: controller goes on receiving its workers' reports): the batch is rolled back and the session
+#: goes on, with a batch boundary after every task run
+INTERRUPTED_FIRST_BATCH = """
+import pytest_verial._recorder as recorder
+from pytest_verial._store_session import SessionStore
+from pytest_verial.store._core import SessionWriter
+
+recorder.BATCH_TASK_RUNS = 1
+completed = SessionWriter.task_runs_completed
+flush = SessionStore.flush
+hit = []
+
+
+def interrupted(self, runs, tasks):
+    if not hit:
+        hit.append(1)
+        raise KeyboardInterrupt
+    return completed(self, runs, tasks)
+
+
+def flush_once_interrupted(self):
+    try:
+        flush(self)
+    except KeyboardInterrupt:
+        pass
+
+
+SessionWriter.task_runs_completed = interrupted
+SessionStore.flush = flush_once_interrupted
+"""
+
+
+def test_a_batch_interrupted_before_its_commit_is_stored_by_the_next_ones(tmp_path: Path) -> None:
+    """A benchmark run whose first batch never committed is written with the next batch, and
+    the interrupted batch's task runs by the session's end: every task run is stored once (the
+    next batch used to fail on the run it had not stored, and the session ended in a
+    traceback)."""
+    project = greeting_project(tmp_path, tasks=3)
+    project.conftest(INTERRUPTED_FIRST_BATCH)
+    done = run_pytest(tmp_path, "-n", "0", "--verial-report", "report.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    with open_store(_default(tmp_path), create=False) as store:
+        newest = store.list_runs()[0]
+        stored = store.report_of_session(newest.session_id)
+    assert stored.to_json() == load_report(tmp_path / "report.json").to_json()
+    tasks = [t.id.rpartition("::")[2] for r in stored.benchmark_runs for t in r.task_runs]
+    assert tasks == ["t001", "t002", "t003"]
+
+
 def test_a_session_writes_each_stored_row_once(tmp_path: Path) -> None:
     """Issue 33: task and criterion runs are inserted once, in batches, and the session's
     end leaves them alone (it used to delete and re-insert every one of them)."""
