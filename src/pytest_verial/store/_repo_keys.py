@@ -152,11 +152,7 @@ def run_token_by_hash(store: Store, digest: str) -> StoredRunToken | None:
     def work(conn: Connection) -> Any:
         query = (
             select(run_tokens)
-            .select_from(
-                run_tokens.join(
-                    run_owners, run_owners.c.benchmark_run_id == run_tokens.c.benchmark_run_id
-                ).join(api_keys, api_keys.c.id == run_owners.c.key_id)
-            )
+            .select_from(_tokens_with_their_key())
             .where(run_tokens.c.hash == digest, api_keys.c.revoked_at.is_(None))
         )
         return conn.execute(query).first()
@@ -168,6 +164,13 @@ def run_token_by_hash(store: Store, digest: str) -> StoredRunToken | None:
     return StoredRunToken(str(row.id), str(row.benchmark_run_id), str(row.hash), expires)
 
 
+def _tokens_with_their_key() -> Any:
+    """Run tokens joined to the key that created their run (its ``revoked_at`` decides)."""
+    return run_tokens.join(
+        run_owners, run_owners.c.benchmark_run_id == run_tokens.c.benchmark_run_id
+    ).join(api_keys, api_keys.c.id == run_owners.c.key_id)
+
+
 def run_token_expiry(store: Store, token_id: str) -> datetime | None:
     """When run token ``token_id`` expires, or None when it is gone or the key that created
     its run is revoked: the check of a run token the service keeps in memory, by primary keys
@@ -176,11 +179,7 @@ def run_token_expiry(store: Store, token_id: str) -> datetime | None:
     def work(conn: Connection) -> Any:
         query = (
             select(run_tokens.c.expires_at)
-            .select_from(
-                run_tokens.join(
-                    run_owners, run_owners.c.benchmark_run_id == run_tokens.c.benchmark_run_id
-                ).join(api_keys, api_keys.c.id == run_owners.c.key_id)
-            )
+            .select_from(_tokens_with_their_key())
             .where(run_tokens.c.id == token_id, api_keys.c.revoked_at.is_(None))
         )
         return conn.execute(query).scalar()
