@@ -354,6 +354,7 @@ def test_a_postgresql_store_that_refuses_writes_mid_session_keeps_the_json_repor
 #: controller goes on receiving its workers' reports): the batch is rolled back and the session
 #: goes on, with a batch boundary after every task run
 INTERRUPTED_FIRST_BATCH = """
+# private: the fault is injected into the recorder's batch and the store's writer
 import pytest_verial._recorder as recorder
 from pytest_verial._store_session import SessionStore
 from pytest_verial.store._core import SessionWriter
