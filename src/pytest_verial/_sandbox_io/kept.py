@@ -20,6 +20,8 @@ from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from .limits import Reads
+
 T = TypeVar("T")
 
 #: a set of files as they are now: (path, size, mtime_ns, ctime_ns, inode, device) each
@@ -80,10 +82,15 @@ class Kept(Generic[T]):
     def __len__(self) -> int:
         return len(self._items)
 
-    def load(self, name: str, paths: Callable[[], list[Path]], make: Callable[[], T]) -> T:
+    def load(
+        self, name: str, paths: Callable[[], list[Path]], make: Callable[[], T], reads: Reads
+    ) -> T:
         """``make()``, or what it made for the same files before (keeping on): ``name`` says
-        what is indexed (a folder), ``paths()`` lists the files it reads. Kept only when the
-        files did not change while it was made."""
+        what is indexed (a folder), ``paths()`` lists the files it reads, ``reads`` are the
+        task run's bounded reads. Kept only when the files did not change while it was made.
+        What was kept is charged to ``reads`` as a fresh read would be (SourceError over a
+        limit): a sandbox is held to the same limits, with the same outcome, whether its
+        index was kept or not."""
         if not self.on:
             return make()
         before = identity(paths())
@@ -92,6 +99,8 @@ class Kept(Generic[T]):
         key = (name, before[0])
         found = self.get(key)
         if found is not None:
+            for path, size, _, _, inode, device in before[0]:
+                reads.charge(Path(path), size, (device, inode))
             return found
         value = make()
         if identity(paths()) == before:

@@ -53,11 +53,16 @@ class Reads:
     def admit(self, path: Path, st: os.stat_result) -> None:
         """Refuse (SourceError) a file whose size passes the per-file limit, or that would
         bring the sandbox's distinct files read past the per-sandbox limit."""
-        size, limits = st.st_size, self.limits
+        self.charge(path, st.st_size, (st.st_dev, st.st_ino))
+
+    def charge(self, path: Path, size: int, key: tuple[int, int]) -> None:
+        """Count a file of ``size`` bytes (``key``: its device and inode) against the limits,
+        as :meth:`admit` does; also for a file whose index a process kept, so that a kept
+        index is held to the limits of the request that uses it, as a fresh read is."""
+        limits = self.limits
         refused = over_file_limit(self.name(path), size, limits)
         if refused is not None:
             raise SourceError(refused)
-        key = (st.st_dev, st.st_ino)
         with self._lock:
             if key in self._read:
                 return

@@ -125,6 +125,7 @@ class FhirSnapshot:
                         str(self.directory),
                         lambda: walk(self.directory, task_root(self.directory.parent)),
                         lambda: _load(self.directory, self.reads),
+                        self.reads,
                     )
                 except SourceError as exc:
                     self._error = exc

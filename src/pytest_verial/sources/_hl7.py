@@ -78,7 +78,7 @@ class Hl7Snapshot:
     def messages(self) -> list[Hl7Message]:
         if self._messages is None:
             self._messages, self._rejected, self._warnings = HL7_MESSAGES.load(
-                "hl7", lambda: [*self.files, *self.events], self._read
+                "hl7", lambda: [*self.files, *self.events], self._read, self.reads
             )
         return self._messages
 
