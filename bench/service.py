@@ -27,7 +27,7 @@ scored on the captured good-agent run; every request is a new task run written t
    of a 1,000-task benchmark run over the 1st (medians of the first and the last
    ``LEAN_EDGE`` completes of the same run, each completed one after the other).
 
-    python bench/service.py --lean ROUNDS [--requests 200] [--tasks 1000]
+    python bench/service.py --lean ROUNDS [--requests 200] [--tasks 1000] [--complete-only]
 """
 
 from __future__ import annotations
@@ -521,6 +521,11 @@ def main() -> int:
         help="issue 33's figures: overhead, throughput ratio, complete's growth",
     )
     parser.add_argument("--tasks", type=int, default=1000, help="task runs of --lean's run")
+    parser.add_argument(
+        "--complete-only",
+        action="store_true",
+        help="with --lean: only complete's growth (a --tasks run completed one by one)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="verial-bench-serve-") as name:
         tmp = Path(name)
@@ -535,6 +540,17 @@ def main() -> int:
 
             pg_cm = pg_server()
         with pg_cm as pg:
+            if args.lean and args.complete_only:
+                print(f"load average before: {os.getloadavg()}", flush=True)
+                first, last = completes(tmp, args.tasks)
+                print(f"load average after: {os.getloadavg()}", flush=True)
+                print(
+                    f"complete of the last / the first task run, {args.tasks:,}-task run "
+                    f"(medians of {LEAN_EDGE}: {statistics.median(last) * 1000:.1f} ms / "
+                    f"{statistics.median(first) * 1000:.1f} ms): "
+                    f"{statistics.median(last) / statistics.median(first):.2f} (target <= 1.5)"
+                )
+                return 0
             if args.lean:
                 lean(tmp, benches, args.lean, args.requests, args.tasks)
                 return 0

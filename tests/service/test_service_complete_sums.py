@@ -6,9 +6,11 @@ once on PostgreSQL both count."""
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import random
 import shutil
+import sqlite3
 import threading
 import warnings
 from datetime import UTC, datetime
@@ -219,3 +221,44 @@ def test_two_completes_of_one_run_at_once_on_postgresql_both_count(
         assert last.status_code == 200
         assert last.json()["benchmark_run_phase"] == "completed"
         _aggregates_equal_recomputed(app.state.store, run["id"])
+
+
+def test_a_store_of_the_previous_schema_gets_its_running_runs_sums(tmp_path: Path) -> None:
+    """A store at schema 0008 with a run half completed: opened by this version, its running
+    run's sums are the ones its completes would have kept, and its next completes keep the
+    aggregates a recomputation gives."""
+    bench, root = _benchmark(tmp_path, 4)
+    path = tmp_path / "s.db"
+    app = create_app(f"sqlite:///{path}", [bench], root)
+    _, key = create_key(app.state.store, "solver")
+    with TestClient(app) as client:
+        run = client.post(
+            "/v1/benchmark-runs",
+            json={"benchmark": "many4@1", "agent": "e2e"},
+            headers={"Authorization": f"Bearer {key}"},
+        ).json()
+        token = {"Authorization": f"Bearer {run['bearer_token']}"}
+        for task, agent in zip(run["task_runs"][:2], ("flawed-agent", "good-agent"), strict=True):
+            done = client.post(
+                task["complete_url"], json={"sandbox": {"run_dir": agent}}, headers=token
+            )
+            assert done.status_code == 200, done.text
+    app.state.store.close()
+    db = sqlite3.connect(path)
+    (kept,) = db.execute("select sums from run_sums").fetchone()
+    db.execute("drop table run_sums")
+    db.execute("update alembic_version set version_num = '0008'")
+    db.commit()
+    db.close()
+    again = create_app(f"sqlite:///{path}", [bench], root)
+    db = sqlite3.connect(path)
+    assert db.execute("select version_num from alembic_version").fetchall() == [("0009",)]
+    assert json.loads(db.execute("select sums from run_sums").fetchone()[0]) == json.loads(kept)
+    db.close()
+    with TestClient(again) as client:
+        for task in run["task_runs"][2:]:
+            done = client.post(
+                task["complete_url"], json={"sandbox": {"run_dir": "good-agent"}}, headers=token
+            )
+            assert done.status_code == 200, done.text
+            _aggregates_equal_recomputed(again.state.store, run["id"])
