@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
@@ -416,7 +416,9 @@ class SessionWriter:
             self._last_run = benchmark_run
 
     def task_runs_completed(
-        self, runs: Mapping[str, BenchmarkRun], tasks: Sequence[tuple[str, TaskRun, int]]
+        self,
+        runs: Mapping[str, BenchmarkRun],
+        tasks: Sequence[tuple[str, TaskRun, int, Mapping[str, Any]]],
     ) -> None:
         """A batch of completed task runs, inserted in one transaction (``_repo_batches.py``)."""
         from ._repo_batches import write_batch

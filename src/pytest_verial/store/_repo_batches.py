@@ -70,22 +70,23 @@ def _insert(conn: Connection, rows: Sequence[Rows]) -> None:
 def write_batch(
     writer: SessionWriter,
     runs: Mapping[str, BenchmarkRun],
-    tasks: Sequence[tuple[str, TaskRun, int]],
+    tasks: Sequence[tuple[str, TaskRun, int, Mapping[str, Any]]],
 ) -> None:
     """One transaction: each benchmark run of ``runs`` (its row inserted the first time, its
     aggregates updated), then the task runs of ``tasks`` (benchmark run id, task run, its
-    position in the final report) with their criterion runs and judge calls, each inserted
-    once. Nothing in memory changes before the commit (a retried transaction starts afresh)."""
+    position in the final report, its JSON as :func:`._rows.task_run_rows` stores it) with
+    their criterion runs and judge calls, each inserted once. Nothing in memory changes
+    before the commit (a retried transaction starts afresh)."""
 
     def work(conn: Connection) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
         ids = {run_id: store_id for run_id, (store_id, _) in writer.runs.items()}
         writer._last_run = None  # each run given is written: its aggregates are new
         ids.update({run_id: writer._run_id(conn, run) for run_id, run in runs.items()})
         rows, digests = [], {}
-        for run_id, task, position in tasks:
+        for run_id, task, position, data in tasks:
             if task.id in writer.runs.get(run_id, ("", {}))[1]:  # stored already: never twice
                 continue
-            one = task_run_rows(new_id("tr"), ids[run_id], writer.session_id, position, task)
+            one = task_run_rows(new_id("tr"), ids[run_id], writer.session_id, position, task, data)
             rows.append(one)
             digests[task.id] = rows_digests(one)
         _insert(conn, rows)
@@ -95,7 +96,7 @@ def write_batch(
         ids, digests = writer.store.write("store task runs", work)
         for run_id, store_id in ids.items():
             writer.runs.setdefault(run_id, (store_id, {}))
-        for run_id, task, _ in tasks:
+        for run_id, task, *_ in tasks:
             # the store id is read back only if the end has to update the row
             writer.runs[run_id][1].setdefault(task.id, "")
         writer.written.update(digests)

@@ -105,14 +105,17 @@ def _mean(n: int, total: str) -> float:
     return clamp(float(Fraction(total)) / n)
 
 
-def run_from(old: BenchmarkRun, sums: Mapping[str, Any], *, interrupted: bool) -> BenchmarkRun:
+def run_from(
+    old: BenchmarkRun, sums: Mapping[str, Any], *, interrupted: bool, running: bool | None = None
+) -> BenchmarkRun:
     """The benchmark run ``old`` (its identity) with the aggregates of ``sums``: what
     :meth:`BenchmarkRun.aggregate` gives over the task runs summed (no trials: one run
-    folder)."""
+    folder). ``running``: whether it still runs (default: while a task run summed does)."""
     c = sums["counts"]
     n, total = sums["scores"]
     score = _mean(n, total) if n else None
-    running = not interrupted and c[TaskStatus.RUNNING] > 0
+    if running is None:
+        running = not interrupted and c[TaskStatus.RUNNING] > 0
     status = (
         RunStatus.RUNNING
         if running
