@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,6 +164,9 @@ class SessionStore:
         self._fresh: dict[str, BenchmarkRun] = {}  # benchmark runs whose aggregates are new
         self._runs: dict[str, BenchmarkRun] = {}
         self._refreshed: dict[str, float] = {}
+        #: whether a ``pytest_verial_report`` hook is registered now (one may change the
+        #: final report's criterion runs: the end then compares every row it stored)
+        self.hooked: Callable[[], bool] = lambda: True
 
     @classmethod
     def open(
@@ -182,8 +185,11 @@ class SessionStore:
         path = sqlite_path(url)
         if path is not None and not path.exists():
             _creatable(url, path)
-            return cls(url, meta)
+            made = cls(url, meta)
+            made.hooked = lambda: bool(config.hook.pytest_verial_report.get_hookimpls())
+            return made
         opened = cls(url, meta, open_store(url))
+        opened.hooked = lambda: bool(config.hook.pytest_verial_report.get_hookimpls())
         try:  # the session's row now: a store that refuses writes stops the session here
             opened._writer()
         except BaseException:
@@ -266,6 +272,7 @@ class SessionStore:
             for run_id, *_ in pending:
                 if run_id not in writer.runs and run_id not in fresh:
                     fresh[run_id] = self._runs[run_id]
+            writer.compare_rows = self.hooked()
             writer.task_runs_completed(fresh, pending)
         except StoreError as exc:
             self.failed = str(exc)
@@ -292,7 +299,7 @@ class SessionStore:
         """Store the session's end; the one-line problem when the store failed at any point."""
         self.flush()
         try:
-            self._writer().finish(report)
+            self._writer().finish(report, hooked=self.hooked())
         except StoreError as exc:
             self.failed = self.failed or str(exc)
         finally:

@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from store_support import greeting_project, run_pytest
 
 # private: the running aggregates are compared inside the session, where nothing public shows
 # them (the store's rows are rewritten with the final ones at the end)
 from pytest_verial import _store_session
 from pytest_verial._results import BenchmarkRun, TaskRun
+from pytest_verial.reporting._json_report import load_report
+from pytest_verial.store import open_store
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_benchmarks"
 
@@ -54,3 +57,26 @@ def test_a_running_aggregate_from_sums_is_the_aggregate_of_the_task_runs_so_far(
     )
     assert result.ret in (0, 1), result.outlines[-5:]
     assert len(compared) > 10
+
+
+#: an extension that edits a criterion run in the final report
+EDITING_HOOK = """
+def pytest_verial_report(report):
+    report["benchmark_runs"][0]["task_runs"][1]["criterion_runs"][0]["details"] = "edited"
+"""
+
+
+def test_a_report_hook_that_edits_a_criterion_run_is_stored_as_the_report_says(
+    tmp_path: Path,
+) -> None:
+    """The session's end trusts the criterion rows its batches stored, except where a
+    ``pytest_verial_report`` hook may have changed them: the edit reaches the store."""
+    project = greeting_project(tmp_path, tasks=3)
+    project.conftest(EDITING_HOOK)
+    done = run_pytest(tmp_path, "-n", "0", "--verial-report", "report.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = load_report(tmp_path / "report.json")
+    assert report.benchmark_runs[0].task_runs[1].criterion_runs[0].details == "edited"
+    with open_store(f"sqlite:///{tmp_path / '.verial' / 'results.db'}", create=False) as store:
+        newest = store.list_runs()[0]
+        assert store.report_of_session(newest.session_id).to_json() == report.to_json()

@@ -340,7 +340,10 @@ class SessionWriter:
         self._lock = threading.Lock()
         self._last_run: BenchmarkRun | None = None
         #: task run report id -> digests of the rows stored of it (``_repo_batches.py``)
-        self.written: dict[str, tuple[str, str]] = {}
+        self.written: dict[str, tuple[str, str | None]] = {}
+        #: whether a batch digests its criterion rows too (a ``pytest_verial_report`` hook
+        #: may change them by the end)
+        self.compare_rows = True
         session = Session(
             status=RunStatus.RUNNING, phase="started", started_at=meta.started_at, duration=0.0
         )
@@ -371,6 +374,7 @@ class SessionWriter:
             writer._lock = threading.Lock()
             writer._last_run = None
             writer.written = {}
+            writer.compare_rows = True
             writer.runs = stored_runs(conn, session_id)
             return writer
 
@@ -425,12 +429,13 @@ class SessionWriter:
 
         write_batch(self, runs, tasks)
 
-    def finish(self, report: Report) -> None:
+    def finish(self, report: Report, hooked: bool = True) -> None:
         """The session's end: aggregates, the task runs not stored yet, the session's end,
-        exit status and digest, in one transaction; no row written twice (``_repo_batches.py``)."""
+        exit status and digest, in one transaction; no row written twice (``_repo_batches.py``;
+        ``hooked``: a ``pytest_verial_report`` hook may have changed the report)."""
         from ._repo_batches import finish
 
-        finish(self, report)
+        finish(self, report, hooked)
 
     def interrupted(self) -> None:
         """Mark the session and its running benchmark runs interrupted (cancelled)."""
