@@ -409,8 +409,10 @@ def route_work(tmp: Path, bench: Path, n: int) -> tuple[float, float]:
 
 
 def rescoring(tmp: Path, sizes: tuple[int, ...] = (10, 1000)) -> None:
-    """In this process: complete's rescoring of a benchmark run (``_rewrite``, in a write
-    transaction rolled back) for runs of ``sizes`` task runs just created, p50 of 5."""
+    """In this process: a benchmark run rescored from all its task runs (``_rewrite``, in a
+    write transaction rolled back) for runs of ``sizes`` task runs just created, p50 of 5:
+    what a cancel does, and a complete of a run with trials (a complete of a run with one run
+    folder updates its running sums instead, whatever the run's size)."""
     import warnings
 
     from pytest_verial.service import create_app
@@ -445,7 +447,7 @@ def rescoring(tmp: Path, sizes: tuple[int, ...] = (10, 1000)) -> None:
                     times.append(time.perf_counter() - start)
                     tx.rollback()
         print(
-            f"  in-process: complete's rescoring of a {n:,}-task run, p50 "
+            f"  in-process: full rescoring (cancel; trials) of a {n:,}-task run, p50 "
             f"{statistics.median(times) * 1000:.1f} ms",
             flush=True,
         )
