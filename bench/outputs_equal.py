@@ -98,11 +98,36 @@ def junit(path: Path) -> Any:
     return walk(ET.parse(path).getroot())
 
 
+def _schema_change(before: Path, after: Path) -> str:
+    """A newer schema on the after side: its revision and the tables it adds (empty ones only:
+    a new table holding rows is a difference 'store rows' shows)."""
+    a, b = sqlite3.connect(before), sqlite3.connect(after)
+    old = a.execute("select version_num from alembic_version").fetchall()
+    new = b.execute("select version_num from alembic_version").fetchall()
+    tables = {t for (t,) in a.execute("select name from sqlite_master where type = 'table'")}
+    added = [
+        t
+        for (t,) in b.execute("select name from sqlite_master where type = 'table'")
+        if t not in tables and not b.execute(f'select 1 from "{t}" limit 1').fetchall()  # noqa: S608
+    ]
+    IGNORED.clear()
+    if old == new and not added:
+        return ""
+    IGNORED.update(["alembic_version", *added])
+    return f"revision {old[0][0]} -> {new[0][0]}, new empty tables: {', '.join(added) or 'none'}"
+
+
+#: tables 'store rows' leaves out: the schema revision and new empty tables (printed)
+IGNORED: set[str] = set()
+
+
 def rows(path: Path) -> dict[str, Any]:
     db = sqlite3.connect(path)
     db.row_factory = sqlite3.Row
     out = {}
     for (table,) in db.execute("select name from sqlite_master where type = 'table'"):
+        if table in IGNORED:
+            continue
         found = []
         for row in db.execute(f'select * from "{table}"'):  # noqa: S608 (the file's own names)
             one = {}
@@ -139,6 +164,9 @@ def main() -> None:
                 "store rows": lambda p: rows(p / "results.db"),
                 "store export": lambda p: normal(json.loads((p / "exported.json").read_text())),
             }
+            schema = _schema_change(before / "results.db", after / "results.db")
+            if schema:
+                print(f"{run.name}: store schema: {schema} (left out of 'store rows')")
             for label, read in checks.items():
                 same = read(before) == read(after)
                 different |= not same

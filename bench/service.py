@@ -27,7 +27,7 @@ scored on the captured good-agent run; every request is a new task run written t
    of a 1,000-task benchmark run over the 1st (medians of the first and the last
    ``LEAN_EDGE`` completes of the same run, each completed one after the other).
 
-    python bench/service.py --lean ROUNDS [--requests 200] [--tasks 1000]
+    python bench/service.py --lean ROUNDS [--requests 200] [--tasks 1000] [--complete-only]
 """
 
 from __future__ import annotations
@@ -409,8 +409,10 @@ def route_work(tmp: Path, bench: Path, n: int) -> tuple[float, float]:
 
 
 def rescoring(tmp: Path, sizes: tuple[int, ...] = (10, 1000)) -> None:
-    """In this process: complete's rescoring of a benchmark run (``_rewrite``, in a write
-    transaction rolled back) for runs of ``sizes`` task runs just created, p50 of 5."""
+    """In this process: a benchmark run rescored from all its task runs (``_rewrite``, in a
+    write transaction rolled back) for runs of ``sizes`` task runs just created, p50 of 5:
+    what a cancel does, and a complete of a run with trials (a complete of a run with one run
+    folder updates its running sums instead, whatever the run's size)."""
     import warnings
 
     from pytest_verial.service import create_app
@@ -445,7 +447,7 @@ def rescoring(tmp: Path, sizes: tuple[int, ...] = (10, 1000)) -> None:
                     times.append(time.perf_counter() - start)
                     tx.rollback()
         print(
-            f"  in-process: complete's rescoring of a {n:,}-task run, p50 "
+            f"  in-process: full rescoring (cancel; trials) of a {n:,}-task run, p50 "
             f"{statistics.median(times) * 1000:.1f} ms",
             flush=True,
         )
@@ -521,6 +523,11 @@ def main() -> int:
         help="issue 33's figures: overhead, throughput ratio, complete's growth",
     )
     parser.add_argument("--tasks", type=int, default=1000, help="task runs of --lean's run")
+    parser.add_argument(
+        "--complete-only",
+        action="store_true",
+        help="with --lean: only complete's growth (a --tasks run completed one by one)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="verial-bench-serve-") as name:
         tmp = Path(name)
@@ -535,6 +542,17 @@ def main() -> int:
 
             pg_cm = pg_server()
         with pg_cm as pg:
+            if args.lean and args.complete_only:
+                print(f"load average before: {os.getloadavg()}", flush=True)
+                first, last = completes(tmp, args.tasks)
+                print(f"load average after: {os.getloadavg()}", flush=True)
+                print(
+                    f"complete of the last / the first task run, {args.tasks:,}-task run "
+                    f"(medians of {LEAN_EDGE}: {statistics.median(last) * 1000:.1f} ms / "
+                    f"{statistics.median(first) * 1000:.1f} ms): "
+                    f"{statistics.median(last) / statistics.median(first):.2f} (target <= 1.5)"
+                )
+                return 0
             if args.lean:
                 lean(tmp, benches, args.lean, args.requests, args.tasks)
                 return 0

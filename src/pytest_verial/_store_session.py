@@ -17,9 +17,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._nodeids import (
     NO_CRITERIA,
@@ -29,9 +29,10 @@ from ._nodeids import (
     task_nodeid,
     task_run_of,
 )
-from ._results import BenchmarkRun, Report, TaskRun
-from ._secrets import redact
+from ._results import BenchmarkRun, Report, RunStatus, TaskRun
+from ._secrets import redact, redact_json
 from ._version import __version__
+from .store import _run_sums
 from .store._core import SessionWriter, Store, open_store
 from .store._core import store_url_from as _store_url_from
 from .store._engine import StoreError, mask_url, sqlite_path
@@ -152,12 +153,20 @@ class SessionStore:
         self.created: Path | None = None
         self._left: dict[str, int] | None = None
         self._index: dict[str, tuple[str, BenchmarkPlan, TaskPlan, RunDir, list[RunDir], int]] = {}
-        self._done: dict[str, list[TaskRun]] = {}
-        #: the batch: completed task runs not stored yet (benchmark run id, task run, position)
-        self._pending: list[tuple[str, TaskRun, int]] = []
+        #: each benchmark run's running sums (:mod:`.store._run_sums`): its aggregates so far
+        #: without keeping its task runs; a run of several run folders (trials) keeps its task
+        #: runs' scores instead, which its trial statistics need
+        self._sums: dict[str, dict[str, Any]] = {}
+        self._trials: dict[str, list[TaskRun]] = {}
+        #: the batch: completed task runs not stored yet (benchmark run id, task run, position,
+        #: its row's JSON)
+        self._pending: list[tuple[str, TaskRun, int, dict[str, Any]]] = []
         self._fresh: dict[str, BenchmarkRun] = {}  # benchmark runs whose aggregates are new
         self._runs: dict[str, BenchmarkRun] = {}
         self._refreshed: dict[str, float] = {}
+        #: whether a ``pytest_verial_report`` hook is registered now (one may change the
+        #: final report's criterion runs: the end then compares every row it stored)
+        self.hooked: Callable[[], bool] = lambda: True
 
     @classmethod
     def open(
@@ -176,8 +185,11 @@ class SessionStore:
         path = sqlite_path(url)
         if path is not None and not path.exists():
             _creatable(url, path)
-            return cls(url, meta)
+            made = cls(url, meta)
+            made.hooked = lambda: bool(config.hook.pytest_verial_report.get_hookimpls())
+            return made
         opened = cls(url, meta, open_store(url))
+        opened.hooked = lambda: bool(config.hook.pytest_verial_report.get_hookimpls())
         try:  # the session's row now: a store that refuses writes stops the session here
             opened._writer()
         except BaseException:
@@ -233,13 +245,17 @@ class SessionStore:
         if task_run is None:
             return
         run_id = benchmark_run_id(display, [r.label for r in group])
-        done = self._done.setdefault(run_id, [])
-        done.append(task_run)
-        self._pending.append((run_id, task_run, position))
+        task_data = redact_json(task_run.model_dump(mode="json", by_alias=True))
+        if len(group) > 1:
+            self._trials.setdefault(run_id, []).append(_light(task_run))
+        sums = self._sums.setdefault(run_id, _run_sums.empty())
+        # summed in the order they complete: the axes' order of an aggregate over them
+        _run_sums.add(sums, task_data, sums["counts"]["task_runs"])
+        self._pending.append((run_id, task_run, position, task_data))
         now = time.monotonic()
         if run_id not in self._runs or now - self._refreshed.get(run_id, 0) > AGGREGATE_SECONDS:
             self._runs[run_id] = self._fresh[run_id] = _running_run(
-                run_id, display, plan, group, done, data
+                run_id, display, plan, group, data, sums, self._trials.get(run_id)
             )
             self._refreshed[run_id] = now
 
@@ -253,9 +269,10 @@ class SessionStore:
             writer = self._writer()
             # a benchmark run whose first batch never committed (a Ctrl-C inside it: that
             # batch's task runs are stored by the session's end) is written with this one
-            for run_id, _, _ in pending:
+            for run_id, *_ in pending:
                 if run_id not in writer.runs and run_id not in fresh:
                     fresh[run_id] = self._runs[run_id]
+            writer.compare_rows = self.hooked()
             writer.task_runs_completed(fresh, pending)
         except StoreError as exc:
             self.failed = str(exc)
@@ -282,7 +299,7 @@ class SessionStore:
         """Store the session's end; the one-line problem when the store failed at any point."""
         self.flush()
         try:
-            self._writer().finish(report)
+            self._writer().finish(report, hooked=self.hooked())
         except StoreError as exc:
             self.failed = self.failed or str(exc)
         finally:
@@ -317,28 +334,39 @@ def _creatable(url: str, path: Path) -> None:
         )
 
 
+def _light(task: TaskRun) -> TaskRun:
+    """A task run as a trials' aggregate reads it: its figures, without its criterion runs
+    (``counts`` says how many of each; :mod:`.store._run_sums` counts them from there)."""
+    return task.model_copy(update={"criterion_runs": [], "snapshot": None})
+
+
 def _running_run(
     run_id: str,
     display: str,
     plan: BenchmarkPlan,
     group: list[RunDir],
-    done: list[TaskRun],
     data: ReportInput,
+    sums: dict[str, Any],
+    trials: list[TaskRun] | None,
 ) -> BenchmarkRun:
-    """The benchmark run so far: its completed task runs, status running."""
+    """The benchmark run so far: the aggregates of its completed task runs (from their sums),
+    status running."""
     from ._scoring import verdict_threshold
     from .reporting._build import _run_info, benchmark_info
 
-    return BenchmarkRun.aggregate(
-        done,
-        verdict_threshold(None, plan.benchmark.pass_threshold, data.pass_threshold),
-        running=True,
-        interrupted=False,
+    identity = BenchmarkRun(
         id=run_id,
         benchmark=benchmark_info(display, plan),
         runs=[_run_info(r, data.scored) for r in group],
         scored=data.scored or any(bool(r.config.scored) for r in group),
+        status=RunStatus.RUNNING,
+        pass_threshold=verdict_threshold(None, plan.benchmark.pass_threshold, data.pass_threshold),
     )
+    run = _run_sums.run_from(identity, sums, interrupted=False, running=True)
+    if trials:  # several run folders: their trial statistics, from the task runs' scores
+        again = identity.rescored(trials, running=True)
+        run = run.model_copy(update={"trials": again.trials})
+    return run
 
 
 def recovered_into_store(

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
@@ -340,7 +340,10 @@ class SessionWriter:
         self._lock = threading.Lock()
         self._last_run: BenchmarkRun | None = None
         #: task run report id -> digests of the rows stored of it (``_repo_batches.py``)
-        self.written: dict[str, tuple[str, str]] = {}
+        self.written: dict[str, tuple[str, str | None]] = {}
+        #: whether a batch digests its criterion rows too (a ``pytest_verial_report`` hook
+        #: may change them by the end)
+        self.compare_rows = True
         session = Session(
             status=RunStatus.RUNNING, phase="started", started_at=meta.started_at, duration=0.0
         )
@@ -371,6 +374,7 @@ class SessionWriter:
             writer._lock = threading.Lock()
             writer._last_run = None
             writer.written = {}
+            writer.compare_rows = True
             writer.runs = stored_runs(conn, session_id)
             return writer
 
@@ -416,19 +420,22 @@ class SessionWriter:
             self._last_run = benchmark_run
 
     def task_runs_completed(
-        self, runs: Mapping[str, BenchmarkRun], tasks: Sequence[tuple[str, TaskRun, int]]
+        self,
+        runs: Mapping[str, BenchmarkRun],
+        tasks: Sequence[tuple[str, TaskRun, int, Mapping[str, Any]]],
     ) -> None:
         """A batch of completed task runs, inserted in one transaction (``_repo_batches.py``)."""
         from ._repo_batches import write_batch
 
         write_batch(self, runs, tasks)
 
-    def finish(self, report: Report) -> None:
+    def finish(self, report: Report, hooked: bool = True) -> None:
         """The session's end: aggregates, the task runs not stored yet, the session's end,
-        exit status and digest, in one transaction; no row written twice (``_repo_batches.py``)."""
+        exit status and digest, in one transaction; no row written twice (``_repo_batches.py``;
+        ``hooked``: a ``pytest_verial_report`` hook may have changed the report)."""
         from ._repo_batches import finish
 
-        finish(self, report)
+        finish(self, report, hooked)
 
     def interrupted(self) -> None:
         """Mark the session and its running benchmark runs interrupted (cancelled)."""

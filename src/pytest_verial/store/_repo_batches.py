@@ -26,7 +26,15 @@ from sqlalchemy import delete, select, update
 
 from .._heap import no_gc
 from ._ids import new_id
-from ._rows import Rows, benchmark_run_row, digest_of, report_split, session_row, task_run_rows
+from ._rows import (
+    Rows,
+    benchmark_run_row,
+    digest_of,
+    report_split,
+    session_row,
+    task_row,
+    task_run_rows,
+)
 from ._tables import benchmark_runs, criterion_runs, judge_calls, sessions, task_runs
 
 if TYPE_CHECKING:
@@ -45,16 +53,20 @@ _FINISHED = ("completed_at", "status", "exit_status", "scored", "data", "report_
 _IDS = ("id", "task_run_id", "criterion_run_id", "benchmark_run_id")
 
 
-def rows_digests(rows: Rows) -> tuple[str, str]:
+def _strip(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in _IDS}
+
+
+def rows_digests(rows: Rows, below: bool = True) -> tuple[str, str | None]:
     """What a task run's rows say, apart from the ids the store made: its task row's digest
-    and its criterion runs' and judge calls' digest."""
-
-    def strip(row: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in row.items() if k not in _IDS}
-
-    task = digest_of(strip(rows.task))
-    below = digest_of({"c": [strip(r) for r in rows.criteria], "j": [strip(r) for r in rows.judge]})
-    return task, below
+    and (``below``) its criterion runs' and judge calls' digest."""
+    task = digest_of(_strip(rows.task))
+    if not below:
+        return task, None
+    strip = _strip
+    return task, digest_of(
+        {"c": [strip(r) for r in rows.criteria], "j": [strip(r) for r in rows.judge]}
+    )
 
 
 def _insert(conn: Connection, rows: Sequence[Rows]) -> None:
@@ -70,24 +82,26 @@ def _insert(conn: Connection, rows: Sequence[Rows]) -> None:
 def write_batch(
     writer: SessionWriter,
     runs: Mapping[str, BenchmarkRun],
-    tasks: Sequence[tuple[str, TaskRun, int]],
+    tasks: Sequence[tuple[str, TaskRun, int, Mapping[str, Any]]],
 ) -> None:
     """One transaction: each benchmark run of ``runs`` (its row inserted the first time, its
     aggregates updated), then the task runs of ``tasks`` (benchmark run id, task run, its
-    position in the final report) with their criterion runs and judge calls, each inserted
-    once. Nothing in memory changes before the commit (a retried transaction starts afresh)."""
+    position in the final report, its JSON as :func:`._rows.task_run_rows` stores it) with
+    their criterion runs and judge calls, each inserted once. Nothing in memory changes
+    before the commit (a retried transaction starts afresh)."""
 
-    def work(conn: Connection) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    def work(conn: Connection) -> tuple[dict[str, str], dict[str, tuple[str, str | None]]]:
         ids = {run_id: store_id for run_id, (store_id, _) in writer.runs.items()}
         writer._last_run = None  # each run given is written: its aggregates are new
         ids.update({run_id: writer._run_id(conn, run) for run_id, run in runs.items()})
         rows, digests = [], {}
-        for run_id, task, position in tasks:
+        for run_id, task, position, data in tasks:
             if task.id in writer.runs.get(run_id, ("", {}))[1]:  # stored already: never twice
                 continue
-            one = task_run_rows(new_id("tr"), ids[run_id], writer.session_id, position, task)
+            one = task_run_rows(new_id("tr"), ids[run_id], writer.session_id, position, task, data)
             rows.append(one)
-            digests[task.id] = rows_digests(one)
+            # the criterion rows' digest only where a pytest_verial_report hook may change them
+            digests[task.id] = rows_digests(one, below=writer.compare_rows)
         _insert(conn, rows)
         return ids, digests
 
@@ -95,14 +109,15 @@ def write_batch(
         ids, digests = writer.store.write("store task runs", work)
         for run_id, store_id in ids.items():
             writer.runs.setdefault(run_id, (store_id, {}))
-        for run_id, task, _ in tasks:
+        for run_id, task, *_ in tasks:
             # the store id is read back only if the end has to update the row
             writer.runs[run_id][1].setdefault(task.id, "")
         writer.written.update(digests)
 
 
-def finish(writer: SessionWriter, report: Report) -> None:
-    """The session's end (see the module's docstring), in one transaction."""
+def finish(writer: SessionWriter, report: Report, hooked: bool = True) -> None:
+    """The session's end (see the module's docstring), in one transaction (``hooked``: a
+    ``pytest_verial_report`` hook may have changed the report's criterion runs)."""
     data, extra = report_split(report)
     digest = digest_of(data)
 
@@ -126,11 +141,11 @@ def finish(writer: SessionWriter, report: Report) -> None:
             )
             if known is None:
                 conn.execute(benchmark_runs.insert(), [brow])
-                _finish_tasks(conn, writer, run_id, {}, run, run_data)
+                _finish_tasks(conn, writer, run_id, {}, run, run_data, hooked)
                 continue
             brow.pop("id")
             conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == run_id).values(brow))
-            _finish_tasks(conn, writer, run_id, _stored_tasks(conn, run_id), run, run_data)
+            _finish_tasks(conn, writer, run_id, _stored_tasks(conn, run_id), run, run_data, hooked)
         gone = [store_id for store_id, _ in writer.runs.values() if store_id not in kept]
         if gone:  # a benchmark run the final report no longer has (a hook removed it)
             conn.execute(delete(benchmark_runs).where(benchmark_runs.c.id.in_(gone)))
@@ -154,14 +169,27 @@ def _finish_tasks(
     stored: dict[str, str],
     run: BenchmarkRun,
     run_data: Mapping[str, Any],
+    hooked: bool,
 ) -> None:
     """A benchmark run's task runs at the end: the new ones inserted, the stored ones left
-    alone unless the final report says otherwise."""
+    alone unless the final report says otherwise.
+
+    Without a ``pytest_verial_report`` hook, a stored task run's criterion runs are the ones
+    its batch stored (the final report is built from the same criterion runs): only its task
+    row is compared (the judge's ``feedback`` is added at the end), never its criterion rows
+    rebuilt. With a hook, every row is compared, as the hook may have changed any."""
     new: list[Rows] = []
     for index, (task, task_data) in enumerate(
         zip(run.task_runs, run_data["task_runs"], strict=True)
     ):
         store_id = stored.pop(task.id, None)
+        written = writer.written.get(task.id)
+        if store_id is not None and written is not None and written[1] is None and not hooked:
+            row = task_row(store_id, run_id, index, task, task_data)
+            if digest_of(_strip(row)) != written[0]:
+                values = {k: v for k, v in row.items() if k != "id"}
+                conn.execute(update(task_runs).where(task_runs.c.id == store_id).values(values))
+            continue
         rows = task_run_rows(
             store_id or new_id("tr"), run_id, writer.session_id, index, task, task_data
         )
@@ -169,7 +197,6 @@ def _finish_tasks(
             new.append(rows)
             continue
         now = rows_digests(rows)
-        written = writer.written.get(task.id)
         if written == now:
             continue
         if written is not None and written[1] == now[1]:  # the task row alone differs

@@ -18,12 +18,13 @@ Idempotency-Key in the same transaction (:mod:`._repo_idempotency`).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, and_, or_, select, update
+from sqlalchemy import Connection, and_, delete, or_, select, update
 
 from .._results import (
     BenchmarkRun,
@@ -35,6 +36,7 @@ from .._results import (
     TaskRun,
     TaskStatus,
 )
+from . import _run_sums as _sums
 from ._core import Store
 from ._engine import StoreError
 from ._repo_idempotency import Replay, find_replay, record_in, replay_in
@@ -54,6 +56,7 @@ from ._tables import (
     benchmark_runs,
     criterion_runs,
     run_owners,
+    run_sums,
     sessions,
     task_run_starts,
     task_runs,
@@ -535,6 +538,10 @@ def store_verified(
     return _once(store, "store the verified task", owner, idem, digest, work)
 
 
+#: what a task run's running sums read of it (:func:`._run_sums.add`)
+_SUMMED = {"status", "verification", "verdict", "score", "all_passed", "axes", "counts"}
+
+
 def create_run(
     store: Store,
     owner: ApiKey,
@@ -552,7 +559,13 @@ def create_run(
         result = insert_report(conn, report, source="service", ids=True)
         br_id = result.run_ids[0]
         conn.execute(run_owners.insert().values(benchmark_run_id=br_id, key_id=owner.id))
-        return answer(_benchmark_run(conn, br_id, report.benchmark_runs[0].scored))
+        run = report.benchmark_runs[0]
+        if len(run.runs) == 1:  # its running sums, which each complete updates
+            sums = _sums.of(
+                (i, t.model_dump(mode="json", include=_SUMMED)) for i, t in enumerate(run.task_runs)
+            )
+            conn.execute(run_sums.insert().values(benchmark_run_id=br_id, sums=sums))
+        return answer(_benchmark_run(conn, br_id, run.scored))
 
     return _once(store, "create a benchmark run", owner, idem, digest, work)
 
@@ -659,28 +672,97 @@ def complete_task(
 ) -> Replay:
     """Store the scored task run in place of the open one (keeping when it started; a task
     run completed without a start starts now), then the run's aggregates: finalized when it
-    was the last task run."""
+    was the last task run.
+
+    Constant work whatever the run's size: the aggregates come from the run's running sums
+    (:mod:`._run_sums`), updated by this task run in the same transaction, under a lock on the
+    benchmark run's row (PostgreSQL: ``FOR UPDATE``; SQLite: its one writer), so that two
+    completes of one run at once never lose one another's update."""
     tr_id, br_id = pending.task_run_id, pending.benchmark_run_id
 
     def work(conn: Connection) -> Replay:
-        _open_task(conn, viewer, tr_id)
+        run_row = conn.execute(
+            select(benchmark_runs.c.session_id, benchmark_runs.c.created_at, benchmark_runs.c.data)
+            .where(benchmark_runs.c.id == br_id)
+            .with_for_update()
+        ).first()
+        if run_row is None or _open_task(conn, viewer, tr_id) != br_id:
+            raise NotVisible("task run", tr_id)
         started = _starts(conn, [tr_id]).get(tr_id)
         if started is None:
             _other_started(conn, br_id, tr_id)
             started = datetime.now(UTC)
-        session_id = str(
-            conn.execute(
-                select(benchmark_runs.c.session_id).where(benchmark_runs.c.id == br_id)
-            ).scalar_one()
-        )
-        _replace_task(conn, session_id, br_id, tr_id, 0, scored_task)
+        before = conn.execute(select(task_runs.c.data).where(task_runs.c.id == tr_id)).scalar_one()
+        session_id = str(run_row.session_id)
+        kept: dict[str, Any] = {}
+        _replace_task(conn, session_id, br_id, tr_id, 0, scored_task, kept)
         # the task run's rows were replaced under the same id: its start goes with them
         conn.execute(task_run_starts.insert().values(task_run_id=tr_id, started_at=started))
-        run = _rewrite(conn, br_id)
+        old = BenchmarkRun.model_validate({**run_row.data, "task_runs": []})
+        run = _summed(conn, br_id, old, before, kept)
+        if run is None:  # trials: statistics no sum gives
+            run = _rewrite(conn, br_id)
+        else:
+            _write_run(conn, br_id, session_id, run_row.created_at, run)
         stored = _task_run(conn, viewer, tr_id)
-        return answer(stored, _benchmark_run(conn, br_id, stored.scored, run))
+        phase = run_phase(run.status, ["completed"])
+        return answer(stored, StoredBenchmarkRun(br_id, run, [], phase, stored.scored))
 
     return _once(store, "complete a task run", viewer, idem, digest, work)
+
+
+def _summed(
+    conn: Connection, br_id: str, old: BenchmarkRun, before: Any, after: dict[str, Any]
+) -> BenchmarkRun | None:
+    """The benchmark run's aggregates once its task run ``before`` (a row's data) became
+    ``after`` (position and data), from its running sums, kept updated; None for a run with
+    trials (several run folders), which is recomputed."""
+    if len(old.runs) > 1:
+        conn.execute(delete(run_sums).where(run_sums.c.benchmark_run_id == br_id))
+        return None
+    found = conn.execute(
+        select(run_sums.c.sums).where(run_sums.c.benchmark_run_id == br_id)
+    ).scalar()
+    sums: dict[str, Any] | None = None
+    if found is not None:
+        sums = copy.deepcopy(found)
+        try:
+            _sums.add(sums, before, after["position"], -1)
+        except ValueError:
+            sums = None
+    if sums is None:  # a run stored before its sums were kept: summed from its rows once
+        sums = _sums.of(
+            (int(r.position), r.data)
+            for r in conn.execute(
+                select(task_runs.c.position, task_runs.c.data)
+                .where(task_runs.c.benchmark_run_id == br_id)
+                .order_by(task_runs.c.position)
+            )
+        )
+    else:
+        _sums.add(sums, after["data"], after["position"])
+        conn.execute(update(run_sums).where(run_sums.c.benchmark_run_id == br_id).values(sums=sums))
+        return _sums.run_from(old, sums, interrupted=False)
+    if found is None:
+        conn.execute(run_sums.insert().values(benchmark_run_id=br_id, sums=sums))
+    else:
+        conn.execute(update(run_sums).where(run_sums.c.benchmark_run_id == br_id).values(sums=sums))
+    return _sums.run_from(old, sums, interrupted=False)
+
+
+def _write_run(
+    conn: Connection, br_id: str, session_id: str, created_at: Any, run: BenchmarkRun
+) -> None:
+    """The benchmark run's row set to ``run``'s aggregates (its session's too when it
+    ended)."""
+    values: dict[str, Any] = benchmark_run_row(
+        br_id, session_id, 0, run, as_utc(created_at) or datetime.now(UTC)
+    )
+    for column in ("id", "position", "session_id", "created_at"):
+        values.pop(column)
+    conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == br_id).values(values))
+    if run.status is not RunStatus.RUNNING:
+        _end_session(conn, session_id, run)
 
 
 def cancel_run(

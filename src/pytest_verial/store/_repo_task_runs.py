@@ -22,8 +22,10 @@ def _replace_task(
     task_id: str | None,
     position: int,
     task: TaskRun,
+    kept: dict[str, Any] | None = None,
 ) -> str:
-    """Insert a task run's rows (replacing the ones of ``task_id``); its store id."""
+    """Insert a task run's rows (replacing the ones of ``task_id``); its store id. ``kept``
+    (a dict) gets the task run's row: its ``position`` and ``data``, as stored."""
     if task_id is not None:
         position = conn.execute(
             select(task_runs.c.position).where(task_runs.c.id == task_id)
@@ -33,6 +35,8 @@ def _replace_task(
         task_id = new_id("tr")
     rows = task_run_rows(task_id, run_id, session_id, position, task)
     conn.execute(task_runs.insert(), [rows.task])
+    if kept is not None:
+        kept.update(position=position, data=rows.task["data"])
     if rows.criteria:
         conn.execute(criterion_runs.insert(), rows.criteria)
     if rows.judge:

@@ -201,23 +201,34 @@ def task_run_rows(
                 }
             )
     return Rows(
-        task={
-            "id": task_run_id,
-            "benchmark_run_id": benchmark_run_id,
-            "position": position,
-            "report_id": task.id,
-            "task_id": task.task_id,
-            "task_key": task.task_key,
-            "entity": task.entity,
-            "run_label": task.run,
-            "status": str(task.status),
-            "verdict": task.verdict,
-            "score": task.score,
-            "data": _without(data, "criterion_runs"),
-        },
+        task=task_row(task_run_id, benchmark_run_id, position, task, data),
         criteria=criteria,
         judge=judge,
     )
+
+
+def task_row(
+    task_run_id: str,
+    benchmark_run_id: str,
+    position: int,
+    task: TaskRun,
+    data: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The ``task_runs`` row of a task run (``data``: its JSON, criterion runs and all)."""
+    return {
+        "id": task_run_id,
+        "benchmark_run_id": benchmark_run_id,
+        "position": position,
+        "report_id": task.id,
+        "task_id": task.task_id,
+        "task_key": task.task_key,
+        "entity": task.entity,
+        "run_label": task.run,
+        "status": str(task.status),
+        "verdict": task.verdict,
+        "score": task.score,
+        "data": _without(data, "criterion_runs"),
+    }
 
 
 def _text(value: object) -> str | None:

@@ -228,3 +228,18 @@ jobs = Table(
     Column("response", JSON),
     Index("ix_jobs_status_created", "status", "created_at"),
 )
+
+#: a benchmark run's running sums (issue 33, migration 0009): what a run-API ``complete``
+#: updates its aggregates from, in the transaction that stores the task run
+#: (:mod:`pytest_verial.store._run_sums`)
+run_sums = Table(
+    "run_sums",
+    metadata,
+    Column(
+        "benchmark_run_id",
+        String(40),
+        ForeignKey("benchmark_runs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("sums", JSON, nullable=False),
+)
