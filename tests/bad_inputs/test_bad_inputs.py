@@ -2,7 +2,8 @@
 
 Each case (see ``bad_input_case.py``) is written into a folder of its own and scored by a child
 pytest. The cases of one module share a session (a broken case must not hurt its neighbours),
-and so do the cases of one environment; cases with their own arguments run alone. A usage error
+and so do the cases of one environment, and the collection-error cases of one flag naming no
+path (``SHARED_ARGS``); other cases with their own arguments run alone. A usage error
 stops its session before anything runs, so those cases run in this process instead (pytester's
 ``runpytest_inprocess``, same arguments, same folder layout), one session each: a child pytest
 would cost ~2 s of CPU to print one line. For every session: it ends before its deadline, no
@@ -197,13 +198,28 @@ def _shares_by_env(case: Case) -> bool:
     return not case.args and case.where in ("criterion", "collect") and bool(case.env)
 
 
+#: arguments that name no path (so they read alike from any folder) and that several
+#: collection-error cases share: those cases share one session
+SHARED_ARGS = {("--verial-scored",): "scored"}
+
+
+def _shares_by_args(case: Case) -> bool:
+    """A case alone only for a flag of ``SHARED_ARGS``, checked on its own collection error
+    (the section of its own folder, as a module's cases are): one session for all of them."""
+    return case.where == "collect" and not case.env and case.args in SHARED_ARGS
+
+
 def session_for(case: Case, base: Path) -> Session:
     """The session that scored ``case``: its module's shared one, one shared by the cases of
-    its environment, or its own."""
+    its environment or of its arguments, or its own."""
     if _shares_by_env(case):
         key = _env_key(case)
         shared = [c for c in ALL_CASES if _shares_by_env(c) and _env_key(c) == key]
         return _session(base, f"env-{key}", shared, solo=False, env=dict(case.env))
+    if _shares_by_args(case):
+        shared = [c for c in ALL_CASES if _shares_by_args(c) and c.args == case.args]
+        key = SHARED_ARGS[case.args]
+        return _session(base, f"args-{key}", shared, solo=False, args=case.args)
     if case.solo:
         return _session(base, f"solo-{case.id}", [case], solo=True)
     module = MODULE_OF[case.id]
