@@ -35,9 +35,12 @@ class Case:
     - ``output``: the session exits non-zero and one line of its output contains ``says``
       (a warning or summary line).
 
-    Cases with ``args`` or ``where="usage"`` run in a session of their own; cases with ``env``
-    share one session with the other cases of the same environment (``output`` ones run alone);
-    the others of one module share a session (each in its own folder). Every session must end within
+    Cases with ``args`` or ``where="usage"`` run in a session of their own (a usage error
+    without ``env`` or ``-n`` in the test's own process: ``test_bad_inputs.runs_in_process``);
+    cases with ``env`` share one session with the other cases of the same environment
+    (``output`` ones run alone), ``collect`` cases whose ``args`` are one flag naming no path
+    share one session per flag (``test_bad_inputs.SHARED_ARGS``); the others of one module
+    share a session (each in its own folder). Every session must end within
     ``timeout`` seconds with no ``Traceback`` or ``INTERNALERROR`` in its output, a JSON report
     that is strict JSON, and both JUnit files well-formed XML.
     """

@@ -2,10 +2,13 @@
 
 Each case (see ``bad_input_case.py``) is written into a folder of its own and scored by a child
 pytest. The cases of one module share a session (a broken case must not hurt its neighbours),
-and so do the cases of one environment; cases with their own arguments run alone. For every
-session: it ends before its deadline, no traceback or INTERNALERROR reaches the output, the JSON
-report is strict JSON (no NaN), and both JUnit files are well-formed XML. For every case: the
-line it names is there, on one line.
+and so do the cases of one environment, and the collection-error cases of one flag naming no
+path (``SHARED_ARGS``); other cases with their own arguments run alone. A usage error
+stops its session before anything runs, so those cases run in this process instead (pytester's
+``runpytest_inprocess``, same arguments, same folder layout), one session each: a child pytest
+would cost ~2 s of CPU to print one line. For every session: it ends before its deadline, no
+traceback or INTERNALERROR reaches the output, the JSON report is strict JSON (no NaN), and both
+JUnit files are well-formed XML. For every case: the line it names is there, on one line.
 """
 
 from __future__ import annotations
@@ -108,19 +111,27 @@ def _write_case(case: Case, folder: Path) -> None:
             target.write_bytes(data)
 
 
+#: plugins of this suite's environment that no session of the corpus loads
+CHILD_PLUGINS_OFF = ("-p", "no:hypothesispytest", "-p", "no:schemathesis", "-p", "no:anyio")
+
+
 def _child_env(extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     env.update(PYTHONDONTWRITEBYTECODE="1", COLUMNS="200", **extra)
-    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest -p no:schemathesis -p no:anyio"
+    env["PYTEST_ADDOPTS"] = " ".join(CHILD_PLUGINS_OFF)
     return env
 
 
+#: the arguments of every session, child or in-process
+SESSION_ARGS = (
+    "-p", "no:cacheprovider", "-rA",
+    "--verial-report", "report.json", "--verial-junit", "junit.xml",
+    "--junitxml", "pytest-junit.xml",
+)  # fmt: skip
+
+
 def _run(path: Path, args: tuple[str, ...], env: dict[str, str], timeout: float) -> Session:
-    command = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA",
-        "--verial-report", "report.json", "--verial-junit", "junit.xml",
-        "--junitxml", "pytest-junit.xml", *args,
-    ]  # fmt: skip
+    command = [sys.executable, "-m", "pytest", *SESSION_ARGS, *args]
     try:
         proc = subprocess.run(
             command,
@@ -187,18 +198,59 @@ def _shares_by_env(case: Case) -> bool:
     return not case.args and case.where in ("criterion", "collect") and bool(case.env)
 
 
+#: arguments that name no path (so they read alike from any folder) and that several
+#: collection-error cases share: those cases share one session
+SHARED_ARGS = {("--verial-scored",): "scored"}
+
+
+def _shares_by_args(case: Case) -> bool:
+    """A case alone only for a flag of ``SHARED_ARGS``, checked on its own collection error
+    (the section of its own folder, as a module's cases are): one session for all of them."""
+    return case.where == "collect" and not case.env and case.args in SHARED_ARGS
+
+
 def session_for(case: Case, base: Path) -> Session:
     """The session that scored ``case``: its module's shared one, one shared by the cases of
-    its environment, or its own."""
+    its environment or of its arguments, or its own."""
     if _shares_by_env(case):
         key = _env_key(case)
         shared = [c for c in ALL_CASES if _shares_by_env(c) and _env_key(c) == key]
         return _session(base, f"env-{key}", shared, solo=False, env=dict(case.env))
+    if _shares_by_args(case):
+        shared = [c for c in ALL_CASES if _shares_by_args(c) and c.args == case.args]
+        key = SHARED_ARGS[case.args]
+        return _session(base, f"args-{key}", shared, solo=False, args=case.args)
     if case.solo:
         return _session(base, f"solo-{case.id}", [case], solo=True)
     module = MODULE_OF[case.id]
     shared = [c for c in CASES_BY_MODULE[module] if not c.solo]
     return _session(base, f"module-{module}", shared, solo=False)
+
+
+def runs_in_process(case: Case) -> bool:
+    """A usage error without an environment of its own: its session stops while pytest
+    configures or collects, before any test runs, so it runs in this process. Under xdist
+    (``-n``) it stays a child session: in-process, the workers would be started from here."""
+    return case.where == "usage" and not case.env and "-n" not in case.args
+
+
+def inline_session(
+    case: Case, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> Session:
+    """``case`` scored in this process, laid out as a session of its own: the case in its
+    folder, the working directory, and ``--rootdir`` the folder above (node ids
+    ``<case id>/file::...``). pytester restores ``sys.modules``, ``sys.path`` and the
+    environment afterwards; an exception escaping pytest is printed with its traceback into the
+    output, which the sanity check refuses as it does a child's."""
+    folder = pytester.path / case.id
+    _write_case(case, folder)
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("COLUMNS", "200")
+    result = pytester.runpytest_inprocess(
+        *CHILD_PLUGINS_OFF, *SESSION_ARGS, "--rootdir", str(pytester.path), *case.args
+    )
+    output = "\n".join([*result.outlines, *result.errlines])
+    return Session(int(result.ret), output, folder)
 
 
 # -- the checks ---------------------------------------------------------------------------
@@ -246,8 +298,14 @@ def _line_with(session: Session, text: str) -> str | None:
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=[case.id for case in ALL_CASES])
-def test_bad_input_gives_one_clear_line(case: Case, corpus_base: Path) -> None:
-    session = session_for(case, corpus_base)
+def test_bad_input_gives_one_clear_line(
+    case: Case, corpus_base: Path, request: pytest.FixtureRequest
+) -> None:
+    if runs_in_process(case):
+        pytester = request.getfixturevalue("pytester")
+        session = inline_session(case, pytester, request.getfixturevalue("monkeypatch"))
+    else:
+        session = session_for(case, corpus_base)
     _assert_session_sane(session)
     if case.where == "usage":
         assert session.code == 4, session.output[-3000:]

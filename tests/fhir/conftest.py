@@ -32,11 +32,23 @@ def medplum() -> Iterator[MedplumServer]:
 SLOW_MS = 300
 
 
-@pytest.fixture(scope="module")
-def medplum_slow() -> Iterator[MedplumServer]:
-    """A server holding the corpus that answers every FHIR request after ``SLOW_MS`` ms."""
+@pytest.fixture(scope="session")
+def medplum_slow_server() -> Iterator[MedplumServer]:
+    """A server holding the corpus that answers every FHIR request after ``SLOW_MS`` ms, one
+    per test process: three modules use it, and under xdist each module's tests are spread
+    over both workers, so a server per module was started up to six times (node, Medplum's
+    router and the corpus: 10-15 s each on a loaded machine)."""
     with running_server(make_corpus(), "--latency", str(SLOW_MS)) as server:
         yield server
+
+
+@pytest.fixture
+def medplum_slow(medplum_slow_server: MedplumServer) -> MedplumServer:
+    """The slow server with an empty request log and no injected faults: whatever a test of
+    another module left (the tests only read the corpus; faults and the log are all a test
+    changes), each test starts as on a fresh server."""
+    medplum_slow_server.reset_log()
+    return medplum_slow_server
 
 
 @pytest.fixture(scope="module")

@@ -5,19 +5,11 @@ server for the wire."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from judge_support import completion, ratings
-from local_model import (
-    MODEL_ALIAS,
-    ModelServerError,
-    server_missing,
-    start_model_server,
-    stop_model_server,
-)
+from local_model import MODEL_ALIAS
 
 from pytest_verial.cli import main
 
@@ -200,26 +192,7 @@ def test_no_judge_model_is_one_line_and_status_two(
     assert err.count("\n") == 1 and "no judge model" in err
 
 
-# -- the wire: the real local model server (llama.cpp + SmolLM2-135M) ------------------------
-
-
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    missing = server_missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"judge wire tests are required in CI: {missing}", pytrace=False)
-        pytest.skip(missing)
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with log.open("wb") as out:
-        try:
-            base, proc = start_model_server(out, ctx=2048, threads=2)
-        except ModelServerError as exc:
-            pytest.fail(f"{exc}:\n{log.read_text(errors='replace')[-2000:]}", pytrace=False)
-    try:
-        yield base
-    finally:
-        stop_model_server(proc)
+# -- the wire: the real local model server (llama.cpp + SmolLM2-135M, conftest.py) -----------
 
 
 def _local(base: str, tmp_path: Path, labels: Path, *extra: str) -> dict[str, object]:

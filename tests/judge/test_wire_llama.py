@@ -3,27 +3,18 @@
 The tiny model's ratings are not judged for quality: these tests check the request the client
 sends is accepted, the reply is parsed, malformed output is retried then reported as an error,
 the disk cache makes a second run free, and a server-side error is an error, never a pass.
-The server is started once per session on 127.0.0.1 and stopped by PID.
+The server (``llama_server`` in conftest.py) is started once per test process on 127.0.0.1 and
+stopped by PID.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 
 import pytest
-from local_model import (
-    MODEL_ALIAS,
-    SERVER_SCRIPT,
-    ModelServerError,
-    server_missing,
-    start_model_server,
-    stop_model_server,
-)
+from local_model import MODEL_ALIAS, SERVER_SCRIPT
 
 # private: internals with no public face (issue 32: a test is not a user)
 from pytest_verial.judge._client import JudgeClient, JudgeError
@@ -43,33 +34,6 @@ LETTER = (
     "despite 6 weeks of physical therapy and NSAIDs. We request an MRI of the lumbar "
     "spine without contrast, CPT 72148, to evaluate for disc herniation before referral."
 )
-
-
-def _unavailable(reason: str) -> NoReturn:
-    """Skip on a developer's machine without the model server; in CI (``CI`` set, as the
-    project's CI does) the wire tests are required, so their absence fails."""
-    if os.environ.get("CI"):
-        pytest.fail(f"judge wire tests are required in CI: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama.cpp's server (xllamacpp) with SmolLM2 on a free port, in a child process of its
-    own session (``model_server.py``); yields its /v1 base URL and stops it by PID."""
-    missing = server_missing()
-    if missing:
-        _unavailable(f"{missing}: run scripts/setup.d/40-judge.sh (./scripts/test does)")
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with log.open("wb") as out:
-        try:
-            base, proc = start_model_server(out, ctx=2048, threads=2)
-        except ModelServerError as exc:
-            pytest.fail(f"{exc}:\n{log.read_text(errors='replace')[-2000:]}", pytrace=False)
-    try:
-        yield base
-    finally:
-        stop_model_server(proc)
 
 
 def client(base: str, tmp_path: Path, **options: object) -> JudgeClient:
