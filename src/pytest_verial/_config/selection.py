@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._nodeids import parse, task_run_of
+from .._record import CriterionRecord
 from .._results import CriterionRun, Status, TaskStatus
 
 _SHARD = re.compile(r"(\d{1,6})/(\d{1,6})")
@@ -154,7 +155,7 @@ class Resume:
                 )
         return None
 
-    def carried_failures(self, kept: Iterable[CriterionRun]) -> bool:
+    def carried_failures(self, kept: Iterable[CriterionRun | CriterionRecord]) -> bool:
         """True when a kept criterion run failed: it counts in the exit status as if it had
         been scored in this session."""
         return any(
