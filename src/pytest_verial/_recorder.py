@@ -47,7 +47,6 @@ from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from ._nodeids import file_of, is_no_criteria, parse, property_name, split_task_name, task_run_of
 from ._record import CriterionRecord
 from ._scoring import reaches
-from .reporting._build import ReportInput, build_report
 from .reporting._journal import (
     BATCH_SECONDS,
     BATCH_TASK_RUNS,
@@ -60,12 +59,12 @@ from .reporting._journal import (
 )
 from .reporting._json_report import write_json_report
 from .reporting._outputs import OutputRefused, check_outputs
-from .reporting._terminal import plural, summary
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the result models load when a criterion ran, never under --co
     from ._results import Report
     from ._store_session import SessionStore
     from .checks import CheckRegistry
+    from .reporting._build import ReportInput
 
 
 class Recorder:
@@ -449,6 +448,8 @@ class Recorder:
 
     # -- writing ---------------------------------------------------------------------------
     def _input(self, running: bool) -> ReportInput:
+        from .reporting._build import ReportInput
+
         file_runs = {d: self.settings.run_dirs_for(p.path) for d, p in self.files.items()}
         runs: list[Any] = []
         for dirs in file_runs.values():
@@ -501,6 +502,8 @@ class Recorder:
                 self.store = None
             return
         self._flush()  # the last batch: a failure from here on loses nothing completed
+        from .reporting._build import build_report
+
         with heap.no_gc():
             data = self._input(running=False)
             report = build_report(data)
@@ -601,6 +604,8 @@ class Recorder:
         if self.report is None:
             return
         terminalreporter.write_sep("=", "verial summary")
+        from .reporting._terminal import plural, summary
+
         lines = summary(
             self.report,
             verbosity=self.config.get_verbosity(),

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 import pytest
+from core_support import Project, portal_criterion, run_subprocess
 
 from pytest_verial import EVIDENCE_MODELS, CriterionRun
 
@@ -187,3 +188,28 @@ def test_empty_evidence_is_empty_in_every_model(assertion: str) -> None:
     writes ``{}`` for it too."""
     typed = CriterionRun.scored({**IDENTITY, "assert": assertion}, 1.0, True, evidence={})
     assert typed.to_json()["evidence"] == {} == _engine_evidence(assertion, {})
+
+
+def test_collect_only_loads_no_result_or_evidence_model(project: Project) -> None:
+    """``pytest --co`` builds no criterion run, so the result and evidence models (the bulk of
+    the plugin's pydantic classes) stay unimported: issue 33's start-up target."""
+    project.benchmark("pa", {"tasks": [{"id": "pa", "criteria": [portal_criterion(
+        "submitted", "prior_auth_requests", None, None, [{"path": "status", "expected": "x"}]
+    )]}]})  # fmt: skip
+    project.sandbox("pa", {"portal/prior_auth_requests.json": [{"status": "x"}]})
+    (project.path / "conftest.py").write_text(LOADED_MODULES, encoding="utf-8")
+    code, output = run_subprocess(project.path, "--co", "--verial-report", "r.json")
+    assert code == 0, output[-2000:]
+    loaded = set(json.loads((project.path / "modules.json").read_text(encoding="utf-8")))
+    assert "pytest_verial._record" in loaded  # the plugin did load
+    heavy = {"pytest_verial._results", "pytest_verial._evidence", "pytest_verial.reporting._build"}
+    assert not loaded & heavy, sorted(loaded & heavy)
+
+
+LOADED_MODULES = """
+import json, sys
+
+def pytest_sessionfinish(session):
+    with open("modules.json", "w") as out:
+        json.dump(sorted(m for m in sys.modules if m.startswith("pytest_verial")), out)
+"""
