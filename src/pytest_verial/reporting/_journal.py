@@ -13,11 +13,11 @@ the session (a crash of the machine loses at most the task runs completed since 
 boundary). The journal is removed once the final report is written. Lines pass through the same
 redaction as the report.
 
-:func:`recover` rebuilds the report from a journal with the same :func:`build_report` the
-session uses: completed task runs keep their scores, the task run in flight is ``cancelled``,
-and ``session.recovered`` says where it came from (README, "Interrupted and crashed
-runs"). A torn last line (a crash mid-write) is ignored; any other damage is refused with the
-line it is on.
+:func:`recover` rebuilds the report from a journal with the same
+:func:`~pytest_verial.reporting._build.build_report` the session uses: completed task runs
+keep their scores, the task run in flight is ``cancelled``, and ``session.recovered`` says
+where it came from (README, "Interrupted and crashed runs"). A torn last line (a crash
+mid-write) is ignored; any other damage is refused with the line it is on.
 """
 
 from __future__ import annotations
