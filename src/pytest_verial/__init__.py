@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from ._inline import verify_task, verify_task_async
     from ._loader import BenchmarkPlan, TaskPlan, load_benchmark
     from ._models import Task
-    from ._results import BenchmarkRun, CriterionRun, InlineTaskRun, Report, Status, TaskRun
+    from ._record import Status
+    from ._results import BenchmarkRun, CriterionRun, InlineTaskRun, Report, TaskRun
 
 #: public name -> the private module that defines it
 _PUBLIC = {
@@ -55,9 +56,9 @@ _PUBLIC = {
     ),
     # reading results: the report hook's argument, verify_task's answer
     **dict.fromkeys(
-        ["BenchmarkRun", "CriterionRun", "InlineTaskRun", "Report", "Status", "TaskRun"],
-        "_results",
+        ["BenchmarkRun", "CriterionRun", "InlineTaskRun", "Report", "TaskRun"], "_results"
     ),
+    "Status": "_record",
     # a criterion run's evidence, one model per check type (README, "Checks")
     **dict.fromkeys(
         [

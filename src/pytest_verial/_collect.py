@@ -27,7 +27,7 @@ from ._engine import identity, now_iso, run_criterion, verification_skipped
 from ._errors import BenchmarkFileError, BenchmarkProblem, RunConfigError
 from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, is_benchmark_file, load_benchmark
 from ._nodeids import parse, split_task_name, task_name
-from ._results import CriterionRun, Status
+from ._record import CriterionRecord, Status
 from ._sandbox_paths import SandboxPaths
 from ._scoring import DEFAULT_AXIS, verdict_threshold
 from .checks import BUILTIN, CheckRegistry
@@ -83,7 +83,7 @@ class VerialWarning(pytest.PytestWarning):
     """A pytest-verial warning (shown in pytest's warnings summary and the JSON report)."""
 
 
-def junit_value(run: CriterionRun, key: str) -> Any:
+def junit_value(run: CriterionRecord, key: str) -> Any:
     """A criterion-run field as a JUnit property value (no axis reads ``__default__``)."""
     value = getattr(run, key)
     return DEFAULT_AXIS if key == "axis" and value is None else value
@@ -93,7 +93,7 @@ class CriterionFailed(Exception):
     """Raised by an item whose criterion did not pass; carries the criterion run (None for a
     task without criteria, which has no run of its own)."""
 
-    def __init__(self, run: CriterionRun | None, message: str | None = None) -> None:
+    def __init__(self, run: CriterionRecord | None, message: str | None = None) -> None:
         super().__init__(message or (run.details if run else None) or "criterion failed")
         self.run = run
 
@@ -373,7 +373,7 @@ class CriterionItem(pytest.Function):
     def __init__(self, *, plan: CriterionPlan, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plan = plan
-        self.verial_criterion_run: CriterionRun | None = None
+        self.verial_criterion_run: CriterionRecord | None = None
         axis = plan.criterion.axis
         if axis:
             _add_marker(self, axis, "criterion axis from a benchmark file")
@@ -434,8 +434,8 @@ class CriterionItem(pytest.Function):
         return cast(Sandbox, self.funcargs["verial_sandbox"])
 
     def scoring(
-        self, sources: dict[str, Any], sandbox: Sandbox, prior: dict[str, CriterionRun]
-    ) -> Callable[[], CriterionRun]:
+        self, sources: dict[str, Any], sandbox: Sandbox, prior: dict[str, CriterionRecord]
+    ) -> Callable[[], CriterionRecord]:
         """This criterion's scoring on ``sources`` (by source name) given the task run's
         criterion runs so far, ready to run here or on a judge worker thread: everything it
         reads from the nodes is read now."""
@@ -470,7 +470,7 @@ class CriterionItem(pytest.Function):
         run = self.errored(message, "MissingSandbox", relative=False)
         raise CriterionFailed(run)
 
-    def errored(self, details: str, error: str, relative: bool = True) -> CriterionRun:
+    def errored(self, details: str, error: str, relative: bool = True) -> CriterionRecord:
         """Record this criterion as an error run (it could not be scored) and return it.
         ``relative``: files in ``details`` named relative to the task's sandbox folder, as
         the engine names them (not for the missing folder itself)."""
@@ -479,7 +479,7 @@ class CriterionItem(pytest.Function):
             paths = SandboxPaths(run_dir.sandbox_path(self.task_node.task.key), run_dir.path)
             details = paths.text(details)
         now = now_iso()
-        run = CriterionRun.errored(
+        run = CriterionRecord.errored(
             {**identity(self.plan, self.task_node.task), **self.identity()},
             details,
             evidence={"error": error},
@@ -508,11 +508,12 @@ class CriterionItem(pytest.Function):
 
     def repr_failure(self, excinfo: Any) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, CriterionFailed):
+            from ._results import CriterionRun
             from .reporting._terminal import describe_failure
 
             run = excinfo.value.run
             assert run is not None  # a criterion item fails with its run
-            return describe_failure(run, self.scored())
+            return describe_failure(CriterionRun.of(run), self.scored())  # its evidence's rows
         return super().repr_failure(excinfo)
 
     def _repr_failure_py(self, excinfo: Any, style: Any = None) -> Any:

@@ -1,6 +1,7 @@
 """Run one criterion against its sandbox: the same code for pytest items and inline use.
 
-:func:`run_criterion` returns a :class:`~pytest_verial._results.CriterionRun`. It never raises
+:func:`run_criterion` returns a plain :class:`~pytest_verial._record.CriterionRecord` (its JSON
+form is ``CriterionRun``'s; the typed run is built only where a writer needs it). It never raises
 for bad input: a :class:`~pytest_verial._errors.CriterionError` becomes a run with status
 ``error`` and score 0; an ``assert`` with no registered check becomes a failed
 run with ``unsupported assertion: <value>`` (Verial's rule). Its details and evidence name
@@ -10,7 +11,7 @@ files relative to the task's sandbox folder (:mod:`pytest_verial._sandbox_paths`
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from ._errors import CriterionError, NotEvaluatedError, RunConfigError
 from ._loader import CriterionPlan, TaskPlan
 from ._models import Benchmark
 from ._names import UNSUPPORTED
-from ._results import CriterionRun
+from ._record import CriterionRecord
 from ._safeparse import strict_json_value
 from ._sandbox_paths import sandbox_paths
 from ._scoring import (
@@ -33,6 +34,7 @@ from ._scoring import (
 from ._secrets import redact, redact_json
 
 if TYPE_CHECKING:
+    from ._results import CriterionRun
     from .sources import Sandbox
 
 
@@ -86,12 +88,12 @@ def run_criterion(
     task: TaskPlan,
     sources: Mapping[str, Any],
     options: Mapping[str, Any] | None = None,
-    prior: Mapping[str, CriterionRun] | None = None,
+    prior: Mapping[str, CriterionRecord] | None = None,
     task_threshold: float = DEFAULT_VERDICT_THRESHOLD,
     benchmark: Benchmark | None = None,
     placement: Mapping[str, Any] | None = None,
     sandbox: Sandbox | None = None,
-) -> CriterionRun:
+) -> CriterionRecord:
     """Score one criterion. ``placement`` (node ids, file, run) is added to its identity;
     ``task_threshold`` is the task's verdict threshold, which a judge criterion inherits."""
     started, clock = now_iso(), time.perf_counter()
@@ -124,10 +126,11 @@ def run_criterion(
     paths = sandbox_paths(sandbox)
     if paths is not None:  # files named relative to the task folder, never where it sits
         details, evidence = paths.text(details) if details else details, paths.json(evidence)
-    result = {
+    result: dict[str, Any] = {
         # one printable line whatever the data quoted in it holds (ESC, newlines, bidi)
         "details": escape(redact(details)) if details else details,
-        "evidence": redact_json(evidence),
+        # in the JSON form of its check type's evidence model, which checks it
+        "evidence": evidence_json(plan.assert_name, redact_json(evidence)),
         "started_at": started,
         "completed_at": now_iso(),
         "duration": round(time.perf_counter() - clock, 6),
@@ -137,16 +140,53 @@ def run_criterion(
         reason = escape(
             redact(paths.text(outcome.not_evaluated) if paths else outcome.not_evaluated)
         )
-        return CriterionRun.unverified(who, reason, **result)
+        return CriterionRecord.unverified(who, reason, **result)
     if status == "error":
-        return CriterionRun.errored(who, **result)
+        return CriterionRecord.errored(who, **result)
     if status == "gated":
-        return CriterionRun.gated(who, **result)
+        return CriterionRecord.gated(who, **result)
     if status == "skipped":
-        return CriterionRun.skipped(who, **result)
+        return CriterionRecord.skipped(who, **result)
     score = clamp(float(outcome.score))
     ok = outcome.passed if outcome.passed is not None else passed(score, threshold)
-    return CriterionRun.scored(who, score, bool(ok), **result)
+    return CriterionRecord.scored(who, score, bool(ok), **result)
+
+
+def evidence_json(assertion: str | None, evidence: Any) -> dict[str, Any] | None:
+    """A check's evidence in the JSON form of its ``assert``'s evidence model: validated by
+    that model (a value of the wrong type raises, as the typed run's validation did), keys in
+    its order, the keys it leaves unset absent. Empty evidence is empty in every model."""
+    if evidence is None:
+        return None
+    if isinstance(evidence, dict) and not evidence:
+        return {}
+    from ._evidence import parse_evidence  # the evidence models load when a check wrote some
+
+    parsed = parse_evidence(assertion, evidence)
+    return parsed.to_json() if parsed is not None else None
+
+
+class TypedPrior(Mapping[str, "CriterionRun"]):
+    """A task run's criterion records so far, seen by a check as typed runs (``ctx.prior``),
+    each built when first read; :attr:`records` for the engine's own gating."""
+
+    def __init__(self, records: Mapping[str, CriterionRecord]) -> None:
+        self.records = records
+        self._typed: dict[str, CriterionRun] = {}
+
+    def __getitem__(self, key: str) -> CriterionRun:
+        typed = self._typed.get(key)
+        if typed is None:
+            from ._results import CriterionRun
+
+            typed = self._typed[key] = CriterionRun.of(self.records[key])
+        return typed
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
 
 
 def _outcome(
@@ -154,7 +194,7 @@ def _outcome(
     task: TaskPlan,
     sources: Mapping[str, Any],
     options: Mapping[str, Any],
-    prior: Mapping[str, CriterionRun],
+    prior: Mapping[str, CriterionRecord],
     threshold: float,
     benchmark: Benchmark | None,
     sandbox: Sandbox | None,
@@ -171,7 +211,7 @@ def _outcome(
         pass_threshold=threshold,
         # ``options["sandbox"]``: how conftest checks reached the sandbox before ``ctx.sandbox``
         options={**options, "sandbox": sandbox} if sandbox is not None else options,
-        prior=prior,
+        prior=TypedPrior(prior),
         benchmark=benchmark,
         deterministic=tuple(c.id for c in task.criteria if not c.judge),
         sandbox=sandbox,

@@ -43,6 +43,7 @@ from ._engine import run_criterion
 from ._errors import CriterionError, RunConfigError, SourceError, UsageError
 from ._loader import CriterionPlan, TaskPlan, load_benchmark
 from ._models import Task
+from ._record import CriterionRecord
 from ._results import CriterionRun, InlineTaskRun, TaskRun
 from ._sandbox_io.sizes import ReadLimits
 from ._scoring import verdict_threshold
@@ -146,11 +147,12 @@ def verify_task(
     except SettingError as exc:
         raise UsageError(f"judge_concurrency: {exc}") from None
     try:
-        runs = _score_criteria(plan, box, options, limit, threshold)
+        records = _score_criteria(plan, box, options, limit, threshold)
     finally:
         box.close()
     position = {c.id: c.position for c in plan.criteria}
-    runs.sort(key=lambda r: position[r.criterion_id])
+    records.sort(key=lambda r: position[r.criterion_id])
+    runs = [CriterionRun.of(r) for r in records]  # the answer is typed: built once, here
     task_run = TaskRun.aggregate(
         runs,
         threshold,
@@ -190,12 +192,12 @@ def _checked(options: dict[str, Any]) -> dict[str, Any]:
 
 def _score_criteria(
     plan: TaskPlan, box: Sandbox, options: dict[str, Any], limit: int, threshold: float
-) -> list[CriterionRun]:
+) -> list[CriterionRecord]:
     """The task run's criterion runs, in the loader's order (deterministic first, judge
     last). Once the deterministic ones all passed, with ``limit`` > 1, the judge criteria are
     scored at once, at most ``limit`` at a time (as under pytest: :mod:`._judge_concurrency`)."""
-    prior: dict[str, CriterionRun] = {}
-    runs: list[CriterionRun] = []
+    prior: dict[str, CriterionRecord] = {}
+    runs: list[CriterionRecord] = []
     deterministic = [c.id for c in plan.criteria if not c.judge]
     for index, crit in enumerate(plan.criteria):
         rest = plan.criteria[index:]
@@ -214,9 +216,9 @@ def _scoring(
     plan: TaskPlan,
     box: Sandbox,
     options: dict[str, Any],
-    prior: dict[str, CriterionRun],
+    prior: dict[str, CriterionRecord],
     threshold: float,
-) -> Callable[[], CriterionRun]:
+) -> Callable[[], CriterionRecord]:
     """One criterion's scoring, its sources built now (in the caller's thread)."""
     sources: dict[str, Any] = {}
     for name in crit.check.sources if crit.check else ():
@@ -241,10 +243,10 @@ def _judge_at_once(
     plan: TaskPlan,
     box: Sandbox,
     options: dict[str, Any],
-    prior: dict[str, CriterionRun],
+    prior: dict[str, CriterionRecord],
     limit: int,
     threshold: float,
-) -> list[CriterionRun]:
+) -> list[CriterionRecord]:
     """Judge criteria scored in a pool of ``limit``; their runs in order. An exception a
     check raises is raised here, as when scored one by one; the rest are then cancelled."""
     pool = JudgePool(limit)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from ._contracts.sandbox import Sandbox
     from ._loader import CriterionPlan, TaskPlan
-    from ._results import CriterionRun
+    from ._record import CriterionRecord
 
 
 class TaskRunNode(Protocol):
@@ -74,8 +74,8 @@ class JudgedItem(Protocol):
     def _fixtureinfo(self) -> FuncFixtureInfo: ...
     def sandbox_arg(self) -> Sandbox: ...
     def scoring(
-        self, sources: dict[str, Any], sandbox: Sandbox, prior: dict[str, CriterionRun]
-    ) -> Callable[[], CriterionRun]: ...
+        self, sources: dict[str, Any], sandbox: Sandbox, prior: dict[str, CriterionRecord]
+    ) -> Callable[[], CriterionRecord]: ...
     def get_closest_marker(self, name: str) -> pytest.Mark | None: ...
     def iter_markers(self, name: str | None = None) -> Iterator[pytest.Mark]: ...
 
@@ -94,13 +94,13 @@ class ConcurrentJudging:
         self._item_type = item_type
         self._pool: JudgePool | None = None
         #: task-run node id -> item node id -> its criterion run to come
-        self._ahead: dict[str, dict[str, Future[CriterionRun]]] = {}
+        self._ahead: dict[str, dict[str, Future[CriterionRecord]]] = {}
         self._judge_items: dict[str, list[JudgedItem]] | None = None
         self._session: pytest.Session | None = None
 
     def criterion_run(
-        self, item: JudgedItem, sources: dict[str, Any], prior: dict[str, CriterionRun]
-    ) -> CriterionRun:
+        self, item: JudgedItem, sources: dict[str, Any], prior: dict[str, CriterionRecord]
+    ) -> CriterionRecord:
         """The criterion run of judge criterion ``item``, whose fixtures gave ``sources``."""
         task = item.task_node
         future = self._ahead.get(task.nodeid, {}).pop(item.nodeid, None)
@@ -114,9 +114,9 @@ class ConcurrentJudging:
     def _start(
         self,
         item: JudgedItem,
-        job: Callable[[], CriterionRun],
-        prior: dict[str, CriterionRun],
-    ) -> Future[CriterionRun]:
+        job: Callable[[], CriterionRecord],
+        prior: dict[str, CriterionRecord],
+    ) -> Future[CriterionRecord]:
         """Submit ``item``'s scoring, then that of its task run's later judge criteria."""
         if self._pool is None:
             self._pool = JudgePool(self.limit)
@@ -168,8 +168,8 @@ class ConcurrentJudging:
 
 
 def _scoring_ahead(
-    item: JudgedItem, prior: dict[str, CriterionRun]
-) -> Callable[[], CriterionRun] | None:
+    item: JudgedItem, prior: dict[str, CriterionRecord]
+) -> Callable[[], CriterionRecord] | None:
     """``item``'s scoring with the sources its fixtures would give, or None when it must
     score itself at its turn (see the module docstring)."""
     if item.get_closest_marker("skip") or item.get_closest_marker("skipif"):

@@ -45,9 +45,8 @@ from ._engine import identity, now_iso
 from ._errors import BenchmarkFileError
 from ._loader import BenchmarkPlan, CriterionPlan, TaskPlan, load_benchmark
 from ._nodeids import file_of, is_no_criteria, parse, property_name, split_task_name, task_run_of
-from ._results import CriterionRun, Report
+from ._record import CriterionRecord
 from ._scoring import reaches
-from .reporting._build import ReportInput, build_report
 from .reporting._journal import (
     BATCH_SECONDS,
     BATCH_TASK_RUNS,
@@ -60,11 +59,12 @@ from .reporting._journal import (
 )
 from .reporting._json_report import write_json_report
 from .reporting._outputs import OutputRefused, check_outputs
-from .reporting._terminal import plural, summary
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the result models load when a criterion ran, never under --co
+    from ._results import Report
     from ._store_session import SessionStore
     from .checks import CheckRegistry
+    from .reporting._build import ReportInput
 
 
 class Recorder:
@@ -75,7 +75,8 @@ class Recorder:
         self.settings = config.stash[SETTINGS]
         self.files: dict[str, BenchmarkPlan] = {}
         self.selected: list[str] = []
-        self.criterion_runs: dict[str, CriterionRun] = {}
+        #: node id -> its plain record (the typed run is built once, for the report)
+        self.criterion_runs: dict[str, CriterionRecord] = {}
         self.collection_errors: list[dict[str, str]] = []
         self.interrupted = False
         self.started_at = now_iso()
@@ -240,7 +241,7 @@ class Recorder:
             )
         for nodeid, run in resume.kept.items():
             if nodeid not in self.criterion_runs:
-                self.criterion_runs[nodeid] = run
+                self.criterion_runs[nodeid] = CriterionRecord.of(run)
                 self.selected.append(nodeid)
 
     def _carried_failures(self) -> bool:
@@ -293,9 +294,9 @@ class Recorder:
     # -- what happened ---------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = report.__dict__.pop("verial", None)  # from an xdist worker, as JSON
-        # pytest keeps every test report to the end; the typed run is the one kept
+        # pytest keeps every test report to the end; the plain record is the one kept
         run = (
-            CriterionRun.from_json(record)
+            CriterionRecord.from_json(record)
             if record is not None
             else self.config.stash.get(FINISHED, {}).pop(report.nodeid, None)
         )
@@ -392,7 +393,7 @@ class Recorder:
         except (OSError, ValueError, JournalBusy) as exc:
             self._journal_failed(exc)
 
-    def _junitxml_properties(self, nodeid: str, run: CriterionRun) -> None:
+    def _junitxml_properties(self, nodeid: str, run: CriterionRecord) -> None:
         """Per-criterion properties in pytest's --junitxml, valid under the xunit2 schema.
 
         xunit2 allows properties on the suite only, so they are named ``<nodeid>::verial_*``.
@@ -414,7 +415,7 @@ class Recorder:
             name = escape(property_name(nodeid, f"verial_{key}"))
             self._logxml.add_global_property(name, junit_value(run, key))
 
-    def _error_record(self, report: pytest.TestReport) -> CriterionRun:
+    def _error_record(self, report: pytest.TestReport) -> CriterionRecord:
         """A criterion whose process died or whose setup failed before scoring."""
         text = str(report.longrepr).strip().splitlines()
         reason = next((line for line in text if "crashed" in line), text[-1] if text else "")
@@ -422,7 +423,7 @@ class Recorder:
         who: dict[str, Any] = {"criterion_id": parse(report.nodeid).criterion or report.nodeid}
         if found is not None:
             who = identity(*found)
-        return CriterionRun.errored(
+        return CriterionRecord.errored(
             {**who, "nodeid": report.nodeid, "outcome": report.outcome},
             f"criterion did not complete: {reason.strip()}",
             completed_at=now_iso(),
@@ -447,6 +448,8 @@ class Recorder:
 
     # -- writing ---------------------------------------------------------------------------
     def _input(self, running: bool) -> ReportInput:
+        from .reporting._build import ReportInput
+
         file_runs = {d: self.settings.run_dirs_for(p.path) for d, p in self.files.items()}
         runs: list[Any] = []
         for dirs in file_runs.values():
@@ -499,6 +502,8 @@ class Recorder:
                 self.store = None
             return
         self._flush()  # the last batch: a failure from here on loses nothing completed
+        from .reporting._build import build_report
+
         with heap.no_gc():
             data = self._input(running=False)
             report = build_report(data)
@@ -519,6 +524,8 @@ class Recorder:
             extended = report.to_json()
             self.config.hook.pytest_verial_report(report=extended)
             try:
+                from ._results import Report
+
                 report = Report.from_json(extended)
             except ValueError as exc:  # an extension broke the report: say so, keep the original
                 self.write_errors.append(
@@ -597,6 +604,8 @@ class Recorder:
         if self.report is None:
             return
         terminalreporter.write_sep("=", "verial summary")
+        from .reporting._terminal import plural, summary
+
         lines = summary(
             self.report,
             verbosity=self.config.get_verbosity(),

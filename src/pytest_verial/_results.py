@@ -50,6 +50,7 @@ from ._evidence import (
     parse_evidence,
     report_from_v2,
 )
+from ._record import COUNTED, FAILING, UNCOUNTED, CriterionRecord, Status, counts_against
 from ._scoring import (
     DEFAULT_AXIS,
     DEFAULT_VERDICT_THRESHOLD,
@@ -85,47 +86,6 @@ def unknown_schema(schema: object) -> str:
 #: strict, the reader parses JSON), and pydantic's Json validates every nested value in
 #: Python: a third of the per-criterion cost. Its schema is the same ({}: any value).
 Json = Any
-
-
-class Status(StrEnum):
-    """What happened to one criterion run."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    #: the criterion could not be scored (bad data, an unusable source, a crashed worker)
-    ERROR = "error"
-    #: a judge criterion not asked because a deterministic criterion of its task failed
-    GATED = "gated"
-    #: not verified on purpose (``skip_verification``, a cheap task's bypass)
-    SKIPPED = "skipped"
-    #: left out of this session by ``-k``, ``-m`` or node ids
-    DESELECTED = "deselected"
-    #: selected but never run (the session was interrupted, or is still running)
-    NOT_RUN = "not_run"
-
-
-#: statuses whose score counts in the task's weighted mean
-COUNTED = frozenset({Status.PASSED, Status.FAILED, Status.ERROR, Status.GATED})
-#: statuses whose score does not count: not verified, left out, never run (JUnit's skipped)
-UNCOUNTED = frozenset(Status) - COUNTED
-#: counted statuses that did not pass: listed as failing, and they close the judge's gate
-FAILING = COUNTED - {Status.PASSED}
-
-
-def counts_against(
-    status: str, points: int | None, met: bool | None, not_evaluated: str | None = None
-) -> bool:
-    """Whether a criterion run counts against its task (listed as failing): failed, error or
-    gated, or a penalty applied. A penalty whose behaviour was absent (its check failed) is the
-    good outcome and is not listed, and neither is a criterion the verifier could not evaluate
-    (``not_evaluated``: not the agent's doing). Takes the JSON form's fields, so JUnit reads it
-    too."""
-    if not_evaluated is not None:
-        return False
-    penalty = points is not None and points < 0
-    if penalty and status == Status.FAILED:
-        return False
-    return status in FAILING or bool(penalty and met)
 
 
 class TaskStatus(StrEnum):
@@ -345,6 +305,11 @@ class CriterionRun(Result):
     def from_json(cls, data: Mapping[str, Any]) -> CriterionRun:
         """Back from :meth:`to_json` (xdist, a journal, a saved report)."""
         return cls.model_validate(data)
+
+    @classmethod
+    def of(cls, run: CriterionRun | CriterionRecord) -> CriterionRun:
+        """The typed run of a plain record (the engine's), validated; a typed run as it is."""
+        return run if isinstance(run, CriterionRun) else cls.from_json(run.to_json())
 
     def __getitem__(self, key: str) -> Any:
         """A field by its report key (``run["assert"]``), as in the JSON form."""

@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -28,11 +28,12 @@ from ._config.options import JUDGE_PLUGIN, PLUGIN
 from ._config.reading import add_options, runs_at_start, session_settings
 from ._config.run_folder import RunDir, load_run_config
 from ._config.stash import CONCURRENT_JUDGING
-from ._results import Report
 from ._secrets import register_setting
 from .judge._models import run_self_grading, self_grading
-from .judge._report import task_feedback, verification_lines, verification_summary
 from .judge._settings import DEFAULT_API_KEY_ENV, DEFAULT_BUDGET, concurrency
+
+if TYPE_CHECKING:  # the result models load when a report is written, never under --co
+    from ._results import Report
 
 #: the name :class:`JudgeReporting` is registered under (the recorder looks it up)
 REPORTING = "verial-judge-reporting"
@@ -107,6 +108,8 @@ class JudgeReporting:
         """Feedback for each failed or partial task run, and the session's verification
         summary (judge calls, cost and its share of task cost). The recorder calls it on the
         typed report before any ``pytest_verial_report`` hook sees the report."""
+        from .judge._report import task_feedback, verification_summary
+
         costs: dict[tuple[str, str], float | None] = {}
         for run in report.benchmark_runs:
             configs = {r.label: _config(r.path) for r in run.runs}
@@ -127,6 +130,8 @@ class JudgeReporting:
         if self.summary is None:
             return
         configured = bool(self.options.get("judge_model"))
+        from .judge._report import verification_lines
+
         for line in verification_lines(self.summary, configured=configured):
             terminalreporter.write_line(line)
 

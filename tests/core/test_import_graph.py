@@ -93,8 +93,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "_compare", "_display", "_errors", "_evidence", "_heap", "_interrupts", "_lazy",
             "_masking", "_models", "_names", "_nodeids", "_not_evaluated", "_paths",
-            "_results", "_safeparse", "_sandbox_paths", "_scoring", "_secrets", "_version",
-            "_walk", "_yamlsource", "_config.source_table",
+            "_record", "_results", "_safeparse", "_sandbox_paths", "_scoring", "_secrets",
+            "_version", "_walk", "_yamlsource", "_config.source_table",
         ),
     ),
     (

@@ -46,8 +46,9 @@ FACES = tuple(m for m in PUBLIC if (SRC.parent / m.replace(".", "/") / "__init__
 #: how many test files import a private module, each saying why at the import. Issue 21 held it
 #: at 10 while the faces exported whatever tests needed; issue 32 shrank the faces to the names
 #: a user needs (245 -> 70), and the unit tests of internals now import them where they live.
-#: Lower it as tests move to the public API, never raise it without a reason.
-CEILING = 85
+#: Lower it as tests move to the public API, never raise it without a reason. 86: issue 33's
+#: plain criterion record (test_core_plain_record.py) is internal and has no public face.
+CEILING = 86
 
 
 def private(module: str) -> bool:

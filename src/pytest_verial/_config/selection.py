@@ -23,10 +23,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._nodeids import parse, task_run_of
-from .._results import CriterionRun, Status, TaskStatus
+from .._record import CriterionRecord, Status
+
+if TYPE_CHECKING:  # the result models load when a report is resumed, not for every session
+    from .._results import CriterionRun
 
 _SHARD = re.compile(r"(\d{1,6})/(\d{1,6})")
 #: the details a crashed worker's criterion runs carry (recorder._error_record)
@@ -154,7 +157,7 @@ class Resume:
                 )
         return None
 
-    def carried_failures(self, kept: Iterable[CriterionRun]) -> bool:
+    def carried_failures(self, kept: Iterable[CriterionRun | CriterionRecord]) -> bool:
         """True when a kept criterion run failed: it counts in the exit status as if it had
         been scored in this session."""
         return any(
@@ -166,6 +169,7 @@ class Resume:
 
 def load_resume(path: Path) -> Resume:
     """What to keep from a report or a journal; ValueError in one line when unusable."""
+    from .._results import TaskStatus
     from .._version import __version__
     from ..reporting._journal import JournalBusy, recover
     from ..reporting._json_report import load_report

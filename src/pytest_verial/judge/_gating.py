@@ -20,9 +20,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._results import FAILING
+from .._record import FAILING
 
 if TYPE_CHECKING:
+    from .._record import CriterionRecord
     from .._results import CriterionRun
 
 
@@ -40,7 +41,7 @@ def decide(
     task: Any,
     entity: Any,
     meta: Any,
-    prior: Mapping[str, CriterionRun],
+    prior: Mapping[str, CriterionRun] | Mapping[str, CriterionRecord],
     bypass_cost: float,
     deterministic_ids: Iterable[str] = (),
 ) -> Decision | None:
@@ -72,7 +73,9 @@ def decide(
             "cost",
         )
     wanted = set(deterministic_ids)
-    deterministic = {cid: r for cid, r in prior.items() if cid in wanted}
+    # the engine's view of the plain records (no typed run built to read two fields)
+    records: Mapping[str, Any] = getattr(prior, "records", prior)
+    deterministic = {cid: r for cid, r in records.items() if cid in wanted}
     failed = [
         f"{cid} ({r.status})"
         for cid, r in deterministic.items()
@@ -96,7 +99,10 @@ def decide(
     return None
 
 
-def gate_open(prior: Mapping[str, CriterionRun], deterministic_ids: Iterable[str]) -> bool:
+def gate_open(
+    prior: Mapping[str, CriterionRun] | Mapping[str, CriterionRecord],
+    deterministic_ids: Iterable[str],
+) -> bool:
     """Whether every deterministic criterion of the task run ran in this process and passed:
     rules 4 and 5 let its judge criteria ask the judge (the bypass rules may still apply).
     Judge criteria are scored at once only then (``--verial-judge-concurrency``)."""

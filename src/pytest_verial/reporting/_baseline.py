@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .._display import escape
-from .._results import Report
 
 if TYPE_CHECKING:
+    from .._results import Report
     from ._scores import ReportScores
 
 

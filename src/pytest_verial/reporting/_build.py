@@ -20,6 +20,7 @@ from .._config.source_table import unknown_sources
 from .._engine import identity
 from .._loader import BenchmarkPlan, TaskPlan
 from .._nodeids import NO_CRITERIA, benchmark_run_id, criterion_nodeid, task_name, task_nodeid
+from .._record import CriterionRecord
 from .._results import (
     BenchmarkInfo,
     BenchmarkRun,
@@ -48,7 +49,9 @@ class ReportInput:
     file_runs: Mapping[str, Sequence[RunDir]]
     runs: Sequence[RunDir]
     selected: set[str]
-    criterion_runs: Mapping[str, CriterionRun]
+    #: node id -> what it scored: the session's plain records (a reader's typed runs); the
+    #: store and every writer read each through ``.to_json()``, ``CriterionRun``'s JSON form
+    criterion_runs: Mapping[str, CriterionRecord | CriterionRun]
     pass_threshold: float | None
     scored: bool
     started_at: str
@@ -92,7 +95,7 @@ def run_groups(runs: Sequence[RunDir], trials: bool) -> list[list[RunDir]]:
 def _criterion_run(nodeid: str, plan: Any, task: TaskPlan, data: ReportInput) -> CriterionRun:
     received = data.criterion_runs.get(nodeid)
     if received is not None:
-        return received
+        return CriterionRun.of(received)
     who = {**identity(plan, task), "nodeid": nodeid}
     if nodeid not in data.selected:
         return CriterionRun.deselected(who)

@@ -13,11 +13,11 @@ the session (a crash of the machine loses at most the task runs completed since 
 boundary). The journal is removed once the final report is written. Lines pass through the same
 redaction as the report.
 
-:func:`recover` rebuilds the report from a journal with the same :func:`build_report` the
-session uses: completed task runs keep their scores, the task run in flight is ``cancelled``,
-and ``session.recovered`` says where it came from (README, "Interrupted and crashed
-runs"). A torn last line (a crash mid-write) is ignored; any other damage is refused with the
-line it is on.
+:func:`recover` rebuilds the report from a journal with the same
+:func:`~pytest_verial.reporting._build.build_report` the session uses: completed task runs
+keep their scores, the task run in flight is ``cancelled``, and ``session.recovered`` says
+where it came from (README, "Interrupted and crashed runs"). A torn last line (a crash
+mid-write) is ignored; any other damage is refused with the line it is on.
 """
 
 from __future__ import annotations
@@ -31,19 +31,19 @@ import socket
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._config.run_folder import RunDir
 from .._engine import now_iso
 from .._errors import BenchmarkFileError, RunConfigError
-from .._evidence import evidence_from_v2
 from .._loader import BenchmarkPlan, load_benchmark
-from .._results import CriterionRun, Report
 from .._secrets import redact_json
 from .._version import __version__
-from ._build import ReportInput, build_report
 from ._outputs import open_append
 from ._seal import check_link, link
+
+if TYPE_CHECKING:  # the result models load when a journal is read, not while one is written
+    from .._results import Report
 
 JOURNAL_SCHEMA = "pytest-verial/journal/v3"
 #: the journal of the previous release: its criterion runs' evidence has the v2 keys
@@ -326,6 +326,8 @@ def _records(
         record = row["record"]
         if schema == JOURNAL_V2:  # its digests checked above, on the bytes as written
             try:
+                from .._evidence import evidence_from_v2
+
                 evidence = evidence_from_v2(record.get("assert"), record.get("evidence"))
             except ValueError as exc:
                 raise ValueError(f"{path}:{number}: cannot recover: {exc}") from None
@@ -387,6 +389,9 @@ def recover(
     journal's header (it names the report and JUnit paths that session was writing).
     ``before`` sees the header before anything else is read (``verial report --recover``
     checks its outputs against the benchmark files and run folders named there)."""
+    from .._results import CriterionRun
+    from ._build import ReportInput, build_report
+
     header, records = read_journal(path)
     if before is not None:
         before(header)

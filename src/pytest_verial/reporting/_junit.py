@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .._display import escape
-from .._results import UNCOUNTED, Report, counts_against
+from .._record import UNCOUNTED, counts_against
+from .._results import Report
 from .._safeparse import strict_json_value
 from .._secrets import redact_json
 from ._json_report import write_atomic
