@@ -251,13 +251,15 @@ class SessionStore:
         sums = self._sums.setdefault(run_id, _run_sums.empty())
         # summed in the order they complete: the axes' order of an aggregate over them
         _run_sums.add(sums, task_data, sums["counts"]["task_runs"])
-        self._pending.append((run_id, task_run, position, task_data))
         now = time.monotonic()
         if run_id not in self._runs or now - self._refreshed.get(run_id, 0) > AGGREGATE_SECONDS:
             self._runs[run_id] = self._fresh[run_id] = _running_run(
                 run_id, display, plan, group, data, sums, self._trials.get(run_id)
             )
             self._refreshed[run_id] = now
+        # joins the batch last: a Ctrl-C before here leaves it to the session's end, which
+        # stores every task run of the final report not stored yet
+        self._pending.append((run_id, task_run, position, task_data))
 
     def flush(self) -> None:
         """A batch boundary: the task runs of the batch stored in one transaction."""
@@ -270,8 +272,11 @@ class SessionStore:
             # a benchmark run whose first batch never committed (a Ctrl-C inside it: that
             # batch's task runs are stored by the session's end) is written with this one
             for run_id, *_ in pending:
-                if run_id not in writer.runs and run_id not in fresh:
+                if run_id not in writer.runs and run_id not in fresh and run_id in self._runs:
                     fresh[run_id] = self._runs[run_id]
+            # a task run whose benchmark run was never made (a Ctrl-C while it was) is stored
+            # by the session's end, as an interrupted batch's are
+            pending = [p for p in pending if p[0] in writer.runs or p[0] in fresh]
             writer.compare_rows = self.hooked()
             writer.task_runs_completed(fresh, pending)
         except StoreError as exc:

@@ -402,6 +402,54 @@ def test_a_batch_interrupted_before_its_commit_is_stored_by_the_next_ones(tmp_pa
     assert tasks == ["t001", "t002", "t003"]
 
 
+#: a Ctrl-C landing while the store's side takes a completed task run in (its benchmark run's
+#: running aggregates being made), the controller going on as under xdist
+INTERRUPTED_TAKING_IN = """
+# private: the fault is injected into the store's side of the recorder
+import pytest_verial._store_session as store_session
+
+running_run = store_session._running_run
+done = store_session.SessionStore.criterion_done
+hit = []
+
+
+def interrupted(*args, **kwargs):
+    if not hit:
+        hit.append(1)
+        raise KeyboardInterrupt
+    return running_run(*args, **kwargs)
+
+
+def criterion_done(self, *args):
+    try:
+        done(self, *args)
+    except KeyboardInterrupt:
+        pass
+
+
+store_session._running_run = interrupted
+store_session.SessionStore.criterion_done = criterion_done
+"""
+
+
+def test_a_task_run_interrupted_while_taken_in_is_stored_by_the_end(tmp_path: Path) -> None:
+    """The benchmark run's only task run, interrupted while the store's side took it in, is
+    stored by the session's end, with no traceback (the last batch used to look up a running
+    benchmark run that was never made: a KeyError at session end, seen under SIGTERM)."""
+    project = greeting_project(tmp_path, tasks=1)
+    project.conftest(INTERRUPTED_TAKING_IN)
+    done = run_pytest(tmp_path, "-n", "0", "--verial-report", "report.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr, (done.stdout + done.stderr)[-3000:]
+    with open_store(_default(tmp_path), create=False) as store:
+        newest = store.list_runs()[0]
+        stored = store.report_of_session(newest.session_id)
+    assert stored.to_json() == load_report(tmp_path / "report.json").to_json()
+    assert [t.id.rpartition("::")[2] for r in stored.benchmark_runs for t in r.task_runs] == [
+        "t001"
+    ]
+
+
 def test_a_session_writes_each_stored_row_once(tmp_path: Path) -> None:
     """Issue 33: task and criterion runs are inserted once, in batches, and the session's
     end leaves them alone (it used to delete and re-insert every one of them)."""
