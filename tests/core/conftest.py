@@ -7,7 +7,7 @@ from pathlib import Path
 
 import hypothesis  # noqa: F401
 import pytest
-from core_support import Project
+from core_support import NO_STORE, Project
 
 # Imported here, once: pytester restores sys.modules after each in-process run, and the
 # hypothesis plugin of every inner session would otherwise re-import (and assert-rewrite)
@@ -27,3 +27,11 @@ def shared_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent
     return base / "core-shared"
+
+
+@pytest.fixture(autouse=True)
+def no_default_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The results store off in this directory's in-process runs and child sessions, as
+    ``core_support.child_env`` has it: a test of the store names its URL, and one of the
+    default store sets ``$VERIAL_STORE`` to ``DEFAULT_STORE``."""
+    monkeypatch.setenv("VERIAL_STORE", NO_STORE)

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -24,6 +23,8 @@ from core_support import (
     task_runs,
     voice_criterion,
 )
+
+from pytest_verial.cli import main
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2], ids=["n0", "n2"])
 GREETS = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning, Valley Health."}]}
@@ -189,16 +190,19 @@ def _names(output: str, label: str, name: str) -> bool:
     return any(line.startswith(label) and line.endswith(name) for line in output.splitlines())
 
 
-def _verial(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_verial.cli", *args],
-        cwd=path,
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+def _verial_here(
+    capsys: pytest.CaptureFixture[str], path: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``verial ARGS`` run in ``path``, in this process (``main``, as the console script
+    calls it): these commands need no process of their own, and a child's start-up costs a
+    second of CPU. An exception fails the test where the console script would print a
+    traceback."""
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(path)
+        code = main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["verial", *args], code, out, err)
 
 
 # -- SIGTERM -------------------------------------------------------------------------------
@@ -337,7 +341,9 @@ def _assert_crash_recovered(report: dict[str, Any], journal: Path) -> None:
     assert any("recovered from the journal" in w for w in run["warnings"])
 
 
-def test_os_exit_in_a_check_loses_only_the_task_run_in_flight(tmp_path: Path) -> None:
+def test_os_exit_in_a_check_loses_only_the_task_run_in_flight(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _project(tmp_path, CRASHING)
     proc = subprocess.run(
         pytest_command("-n", "0", "--verial-report", "out/report.json", "--verial-junit", "j.xml"),
@@ -348,7 +354,7 @@ def test_os_exit_in_a_check_loses_only_the_task_run_in_flight(tmp_path: Path) ->
     assert journal.exists(), proc.stdout[-3000:]
     # the report goes where the journal's name says (out/report.json); the JUnit file the
     # session named is written only when asked for on the command line
-    result = _verial(tmp_path, "report", "--recover", str(journal), "--junit", "j.xml")
+    result = _verial_here(capsys, tmp_path, "report", "--recover", str(journal), "--junit", "j.xml")
     assert result.returncode == 0, result.stderr
     assert "JSON report recovered: " in result.stderr
     assert "status cancelled" in result.stdout
@@ -398,7 +404,7 @@ def test_the_next_session_recovers_a_crashed_one(tmp_path: Path) -> None:
 
 @WORKERS
 def test_sigkill_of_the_session_loses_only_the_task_run_in_flight(
-    tmp_path: Path, workers: int
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: int
 ) -> None:
     _project(tmp_path, [_first(), _hanging(wait_for=3)])
     proc = _start(tmp_path, "-n", str(workers), "--verial-report", "report.json")
@@ -407,7 +413,9 @@ def test_sigkill_of_the_session_loses_only_the_task_run_in_flight(
     journal = tmp_path / JOURNAL
     with journal.open("ab") as handle:  # a crash in the middle of writing a line
         handle.write(b'{"nodeid": "faults.verial.yaml::second::waits", "rec')
-    result = _verial(tmp_path, "report", "--recover", str(journal), "-o", "rebuilt.json")
+    result = _verial_here(
+        capsys, tmp_path, "report", "--recover", str(journal), "-o", "rebuilt.json"
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "rebuilt.json").read_text(encoding="utf-8"))
     _assert_first_kept(report, output)
@@ -447,10 +455,12 @@ def test_the_journal_holds_no_secret(tmp_path: Path) -> None:
     ],
     ids=["empty", "torn-header", "not-a-journal", "binary", "deep-nesting", "no-files", "v1"],
 )
-def test_a_damaged_journal_is_one_clear_line(tmp_path: Path, content: bytes, says: str) -> None:
+def test_a_damaged_journal_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, says: str
+) -> None:
     journal = tmp_path / "report.json.journal.jsonl"
     journal.write_bytes(content)
-    result = _verial(tmp_path, "report", "--recover", str(journal))
+    result = _verial_here(capsys, tmp_path, "report", "--recover", str(journal))
     assert result.returncode == 2, result.stderr
     assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "Traceback" not in result.stderr
@@ -458,17 +468,21 @@ def test_a_damaged_journal_is_one_clear_line(tmp_path: Path, content: bytes, say
 
 
 @pytest.mark.parametrize("kind", ["directory", "missing"])
-def test_a_journal_that_is_no_file_is_one_clear_line(tmp_path: Path, kind: str) -> None:
+def test_a_journal_that_is_no_file_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
     journal = tmp_path / "report.json.journal.jsonl"
     if kind == "directory":
         journal.mkdir()
-    result = _verial(tmp_path, "report", "--recover", str(journal))
+    result = _verial_here(capsys, tmp_path, "report", "--recover", str(journal))
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().startswith(f"verial report: {journal}: cannot read: ")
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-def test_a_damaged_middle_line_or_changed_benchmark_is_refused(tmp_path: Path) -> None:
+def test_a_damaged_middle_line_or_changed_benchmark_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _project(tmp_path, CRASHING)
     subprocess.run(
         pytest_command("-n", "0", "--verial-report", "report.json"), cwd=tmp_path,
@@ -478,19 +492,21 @@ def test_a_damaged_middle_line_or_changed_benchmark_is_refused(tmp_path: Path) -
     good = journal.read_bytes()
     lines = good.split(b"\n")
     journal.write_bytes(b"\n".join([lines[0], b"{not json", *lines[1:]]))
-    result = _verial(tmp_path, "report", "--recover", str(journal))
+    result = _verial_here(capsys, tmp_path, "report", "--recover", str(journal))
     assert (result.returncode, result.stderr.strip()) == (
         2, f"verial report: {journal}:2: damaged line (not JSON): cannot recover",
     )  # fmt: skip
     journal.write_bytes(good)
     bench = tmp_path / "faults.verial.yaml"
     bench.write_text(bench.read_text() + "\n# edited\n")
-    result = _verial(tmp_path, "report", "--recover", str(journal))
+    result = _verial_here(capsys, tmp_path, "report", "--recover", str(journal))
     assert result.returncode == 2
     assert "changed since the run: cannot rebuild its report" in result.stderr, result.stderr
 
 
-def test_a_journal_in_use_is_not_recovered(tmp_path: Path) -> None:
+def test_a_journal_in_use_is_not_recovered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _project(tmp_path, [_first(), _hanging(wait_for=3)])
     proc = _start(tmp_path, "-n", "0", "--verial-report", "report.json")
     try:
@@ -498,7 +514,7 @@ def test_a_journal_in_use_is_not_recovered(tmp_path: Path) -> None:
         while not (tmp_path / "marker").exists():
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
-        result = _verial(tmp_path, "report", "--recover", JOURNAL)
+        result = _verial_here(capsys, tmp_path, "report", "--recover", JOURNAL)
         assert result.returncode == 2
         assert "still running" in result.stderr, result.stderr
         second = subprocess.run(

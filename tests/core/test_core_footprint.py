@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Iterator
 
 import pytest
-from core_support import Project, criterion_runs, portal_criterion, run_subprocess
+from core_support import DEFAULT_STORE, Project, criterion_runs, portal_criterion, run_subprocess
 
 import pytest_verial.checks
 
@@ -52,7 +52,9 @@ def test_a_portal_run_imports_no_other_check(project: Project, workers: int, sto
     (project.path / "conftest.py").write_text(RECORD_MODULES, encoding="utf-8")
     args = ("--verial-store", "none") if store == "none" else ()
     code, output = run_subprocess(
-        project.path, "-n", str(workers), "--verial-report", "r.json", *args
+        project.path,
+        *("-n", str(workers), "--verial-report", "r.json", *args),
+        env={"VERIAL_STORE": DEFAULT_STORE},
     )
     assert code == 0, output[-2000:]
     runs = criterion_runs(project.read_report("r.json"))
@@ -78,7 +80,9 @@ def test_a_session_with_every_plugin_on_ends_without_warnings(
     # generators it registers with gc.get_referrers(): blind to frozen objects, it warned
     # "register_random was passed an object that could be garbage collected".
     portal_project(project)
-    code, output = run_subprocess(project.path, "-n", str(workers), env={"PYTEST_ADDOPTS": ""})
+    code, output = run_subprocess(
+        project.path, "-n", str(workers), env={"PYTEST_ADDOPTS": "", "VERIAL_STORE": DEFAULT_STORE}
+    )
     assert code == 0, output[-2000:]
     assert "warnings summary" not in output and "Warning" not in output, output[-2000:]
 

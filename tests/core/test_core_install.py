@@ -37,12 +37,17 @@ def plain_python(shared_base: Path) -> Path:
         for name in ("pyproject.toml", "README.md"):
             shutil.copy2(REPO / name, source / name)
         shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("*.egg-info"))
-        subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
+        # no pip of its own (ensurepip's install of it: ~5 s of CPU): this interpreter's pip
+        # installs into it (``--python``), and nothing in these tests runs pip from it
+        venv = [sys.executable, "-m", "venv", "--without-pip", str(root / "venv")]
+        subprocess.run(venv, check=True, timeout=300)
         proc = subprocess.run(
             [
-                str(root / "venv" / "bin" / "python"),
+                sys.executable,
                 "-m",
                 "pip",
+                "--python",
+                str(root / "venv" / "bin" / "python"),
                 "install",
                 "-q",
                 "--no-compile",

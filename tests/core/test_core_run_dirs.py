@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import Project, QuietHandler, criterion_runs, local_http, run_subprocess
+from core_support import (
+    Project,
+    QuietHandler,
+    criterion_runs,
+    local_http,
+    run_subprocess,
+    shared_project,
+)
 
 
 def _length(cid: str = "c") -> dict[str, Any]:
@@ -175,22 +182,38 @@ def _outside(base: Path, kind: str) -> Path:
     return outside / "p.json"
 
 
+def _link_out_of_each_task_folder(path: Path) -> None:
+    """A task per source, each task folder holding a link out of it, scored in one session;
+    its output kept in ``output.txt``."""
+    project = Project(path)
+    tasks = [
+        {"id": f"t-{name}", "criteria": [{"id": "c", "assertion": assertion}]}
+        for name, (assertion, _) in SOURCES.items()
+    ]
+    project.benchmark("b", {"benchmark": "b", "tasks": tasks})
+    for name, (_, link) in SOURCES.items():
+        task = project.sandbox(f"t-{name}", {"keep.txt": ""})
+        target = _outside(path, name)
+        (task / link).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, task / link)
+    _, output = run_subprocess(path, "--verial-report", "report.json")
+    (path / "output.txt").write_text(output, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def linked_out(shared_base: Path) -> Path:
+    """The project of ``_link_out_of_each_task_folder``, scored once for every source's test
+    below (each reads its own task's criterion run) and every xdist worker."""
+    return shared_project(shared_base, "links-out", _link_out_of_each_task_folder)
+
+
 @pytest.mark.parametrize("name", sorted(SOURCES))
-def test_a_link_out_of_the_task_folder_is_refused(project: Project, name: str) -> None:
-    assertion, link = SOURCES[name]
-    project.benchmark(
-        "b",
-        {
-            "benchmark": "b",
-            "tasks": [{"id": "t", "criteria": [{"id": "c", "assertion": assertion}]}],
-        },
-    )
-    task = project.sandbox("t", {"keep.txt": ""})
-    target = _outside(project.path, name)
-    (task / link).parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(target, task / link)
-    code, output = run_subprocess(project.path, "--verial-report", "report.json")
-    run = criterion_runs(project.read_report())["b.verial.yaml::t::c"]
+def test_a_link_out_of_the_task_folder_is_refused(linked_out: Path, name: str) -> None:
+    _, link = SOURCES[name]
+    task = linked_out / "sandbox" / f"t-{name}"
+    target = os.readlink(task / link)
+    output = (linked_out / "output.txt").read_text(encoding="utf-8")
+    run = criterion_runs(Project(linked_out).read_report())[f"b.verial.yaml::t-{name}::c"]
     assert run["status"] == "error", (run, output[-2000:])
     # the files of the sandbox named relative to its task folder (the link's target is not in it)
     said = f"{Path(link).as_posix()}: a symbolic link leading outside the task folder; refused"

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
-from core_support import Project, criterion_runs, run_subprocess
+from core_support import DEFAULT_STORE, Project, criterion_runs, run_subprocess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -478,6 +478,7 @@ def test_no_encoded_key_reaches_any_artifact_of_a_session(tmp_path: Path) -> Non
             "OPENAI_API_KEY": JUDGE_KEY + "\n",
             "PARTNER_KEY_7": PARTNER_KEY,
             "GITHUB_STEP_SUMMARY": str(tmp_path / "step.md"),
+            "VERIAL_STORE": DEFAULT_STORE,  # the store is one of the artifacts searched
         },
     )
     assert code == 1, output[-3000:]
