@@ -12,6 +12,13 @@ from pathlib import Path
 
 import numpy  # noqa: F401  (see below)
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The suite runs on two shared cores, often beside other work: a property test is judged by
+# what its examples find, never by how fast they run (hypothesis's deadline and its too-slow
+# health check are timed assertions, which failed under load).
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 # numpy is imported here, before any in-process pytester run: pytester takes a snapshot of
 # sys.modules around each inline run and drops what the run imported, and numpy's C core

@@ -64,6 +64,20 @@ class TaskRunScheduling(LoadScopeScheduling):  # type: ignore[misc]
         return crashed
 
     def _reschedule(self, node: Any) -> None:
+        before = set(self.assigned_work.get(node, ()))
+        try:
+            self._give_work(node)
+        except OSError:
+            # The worker died while it was given work (its channel closed between its last
+            # report and this send; xdist's own scheduler raises here, an INTERNALERROR): what
+            # it was just given goes back to the front of the queue, never sent, so that the
+            # crash blames what the worker ran, and xdist's errordown for it comes next.
+            given = self.assigned_work.get(node, {})
+            for scope in reversed([s for s in given if s not in before]):
+                self.workqueue[scope] = given.pop(scope)
+                self.workqueue.move_to_end(scope, last=False)
+
+    def _give_work(self, node: Any) -> None:
         super()._reschedule(node)
         if node.shutting_down or node not in self.assigned_work:
             return

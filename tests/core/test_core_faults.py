@@ -52,6 +52,7 @@ class Exit(AssertionSpec):
 class Hang(AssertionSpec):
     kind: Literal["hang"] = Field(alias="assert")
     wait_for: int = 0  # criterion runs of other tasks the controller must have journaled
+    hold: int = 20  # seconds it hangs once its marker is written
 
 
 class Break(AssertionSpec):
@@ -76,7 +77,7 @@ def hang(spec, ctx):
             break
         time.sleep(0.05)
     (HERE / "marker").write_text("1")
-    time.sleep(20)  # far shorter than the test's wait: a lost signal ends the run, not the test
+    time.sleep(spec.hold)  # shorter than a signal test's wait: a lost signal ends the run
     return CheckOutcome(1.0, "slept")
 
 
@@ -127,11 +128,11 @@ def _first(weight: int = 3) -> dict[str, Any]:
     }
 
 
-def _hanging(wait_for: int) -> dict[str, Any]:
+def _hanging(wait_for: int, hold: int = 20) -> dict[str, Any]:
     return {
         "id": "second",
         "criteria": [
-            {"id": "waits", "assertion": {"assert": "hang", "wait_for": wait_for}},
+            {"id": "waits", "assertion": {"assert": "hang", "wait_for": wait_for, "hold": hold}},
             voice_criterion("later", contains=["good morning"]),
         ],
     }
@@ -507,7 +508,10 @@ def test_a_damaged_middle_line_or_changed_benchmark_is_refused(
 def test_a_journal_in_use_is_not_recovered(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _project(tmp_path, [_first(), _hanging(wait_for=3)])
+    # held until the test kills it: under load, the second session's start-up alone can
+    # take longer than a signal test's 20 s, and the first session would end (its journal
+    # removed) before the second one looked
+    _project(tmp_path, [_first(), _hanging(wait_for=3, hold=600)])
     proc = _start(tmp_path, "-n", "0", "--verial-report", "report.json")
     try:
         deadline = time.monotonic() + 90
