@@ -47,8 +47,12 @@ FACES = tuple(m for m in PUBLIC if (SRC.parent / m.replace(".", "/") / "__init__
 #: at 10 while the faces exported whatever tests needed; issue 32 shrank the faces to the names
 #: a user needs (245 -> 70), and the unit tests of internals now import them where they live.
 #: Lower it as tests move to the public API, never raise it without a reason. 86: issue 33's
-#: plain criterion record (test_core_plain_record.py) is internal and has no public face.
-CEILING = 86
+#: plain criterion record (test_core_plain_record.py) is internal and has no public face. 90:
+#: issue 33's running sums (test_service_complete_sums.py, test_store_session_sums.py: the
+#: statements a complete reads, the sums' arithmetic), the service's kept sandbox indexes
+#: (test_core_kept_limits.py: its switch) and the xdist scheduler's dead-worker race
+#: (test_core_xdist_scheduling.py: a stand-in worker) are internals with no public face.
+CEILING = 90
 
 
 def private(module: str) -> bool:
@@ -172,14 +176,19 @@ def test_each_face_names_its_names_alike_everywhere(face: str) -> None:
 
 
 def heads_a_private_block(lines: list[str], number: int) -> bool:
-    """Whether the nearest comment above line ``number``, with no blank line between, is
-    ``# private...``."""
-    for text in reversed(lines[:number]):
-        text = text.strip()
+    """Whether the nearest comment above line ``number``, with no blank line between, has a
+    line ``# private...`` (a reason may take several lines)."""
+    above = [text.strip() for text in reversed(lines[:number])]
+    for index, text in enumerate(above):
         if not text:
             return False
         if text.startswith("#"):
-            return text.startswith("# private")
+            block = []
+            for line in above[index:]:
+                if not line.startswith("#"):
+                    break
+                block.append(line)
+            return any(line.startswith("# private") for line in block)
     return False
 
 

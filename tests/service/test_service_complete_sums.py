@@ -23,8 +23,9 @@ import yaml
 from service_support import EXAMPLES, RUNS
 from sqlalchemy import event
 
-# private: the statements and rows a request reads are counted below the HTTP API, and the
-# sums' arithmetic is checked against the scoring it replaces; neither has a public face
+# The statements and rows a request reads are counted below the HTTP API, and the sums'
+# arithmetic is checked against the scoring it replaces.
+# private: neither has a public face
 from pytest_verial._results import RunCounts, TaskStatus
 from pytest_verial._scoring import run_score
 from pytest_verial.service import create_app

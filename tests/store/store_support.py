@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,11 +11,23 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 from core_support import (  # noqa: E402
     Project,
-    child_env,
     interruptible_pytest,
     pytest_command,
     voice_criterion,
 )
+from core_support import child_env as _core_child_env  # noqa: E402
+
+
+def child_env() -> dict[str, str]:
+    """The core suite's child environment with the results store as a user has it: the
+    core suite turns the store off in its children (``$VERIAL_STORE=none``), the store's own
+    tests are about the default store."""
+    env = _core_child_env()
+    env.pop("VERIAL_STORE", None)
+    if "VERIAL_STORE" in os.environ:
+        env["VERIAL_STORE"] = os.environ["VERIAL_STORE"]
+    return env
+
 
 GREETS = {"voice/turns.json": [{"speaker": "agent", "text": "Good morning!"}]}
 
