@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import warnings
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,19 @@ from sqlalchemy import event
 # private: what a request reads is counted below the HTTP API, on internals with no public face
 from pytest_verial._results import RunCounts, TaskStatus
 from pytest_verial.service import create_app
+from pytest_verial.service._answers import task_out
+from pytest_verial.service._http import Problem
 from pytest_verial.service._keys import create_key, revoke_key
+from pytest_verial.service._requests import VerifyTaskIn
 from pytest_verial.store._repo_keys import ApiKey
-from pytest_verial.store._repo_runs import read_report
+from pytest_verial.store._repo_runs import StoredTaskRun, read_report
+from pytest_verial.store._rows import (
+    SessionMeta,
+    canonical,
+    digest_of,
+    report_split,
+    session_row,
+)
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -248,3 +259,53 @@ def test_an_answer_sent_as_made_equals_its_replay_through_the_response_model(
     replayed = client.post(url, json={"sandbox": {"run_dir": "good-agent"}}, headers=token)
     assert done.status_code == replayed.status_code == 200, done.text
     assert done.json() == replayed.json()
+
+
+def _example_bodies() -> Iterator[dict[str, Any]]:
+    """Every task of every example benchmark on both captured runs, scored and not."""
+    for path in sorted(EXAMPLES.glob("*.verial.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for task in data["tasks"]:
+            for run in ("good-agent", "flawed-agent"):
+                for scored in (False, True):
+                    yield {
+                        "benchmark": data["benchmark"],
+                        "task_id": task["id"],
+                        "sandbox": {"run_dir": run},
+                        "scored": scored,
+                    }
+
+
+def test_the_answer_and_rows_made_from_the_reports_json_equal_those_made_from_its_types(
+    client: TestClient,
+) -> None:
+    """verify-task makes its report's JSON once and builds both the store's rows and its
+    answer from it: for every example task run (scored and not) the answer equals the one
+    built from the typed task run, and the session's canonical JSON, digest and row equal
+    those made from the report itself."""
+    app: Any = client.app
+    checked = 0
+    for body in _example_bodies():
+        try:
+            report = app.state.verifier.verify(VerifyTaskIn.model_validate(body))
+        except Problem:
+            continue  # a task this server cannot score here: no answer to compare
+        plain = report.to_json()
+        task = report.benchmark_runs[0].task_runs[0]
+        ids = [f"cr_{i}" for i in range(len(task.criterion_runs))]
+        typed = StoredTaskRun("tr_1", "br_1", task, ids, "completed", None, body["scored"])
+        made = replace(typed, json=plain["benchmark_runs"][0]["task_runs"][0])
+        for elide in (False, True):
+            assert task_out(made, elide=elide).model_dump(mode="json") == task_out(
+                typed, elide=elide
+            ).model_dump(mode="json")
+        data, extra = report_split(report, plain)
+        assert (data, extra) == report_split(report)
+        assert digest_of(data) == digest_of(canonical(report))
+        meta = SessionMeta(started_at=report.session.started_at, source="service")
+        assert session_row("ses_1", report.session, meta, extra, data["session"]) == session_row(
+            "ses_1", report.session, meta, extra
+        )
+        assert plain == report.to_json()  # left as it was: the rows and answer share it
+        checked += 1
+    assert checked >= 40

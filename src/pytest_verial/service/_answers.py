@@ -72,9 +72,36 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+def _criterion_json(
+    cr_id: str, data: dict[str, Any], task_run_id: str, benchmark_run_id: str, *, elide: bool
+) -> dict[str, Any]:
+    """:func:`criterion_data` of a criterion run's JSON form (copied, not changed)."""
+    out = {**data, "id": cr_id, "task_run_id": task_run_id, "benchmark_run_id": benchmark_run_id}
+    if elide:
+        for key in CRITERION_RUBRIC:
+            out[key] = None
+    return out
+
+
+def _criteria(stored: StoredTaskRun, *, elide: bool) -> list[dict[str, Any]]:
+    """The task run's criterion runs as answered: from its JSON form when the writer made it
+    (the same values ``to_json()`` gives), else from each typed run."""
+    tid, bid, ids = stored.id, stored.benchmark_run_id, stored.criterion_run_ids
+    if stored.json is not None:
+        forms = stored.json["criterion_runs"]
+        return [
+            _criterion_json(i, c, tid, bid, elide=elide) for i, c in zip(ids, forms, strict=True)
+        ]
+    runs = stored.run.criterion_runs
+    return [criterion_data(i, c, tid, bid, elide=elide) for i, c in zip(ids, runs, strict=True)]
+
+
 def task_data(stored: StoredTaskRun, *, elide: bool) -> dict[str, Any]:
     run = stored.run
-    data = run.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"})
+    if stored.json is not None:
+        data = {k: v for k, v in stored.json.items() if k != "criterion_runs"}
+    else:
+        data = run.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"})
     data["report_id"] = data.pop("id")
     if elide:
         for key in TASK_RUBRIC:
@@ -87,10 +114,7 @@ def task_data(stored: StoredTaskRun, *, elide: bool) -> dict[str, Any]:
         "phase": stored.phase,
         "started_at": _iso(stored.started_at),
         "confidence": confidence(run),
-        "criterion_runs": [
-            criterion_data(i, c, stored.id, stored.benchmark_run_id, elide=elide)
-            for i, c in zip(stored.criterion_run_ids, run.criterion_runs, strict=True)
-        ],
+        "criterion_runs": _criteria(stored, elide=elide),
     }
 
 

@@ -49,11 +49,14 @@ def insert_report(
     source: str = "import",
     origin: str | None = None,
     ids: bool = False,
+    plain: dict[str, Any] | None = None,
 ) -> ImportResult:
     """Store a whole report inside the caller's write transaction (``import_report``, and the
     service, which stores its own rows in the same transaction); the same report (same digest)
-    twice is stored once. ``ids``: also answer every task run's and criterion run's id."""
-    data, extra = report_split(report)
+    twice is stored once. ``ids``: also answer every task run's and criterion run's id.
+    ``plain``: the report's ``to_json()`` when the caller made it already (not made again;
+    the rows share its values, so the caller leaves it as it is)."""
+    data, extra = report_split(report, plain)
     digest = digest_of(data)
     found = conn.execute(select(sessions.c.id).where(sessions.c.report_digest == digest)).scalar()
     if found is not None:
@@ -68,7 +71,7 @@ def insert_report(
         return ImportResult(found, False, run_ids, tasks)
     meta = SessionMeta(started_at=report.session.started_at, source=source, origin=origin)
     session_id = new_id("ses")
-    row = session_row(session_id, report.session, meta, extra)
+    row = session_row(session_id, report.session, meta, extra, data["session"])
     row["report_digest"] = digest
     conn.execute(sessions.insert(), [row])
     run_ids, tasks = _insert_runs(conn, session_id, report, data, row["started_at"], ids=ids)

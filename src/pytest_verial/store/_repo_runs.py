@@ -119,6 +119,9 @@ class StoredTaskRun:
     phase: str
     started_at: datetime | None
     scored: bool
+    #: the task run's JSON form (``run.to_json()``'s) when the writer has it already: the
+    #: answer is made from it instead of dumping ``run`` again
+    json: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -518,18 +521,20 @@ def store_verified(
     """Store the report of one verified task (a benchmark run with one task run), its owner
     and its Idempotency-Key record in one transaction; ``answer`` builds what is answered
     from the stored task run. ``then(conn, answer)`` runs in that transaction (an async job
-    marked done with it)."""
+    marked done with it). The report's JSON form is made once: the rows and the answer are
+    both made from it."""
     run = report.benchmark_runs[0]
     task = run.task_runs[0]
+    plain = report.to_json()
 
     def work(conn: Connection) -> Replay:
-        result = insert_report(conn, report, source="service", ids=True)
+        result = insert_report(conn, report, source="service", ids=True, plain=plain)
         br_id = result.run_ids[0]
         conn.execute(run_owners.insert().values(benchmark_run_id=br_id, key_id=owner.id))
         tr_id, cr_ids = result.task_runs[0][0]
-        stored = StoredTaskRun(
-            tr_id, br_id, task, cr_ids, task_phase(task.status, True), None, run.scored
-        )
+        phase = task_phase(task.status, True)
+        task_json = plain["benchmark_runs"][0]["task_runs"][0]
+        stored = StoredTaskRun(tr_id, br_id, task, cr_ids, phase, None, run.scored, task_json)
         made = answer(stored)
         if then is not None:
             then(conn, made)

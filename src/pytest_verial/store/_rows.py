@@ -83,10 +83,17 @@ def _without(data: Mapping[str, Any], key: str) -> dict[str, Any]:
 
 
 def session_row(
-    session_id: str, session: Session, meta: SessionMeta, extra: Mapping[str, Any]
+    session_id: str,
+    session: Session,
+    meta: SessionMeta,
+    extra: Mapping[str, Any],
+    data: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``sessions`` row: columns, and ``data`` holding the session block and the report's
-    other top-level keys (``schema``, ``generator``, ``extensions``)."""
+    """The ``sessions`` row: columns, and ``data`` holding the session block (``data``: its
+    canonical JSON when the caller has it) and the report's other top-level keys (``schema``,
+    ``generator``, ``extensions``)."""
+    if data is None:
+        data = redact_json(session.model_dump(mode="json", by_alias=True))
     started = parse_time(session.started_at) or parse_time(meta.started_at) or datetime.now(UTC)
     return {
         "id": session_id,
@@ -105,7 +112,7 @@ def session_row(
         "scored": session.scored,
         "data": {
             **dict(extra),
-            "session": redact_json(session.model_dump(mode="json", by_alias=True)),
+            "session": data,
             "origin": meta.origin,
         },
     }
@@ -245,10 +252,12 @@ def _float(value: object) -> float | None:
     return float(value)
 
 
-def report_split(report: Report) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A report's canonical JSON and the top-level keys the session row keeps beside its
-    session block."""
-    data = canonical(report)
+def report_split(
+    report: Report, plain: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A report's canonical JSON (from ``plain``, its ``to_json()``, when the caller made it)
+    and the top-level keys the session row keeps beside its session block."""
+    data: dict[str, Any] = canonical(report) if plain is None else redact_json(plain)
     extra = {k: v for k, v in data.items() if k not in ("session", "benchmark_runs")}
     return data, extra
 
