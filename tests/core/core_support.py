@@ -180,6 +180,39 @@ def shared_project(base: Path, name: str, build: Callable[[Path], object]) -> Pa
     return path
 
 
+#: the example runs ``score_examples`` scores (``./scripts/demo``'s)
+EXAMPLE_AGENTS = ("good-agent", "flawed-agent")
+
+
+def score_examples(path: Path) -> None:
+    """The example benchmarks scored on each example run, one child session each, as
+    ``./scripts/demo`` does: ``path/<agent>.json``, ``<agent>.html`` and ``<agent>.out`` (the
+    session's exit code on its first line, then its output). Built once per suite run (the
+    ``example_runs`` fixture) for the tests that read these reports, pages or outputs: each
+    session is two to three seconds of CPU."""
+    examples = REPO / "example_benchmarks"
+    for agent in EXAMPLE_AGENTS:
+        code, output = run_subprocess(
+            REPO,
+            str(examples),
+            "--tb=no",
+            "--verial-run",
+            str(examples / "runs" / agent),
+            "--verial-report",
+            str(path / f"{agent}.json"),
+            "--verial-html",
+            str(path / f"{agent}.html"),
+        )
+        assert code in (0, 1), output[-3000:]
+        (path / f"{agent}.out").write_text(f"{code}\n{output}", encoding="utf-8")
+
+
+def example_output(path: Path, agent: str) -> tuple[int, str]:
+    """The exit code and output of ``score_examples``'s session of ``agent``."""
+    code, output = (path / f"{agent}.out").read_text(encoding="utf-8").split("\n", 1)
+    return int(code), output
+
+
 def strip_timing(value: Any) -> Any:
     """A copy of a report without the keys that hold times (and its seal, a digest of them)."""
     if isinstance(value, dict):
