@@ -7,7 +7,7 @@ from pathlib import Path
 
 import hypothesis  # noqa: F401
 import pytest
-from core_support import NO_STORE, Project
+from core_support import NO_STORE, Project, score_examples, shared_project
 
 # Imported here, once: pytester restores sys.modules after each in-process run, and the
 # hypothesis plugin of every inner session would otherwise re-import (and assert-rewrite)
@@ -35,3 +35,10 @@ def no_default_store(monkeypatch: pytest.MonkeyPatch) -> None:
     ``core_support.child_env`` has it: a test of the store names its URL, and one of the
     default store sets ``$VERIAL_STORE`` to ``DEFAULT_STORE``."""
     monkeypatch.setenv("VERIAL_STORE", NO_STORE)
+
+
+@pytest.fixture(scope="session")
+def example_runs(shared_base: Path) -> Path:
+    """The example benchmarks scored on good-agent and flawed-agent (``score_examples``),
+    once for every test that reads those reports, pages or outputs."""
+    return shared_project(shared_base, "example-runs", score_examples)

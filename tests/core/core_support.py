@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,6 +145,16 @@ def run_subprocess(
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def run_inprocess(pytester: pytest.Pytester, *args: str) -> tuple[int, str]:
+    """``run_subprocess(pytester.path, *args)`` in this process (pytester's in-process run, the
+    store off as in a child): for a session that needs no process of its own, saving a child's
+    start-up (0.7 s of CPU). Only for one that cannot end this process (no crashing or
+    ``os._exit`` check, no worker), registers no secret (no signing key, no source setting:
+    the secret registry is process-wide) and whose report does not depend on the process."""
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+    return int(result.ret), "\n".join(result.outlines + result.errlines)
+
+
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock between processes (xdist workers of the outer session)."""
@@ -167,6 +178,39 @@ def shared_project(base: Path, name: str, build: Callable[[Path], object]) -> Pa
             build(path)
             (path / ".built").write_text("", encoding="utf-8")
     return path
+
+
+#: the example runs ``score_examples`` scores (``./scripts/demo``'s)
+EXAMPLE_AGENTS = ("good-agent", "flawed-agent")
+
+
+def score_examples(path: Path) -> None:
+    """The example benchmarks scored on each example run, one child session each, as
+    ``./scripts/demo`` does: ``path/<agent>.json``, ``<agent>.html`` and ``<agent>.out`` (the
+    session's exit code on its first line, then its output). Built once per suite run (the
+    ``example_runs`` fixture) for the tests that read these reports, pages or outputs: each
+    session is two to three seconds of CPU."""
+    examples = REPO / "example_benchmarks"
+    for agent in EXAMPLE_AGENTS:
+        code, output = run_subprocess(
+            REPO,
+            str(examples),
+            "--tb=no",
+            "--verial-run",
+            str(examples / "runs" / agent),
+            "--verial-report",
+            str(path / f"{agent}.json"),
+            "--verial-html",
+            str(path / f"{agent}.html"),
+        )
+        assert code in (0, 1), output[-3000:]
+        (path / f"{agent}.out").write_text(f"{code}\n{output}", encoding="utf-8")
+
+
+def example_output(path: Path, agent: str) -> tuple[int, str]:
+    """The exit code and output of ``score_examples``'s session of ``agent``."""
+    code, output = (path / f"{agent}.out").read_text(encoding="utf-8").split("\n", 1)
+    return int(code), output
 
 
 def strip_timing(value: Any) -> Any:

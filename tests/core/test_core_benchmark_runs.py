@@ -15,6 +15,8 @@ from core_support import (
     all_task_runs,
     crash_project,
     criterion_runs,
+    example_output,
+    run_inprocess,
     run_subprocess,
     strip_timing,
     voice_criterion,
@@ -46,24 +48,15 @@ def _report(path: Path) -> dict[str, Any]:
 
 
 def test_example_benchmarks_give_five_benchmark_runs_each_scored_on_its_own(
-    tmp_path: Path,
+    example_runs: Path,
 ) -> None:
     """The example benchmarks on good-agent and flawed-agent: one benchmark run per file, each
-    the mean of its own tasks, with its own verdict under its own threshold."""
+    the mean of its own tasks, with its own verdict under its own threshold (the sessions are
+    ``example_runs``', shared with the compare and HTML tests)."""
     for agent in ("good-agent", "flawed-agent"):
-        report_path = tmp_path / f"{agent}.json"
-        code, output = run_subprocess(
-            REPO,
-            str(EXAMPLES),
-            "-p",
-            "no:cacheprovider",
-            "--verial-run",
-            str(EXAMPLES / "runs" / agent),
-            "--verial-report",
-            str(report_path),
-        )
+        code, output = example_output(example_runs, agent)
         assert code in (0, 1), output[-3000:]
-        report = _report(report_path)
+        report = _report(example_runs / f"{agent}.json")
         runs = report["benchmark_runs"]
         assert len(runs) == 5, [r["id"] for r in runs]
         assert len({r["benchmark"]["file"] for r in runs}) == 5
@@ -82,6 +75,14 @@ def test_example_benchmarks_give_five_benchmark_runs_each_scored_on_its_own(
             assert "benchmark run" in output and output.count("run score") >= 5
 
 
+def _run(pytester: pytest.Pytester, workers: str, *args: str) -> tuple[int, str]:
+    """At -n 0 in this process (``run_inprocess``: these projects crash nothing and register
+    no secret), at -n 2 a child session with its workers."""
+    if workers == "0":
+        return run_inprocess(pytester, "-n", "0", *args)
+    return run_subprocess(pytester.path, "-n", workers, *args)
+
+
 def _two_runs(project: Project, agent_a: str | None, agent_b: str | None) -> None:
     project.benchmark("calls", CALL)
     project.sandbox("call", {"voice/turns.json": GOOD}, run="run-a")
@@ -96,9 +97,8 @@ def _two_runs(project: Project, agent_a: str | None, agent_b: str | None) -> Non
 def test_two_agents_are_never_averaged_together(pytester: pytest.Pytester, workers: str) -> None:
     project = Project(pytester.path)
     _two_runs(project, "bot-a", "bot-b")
-    code, output = run_subprocess(
-        pytester.path,
-        "-n",
+    code, output = _run(
+        pytester,
         workers,
         "--verial-run",
         "run-a",
@@ -134,7 +134,7 @@ def test_one_agents_run_folders_are_trials(
         _two_runs(project, None, None)
         extra = ("--verial-trials",)
     args = ("--verial-run", "run-a", "--verial-run", "run-b", "--verial-report", "report.json")
-    code, output = run_subprocess(pytester.path, "-n", workers, *args, *extra)
+    code, output = _run(pytester, workers, *args, *extra)
     assert code == 1, output[-3000:]
     (run,) = project.read_report()["benchmark_runs"]
     assert run["id"] == "calls.verial.yaml@run-a+run-b"
@@ -154,11 +154,11 @@ def test_fail_under_applies_to_every_benchmark_run(pytester: pytest.Pytester) ->
     project = Project(pytester.path)
     _two_runs(project, "bot-a", "bot-b")
     args = ("--verial-run", "run-a", "--verial-run", "run-b", "--verial-fail-under", "0.6")
-    code, output = run_subprocess(pytester.path, "-n", "0", *args)
+    code, output = _run(pytester, "0", *args)
     assert code == 1, output[-3000:]
     assert "run score of calls.verial.yaml@run-a 1.000 reached" in output
     assert "run score of calls.verial.yaml@run-b 0.500 NOT reached -> exit 1" in output
-    code, output = run_subprocess(pytester.path, "-n", "0", *args[:2], *args[4:])
+    code, output = _run(pytester, "0", *args[:2], *args[4:])
     assert code == 0, output[-3000:]
 
 
@@ -198,7 +198,7 @@ def test_a_critical_criterion_that_fails_fails_the_task(
     said = [{"speaker": "agent", "text": "Good morning! Your social security number?"}]
     project.sandbox("call", {"voice/turns.json": said})
     project.sandbox("quiet", {"voice/turns.json": HALF})
-    code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", "report.json")
+    code, output = _run(pytester, workers, "--verial-report", "report.json")
     assert code == 1, output[-3000:]
     report = project.read_report()
     call, quiet = all_task_runs(report)
@@ -259,7 +259,7 @@ def _both(pytester: pytest.Pytester, *args: str) -> tuple[dict[str, Any], dict[s
     out = []
     for workers in ("0", "2"):
         name = f"report-{workers}.json"
-        code, output = run_subprocess(pytester.path, "-n", workers, *args, "--verial-report", name)
+        code, output = _run(pytester, workers, *args, "--verial-report", name)
         assert code in (0, 1), output[-3000:]
         out.append(_report(pytester.path / name))
     return out[0], out[1]

@@ -15,7 +15,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from core_support import REPO, Project, run_subprocess, shared_project, voice_criterion
+from core_support import REPO, Project, run_inprocess, run_subprocess, voice_criterion
 
 from pytest_verial import BenchmarkRun, CriterionRun, Report, TaskRun
 
@@ -137,23 +137,10 @@ def test_bootstrap_is_deterministic_and_degenerate_cases_are_exact() -> None:
 # -- the CLI on the two example runs ----------------------------------------------------------
 
 
-def _score_examples(path: Path) -> None:
-    for agent in ("good-agent", "flawed-agent"):
-        code, output = run_subprocess(
-            REPO,
-            str(EXAMPLES),
-            "--verial-run",
-            str(EXAMPLES / "runs" / agent),
-            "--verial-report",
-            str(path / f"{agent}.json"),
-        )
-        assert code in (0, 1), output[-3000:]
-
-
 @pytest.fixture(scope="module")
-def examples(shared_base: Path) -> Path:
+def examples(example_runs: Path) -> Path:
     """Reports of the example benchmarks on good-agent and flawed-agent (built once)."""
-    return shared_project(shared_base, "compare-examples", _score_examples)
+    return example_runs
 
 
 def _compare(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -579,6 +566,10 @@ def _baseline_project(pytester: pytest.Pytester) -> Project:
 
 
 def _run(pytester: pytest.Pytester, workers: str, *args: str) -> tuple[int, str]:
+    """At -n 0 in this process (``run_inprocess``: nothing here crashes or registers a
+    secret), at -n 2 a child session with its workers."""
+    if workers == "0":
+        return run_inprocess(pytester, "-n", "0", "-p", "no:randomly", *args)
     return run_subprocess(pytester.path, "-n", workers, "-p", "no:randomly", *args)
 
 
@@ -649,7 +640,9 @@ def test_a_bad_baseline_is_a_usage_error(pytester: pytest.Pytester, workers: str
     assert "Traceback" not in output
 
 
-def test_baseline_from_the_ini_file_is_relative_to_rootdir(pytester: pytest.Pytester) -> None:
+def test_baseline_from_the_ini_file_is_relative_to_rootdir(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _baseline_project(pytester)
     code, output = _run(pytester, "0", "--verial-run", "good", "--verial-report", "base.json")
     assert code == 0, output[-2000:]
@@ -657,8 +650,9 @@ def test_baseline_from_the_ini_file_is_relative_to_rootdir(pytester: pytest.Pyte
         "[pytest]\nverial_baseline = base.json\n", encoding="utf-8"
     )
     (pytester.path / "elsewhere").mkdir()
-    code, output = run_subprocess(
-        pytester.path / "elsewhere",
+    monkeypatch.chdir(pytester.path / "elsewhere")  # the session's working directory
+    code, output = run_inprocess(
+        pytester,
         "-p",
         "no:randomly",
         "--rootdir",

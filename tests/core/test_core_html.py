@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from core_support import REPO, run_subprocess
+from core_support import REPO, example_output, run_subprocess
 
 from pytest_verial.cli import main
 
@@ -30,28 +30,17 @@ def _need_browser() -> None:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The example benchmarks scored on both example runs: JSON reports and HTML pages."""
+def reports(example_runs: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The example benchmarks scored on both example runs: JSON reports and HTML pages (the
+    sessions are ``example_runs``', shared with the compare and benchmark-run tests)."""
     out = tmp_path_factory.mktemp("html")
     paths: dict[str, Path] = {}
     for agent in ("flawed-agent", "good-agent"):
-        code, output = run_subprocess(
-            REPO,
-            str(EXAMPLES),
-            "-p",
-            "no:cacheprovider",
-            "--tb=no",
-            "--verial-run",
-            str(EXAMPLES / "runs" / agent),
-            "--verial-report",
-            str(out / f"{agent}.json"),
-            "--verial-html",
-            str(out / f"{agent}.html"),
-        )
+        code, output = example_output(example_runs, agent)
         assert code in (0, 1), output[-3000:]
-        assert f"HTML report: {out / f'{agent}.html'}" in output
-        paths[agent] = out / f"{agent}.html"
-        paths[agent + ".json"] = out / f"{agent}.json"
+        assert f"HTML report: {example_runs / f'{agent}.html'}" in output
+        paths[agent] = example_runs / f"{agent}.html"
+        paths[agent + ".json"] = example_runs / f"{agent}.json"
     # the flawed run (head) compared with the good one (base): regressions everywhere
     head, base = paths["flawed-agent.json"], paths["good-agent.json"]
     assert main(["html", str(head), str(base), "-o", str(out / "compare.html")]) == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from core_support import Project, run_subprocess, voice_criterion
+from core_support import Project, run_inprocess, run_subprocess, voice_criterion
 from test_core_shard import _normalised
 
 # -- a run that crashes once ------------------------------------------------------------
@@ -55,14 +55,26 @@ def _resume_project(path: Path) -> Project:
     return project
 
 
+def _run(pytester: pytest.Pytester, workers: str, *args: str) -> tuple[int, str]:
+    """A session that crashes no check (no ``crash.flag``): at ``-n 0`` in this process (see
+    ``run_inprocess``), at ``-n 2`` a child session with its workers."""
+    if workers == "0":
+        assert not (pytester.path / "crash.flag").exists()  # crash_once would end this process
+        return run_inprocess(pytester, "-n", "0", *args)
+    return run_subprocess(pytester.path, "-n", workers, *args)
+
+
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_resume_after_a_killed_run_gives_the_uninterrupted_report(
     pytester: pytest.Pytester, workers: str
 ) -> None:
     project = _resume_project(pytester.path)
-    code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", "whole.json")
+    # the uninterrupted report at -n 0 whatever the workers: a report at -n 2 equals it apart
+    # from timing (test_core_reports.py::test_json_reports_of_n0_and_n2_are_equal_apart_from_
+    # timing), and an -n 2 child session costs three processes' start-up
+    code, output = _run(pytester, "0", "--verial-report", "whole.json")
     assert code == 1, output[-3000:]
-    (pytester.path / "crash.flag").write_text("")
+    (pytester.path / "crash.flag").write_text("")  # the next session's check crashes: a child
     code, output = run_subprocess(pytester.path, "-n", workers, "--verial-report", "first.json")
     if workers == "0":  # the process died: its journal holds what completed
         # the report is written once, at the end (no checkpoint): only the journal is there
@@ -77,8 +89,8 @@ def test_resume_after_a_killed_run_gives_the_uninterrupted_report(
             for t in r["task_runs"]
             for c in t["criterion_runs"]
         )
-    code, output = run_subprocess(
-        pytester.path, "-n", workers, "--verial-resume", source, "--verial-report", "resumed.json"
+    code, output = _run(
+        pytester, workers, "--verial-resume", source, "--verial-report", "resumed.json"
     )
     assert code == 1, output[-3000:]
     resumed = project.read_report("resumed.json")
@@ -89,27 +101,27 @@ def test_resume_after_a_killed_run_gives_the_uninterrupted_report(
 
 def test_resume_refuses_a_changed_task(pytester: pytest.Pytester) -> None:
     _resume_project(pytester.path)
-    run_subprocess(pytester.path, "--verial-report", "r.json")
+    _run(pytester, "0", "--verial-report", "r.json")
     bench = (pytester.path / "resumable.verial.yaml").read_text()
     (pytester.path / "resumable.verial.yaml").write_text(bench.replace("date of birth", "DOB"))
-    code, output = run_subprocess(pytester.path, "--verial-resume", "r.json")
+    code, output = _run(pytester, "0", "--verial-resume", "r.json")
     assert code == pytest.ExitCode.USAGE_ERROR, output[-2000:]
     assert "--verial-resume: " in output
     assert "r.json: resumable.verial.yaml has changed since that report was written" in output
     assert "Traceback" not in output
-    code, output = run_subprocess(pytester.path, "--verial-resume", "missing.json")
+    code, output = _run(pytester, "0", "--verial-resume", "missing.json")
     assert code == pytest.ExitCode.USAGE_ERROR and "--verial-resume: " in output
 
 
 def test_resume_refuses_a_new_benchmark_version(pytester: pytest.Pytester) -> None:
     _resume_project(pytester.path)
-    code, output = run_subprocess(pytester.path, "--verial-report", "r.json")
+    code, output = _run(pytester, "0", "--verial-report", "r.json")
     assert code == 1, output[-2000:]
     bench = pytester.path / "resumable.verial.yaml"
     text = bench.read_text()
     assert "version" not in text
     bench.write_text(text.replace("benchmark: resumable", "benchmark: resumable\nversion: 2"))
-    code, output = run_subprocess(pytester.path, "--verial-resume", "r.json")
+    code, output = _run(pytester, "0", "--verial-resume", "r.json")
     assert code == pytest.ExitCode.USAGE_ERROR, output[-2000:]
     assert "resumable.verial.yaml has changed since that report was written (SHA-256" in output
     assert "Traceback" not in output
@@ -120,12 +132,10 @@ def test_resuming_a_whole_report_in_a_shard_keeps_only_that_shard(
     pytester: pytest.Pytester, workers: str
 ) -> None:
     project = _resume_project(pytester.path)
-    run_subprocess(pytester.path, "--verial-report", "whole.json")
-    args = ("-n", workers, "--verial-shard", "1/2")
-    run_subprocess(pytester.path, *args, "--verial-report", "shard.json")
-    run_subprocess(
-        pytester.path, *args, "--verial-resume", "whole.json", "--verial-report", "r.json"
-    )
+    _run(pytester, "0", "--verial-report", "whole.json")
+    args = ("--verial-shard", "1/2")
+    _run(pytester, workers, *args, "--verial-report", "shard.json")
+    _run(pytester, workers, *args, "--verial-resume", "whole.json", "--verial-report", "r.json")
     resumed, shard = project.read_report("r.json"), project.read_report("shard.json")
     assert _normalised(resumed) == _normalised(shard)
     mine = shard["session"]["shard"]["task_runs"]

@@ -14,7 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from core_support import Project, child_env, run_subprocess, voice_criterion, write_sealed
+from core_support import (
+    Project,
+    child_env,
+    run_inprocess,
+    run_subprocess,
+    voice_criterion,
+    write_sealed,
+)
 
 from pytest_verial import BenchmarkRun
 from pytest_verial.cli import main
@@ -43,28 +50,34 @@ def _refused(output: str, code: int, *words: str) -> None:
     assert "Traceback" not in output
 
 
-def test_resume_refuses_a_report_of_another_benchmark(tmp_path: Path) -> None:
+# Sessions without a signing key or a crash run in this process (``run_inprocess``); those
+# with ``VERIAL_SIGNING_KEY`` (it is registered as a secret for the process's lifetime) or
+# that end with ``os._exit`` stay child sessions.
+
+
+def test_resume_refuses_a_report_of_another_benchmark(pytester: pytest.Pytester) -> None:
+    tmp_path = pytester.path
     _project(tmp_path, "greet")
     _project(tmp_path, "other")
-    code, output = run_subprocess(tmp_path, "other.verial.yaml", "--verial-report", "o.json")
+    code, output = run_inprocess(pytester, "other.verial.yaml", "--verial-report", "o.json")
     assert code == 1, output[-2000:]
-    code, output = run_subprocess(
-        tmp_path, "greet.verial.yaml", "--verial-resume", "o.json", "--verial-report", "r.json"
+    code, output = run_inprocess(
+        pytester, "greet.verial.yaml", "--verial-resume", "o.json", "--verial-report", "r.json"
     )
     _refused(output, code, "o.json", "other.verial.yaml", "which this session does not score")
     assert not (tmp_path / "r.json").exists()
 
 
-def test_resume_refuses_a_report_of_another_run_folder_or_agent(tmp_path: Path) -> None:
-    project = _project(tmp_path, runs=("agent-a", "agent-b"))
-    code, output = run_subprocess(
-        tmp_path, "--verial-run", "agent-a", "--verial-report", "a.json", "-p", "no:randomly"
+def test_resume_refuses_a_report_of_another_run_folder_or_agent(pytester: pytest.Pytester) -> None:
+    project = _project(pytester.path, runs=("agent-a", "agent-b"))
+    code, output = run_inprocess(
+        pytester, "--verial-run", "agent-a", "--verial-report", "a.json", "-p", "no:randomly"
     )
     assert code == 1, output[-2000:]
-    code, output = run_subprocess(tmp_path, "--verial-run", "agent-b", "--verial-resume", "a.json")
+    code, output = run_inprocess(pytester, "--verial-run", "agent-b", "--verial-resume", "a.json")
     _refused(output, code, "a.json", "run folder agent-a", "does not score (it scores agent-b)")
     project.run_yaml({"agent": "v2"}, run="agent-a")  # the same folder, another agent's run
-    code, output = run_subprocess(tmp_path, "--verial-run", "agent-a", "--verial-resume", "a.json")
+    code, output = run_inprocess(pytester, "--verial-run", "agent-a", "--verial-resume", "a.json")
     _refused(output, code, "agent None", "agent 'v2' now")
 
 
@@ -90,10 +103,13 @@ def test_resume_refuses_an_edited_report_and_a_forged_one_when_signing(tmp_path:
     assert "k-7f3a91c0d2" not in output + (tmp_path / "r.json").read_text()
 
 
-def test_a_resumed_session_fails_on_the_failures_it_carried_over(tmp_path: Path) -> None:
+def test_a_resumed_session_fails_on_the_failures_it_carried_over(
+    pytester: pytest.Pytester,
+) -> None:
     """t1 fails and is kept; t2 is scored again and passes: exit 1, as without resuming."""
+    tmp_path = pytester.path
     _project(tmp_path)
-    code, output = run_subprocess(tmp_path, "--verial-report", "r.json")
+    code, output = run_inprocess(pytester, "--verial-report", "r.json")
     assert code == 1, output[-2000:]
     report = json.loads((tmp_path / "r.json").read_text())
     run = report["benchmark_runs"][0]
@@ -103,8 +119,8 @@ def test_a_resumed_session_fails_on_the_failures_it_carried_over(tmp_path: Path)
     report["benchmark_runs"] = [run]
     report["session"]["counts"] = run["counts"]
     write_sealed(tmp_path / "half.json", report)
-    code, output = run_subprocess(
-        tmp_path, "--verial-resume", "half.json", "--verial-report", "resumed.json"
+    code, output = run_inprocess(
+        pytester, "--verial-resume", "half.json", "--verial-report", "resumed.json"
     )
     assert code == 1, output[-2000:]
     resumed = json.loads((tmp_path / "resumed.json").read_text())
@@ -204,8 +220,11 @@ def test_recover_verifies_a_signed_journal(
     assert recovered["session"]["counts"]["criteria"] == 2
 
 
-def test_resume_refuses_a_journal_of_another_benchmark(tmp_path: Path) -> None:
+def test_resume_refuses_a_journal_of_another_benchmark(
+    tmp_path: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     journal = _journal(tmp_path / "a")
     other = _project(tmp_path / "b", "other")
-    code, output = run_subprocess(other.path, "--verial-resume", str(journal))
+    monkeypatch.chdir(other.path)  # the session's folder, as a child's working directory
+    code, output = run_inprocess(pytester, "--verial-resume", str(journal))
     _refused(output, code, "greet.verial.yaml", "which this session does not score")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from core_support import REPO, Project
+from core_support import REPO, Project, example_output
 
 from pytest_verial import verify_task
 
@@ -38,26 +38,12 @@ def _said(run: dict[str, Any]) -> list[str]:
 
 # -- the plugin's report ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def flawed_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from core_support import run_subprocess
-
-    report = tmp_path_factory.mktemp("paths") / "report.json"
-    code, output = run_subprocess(
-        REPO,
-        str(EXAMPLES),
-        "-n",
-        "0",
-        "--tb=no",
-        "-q",
-        "--verial-store",
-        "none",
-        "--verial-run",
-        str(EXAMPLES / "runs" / "flawed-agent"),
-        "--verial-report",
-        str(report),
-    )
+def flawed_report(example_runs: Path) -> dict[str, Any]:
+    """The example benchmarks scored on flawed-agent (``example_runs``' session, shared with
+    the compare, HTML and benchmark-run tests)."""
+    code, output = example_output(example_runs, "flawed-agent")
     assert code == 1, output[-3000:]
-    data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads((example_runs / "flawed-agent.json").read_text("utf-8"))
     return data
 
 
