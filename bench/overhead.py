@@ -294,14 +294,25 @@ def modes_main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         build(root, args.criteria, args.tasks, fields)
-        # the store exists before the measured runs (a project's usual case)
-        timed(verial_args("load.verial.json", "--verial-run", "sandbox"), root)
+        # several sources: each its own store (a newer one migrates its schema, which an
+        # older one then refuses); one: the project's default store
+        stores = {
+            source: ["--verial-store", f"sqlite:///{root / f'store-{n}.db'}"]
+            if len(sources) > 1
+            else []
+            for n, source in enumerate(sources)
+        }
+        for source, src in sources.items():
+            # the store exists before the measured runs (a project's usual case)
+            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, outer) if p)
+            timed(verial_args("load.verial.json", "--verial-run", "sandbox", *stores[source]), root)
         for _ in range(args.repeat):
             for source, src in sources.items():
                 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, outer) if p)
                 for mode in modes:
+                    extra = MODES[mode] if mode == "off" else [*stores[source], *MODES[mode]]
                     timed(
-                        verial_args("load.verial.json", "--verial-run", "sandbox", *MODES[mode]),
+                        verial_args("load.verial.json", "--verial-run", "sandbox", *extra),
                         root,
                     )
                     cpu[f"{mode} {source}".strip()].append(cpu_of_last())
