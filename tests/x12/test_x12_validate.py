@@ -63,3 +63,18 @@ def test_guides_pyx12_lacks_are_an_error(run_x12: Any) -> None:
     assert result["status"] == "error"
     assert "pyx12 cannot validate" in result["details"]
     assert "005010X279A1" in result["details"]
+
+
+def test_a_file_pyx12_cannot_read_is_named_the_same_in_every_session(
+    tmp_path: Path, run_x12: Any
+) -> None:
+    # pyx12 names a file it cannot read by the repr of the stream it was handed
+    # ("<_io.StringIO object at 0x7f...>"): an address that differs in every process, which
+    # made the evidence (and the report's digest) differ between two scorings of one sandbox
+    short = (Path(__file__).parent / "corpus" / "malformed" / "isa_short.x12").read_text()
+    result = run_x12(source(tmp_path, short), {"transaction": "271", "validate": True})
+    errors = result["evidence"]["validation"]["errors"]
+    assert errors, result["details"]
+    assert not [e for e in errors if "object at 0x" in e], errors
+    assert any("r.x12" in e and "does not look like an X12 data file" in e for e in errors)
+    assert "object at 0x" not in result["details"]

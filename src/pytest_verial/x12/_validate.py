@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,11 @@ def _tree_errors(node: Any, out: list[str]) -> None:
             _tree_errors(value, out)
 
 
+#: a Python object's repr (``<_io.StringIO object at 0x7f...>``), which pyx12 writes into some
+#: messages in place of the file's name: an address differs in every process
+_OBJECT_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
+
 def validate(text: str, origin: str) -> Validation:
     """Validate X12 ``text`` against pyx12's maps; CheckError when it cannot be validated."""
     try:
@@ -87,10 +93,13 @@ def validate(text: str, origin: str) -> Validation:
         logger.removeHandler(collect)
         logger.setLevel(saved[0])
         logger.propagate = saved[1]
-    errors = list(collect.messages)
+    # pyx12 names the file it reads by its repr: the file's own name in its place, so the
+    # evidence says which file and is the same in every session
+    errors = [_OBJECT_REPR.sub(origin, m) for m in collect.messages]
     tree: list[str] = []
     with contextlib.suppress(json.JSONDecodeError):
         _tree_errors(json.loads(report.getvalue() or "{}"), tree)
+    tree = [_OBJECT_REPR.sub(origin, e) for e in tree]
     logged = "\n".join(errors)
     errors.extend(e for e in tree if e not in logged)  # most are logged too
     version = getattr(pyx12, "__version__", "")
