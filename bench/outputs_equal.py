@@ -11,7 +11,12 @@ compares, apart from timings, seals, digests over them, and the ids the store ma
 - every row of the stores' tables, and the report ``verial export`` reads back from each store
   (what the service's API answers are made of).
 
-    python bench/outputs_equal.py --before /tmp/before/src [--after src]
+    python bench/outputs_equal.py --before /tmp/before/src [--after src] [--corpus]
+
+``--corpus`` also scores a benchmark made from the real third-party corpus
+(``../shared/corpus/``) and the suite's HL7 and X12 corpora (valid and malformed), copied into a
+temporary run folder (:mod:`_corpus_bench`): every HL7, X12 and FHIR sample is a task whose
+criteria pass, fail or cannot be evaluated on it.
 
 Prints one line per compared output and exits 1 on the first difference (with its path).
 """
@@ -29,6 +34,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
+
+import _corpus_bench
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,12 +71,12 @@ def normal(value: Any, key: str = "") -> Any:
     return value
 
 
-def run_side(src: Path, run: Path, out: Path) -> None:
+def run_side(src: Path, run: Path, out: Path, benchmarks: Path) -> None:
     out.mkdir(parents=True)
     env = {**os.environ, "PYTHONPATH": str(src)}
     store = f"sqlite:///{out / 'results.db'}"
     subprocess.run(
-        [sys.executable, "-m", "pytest", "example_benchmarks", "-p", "no:cacheprovider"]
+        [sys.executable, "-m", "pytest", str(benchmarks), "-p", "no:cacheprovider"]
         + ["-p", "no:randomly", "-q", "-n", "0", "--verial-run", str(run)]
         + ["--verial-report", str(out / "report.json"), "--verial-junit", str(out / "junit.xml")]
         + ["--verial-store", store],
@@ -148,14 +155,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, required=True, help="the old source's src folder")
     parser.add_argument("--after", type=Path, default=ROOT / "src")
+    parser.add_argument(
+        "--corpus", action="store_true", help="also a benchmark over the real corpus (../shared)"
+    )
     args = parser.parse_args()
     different = False
     with tempfile.TemporaryDirectory() as tmp:
-        for run in sorted((ROOT / "example_benchmarks" / "runs").iterdir()):
+        examples = ROOT / "example_benchmarks"
+        cases = [(examples, run) for run in sorted((examples / "runs").iterdir())]
+        if args.corpus:
+            made = _corpus_bench.build(Path(tmp) / "corpus")
+            if made is None:
+                sys.exit(f"--corpus: {_corpus_bench.SHARED} is absent")
+            cases.append(made)
+        for benchmarks, run in cases:
             sides = {}
             for side, src in (("before", args.before), ("after", args.after)):
                 out = Path(tmp) / run.name / side
-                run_side(src.resolve(), run, out)
+                run_side(src.resolve(), run, out, benchmarks)
                 sides[side] = out
             before, after = sides["before"], sides["after"]
             checks = {
