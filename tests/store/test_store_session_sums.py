@@ -34,7 +34,8 @@ def test_a_running_aggregate_from_sums_is_the_aggregate_of_the_task_runs_so_far(
         original(self, nodeid, selected, data)
         if len(self._pending) == before:
             return
-        run_id, task, _position, _data = self._pending[-1]
+        run_id, _columns, _position, data = self._pending[-1]
+        task = TaskRun.model_validate(data)  # the task run the store's row holds
         done.setdefault(run_id, []).append(task)
         kept: BenchmarkRun = self._runs[run_id]
         again = kept.rescored(done[run_id], running=True)

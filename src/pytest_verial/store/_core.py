@@ -63,7 +63,7 @@ from ._repo_trend import (
     list_runs,
     trend_points,
 )
-from ._rows import SessionMeta, as_utc, benchmark_run_row, parse_time, session_row
+from ._rows import SessionMeta, TaskColumns, as_utc, benchmark_run_row, parse_time, session_row
 from ._url import ENV as ENV
 from ._url import default_store_url as default_store_url
 from ._url import store_url_from as store_url_from
@@ -422,9 +422,11 @@ class SessionWriter:
     def task_runs_completed(
         self,
         runs: Mapping[str, BenchmarkRun],
-        tasks: Sequence[tuple[str, TaskRun, int, Mapping[str, Any]]],
+        tasks: Sequence[tuple[str, TaskColumns, int, Mapping[str, Any]]],
     ) -> None:
-        """A batch of completed task runs, inserted in one transaction (``_repo_batches.py``)."""
+        """A batch of completed task runs, inserted in one transaction (``_repo_batches.py``):
+        each task run's columns (a typed ``TaskRun``, or the session's plain one) and its
+        JSON with secrets masked."""
         from ._repo_batches import write_batch
 
         write_batch(self, runs, tasks)

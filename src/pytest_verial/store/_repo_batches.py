@@ -40,7 +40,8 @@ from ._tables import benchmark_runs, criterion_runs, judge_calls, sessions, task
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-    from .._results import BenchmarkRun, Report, TaskRun
+    from .._results import BenchmarkRun, Report
+    from ._rows import TaskColumns
 
 #: a store._core.SessionWriter, which delegates to this module (so it is not imported here:
 #: the store's modules import downwards only)
@@ -82,7 +83,7 @@ def _insert(conn: Connection, rows: Sequence[Rows]) -> None:
 def write_batch(
     writer: SessionWriter,
     runs: Mapping[str, BenchmarkRun],
-    tasks: Sequence[tuple[str, TaskRun, int, Mapping[str, Any]]],
+    tasks: Sequence[tuple[str, TaskColumns, int, Mapping[str, Any]]],
 ) -> None:
     """One transaction: each benchmark run of ``runs`` (its row inserted the first time, its
     aggregates updated), then the task runs of ``tasks`` (benchmark run id, task run, its
