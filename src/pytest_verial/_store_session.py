@@ -301,11 +301,19 @@ class SessionStore:
                             self._index[node] = (display, plan, task, run, group, position)
                             position += 1
 
-    def finish(self, report: Report) -> str | None:
-        """Store the session's end; the one-line problem when the store failed at any point."""
+    def finish(self, report: Report, plain: Mapping[str, Any] | None = None) -> str | None:
+        """Store the session's end; the one-line problem when the store failed at any point.
+
+        Reads of ``report`` what ``store._repo_batches.finish`` says: the session, each
+        benchmark run's aggregates, each task run's columns, and the criterion runs only of
+        the task runs no batch stored (all of them when a ``pytest_verial_report`` hook is
+        registered); the whole report's JSON for the session's digest: ``plain``
+        (``report.to_json()``, secrets not masked) when the caller has it, else made here.
+        With ``plain`` and no hook, ``report`` may leave out the criterion runs of the task
+        runs already stored."""
         self.flush()
         try:
-            self._writer().finish(report, hooked=self.hooked())
+            self._writer().finish(report, hooked=self.hooked(), plain=plain)
         except StoreError as exc:
             self.failed = self.failed or str(exc)
         finally:

@@ -239,3 +239,57 @@ def test_the_cases_cover_every_status_and_figure(tmp_path: Path, secret: None) -
         "verdict partial", "verdict None", "confidence", "penalty", "critical", "judge calls",
         "secret",
     }  # fmt: skip
+
+
+def test_the_end_given_the_reports_json_reads_no_criterion_run_a_batch_stored(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``SessionWriter.finish``'s docstring says that, given ``plain`` (the whole report's
+    JSON) and no report hook, it reads no criterion run of a task run a batch stored. Here the
+    session's end is handed a report with those criterion runs left out: the store holds the
+    whole report all the same (every row read back), with the whole report's digest."""
+    from pytest_verial.store import open_store
+    from pytest_verial.store._core import SessionWriter
+    from pytest_verial.store._rows import canonical, digest_of
+
+    seen: dict[str, Any] = {}
+    original = SessionWriter.finish
+
+    def finish(self: Any, report: Any, hooked: bool = True, plain: Any = None) -> None:
+        full = report.to_json()
+        light = report.model_copy(deep=True)
+        left_out = 0
+        for run in light.benchmark_runs:
+            for task in run.task_runs:
+                if task.id in self.written:
+                    left_out += len(task.criterion_runs)
+                    task.criterion_runs = []
+        seen.update(
+            session=self.session_id,
+            hooked=hooked,
+            left_out=left_out,
+            canonical=canonical(report),
+        )
+        original(self, light, hooked, plain=full)
+
+    monkeypatch.setattr(SessionWriter, "finish", finish)
+    examples = Path(__file__).resolve().parents[2] / "example_benchmarks"
+    db = pytester.path / "s.db"
+    args = [str(examples / f"{name}.verial.yaml") for name in ("verification", "prior-auth")]
+    for run in ("good-agent", "flawed-agent"):
+        args += ["--verial-run", str(examples / "runs" / run)]
+    result = pytester.runpytest(
+        *args, "-p", "no:cacheprovider", "--verial-store", f"sqlite:///{db}"
+    )
+    assert result.ret in (0, 1), result.outlines[-5:]
+    assert not seen["hooked"] and seen["left_out"] > 10
+    with open_store(f"sqlite:///{db}", create=False) as store:
+        again = store.report_of_session(seen["session"]).to_json()
+    assert json.dumps(again) == json.dumps(seen["canonical"])
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        (digest,) = conn.execute(
+            "select report_digest from sessions where id = ?", (seen["session"],)
+        ).fetchone()
+    assert digest == digest_of(seen["canonical"])

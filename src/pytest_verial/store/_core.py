@@ -431,13 +431,17 @@ class SessionWriter:
 
         write_batch(self, runs, tasks)
 
-    def finish(self, report: Report, hooked: bool = True) -> None:
+    def finish(
+        self, report: Report, hooked: bool = True, plain: Mapping[str, Any] | None = None
+    ) -> None:
         """The session's end: aggregates, the task runs not stored yet, the session's end,
-        exit status and digest, in one transaction; no row written twice (``_repo_batches.py``;
-        ``hooked``: a ``pytest_verial_report`` hook may have changed the report)."""
+        exit status and digest, in one transaction; no row written twice. What it reads of
+        ``report`` (and of ``plain``, the report's ``to_json()`` when the caller made it) is
+        said exactly in ``_repo_batches.finish``'s docstring; ``hooked``: a
+        ``pytest_verial_report`` hook may have changed the report."""
         from ._repo_batches import finish
 
-        finish(self, report, hooked)
+        finish(self, report, hooked, plain)
 
     def interrupted(self) -> None:
         """Mark the session and its running benchmark runs interrupted (cancelled)."""
