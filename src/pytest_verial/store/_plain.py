@@ -8,7 +8,7 @@ run's ``to_json()`` (a plain ``CriterionRecord``'s is exactly ``CriterionRun.to_
 the task run's figures from :func:`pytest_verial._results.task_figures`, the one pure function
 :meth:`TaskRun.aggregate` scores with. The JSON is ``TaskRun.aggregate(...).model_dump(mode=
 "json", by_alias=True)`` of the same criterion runs, key for key and value for value
-(tests/store/test_store_plain_rows.py compares the rows made both ways for every status).
+(tests/store/test_store_session_sums.py compares the rows made both ways for every status).
 
 :class:`PlainTaskRun` carries what a task run's rows read outside their JSON
 (``_rows.TaskColumns``): its ids, status, verdict, score and criterion runs (the records).

@@ -152,7 +152,7 @@ def finish(
     left out (``criterion_runs=[]``) **only** together with ``plain``, the whole report's
     JSON, and only when no ``pytest_verial_report`` hook is registered: without ``plain`` the
     digest and the JSON columns would be those of the shorter report.
-    tests/store/test_store_plain_rows.py's end test hands it such a report and reads every
+    tests/store/test_store_session_sums.py's end test hands it such a report and reads every
     row back."""
     data, extra = report_split(report, None if plain is None else dict(plain))
     digest = digest_of(data)
