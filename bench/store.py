@@ -12,6 +12,12 @@
    user waits, interpreter start included). Target <= 0.5 s.
 5. ``verial trend`` over 1,000 runs of one benchmark (10 task runs each): ``Store.trend`` and
    the command as a child process (table, --json, --task). Target <= 1 s.
+6. ``--only rows``: the CPU of a task run's rows on the session's running path, in process
+   (``time.process_time``, so the machine's load matters less): 200 task runs of 10 criteria
+   (alternately passed and failed, with evidence) made into their rows the typed way
+   (``reporting._build._task_run``, ``model_dump``, ``task_run_rows``: bf00e1c's path) and
+   from the records (``_store_session._plain_task_run``, ``task_run_rows``: issue 33, wave 6),
+   alternating, R times; medians.
 4. Bytes per 1,000 criterion runs: the SQLite file (after import and checkpoint) and, with
    --postgres, the tables' total relation size, divided by the criterion runs stored.
 
@@ -267,6 +273,94 @@ def postgres(tasks: int) -> None:
         trending(1_000, 10, server.new_database())
 
 
+ROWS_BENCHMARK = """
+benchmark: rows
+tasks:
+""" + "".join(
+    f"  - id: t{t:03d}\n    criteria:\n"
+    + "".join(
+        f"      - {{id: c{c}, axis: {'a' if c % 2 else 'b'}, weight: {1 + c % 3}, "
+        f"assertion: {{assert: output-length, min_words: {c + 1}}}}}\n"
+        for c in range(10)
+    )
+    for t in range(200)
+)
+
+
+def rows_cost(repeat: int) -> None:
+    """Item 6: a task run's rows, typed against from the records (see the module's docstring)."""
+    from pytest_verial._config.run_folder import RunConfig, RunDir
+    from pytest_verial._engine import evidence_json, identity
+    from pytest_verial._loader import load_benchmark
+    from pytest_verial._nodeids import criterion_nodeid, task_name, task_nodeid
+    from pytest_verial._record import CriterionRecord
+    from pytest_verial._secrets import redact_json
+    from pytest_verial._store_session import _plain_task_run
+    from pytest_verial.reporting._build import ReportInput, _task_run
+    from pytest_verial.store._rows import task_run_rows
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rows.verial.yaml"
+        path.write_text(ROWS_BENCHMARK, encoding="utf-8")
+        plan = load_benchmark(path, None, display="rows.verial.yaml")
+    run = RunDir(Path("run-1"), "run-1", config=RunConfig())
+    display = "rows.verial.yaml"
+    records: dict[str, Any] = {}
+    for task in plan.tasks:
+        node = task_nodeid(display, task_name(task.key, run.label, False))
+        for n, criterion in enumerate(task.criteria):
+            nodeid = criterion_nodeid(node, criterion.id)
+            who = {**identity(criterion, task), "nodeid": nodeid, "task_run": node, "run": "run-1"}
+            evidence = evidence_json("output-length", {"output": "x", "words": n})
+            records[nodeid] = CriterionRecord.scored(
+                who, 1.0 if n % 2 else 0.3, bool(n % 2), evidence=evidence, duration=0.001
+            )
+    data = ReportInput(
+        files=[(display, plan)],
+        file_runs={display: [run]},
+        runs=[run],
+        selected=set(records),
+        criterion_runs=records,
+        pass_threshold=None,
+        scored=False,
+        started_at="2026-01-01T00:00:00Z",
+        completed_at=None,
+        duration=0.0,
+        interrupted=False,
+        collection_errors=[],
+        running=True,
+    )
+
+    def typed() -> None:
+        for n, task in enumerate(plan.tasks):
+            made = _task_run(display, plan, task, run, data)
+            assert made is not None
+            task_data = redact_json(made.model_dump(mode="json", by_alias=True))
+            task_run_rows("tr", "br", "ses", n, made, task_data)
+
+    def plain() -> None:
+        for n, task in enumerate(plan.tasks):
+            made = _plain_task_run(display, plan, task, run, data)
+            assert made is not None
+            columns, raw = made
+            task_run_rows("tr", "br", "ses", n, columns, redact_json(raw))
+
+    times: dict[str, list[float]] = {"typed": [], "plain": []}
+    typed(), plain()  # warm: models built, modules loaded
+    for _ in range(repeat):
+        for name, work in (("typed", typed), ("plain", plain)):
+            start = time.process_time()
+            work()
+            times[name].append(time.process_time() - start)
+    typed_s, plain_s = statistics.median(times["typed"]), statistics.median(times["plain"])
+    print(
+        f"rows of 200 task runs x 10 criteria, CPU medians of {repeat}: typed (bf00e1c's path) "
+        f"{typed_s * 1000:.0f} ms, from the records {plain_s * 1000:.0f} ms "
+        f"({plain_s / typed_s:.2f}x)"
+    )
+    print("runs (CPU s): " + json.dumps(times))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -276,7 +370,7 @@ def main() -> None:
     parser.add_argument("--trend-runs", type=int, default=1_000)
     parser.add_argument("--trend-tasks", type=int, default=10)
     parser.add_argument(
-        "--only", choices=["overhead", "import", "list", "runs", "trend", "postgres"]
+        "--only", choices=["overhead", "import", "list", "runs", "trend", "postgres", "rows"]
     )
     args = parser.parse_args()
     os.environ.pop("VERIAL_STORE", None)
@@ -295,6 +389,8 @@ def main() -> None:
             trending(args.trend_runs, args.trend_tasks, f"sqlite:///{tmp}/results.db")
     if args.postgres or args.only == "postgres":
         postgres(args.tasks)
+    if args.only == "rows":
+        rows_cost(args.repeat)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ._nodeids import (
     NO_CRITERIA,
@@ -29,13 +29,14 @@ from ._nodeids import (
     task_nodeid,
     task_run_of,
 )
-from ._results import BenchmarkRun, Report, RunStatus, TaskRun
+from ._results import BenchmarkRun, CriterionRun, Report, RunStatus, TaskStatus, _trials
 from ._secrets import redact, redact_json
 from ._version import __version__
 from .store import _run_sums
 from .store._core import SessionWriter, Store, open_store
 from .store._core import store_url_from as _store_url_from
 from .store._engine import StoreError, mask_url, sqlite_path
+from .store._plain import PlainTaskRun, task_run_json
 from .store._rows import SessionMeta
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
     from ._config.run_folder import RunDir
     from ._loader import BenchmarkPlan, TaskPlan
+    from ._scoring import Verdict
     from .reporting._build import ReportInput
 
 #: how often a running benchmark run's aggregates are refreshed in the store (seconds)
@@ -157,10 +159,10 @@ class SessionStore:
         #: without keeping its task runs; a run of several run folders (trials) keeps its task
         #: runs' scores instead, which its trial statistics need
         self._sums: dict[str, dict[str, Any]] = {}
-        self._trials: dict[str, list[TaskRun]] = {}
-        #: the batch: completed task runs not stored yet (benchmark run id, task run, position,
-        #: its row's JSON)
-        self._pending: list[tuple[str, TaskRun, int, dict[str, Any]]] = []
+        self._trials: dict[str, list[Trial]] = {}
+        #: the batch: completed task runs not stored yet (benchmark run id, the task run's
+        #: columns, its position, its row's JSON), made from the records (:mod:`.store._plain`)
+        self._pending: list[tuple[str, PlainTaskRun, int, dict[str, Any]]] = []
         self._fresh: dict[str, BenchmarkRun] = {}  # benchmark runs whose aggregates are new
         self._runs: dict[str, BenchmarkRun] = {}
         self._refreshed: dict[str, float] = {}
@@ -238,16 +240,15 @@ class SessionStore:
         found = self._index.get(task)
         if found is None:
             return
-        from .reporting._build import _task_run
-
         display, plan, task_plan, run, group, position = found
-        task_run = _task_run(display, plan, task_plan, run, data)
-        if task_run is None:
+        made = _plain_task_run(display, plan, task_plan, run, data)
+        if made is None:
             return
+        task_run, raw = made
         run_id = benchmark_run_id(display, [r.label for r in group])
-        task_data = redact_json(task_run.model_dump(mode="json", by_alias=True))
+        task_data = redact_json(raw)
         if len(group) > 1:
-            self._trials.setdefault(run_id, []).append(_light(task_run))
+            self._trials.setdefault(run_id, []).append(_trial_of(task_run, task_data))
         sums = self._sums.setdefault(run_id, _run_sums.empty())
         # summed in the order they complete: the axes' order of an aggregate over them
         _run_sums.add(sums, task_data, sums["counts"]["task_runs"])
@@ -300,11 +301,19 @@ class SessionStore:
                             self._index[node] = (display, plan, task, run, group, position)
                             position += 1
 
-    def finish(self, report: Report) -> str | None:
-        """Store the session's end; the one-line problem when the store failed at any point."""
+    def finish(self, report: Report, plain: Mapping[str, Any] | None = None) -> str | None:
+        """Store the session's end; the one-line problem when the store failed at any point.
+
+        Reads of ``report`` what ``store._repo_batches.finish`` says: the session, each
+        benchmark run's aggregates, each task run's columns, and the criterion runs only of
+        the task runs no batch stored (all of them when a ``pytest_verial_report`` hook is
+        registered); the whole report's JSON for the session's digest: ``plain``
+        (``report.to_json()``, secrets not masked) when the caller has it, else made here.
+        With ``plain`` and no hook, ``report`` may leave out the criterion runs of the task
+        runs already stored."""
         self.flush()
         try:
-            self._writer().finish(report, hooked=self.hooked())
+            self._writer().finish(report, hooked=self.hooked(), plain=plain)
         except StoreError as exc:
             self.failed = self.failed or str(exc)
         finally:
@@ -339,10 +348,71 @@ def _creatable(url: str, path: Path) -> None:
         )
 
 
-def _light(task: TaskRun) -> TaskRun:
-    """A task run as a trials' aggregate reads it: its figures, without its criterion runs
-    (``counts`` says how many of each; :mod:`.store._run_sums` counts them from there)."""
-    return task.model_copy(update={"criterion_runs": [], "snapshot": None})
+class Trial(NamedTuple):
+    """A task run of a benchmark run of several run folders as its trial statistics read it
+    (``_results._trials``): its scores, not its criterion runs nor a typed model."""
+
+    task_key: str
+    run: str
+    score: float | None
+    verdict: Verdict | None
+    #: completed, scored and verified: it counts in the trials (``BenchmarkRun.aggregate``)
+    counted: bool
+
+
+def _trial_of(task: PlainTaskRun, data: Mapping[str, Any]) -> Trial:
+    counted = (
+        task.status is TaskStatus.COMPLETED
+        and task.score is not None
+        and data.get("verification") == "complete"
+    )
+    return Trial(task.task_key, task.run, task.score, task.verdict, counted)
+
+
+def _plain_task_run(
+    display: str, plan: BenchmarkPlan, task: TaskPlan, run: RunDir, data: ReportInput
+) -> tuple[PlainTaskRun, dict[str, Any]] | None:
+    """The task run ``reporting._build._task_run`` builds, as its JSON (secrets not masked)
+    and its plain columns, from the session's records: no typed criterion run nor task run
+    (:mod:`.store._plain`)."""
+    from ._engine import identity
+    from ._record import CriterionRecord
+    from ._scoring import verdict_threshold
+
+    several = len(data.file_runs[display]) > 1
+    node = task_nodeid(display, task_name(task.key, run.label, several))
+    ordered = sorted(task.criteria, key=lambda c: c.position)
+    ids = [criterion_nodeid(node, c.id) for c in ordered]
+    if task.criteria and not any(i in data.selected for i in ids):
+        return None
+    if not task.criteria and criterion_nodeid(node, NO_CRITERIA) not in data.selected:
+        return None
+    criteria: list[CriterionRecord | CriterionRun] = []
+    for nodeid, criterion in zip(ids, ordered, strict=True):
+        received = data.criterion_runs.get(nodeid)
+        if received is None:
+            who = {**identity(criterion, task), "nodeid": nodeid}
+            received = (
+                CriterionRecord.deselected(who)
+                if nodeid not in data.selected
+                else CriterionRecord.not_run(who)
+            )
+        criteria.append(received)
+    threshold = verdict_threshold(
+        task.task.pass_threshold, plan.benchmark.pass_threshold, data.pass_threshold
+    )
+    names = {
+        "id": node,
+        "task_id": task.task.id,
+        "task_key": task.key,
+        "entity": task.entity.id if task.entity else None,
+        "name": task.task.name,
+        "benchmark": plan.slug,
+        "file": display,
+        "run": run.label,
+    }
+    snapshot = task.task.model_dump(mode="json", exclude_none=True)
+    return task_run_json(criteria, threshold, data.running, names, snapshot)
 
 
 def _running_run(
@@ -352,7 +422,7 @@ def _running_run(
     group: list[RunDir],
     data: ReportInput,
     sums: dict[str, Any],
-    trials: list[TaskRun] | None,
+    trials: list[Trial] | None,
 ) -> BenchmarkRun:
     """The benchmark run so far: the aggregates of its completed task runs (from their sums),
     status running."""
@@ -369,8 +439,9 @@ def _running_run(
     )
     run = _run_sums.run_from(identity, sums, interrupted=False, running=True)
     if trials:  # several run folders: their trial statistics, from the task runs' scores
-        again = identity.rescored(trials, running=True)
-        run = run.model_copy(update={"trials": again.trials})
+        counted = cast(Any, [t for t in trials if t.counted])
+        labels = [r.label for r in identity.runs]
+        run = run.model_copy(update={"trials": _trials(counted, labels, identity.pass_threshold)})
     return run
 
 

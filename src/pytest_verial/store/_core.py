@@ -63,7 +63,7 @@ from ._repo_trend import (
     list_runs,
     trend_points,
 )
-from ._rows import SessionMeta, as_utc, benchmark_run_row, parse_time, session_row
+from ._rows import SessionMeta, TaskColumns, as_utc, benchmark_run_row, parse_time, session_row
 from ._url import ENV as ENV
 from ._url import default_store_url as default_store_url
 from ._url import store_url_from as store_url_from
@@ -422,20 +422,26 @@ class SessionWriter:
     def task_runs_completed(
         self,
         runs: Mapping[str, BenchmarkRun],
-        tasks: Sequence[tuple[str, TaskRun, int, Mapping[str, Any]]],
+        tasks: Sequence[tuple[str, TaskColumns, int, Mapping[str, Any]]],
     ) -> None:
-        """A batch of completed task runs, inserted in one transaction (``_repo_batches.py``)."""
+        """A batch of completed task runs, inserted in one transaction (``_repo_batches.py``):
+        each task run's columns (a typed ``TaskRun``, or the session's plain one) and its
+        JSON with secrets masked."""
         from ._repo_batches import write_batch
 
         write_batch(self, runs, tasks)
 
-    def finish(self, report: Report, hooked: bool = True) -> None:
+    def finish(
+        self, report: Report, hooked: bool = True, plain: Mapping[str, Any] | None = None
+    ) -> None:
         """The session's end: aggregates, the task runs not stored yet, the session's end,
-        exit status and digest, in one transaction; no row written twice (``_repo_batches.py``;
-        ``hooked``: a ``pytest_verial_report`` hook may have changed the report)."""
+        exit status and digest, in one transaction; no row written twice. What it reads of
+        ``report`` (and of ``plain``, the report's ``to_json()`` when the caller made it) is
+        said exactly in ``_repo_batches.finish``'s docstring; ``hooked``: a
+        ``pytest_verial_report`` hook may have changed the report."""
         from ._repo_batches import finish
 
-        finish(self, report, hooked)
+        finish(self, report, hooked, plain)
 
     def interrupted(self) -> None:
         """Mark the session and its running benchmark runs interrupted (cancelled)."""

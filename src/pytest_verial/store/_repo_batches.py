@@ -40,7 +40,8 @@ from ._tables import benchmark_runs, criterion_runs, judge_calls, sessions, task
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-    from .._results import BenchmarkRun, Report, TaskRun
+    from .._results import BenchmarkRun, Report
+    from ._rows import TaskColumns
 
 #: a store._core.SessionWriter, which delegates to this module (so it is not imported here:
 #: the store's modules import downwards only)
@@ -82,7 +83,7 @@ def _insert(conn: Connection, rows: Sequence[Rows]) -> None:
 def write_batch(
     writer: SessionWriter,
     runs: Mapping[str, BenchmarkRun],
-    tasks: Sequence[tuple[str, TaskRun, int, Mapping[str, Any]]],
+    tasks: Sequence[tuple[str, TaskColumns, int, Mapping[str, Any]]],
 ) -> None:
     """One transaction: each benchmark run of ``runs`` (its row inserted the first time, its
     aggregates updated), then the task runs of ``tasks`` (benchmark run id, task run, its
@@ -115,10 +116,45 @@ def write_batch(
         writer.written.update(digests)
 
 
-def finish(writer: SessionWriter, report: Report, hooked: bool = True) -> None:
+def finish(
+    writer: SessionWriter,
+    report: Report,
+    hooked: bool = True,
+    plain: Mapping[str, Any] | None = None,
+) -> None:
     """The session's end (see the module's docstring), in one transaction (``hooked``: a
-    ``pytest_verial_report`` hook may have changed the report's criterion runs)."""
-    data, extra = report_split(report)
+    ``pytest_verial_report`` hook may have changed the report's criterion runs).
+
+    What it reads, exactly (the interface with the recorder, issue 33):
+
+    - the report's JSON, secrets masked here: ``plain`` when given (``report.to_json()``, not
+      masked, every task and criterion run in it), else ``report.to_json()``. From it come the
+      session's ``report_digest`` (SHA-256 of the whole canonical report: ``verial import`` of
+      the session's own JSON report finds it by that), the ``data`` column of the session,
+      of each benchmark run and of each task run written or compared, and the criterion rows'
+      ``data``/``evidence`` of the task runs it writes;
+    - of the typed report: ``report.session`` (status, times, exit status, scored: the
+      session row's columns), each benchmark run's identity and aggregates (its row's
+      columns: ``id``, ``benchmark``, ``runs``, ``status``, ``scored``, ``score``,
+      ``verdict``, ``pass_threshold``, ``strict_success``, ``counts``) and its task runs in
+      order, the same as ``plain``'s;
+    - of each task run already stored by a batch of this writer, with ``hooked`` false: its
+      ``id`` and its row's columns (``task_id``, ``task_key``, ``entity``, ``run``,
+      ``status``, ``verdict``, ``score``), compared with what its batch stored (the judge's
+      ``feedback`` is added at the end). Its criterion runs are **not** read: not rebuilt,
+      not compared, not rewritten;
+    - of every other task run (not stored yet: cancelled, or in a batch that never
+      committed), and of every task run when ``hooked``: its criterion runs too (their
+      columns: ``criterion_id``, ``nodeid``, ``assert``, ``axis``, ``weight``, ``status``,
+      ``passed``, ``score``, ``judge``).
+
+    So a caller may hand ``report`` with the criterion runs of the task runs already stored
+    left out (``criterion_runs=[]``) **only** together with ``plain``, the whole report's
+    JSON, and only when no ``pytest_verial_report`` hook is registered: without ``plain`` the
+    digest and the JSON columns would be those of the shorter report.
+    tests/store/test_store_session_sums.py's end test hands it such a report and reads every
+    row back."""
+    data, extra = report_split(report, None if plain is None else dict(plain))
     digest = digest_of(data)
 
     def work(conn: Connection) -> None:

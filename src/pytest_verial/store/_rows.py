@@ -14,9 +14,10 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
-from .._results import BenchmarkRun, CriterionRun, Report, Session, TaskRun
+from .._results import BenchmarkRun, CriterionRun, Report, Session, TaskRun, TaskStatus
+from .._scoring import Verdict
 from .._secrets import redact_json
 from ._ids import new_id
 
@@ -44,6 +45,55 @@ class Rows:
     task: dict[str, Any]
     criteria: list[dict[str, Any]] = field(default_factory=list)
     judge: list[dict[str, Any]] = field(default_factory=list)
+
+
+class CriterionColumns(Protocol):
+    """What a criterion run's row reads outside its JSON: a typed :class:`CriterionRun`, or
+    the session's plain record (``_record.CriterionRecord``: the same attributes, the same
+    values)."""
+
+    @property
+    def criterion_id(self) -> str: ...
+    @property
+    def nodeid(self) -> str | None: ...
+    @property
+    def assertion(self) -> str | None: ...
+    @property
+    def axis(self) -> str | None: ...
+    @property
+    def weight(self) -> float: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def judge(self) -> bool: ...
+
+
+class TaskColumns(Protocol):
+    """What a task run's rows read outside its JSON: a typed :class:`TaskRun`, or the store's
+    plain one made from the session's records (``_store_session.PlainTaskRun``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def task_key(self) -> str: ...
+    @property
+    def entity(self) -> str | None: ...
+    @property
+    def run(self) -> str: ...
+    @property
+    def status(self) -> TaskStatus: ...
+    @property
+    def verdict(self) -> Verdict | None: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def criterion_runs(self) -> Sequence[CriterionColumns]: ...
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -163,11 +213,16 @@ def task_run_rows(
     benchmark_run_id: str,
     session_id: str,
     position: int,
-    task: TaskRun,
+    task: TaskColumns,
     data: Mapping[str, Any] | None = None,
 ) -> Rows:
-    """The rows of one task run: ``task_runs``, its ``criterion_runs`` and ``judge_calls``."""
+    """The rows of one task run: ``task_runs``, its ``criterion_runs`` and ``judge_calls``.
+    The columns are read from ``task`` and its criterion runs, as given (secrets unmasked,
+    as they always were); ``data``, the JSON columns, is the task run's JSON with secrets
+    masked (``task``'s, typed, when not given)."""
     if data is None:
+        if not isinstance(task, TaskRun):
+            raise TypeError("a plain task run's rows need its JSON")
         data = redact_json(task.model_dump(mode="json", by_alias=True))
     criteria_data: Sequence[Mapping[str, Any]] = data.get("criterion_runs") or []
     criteria = []
@@ -218,7 +273,7 @@ def task_row(
     task_run_id: str,
     benchmark_run_id: str,
     position: int,
-    task: TaskRun,
+    task: TaskColumns,
     data: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The ``task_runs`` row of a task run (``data``: its JSON, criterion runs and all)."""
