@@ -88,6 +88,82 @@ def test_a_key_is_looked_up_once_per_process_and_checked_on_every_request(
     assert len([s for s in statements.on("api_keys") if "api_keys.hash =" in s]) == 1 + 3
 
 
+#: a verify-task of the example sftp task on the good agent's run
+VERIFY = {
+    "benchmark": "sftp-drops@1",
+    "task_id": "sftp-referral-packet",
+    "sandbox": {"run_dir": "good-agent"},
+}
+
+
+def _task_runs(store: Any) -> int:
+    with store.engine.connect() as conn:
+        return int(conn.exec_driver_sql("SELECT count(*) FROM task_runs").scalar_one())
+
+
+def test_verify_task_with_a_kept_key_runs_one_transaction_that_checks_the_key(
+    client: TestClient,
+) -> None:
+    """A key this process found before is not read in a transaction of its own: verify-task
+    reads its row inside the one write transaction that stores the task run."""
+    store = client.app.state.store  # type: ignore[attr-defined]
+    _, key = create_key(store, "solver")
+    auth = {"Authorization": f"Bearer {key}"}
+    assert client.post("/v1/verify-task", json=VERIFY, headers=auth).status_code == 201
+    statements = Statements(store.engine)
+    for _ in range(2):
+        assert client.post("/v1/verify-task", json=VERIFY, headers=auth).status_code == 201
+    begins = [s for s in statements.seen if s.startswith("BEGIN")]
+    assert begins == ["BEGIN IMMEDIATE"] * 2  # one write transaction per request, no read
+    by_id = [s for s in statements.on("api_keys") if "api_keys.id =" in s]
+    assert len(by_id) == 2 and not [s for s in statements.on("api_keys") if "hash" in s]
+    starts = [i for i, s in enumerate(statements.seen) if s.startswith("BEGIN")]
+    assert starts[0] < statements.seen.index(by_id[0]) < starts[1]  # inside the first one
+    assert _task_runs(store) == 3
+
+
+@pytest.mark.parametrize(
+    "path", ["stored", "invalid body", "unknown task", "replay", "async", "unknown benchmark"]
+)
+def test_a_kept_key_revoked_is_refused_by_verify_task_on_every_path(
+    client: TestClient, path: str
+) -> None:
+    """A key revoked after this process kept it gets verify-task's 401 (problem+json, a
+    Bearer challenge) whatever its request would have got, and nothing it asked for is stored
+    or answered: not the task run, not a replay of its earlier answer, not a job."""
+    store = client.app.state.store  # type: ignore[attr-defined]
+    record, key = create_key(store, "solver")
+    auth = {"Authorization": f"Bearer {key}", "Idempotency-Key": "kept-1"}
+    assert client.post("/v1/verify-task", json=VERIFY, headers=auth).status_code == 201
+    before = _task_runs(store)
+    revoke_key(store, record.id)
+    body: Any = dict(VERIFY)
+    headers = {"Authorization": f"Bearer {key}"}
+    url = "/v1/verify-task"
+    if path == "invalid body":
+        body = {**VERIFY, "sandbox": {"run_dir": 7}}
+    elif path == "unknown task":
+        body = {**VERIFY, "task_id": "no-such-task"}
+    elif path == "unknown benchmark":
+        body = {**VERIFY, "benchmark": "no-such@1"}
+    elif path == "replay":
+        headers = auth
+    elif path == "async":
+        url += "?async=true"
+    answer = client.post(url, json=body, headers=headers)
+    assert answer.status_code == 401, answer.text
+    assert answer.headers["content-type"].startswith("application/problem+json")
+    assert answer.headers["www-authenticate"] == "Bearer"
+    assert answer.json()["detail"] == "unknown, revoked or expired key"
+    assert _task_runs(store) == before
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM jobs").scalar_one() == 0
+    # forgotten once found revoked: the next request looks the key up (and is refused)
+    statements = Statements(store.engine)
+    assert client.post("/v1/verify-task", json=VERIFY, headers=headers).status_code == 401
+    assert [s for s in statements.on("api_keys") if "api_keys.hash =" in s]
+
+
 def test_a_run_token_is_kept_but_its_expiry_and_owner_checked_each_time(
     client: TestClient,
 ) -> None:

@@ -24,7 +24,10 @@ from .._deps import (
     KeyDep,
     StoreDep,
     VerifierDep,
+    VerifyingKeyDep,
     answer_with,
+    check_in,
+    check_now,
     replay,
     request_hash,
 )
@@ -86,7 +89,7 @@ def _stored(scored: bool) -> Callable[[StoredTaskRun], Replay]:
 )
 def verify_task(
     body: VerifyTaskIn,
-    key: KeyDep,
+    key: VerifyingKeyDep,
     store: StoreDep,
     verifier: VerifierDep,
     request: Request,
@@ -105,6 +108,8 @@ def verify_task(
     a job, scored by any server over the store."""
     data = body.model_dump(mode="json")
     digest = request_hash("POST", VERIFY_PATH + ("?async=true" if run_async else ""), data)
+    if idempotency_key is not None or run_async:
+        check_now(request, store)  # a key kept unchecked: read before a replay or a job
     earlier = replay(store, key, idempotency_key, digest)
     if earlier is not None:
         return _answer(earlier, response)
@@ -113,9 +118,19 @@ def verify_task(
         queued = enqueue(store, key, data, accepted, idem=idempotency_key, digest=digest)
         request.app.state.jobs.wake()
         return _answer(queued, response)
-    report = verifier.verify(body)
+    try:
+        report = verifier.verify(body)
+    except Exception:
+        check_now(request, store)  # a revoked key learns only that it is refused
+        raise
     made = store_verified(
-        store, key, report, _stored(body.scored), idem=idempotency_key, digest=digest
+        store,
+        key,
+        report,
+        _stored(body.scored),
+        idem=idempotency_key,
+        digest=digest,
+        then=check_in(request, store),  # the key's row, read in the transaction storing it
     )
     return _made(made)
 
