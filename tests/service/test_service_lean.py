@@ -105,7 +105,8 @@ def test_verify_task_with_a_kept_key_runs_one_transaction_that_checks_the_key(
     client: TestClient,
 ) -> None:
     """A key this process found before is not read in a transaction of its own: verify-task
-    reads its row inside the one write transaction that stores the task run."""
+    reads its row inside the one write transaction that stores the task run, and does not
+    look its new report up by digest (the digest is stored: an import of it is deduped)."""
     store = client.app.state.store  # type: ignore[attr-defined]
     _, key = create_key(store, "solver")
     auth = {"Authorization": f"Bearer {key}"}
@@ -120,6 +121,13 @@ def test_verify_task_with_a_kept_key_runs_one_transaction_that_checks_the_key(
     starts = [i for i, s in enumerate(statements.seen) if s.startswith("BEGIN")]
     assert starts[0] < statements.seen.index(by_id[0]) < starts[1]  # inside the first one
     assert _task_runs(store) == 3
+    # a new report is not looked up by its digest, but its digest is kept: imported again,
+    # it is found
+    assert not [s for s in statements.seen if "report_digest =" in s]
+    made = client.post("/v1/verify-task", json=VERIFY, headers=auth).json()
+    again = store.import_report(store.report_of_run(made["benchmark_run_id"]))
+    assert not again.created
+    assert again.run_ids == [made["benchmark_run_id"]]
 
 
 @pytest.mark.parametrize(
