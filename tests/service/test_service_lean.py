@@ -5,6 +5,7 @@ runs however many there are, criteria not evaluated and unverified task runs inc
 
 from __future__ import annotations
 
+import json
 import shutil
 import warnings
 from collections.abc import Iterator
@@ -19,12 +20,13 @@ from service_support import EXAMPLES, RUNS
 from sqlalchemy import event
 
 # private: what a request reads is counted below the HTTP API, on internals with no public face
-from pytest_verial._results import RunCounts, TaskStatus
+from pytest_verial._results import Report, RunCounts, TaskStatus
 from pytest_verial.service import create_app
-from pytest_verial.service._answers import task_out
+from pytest_verial.service._answers import project, task_answer, task_data, task_out
 from pytest_verial.service._http import Problem
 from pytest_verial.service._keys import create_key, revoke_key
 from pytest_verial.service._requests import VerifyTaskIn
+from pytest_verial.service._schemas import TaskRunOut
 from pytest_verial.store._repo_keys import ApiKey
 from pytest_verial.store._repo_runs import StoredTaskRun, read_report
 from pytest_verial.store._rows import (
@@ -41,6 +43,8 @@ with warnings.catch_warnings():
 
 #: task runs in the run whose aggregates are compared
 TASKS = 24
+#: a report with judge evidence
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "report-v2" / "flawed-agent.json"
 
 
 class Statements:
@@ -360,6 +364,41 @@ def _example_bodies() -> Iterator[dict[str, Any]]:
                     }
 
 
+def _answers_equal(made: StoredTaskRun, typed: StoredTaskRun) -> None:
+    """The answer verify-task sends (projected from the JSON form, not validated) is the
+    response model's, byte for byte as JSON, elided and not, and so is the typed run's."""
+    for elide in (False, True):
+        model = task_out(typed, elide=elide).model_dump(mode="json")
+        assert task_out(made, elide=elide).model_dump(mode="json") == model
+        sent = task_answer(made, elide=elide)
+        assert json.dumps(sent, ensure_ascii=False) == json.dumps(model, ensure_ascii=False)
+
+
+def test_the_answer_projected_equals_the_models_for_the_report_fixtures_task_runs() -> None:
+    """Judge evidence (llm-rubric, with its judge block and confidence) and every other check
+    of the report fixture: the projected answer is the response model's."""
+    report = Report.from_json(json.loads(FIXTURE.read_text(encoding="utf-8")))
+    plain = report.to_json()
+    checked = 0
+    for run, run_json in zip(report.benchmark_runs, plain["benchmark_runs"], strict=True):
+        for task, task_json in zip(run.task_runs, run_json["task_runs"], strict=True):
+            ids = [f"cr_{i}" for i in range(len(task.criterion_runs))]
+            typed = StoredTaskRun("tr_1", "br_1", task, ids, "completed", None, run.scored)
+            _answers_equal(replace(typed, json=task_json), typed)
+            checked += 1
+    assert checked >= 5
+    assert "rubric_results" in FIXTURE.read_text(encoding="utf-8")
+    # what no fixture holds: an int where a float is declared, keys an open model keeps (a
+    # task snapshot's own) and keys a closed one drops
+    data = task_data(replace(typed, json=task_json), elide=False)
+    data["criterion_runs"][0]["weight"] = 2
+    data["criterion_runs"][0]["extra_key"] = "dropped"
+    data["snapshot"] = {"id": "t", "own_key": {"kept": [1, 2.5]}, "criteria": [{"assertion": {}}]}
+    model = TaskRunOut.model_validate(data).model_dump(mode="json")
+    assert json.dumps(project(TaskRunOut, data)) == json.dumps(model)
+    assert model["criterion_runs"][0]["weight"] == 2.0 and "own_key" in model["snapshot"]
+
+
 def test_the_answer_and_rows_made_from_the_reports_json_equal_those_made_from_its_types(
     client: TestClient,
 ) -> None:
@@ -379,10 +418,7 @@ def test_the_answer_and_rows_made_from_the_reports_json_equal_those_made_from_it
         ids = [f"cr_{i}" for i in range(len(task.criterion_runs))]
         typed = StoredTaskRun("tr_1", "br_1", task, ids, "completed", None, body["scored"])
         made = replace(typed, json=plain["benchmark_runs"][0]["task_runs"][0])
-        for elide in (False, True):
-            assert task_out(made, elide=elide).model_dump(mode="json") == task_out(
-                typed, elide=elide
-            ).model_dump(mode="json")
+        _answers_equal(made, typed)
         data, extra = report_split(report, plain)
         assert (data, extra) == report_split(report)
         assert digest_of(data) == digest_of(canonical(report))

@@ -18,7 +18,7 @@ from ...store._repo_idempotency import Replay
 from ...store._repo_jobs import Claimed, enqueue
 from ...store._repo_keys import ApiKey, key_active
 from ...store._repo_runs import StoredTaskRun, store_verified
-from .._answers import task_out
+from .._answers import task_answer
 from .._deps import (
     IdempotencyKeyDep,
     KeyDep,
@@ -66,7 +66,7 @@ def _made(answer: Replay) -> JSONResponse:
 
 def _stored(scored: bool) -> Callable[[StoredTaskRun], Replay]:
     """verify-task's answer from its stored task run (a scored run's rubric left out)."""
-    return lambda stored: Replay(201, task_out(stored, elide=scored).model_dump(mode="json"))
+    return lambda stored: Replay(201, task_answer(stored, elide=scored))
 
 
 @router.post(
