@@ -106,10 +106,11 @@ def verify_task(
     left out). ``verdict`` is null when criteria the verifier could not evaluate could still
     change it (``verification: incomplete``, ``not_evaluated``). With ``?async=true``: 202 and
     a job, scored by any server over the store."""
-    data = body.model_dump(mode="json")
-    digest = request_hash("POST", VERIFY_PATH + ("?async=true" if run_async else ""), data)
+    digest = ""  # what an Idempotency-Key is bound to: only made when there is one
     if idempotency_key is not None or run_async:
         check_now(request, store)  # a key kept unchecked: read before a replay or a job
+        data = body.model_dump(mode="json")
+        digest = request_hash("POST", VERIFY_PATH + ("?async=true" if run_async else ""), data)
     earlier = replay(store, key, idempotency_key, digest)
     if earlier is not None:
         return _answer(earlier, response)
