@@ -1,6 +1,8 @@
 """Where verify-task's own CPU goes, in this process (issue 33): the route's parts timed with
 ``time.process_time`` around each (medians of ``--requests``), and inline ``verify_task`` on
-the same task and folder, alternating. No HTTP, no threadpool: what the service adds on one
+the same task and folder, alternating. The key's check is the route's: a read of its own before
+(``authenticate``), the kept key and its row read in the write transaction on this branch
+(issue 33, wave 6). No HTTP, no threadpool: what the service adds on one
 core. The old code's figures come from the same script with ``PYTHONPATH`` pointing at an
 exported ``src`` (every part it times exists there too).
 
@@ -44,8 +46,10 @@ def main() -> int:
     args = parser.parse_args()
 
     import pytest_verial
+    import pytest_verial.service._keys as keys
     import pytest_verial.service._routes.verify as route
     import pytest_verial.service._verifier as verifier_module
+    import pytest_verial.store._repo_keys as repo_keys
     import pytest_verial.store._repo_reports as reports
     import pytest_verial.store._repo_runs as runs
     from pytest_verial import load_benchmark, verify_task
@@ -66,18 +70,34 @@ def main() -> int:
     _timed(spent, runs, "insert_report", "  insert_report")
     _timed(spent, reports, "digest_of", "    the canonical digest")
     _timed(spent, reports, "_insert_runs", "    the run, task and criterion rows")
-    _timed(spent, route, "task_out", "  the answer (TaskRunOut)")
+    # the answer: task_answer (projected, this branch) or task_out (validated, before)
+    answer = "task_answer" if hasattr(route, "task_answer") else "task_out"
+    _timed(spent, route, answer, f"  the answer ({answer})")
+    kept = getattr(keys, "kept_key", None)  # a kept key checked in the write (this branch)
+    authenticate(store, key)  # found once: kept by this process
+
+    def check(owner: Any) -> Callable[..., None] | None:
+        if kept is None:
+            return None
+
+        def then(conn: Any, _answer: Any) -> None:
+            assert repo_keys.key_active_in(conn, owner.id)
+
+        return then
 
     def one() -> None:
         start = time.process_time()
-        owner = authenticate(store, key)
+        found = kept(store, key) if kept is not None else (authenticate(store, key), "")
         spent["the key's check"].append(time.process_time() - start)
-        assert owner is not None
+        assert found is not None and found[0] is not None
+        owner = found[0]
         start = time.process_time()
         report = verifier.verify(VerifyTaskIn.model_validate(bench.body()))
         spent["scoring (Verifier.verify)"].append(time.process_time() - start)
         start = time.process_time()
-        made = runs.store_verified(store, owner, report, route._stored(False), idem=None, digest="")
+        made = runs.store_verified(
+            store, owner, report, route._stored(False), idem=None, digest="", then=check(owner)
+        )
         spent["storing (store_verified)"].append(time.process_time() - start)
         start = time.process_time()
         route._made(made)

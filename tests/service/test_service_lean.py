@@ -5,6 +5,7 @@ runs however many there are, criteria not evaluated and unverified task runs inc
 
 from __future__ import annotations
 
+import json
 import shutil
 import warnings
 from collections.abc import Iterator
@@ -19,12 +20,13 @@ from service_support import EXAMPLES, RUNS
 from sqlalchemy import event
 
 # private: what a request reads is counted below the HTTP API, on internals with no public face
-from pytest_verial._results import RunCounts, TaskStatus
+from pytest_verial._results import Report, RunCounts, TaskStatus
 from pytest_verial.service import create_app
-from pytest_verial.service._answers import task_out
+from pytest_verial.service._answers import project, task_answer, task_data, task_out
 from pytest_verial.service._http import Problem
 from pytest_verial.service._keys import create_key, revoke_key
 from pytest_verial.service._requests import VerifyTaskIn
+from pytest_verial.service._schemas import TaskRunOut
 from pytest_verial.store._repo_keys import ApiKey
 from pytest_verial.store._repo_runs import StoredTaskRun, read_report
 from pytest_verial.store._rows import (
@@ -41,6 +43,8 @@ with warnings.catch_warnings():
 
 #: task runs in the run whose aggregates are compared
 TASKS = 24
+#: a report with judge evidence
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "report-v2" / "flawed-agent.json"
 
 
 class Statements:
@@ -86,6 +90,90 @@ def test_a_key_is_looked_up_once_per_process_and_checked_on_every_request(
     for _ in range(3):
         assert client.get("/v1/benchmark-runs", headers=made_up).status_code == 401
     assert len([s for s in statements.on("api_keys") if "api_keys.hash =" in s]) == 1 + 3
+
+
+#: a verify-task of the example sftp task on the good agent's run
+VERIFY = {
+    "benchmark": "sftp-drops@1",
+    "task_id": "sftp-referral-packet",
+    "sandbox": {"run_dir": "good-agent"},
+}
+
+
+def _task_runs(store: Any) -> int:
+    with store.engine.connect() as conn:
+        return int(conn.exec_driver_sql("SELECT count(*) FROM task_runs").scalar_one())
+
+
+def test_verify_task_with_a_kept_key_runs_one_transaction_that_checks_the_key(
+    client: TestClient,
+) -> None:
+    """A key this process found before is not read in a transaction of its own: verify-task
+    reads its row inside the one write transaction that stores the task run, and does not
+    look its new report up by digest (the digest is stored: an import of it is deduped)."""
+    store = client.app.state.store  # type: ignore[attr-defined]
+    _, key = create_key(store, "solver")
+    auth = {"Authorization": f"Bearer {key}"}
+    assert client.post("/v1/verify-task", json=VERIFY, headers=auth).status_code == 201
+    statements = Statements(store.engine)
+    for _ in range(2):
+        assert client.post("/v1/verify-task", json=VERIFY, headers=auth).status_code == 201
+    begins = [s for s in statements.seen if s.startswith("BEGIN")]
+    assert begins == ["BEGIN IMMEDIATE"] * 2  # one write transaction per request, no read
+    by_id = [s for s in statements.on("api_keys") if "api_keys.id =" in s]
+    assert len(by_id) == 2 and not [s for s in statements.on("api_keys") if "hash" in s]
+    starts = [i for i, s in enumerate(statements.seen) if s.startswith("BEGIN")]
+    assert starts[0] < statements.seen.index(by_id[0]) < starts[1]  # inside the first one
+    assert _task_runs(store) == 3
+    # a new report is not looked up by its digest, but its digest is kept: imported again,
+    # it is found
+    assert not [s for s in statements.seen if "report_digest =" in s]
+    made = client.post("/v1/verify-task", json=VERIFY, headers=auth).json()
+    again = store.import_report(store.report_of_run(made["benchmark_run_id"]))
+    assert not again.created
+    assert again.run_ids == [made["benchmark_run_id"]]
+
+
+@pytest.mark.parametrize(
+    "path", ["stored", "invalid body", "unknown task", "replay", "async", "unknown benchmark"]
+)
+def test_a_kept_key_revoked_is_refused_by_verify_task_on_every_path(
+    client: TestClient, path: str
+) -> None:
+    """A key revoked after this process kept it gets verify-task's 401 (problem+json, a
+    Bearer challenge) whatever its request would have got, and nothing it asked for is stored
+    or answered: not the task run, not a replay of its earlier answer, not a job."""
+    store = client.app.state.store  # type: ignore[attr-defined]
+    record, key = create_key(store, "solver")
+    auth = {"Authorization": f"Bearer {key}", "Idempotency-Key": "kept-1"}
+    assert client.post("/v1/verify-task", json=VERIFY, headers=auth).status_code == 201
+    before = _task_runs(store)
+    revoke_key(store, record.id)
+    body: Any = dict(VERIFY)
+    headers = {"Authorization": f"Bearer {key}"}
+    url = "/v1/verify-task"
+    if path == "invalid body":
+        body = {**VERIFY, "sandbox": {"run_dir": 7}}
+    elif path == "unknown task":
+        body = {**VERIFY, "task_id": "no-such-task"}
+    elif path == "unknown benchmark":
+        body = {**VERIFY, "benchmark": "no-such@1"}
+    elif path == "replay":
+        headers = auth
+    elif path == "async":
+        url += "?async=true"
+    answer = client.post(url, json=body, headers=headers)
+    assert answer.status_code == 401, answer.text
+    assert answer.headers["content-type"].startswith("application/problem+json")
+    assert answer.headers["www-authenticate"] == "Bearer"
+    assert answer.json()["detail"] == "unknown, revoked or expired key"
+    assert _task_runs(store) == before
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM jobs").scalar_one() == 0
+    # forgotten once found revoked: the next request looks the key up (and is refused)
+    statements = Statements(store.engine)
+    assert client.post("/v1/verify-task", json=VERIFY, headers=headers).status_code == 401
+    assert [s for s in statements.on("api_keys") if "api_keys.hash =" in s]
 
 
 def test_a_run_token_is_kept_but_its_expiry_and_owner_checked_each_time(
@@ -276,6 +364,41 @@ def _example_bodies() -> Iterator[dict[str, Any]]:
                     }
 
 
+def _answers_equal(made: StoredTaskRun, typed: StoredTaskRun) -> None:
+    """The answer verify-task sends (projected from the JSON form, not validated) is the
+    response model's, byte for byte as JSON, elided and not, and so is the typed run's."""
+    for elide in (False, True):
+        model = task_out(typed, elide=elide).model_dump(mode="json")
+        assert task_out(made, elide=elide).model_dump(mode="json") == model
+        sent = task_answer(made, elide=elide)
+        assert json.dumps(sent, ensure_ascii=False) == json.dumps(model, ensure_ascii=False)
+
+
+def test_the_answer_projected_equals_the_models_for_the_report_fixtures_task_runs() -> None:
+    """Judge evidence (llm-rubric, with its judge block and confidence) and every other check
+    of the report fixture: the projected answer is the response model's."""
+    report = Report.from_json(json.loads(FIXTURE.read_text(encoding="utf-8")))
+    plain = report.to_json()
+    checked = 0
+    for run, run_json in zip(report.benchmark_runs, plain["benchmark_runs"], strict=True):
+        for task, task_json in zip(run.task_runs, run_json["task_runs"], strict=True):
+            ids = [f"cr_{i}" for i in range(len(task.criterion_runs))]
+            typed = StoredTaskRun("tr_1", "br_1", task, ids, "completed", None, run.scored)
+            _answers_equal(replace(typed, json=task_json), typed)
+            checked += 1
+    assert checked >= 5
+    assert "rubric_results" in FIXTURE.read_text(encoding="utf-8")
+    # what no fixture holds: an int where a float is declared, keys an open model keeps (a
+    # task snapshot's own) and keys a closed one drops
+    data = task_data(replace(typed, json=task_json), elide=False)
+    data["criterion_runs"][0]["weight"] = 2
+    data["criterion_runs"][0]["extra_key"] = "dropped"
+    data["snapshot"] = {"id": "t", "own_key": {"kept": [1, 2.5]}, "criteria": [{"assertion": {}}]}
+    model = TaskRunOut.model_validate(data).model_dump(mode="json")
+    assert json.dumps(project(TaskRunOut, data)) == json.dumps(model)
+    assert model["criterion_runs"][0]["weight"] == 2.0 and "own_key" in model["snapshot"]
+
+
 def test_the_answer_and_rows_made_from_the_reports_json_equal_those_made_from_its_types(
     client: TestClient,
 ) -> None:
@@ -295,10 +418,7 @@ def test_the_answer_and_rows_made_from_the_reports_json_equal_those_made_from_it
         ids = [f"cr_{i}" for i in range(len(task.criterion_runs))]
         typed = StoredTaskRun("tr_1", "br_1", task, ids, "completed", None, body["scored"])
         made = replace(typed, json=plain["benchmark_runs"][0]["task_runs"][0])
-        for elide in (False, True):
-            assert task_out(made, elide=elide).model_dump(mode="json") == task_out(
-                typed, elide=elide
-            ).model_dump(mode="json")
+        _answers_equal(made, typed)
         data, extra = report_split(report, plain)
         assert (data, extra) == report_split(report)
         assert digest_of(data) == digest_of(canonical(report))

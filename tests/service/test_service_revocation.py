@@ -99,6 +99,22 @@ def test_revoking_a_key_ends_its_run_tokens_in_every_worker(
                 assert answer.status_code == 401, (name, answer.text)
                 assert answer.headers["content-type"].startswith("application/problem+json")
                 assert answer.headers["www-authenticate"] == "Bearer"
+        # verify-task with the key both workers kept: refused in the transaction that would
+        # store it (issue 33: no read of its own before scoring), at once too
+        verify = {
+            "benchmark": BENCH,
+            "task_id": first["task_id"],
+            "sandbox": {"run_dir": "good-agent"},
+        }
+        for _ in range(TRIES):
+            refused = httpx.post(
+                server.url + "/v1/verify-task",
+                json=verify,
+                headers={"Authorization": f"Bearer {solver}"},
+                timeout=60,
+            )
+            assert refused.status_code == 401, refused.text
+            assert refused.headers["www-authenticate"] == "Bearer"
         assert httpx.get(read, headers={"Authorization": f"Bearer {solver}"}).status_code == 401
         # nothing changed through it: the second task run is still waiting
         seen = httpx.get(read, headers={"Authorization": f"Bearer {org}"}).json()

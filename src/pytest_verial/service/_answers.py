@@ -9,9 +9,15 @@ scored run) and of everything a solver key or run token reads; an org key reads 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from functools import cache
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from .._results import CriterionRun, TaskRun, TaskStatus
 from ..store._repo_runs import RunListRow, StoredBenchmarkRun, StoredTaskRun
@@ -121,6 +127,100 @@ def task_data(stored: StoredTaskRun, *, elide: bool) -> dict[str, Any]:
 def task_out(stored: StoredTaskRun, *, elide: bool) -> TaskRunOut:
     """A Task Run with its criterion runs as answered."""
     return TaskRunOut.model_validate(task_data(stored, elide=elide))
+
+
+def task_answer(stored: StoredTaskRun, *, elide: bool) -> dict[str, Any]:
+    """``task_out(stored, elide=elide).model_dump(mode="json")``, made without validating
+    what the writer just made: from the task run's JSON form (:attr:`StoredTaskRun.json`) by
+    :func:`project`; from the typed run through the model when the writer made none."""
+    if stored.json is None:
+        return task_out(stored, elide=elide).model_dump(mode="json")
+    return project(TaskRunOut, task_data(stored, elide=elide))
+
+
+@dataclass(frozen=True)
+class _Field:
+    key: str
+    name: str
+    default: Callable[[], Any]
+    exclude_if: Callable[[Any], bool] | None
+    #: "model", "list" or "dict" of ``model``; "float" (an int made a float); "" as it is
+    kind: str
+    model: type[BaseModel] | None
+
+
+def _kind(annotation: Any) -> tuple[str, type[BaseModel] | None]:
+    """How a field's value is answered: a nested answer (one, a list, a dict of them), a
+    float, or as it is (JSON, a literal, a union of several models such as evidence)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (Union, UnionType):
+        members = [a for a in args if a is not type(None)]
+        return _kind(members[0]) if len(members) == 1 else ("", None)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "model", annotation
+    if annotation is float:
+        return "float", None
+    if origin is list and args and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+        return "list", args[0]
+    if origin is dict and isinstance(args[-1], type) and issubclass(args[-1], BaseModel):
+        return "dict", args[-1]
+    return "", None
+
+
+def _default(info: FieldInfo) -> Callable[[], Any]:
+    def default() -> Any:
+        value = info.get_default(call_default_factory=True)
+        return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+
+    return default
+
+
+@cache
+def _fields(model: type[BaseModel]) -> tuple[tuple[_Field, ...], frozenset[str], bool, bool]:
+    """A model's fields as :func:`project` reads them, the keys it declares, whether it keeps
+    other keys (``extra="allow"``) and whether it reads a field by its name too."""
+    fields = []
+    for name, info in model.model_fields.items():
+        kind, nested = _kind(info.annotation)
+        key = info.alias or name
+        fields.append(_Field(key, name, _default(info), info.exclude_if, kind, nested))
+    by_name = bool(model.model_config.get("populate_by_name"))
+    known = {f.key for f in fields} | ({f.name for f in fields} if by_name else set())
+    return tuple(fields), frozenset(known), model.model_config.get("extra") == "allow", by_name
+
+
+def project(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
+    """``model.model_validate(data).model_dump(mode="json")`` for data made from the engine's
+    JSON forms, without validating it: each declared field in order under its key, an absent
+    one its default, one excluded when absent left out, other keys kept only where the model
+    keeps them (after the declared ones), nested answers projected the same way, an int where
+    a float is declared made a float, every other value (evidence, task items) as it is.
+    tests/service/test_service_lean.py proves it equal to the model's for every example task
+    run, scored and not, and the report fixture's judge evidence."""
+    fields, known, extra, by_name = _fields(model)
+    out: dict[str, Any] = {}
+    for f in fields:
+        if f.key in data:
+            value = data[f.key]
+        elif by_name and f.name in data:
+            value = data[f.name]
+        else:
+            value = f.default()
+        if f.exclude_if is not None and f.exclude_if(value):
+            continue
+        if value is not None and f.kind:
+            if f.kind == "float":
+                value = float(value) if type(value) is int else value
+            elif f.kind == "model":
+                value = project(f.model, value)  # type: ignore[arg-type]
+            elif f.kind == "list":
+                value = [project(f.model, v) for v in value]  # type: ignore[arg-type]
+            else:
+                value = {k: project(f.model, v) for k, v in value.items()}  # type: ignore[arg-type]
+        out[f.key] = value
+    if extra:
+        out.update((k, v) for k, v in data.items() if k not in known)
+    return out
 
 
 def completed_out(
@@ -268,6 +368,8 @@ __all__ = [
     "criterion_out",
     "elide_report",
     "started_out",
+    "project",
     "summaries",
+    "task_answer",
     "task_out",
 ]

@@ -9,24 +9,30 @@ without a valid key is a 401; what a key may not see is a 404, as if it were not
 
 The dependencies that only read the app's state or a principal already found are ``async``:
 FastAPI runs a plain ``def`` dependency in its threadpool, one hop each. The principal itself
-reads the store (once, by primary key, when this process knows the key: :mod:`._keys`).
+reads the store (once, by primary key, when this process knows the key: :mod:`._keys`);
+verify-task's (:func:`verifying_key`) makes that read in the transaction that stores its task
+run instead, so the request runs one transaction.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy import Connection
 
 from ..store import Store
 from ..store._repo_idempotency import Replay, find_replay
-from ..store._repo_keys import ApiKey
+from ..store._repo_keys import ApiKey, key_active_in
 from ._http import Problem
-from ._keys import authenticate
+from ._keys import authenticate, forget, kept_key, still_active
 from ._requests import IDEMPOTENCY_PATTERN
 from ._verifier import Verifier
 
@@ -38,6 +44,7 @@ bearer = HTTPBearer(
     "(vrl_run_...)",
 )
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
+REFUSED = "unknown, revoked or expired key"
 #: a principal that sees nothing (a solver key on an org key's route)
 NOBODY = ApiKey("nobody", "none", None, datetime(2000, 1, 1, tzinfo=UTC), None, run_id="-")
 
@@ -56,12 +63,8 @@ StoreDep = Annotated[Store, Depends(get_store)]
 VerifierDep = Annotated[Verifier, Depends(get_verifier)]
 
 
-def principal(
-    request: Request,
-    store: StoreDep,
-    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-) -> ApiKey:
-    """The key or run token of ``Authorization: Bearer ...``; 401 without a valid one."""
+def _token(request: Request) -> str:
+    """The key of ``Authorization: Bearer ...``; 401 when missing or malformed."""
     authorization = request.headers.get("authorization")
     if not authorization:
         raise Problem(401, "missing Authorization: Bearer KEY", headers=_CHALLENGE)
@@ -69,22 +72,93 @@ def principal(
     token = token.strip()
     if scheme.lower() != "bearer" or not token or " " in token:
         raise Problem(401, "malformed Authorization: use 'Bearer KEY'", headers=_CHALLENGE)
+    return token
+
+
+def _principal(store: Store, token: str) -> ApiKey:
     key = authenticate(store, token)
     if key is None:
-        raise Problem(401, "unknown, revoked or expired key", headers=_CHALLENGE)
+        raise Problem(401, REFUSED, headers=_CHALLENGE)
     return key
+
+
+def principal(
+    request: Request,
+    store: StoreDep,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> ApiKey:
+    """The key or run token of ``Authorization: Bearer ...``; 401 without a valid one."""
+    return _principal(store, _token(request))
 
 
 PrincipalDep = Annotated[ApiKey, Depends(principal)]
 
 
-async def key_holder(key: PrincipalDep) -> ApiKey:
-    """An org or solver key: a run token only starts, completes and reads its run (403)."""
+def _holder(key: ApiKey) -> ApiKey:
     if key.run_id is not None:
         raise Problem(
             403, "a run's bearer token starts and completes its task runs; this needs a key"
         )
     return key
+
+
+async def key_holder(key: PrincipalDep) -> ApiKey:
+    """An org or solver key: a run token only starts, completes and reads its run (403)."""
+    return _holder(key)
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """A key this process found before, used by verify-task before its row is read again
+    (``request.state.unchecked``): see :func:`verifying_key`."""
+
+    key: ApiKey
+    digest: str
+
+
+async def verifying_key(
+    request: Request,
+    store: StoreDep,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> ApiKey:
+    """verify-task's :func:`key_holder`. A key this process found before is used without a
+    read of its own (no transaction, no threadpool hop): its row is read in the transaction
+    that stores the task run (:func:`check_in`), and first on every path that answers before
+    it (:func:`check_now`: a replay, a queued job, any error, the request's own validation
+    error), so a revoked key is refused there with the 401 it gets today and nothing it asked
+    for is kept. Any other key is looked up as :func:`principal` does."""
+    token = _token(request)
+    found = kept_key(store, token)
+    if found is None:
+        return _holder(await run_in_threadpool(_principal, store, token))
+    request.state.unchecked = Unchecked(*found)
+    return found[0]
+
+
+def check_now(request: Request, store: Store) -> None:
+    """The 401 a revoked key gets, when this request's key was used unchecked (one read by
+    primary key); nothing when it was checked already."""
+    unchecked: Unchecked | None = getattr(request.state, "unchecked", None)
+    if unchecked is None:
+        return
+    request.state.unchecked = None
+    if not still_active(store, unchecked.key, unchecked.digest):
+        raise Problem(401, REFUSED, headers=_CHALLENGE)
+
+
+def check_in(request: Request, store: Store) -> Callable[[Connection, Any], None] | None:
+    """What checks this request's unchecked key inside the write transaction that keeps what
+    it did (a 401 rolls it back); None when the key was checked already."""
+    unchecked: Unchecked | None = getattr(request.state, "unchecked", None)
+    if unchecked is None:
+        return None
+
+    def check(conn: Connection, _answer: Any) -> None:
+        if not key_active_in(conn, unchecked.key.id):
+            forget(store, unchecked.digest)
+            raise Problem(401, REFUSED, headers=_CHALLENGE)
+
+    return check
 
 
 async def org_creator(key: PrincipalDep) -> ApiKey:
@@ -100,6 +174,7 @@ async def org_viewer(key: PrincipalDep) -> ApiKey:
 
 
 KeyDep = Annotated[ApiKey, Depends(key_holder)]
+VerifyingKeyDep = Annotated[ApiKey, Depends(verifying_key)]
 OrgCreatorDep = Annotated[ApiKey, Depends(org_creator)]
 OrgViewerDep = Annotated[ApiKey, Depends(org_viewer)]
 IdempotencyKeyDep = Annotated[
@@ -140,8 +215,12 @@ __all__ = [
     "PrincipalDep",
     "StoreDep",
     "VerifierDep",
+    "Unchecked",
+    "VerifyingKeyDep",
     "answer_with",
     "bearer",
+    "check_in",
+    "check_now",
     "replay",
     "request_hash",
 ]

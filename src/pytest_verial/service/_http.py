@@ -179,6 +179,13 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        if getattr(request.state, "unchecked", None) is not None:
+            from ._deps import check_now  # a key verify-task used unchecked: 401 if revoked
+
+            try:
+                await run_in_threadpool(check_now, request, request.app.state.store)
+            except Problem as refused:
+                return answer(request, refused.status, refused.detail, headers=refused.headers)
         return answer(request, 400, validation_detail(exc))
 
     @app.exception_handler(NotVisible)

@@ -11,7 +11,10 @@ Each worker process keeps the principals it has found (by hash, a bounded LRU:
 immediate in every process: a kept principal is used only after one read by primary key, made
 on every request in the store all the workers share: its key's row
 (:func:`~pytest_verial.store._repo_keys.key_active`), or for a run token its row and the key
-that created its run (:func:`~pytest_verial.store._repo_keys.run_token_expiry`).
+that created its run (:func:`~pytest_verial.store._repo_keys.run_token_expiry`). verify-task
+makes that read inside the write transaction that stores its task run (:func:`kept_key`): a
+key revoked meanwhile stores nothing and is answered 401, as on every other path it answers
+before that transaction (a replay, a queued job, an error).
 """
 
 from __future__ import annotations
@@ -152,6 +155,33 @@ def _key(store: Store, presented: str, digest: str) -> ApiKey | None:
     return record
 
 
+def kept_key(store: Store, presented: str) -> tuple[ApiKey, str] | None:
+    """The org or solver key ``presented`` is and its hash, as this process found it before,
+    without reading the store; None when this process has not found it (or it is a run token).
+    Its row is not checked here: the caller checks it (:func:`still_active`, or
+    :func:`~pytest_verial.store._repo_keys.key_active_in` in the transaction that keeps what
+    the request does) before anything the key asked for is kept or answered."""
+    if len(presented) > MAX_KEY or not presented.startswith(tuple(PREFIXES.values())):
+        return None
+    digest = key_hash(presented)
+    key = principals(store).get(digest)
+    return None if key is None else (key, digest)
+
+
+def forget(store: Store, digest: str) -> None:
+    """Drop a kept key found revoked: its next request looks it up again (and is refused)."""
+    principals(store).drop(digest)
+
+
+def still_active(store: Store, key: ApiKey, digest: str) -> bool:
+    """Whether a key :func:`kept_key` gave is still active (one read by primary key); a revoked
+    one is forgotten."""
+    if key_active(store, key.id):
+        return True
+    forget(store, digest)
+    return False
+
+
 def authenticate(store: Store, presented: str) -> ApiKey | None:
     """The active key ``presented`` is, or None (unknown, malformed, revoked or expired): from
     this process's :class:`Principals` once found, checked against the store's key row on
@@ -188,8 +218,11 @@ __all__ = [
     "active_keys",
     "authenticate",
     "create_key",
+    "forget",
     "key_hash",
+    "kept_key",
     "list_keys",
     "issue_run_token",
     "revoke_key",
+    "still_active",
 ]

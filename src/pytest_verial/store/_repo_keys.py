@@ -188,17 +188,18 @@ def run_token_expiry(store: Store, token_id: str) -> datetime | None:
     return None if found is None else as_utc(found)
 
 
+def key_active_in(conn: Connection, key_id: str) -> bool:
+    """Whether key ``key_id`` exists and is not revoked, read in the caller's transaction (the
+    service's verify-task checks the key it kept in memory in the transaction that stores its
+    answer): one read by primary key."""
+    query = select(api_keys.c.id).where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+    return conn.execute(query).first() is not None
+
+
 def key_active(store: Store, key_id: str) -> bool:
     """Whether key ``key_id`` exists and is not revoked (a queued job runs only then; a
     principal the service keeps in memory is used only then): one read by primary key."""
-
-    def work(conn: Connection) -> bool:
-        query = select(api_keys.c.id).where(
-            api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None)
-        )
-        return conn.execute(query).first() is not None
-
-    return store.read("check a key", work)
+    return store.read("check a key", lambda conn: key_active_in(conn, key_id))
 
 
 def add_run_token(store: Store, run_id: str, token_id: str, digest: str, expires: datetime) -> None:
@@ -219,6 +220,7 @@ __all__ = [
     "insert_key",
     "insert_run_token",
     "key_active",
+    "key_active_in",
     "key_by_hash",
     "revoke",
     "run_token_by_hash",

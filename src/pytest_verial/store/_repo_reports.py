@@ -53,12 +53,19 @@ def insert_report(
 ) -> ImportResult:
     """Store a whole report inside the caller's write transaction (``import_report``, and the
     service, which stores its own rows in the same transaction); the same report (same digest)
-    twice is stored once. ``ids``: also answer every task run's and criterion run's id.
-    ``plain``: the report's ``to_json()`` when the caller made it already (not made again;
-    the rows share its values, so the caller leaves it as it is)."""
+    twice is stored once (the service's own are new: not looked up). ``ids``: also answer
+    every task run's and criterion run's id. ``plain``: the report's ``to_json()`` when the
+    caller made it already (not made again; the rows share its values, so the caller leaves it
+    as it is)."""
     data, extra = report_split(report, plain)
     digest = digest_of(data)
-    found = conn.execute(select(sessions.c.id).where(sessions.c.report_digest == digest)).scalar()
+    # a report the service made (``source="service"``) is timed to the microsecond as it is
+    # stored: never one stored before, so it is not looked up (its digest is still stored: a
+    # later import of it finds it)
+    found = None
+    if source != "service":
+        query = select(sessions.c.id).where(sessions.c.report_digest == digest)
+        found = conn.execute(query).scalar()
     if found is not None:
         run_ids = list(
             conn.execute(

@@ -18,13 +18,16 @@ from ...store._repo_idempotency import Replay
 from ...store._repo_jobs import Claimed, enqueue
 from ...store._repo_keys import ApiKey, key_active
 from ...store._repo_runs import StoredTaskRun, store_verified
-from .._answers import task_out
+from .._answers import task_answer
 from .._deps import (
     IdempotencyKeyDep,
     KeyDep,
     StoreDep,
     VerifierDep,
+    VerifyingKeyDep,
     answer_with,
+    check_in,
+    check_now,
     replay,
     request_hash,
 )
@@ -63,7 +66,7 @@ def _made(answer: Replay) -> JSONResponse:
 
 def _stored(scored: bool) -> Callable[[StoredTaskRun], Replay]:
     """verify-task's answer from its stored task run (a scored run's rubric left out)."""
-    return lambda stored: Replay(201, task_out(stored, elide=scored).model_dump(mode="json"))
+    return lambda stored: Replay(201, task_answer(stored, elide=scored))
 
 
 @router.post(
@@ -86,7 +89,7 @@ def _stored(scored: bool) -> Callable[[StoredTaskRun], Replay]:
 )
 def verify_task(
     body: VerifyTaskIn,
-    key: KeyDep,
+    key: VerifyingKeyDep,
     store: StoreDep,
     verifier: VerifierDep,
     request: Request,
@@ -103,8 +106,11 @@ def verify_task(
     left out). ``verdict`` is null when criteria the verifier could not evaluate could still
     change it (``verification: incomplete``, ``not_evaluated``). With ``?async=true``: 202 and
     a job, scored by any server over the store."""
-    data = body.model_dump(mode="json")
-    digest = request_hash("POST", VERIFY_PATH + ("?async=true" if run_async else ""), data)
+    digest = ""  # what an Idempotency-Key is bound to: only made when there is one
+    if idempotency_key is not None or run_async:
+        check_now(request, store)  # a key kept unchecked: read before a replay or a job
+        data = body.model_dump(mode="json")
+        digest = request_hash("POST", VERIFY_PATH + ("?async=true" if run_async else ""), data)
     earlier = replay(store, key, idempotency_key, digest)
     if earlier is not None:
         return _answer(earlier, response)
@@ -113,9 +119,19 @@ def verify_task(
         queued = enqueue(store, key, data, accepted, idem=idempotency_key, digest=digest)
         request.app.state.jobs.wake()
         return _answer(queued, response)
-    report = verifier.verify(body)
+    try:
+        report = verifier.verify(body)
+    except Exception:
+        check_now(request, store)  # a revoked key learns only that it is refused
+        raise
     made = store_verified(
-        store, key, report, _stored(body.scored), idem=idempotency_key, digest=digest
+        store,
+        key,
+        report,
+        _stored(body.scored),
+        idem=idempotency_key,
+        digest=digest,
+        then=check_in(request, store),  # the key's row, read in the transaction storing it
     )
     return _made(made)
 
