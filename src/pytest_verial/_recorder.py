@@ -508,7 +508,8 @@ class Recorder:
         with heap.no_gc():
             data = self._input(running=False)
             # streamed: the figures now, each task run's criterion runs as it is written
-            light = None if typed else build_light(data)
+            # the results store's end reads the typed report whole: then built whole, once
+            light = None if typed else build_light(data, whole=self.store is not None)
             report = build_report(data) if light is None else light.report
         resume = self.settings.resume
         if (
@@ -538,7 +539,7 @@ class Recorder:
         self.report = report
         self._write_outputs(report, data.scored, light)
         if self.store is not None:  # after the JSON report: a store failure never loses it
-            problem = self.store.finish(report if light is None else self._whole(data, report))
+            problem = self.store.finish(report)
             if problem is None:
                 self.store_created = self.store.created
             self.store = None
@@ -564,17 +565,6 @@ class Recorder:
             or named.html is not None
             or any(o.label == "$GITHUB_STEP_SUMMARY" for o in named.files)
         )
-
-    def _whole(self, data: ReportInput, light: Report) -> Report:
-        """The typed report whole, for the results store's end (``SessionStore.finish`` reads
-        every criterion run: its canonical digest), with what the end set on the light one."""
-        from .reporting._build import build_report
-
-        with heap.no_gc():
-            whole = build_report(data)
-        whole.session.exit_status = light.session.exit_status
-        whole.integrity = light.integrity
-        return whole
 
     def _write_outputs(self, report: Report, scored: bool, light: LightReport | None) -> None:
         """Each output on its own: one that cannot be written does not stop the others.

@@ -180,17 +180,19 @@ def _secret() -> Iterator[None]:
             secrets.register(value)
 
 
+@pytest.mark.parametrize("whole", [False, True], ids=["light", "whole"])
 @pytest.mark.parametrize("signed", [False, True], ids=["sha256", "hmac"])
 def test_streamed_files_are_the_typed_writers_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signed: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signed: bool, whole: bool
 ) -> None:
+    """``whole``: the light report built with every criterion run (the store is on)."""
     if signed:
         monkeypatch.setenv("VERIAL_SIGNING_KEY", "a-signing-key-for-the-test")
     data = _input(tmp_path / "project")
     out = tmp_path / "out"
     with _secret():
         typed = build_report(data)
-        light = build_light(data)
+        light = build_light(data, whole=whole)
         write_json_report(out / "typed.report", typed)
         write_json_stream(out / "streamed.report", light)
         write_junit(out / "typed.xml", typed, False)

@@ -202,8 +202,9 @@ def benchmark_info(display: str, plan: BenchmarkPlan) -> BenchmarkInfo:
 Sources = list[list[tuple[str, TaskPlan, RunDir]]]
 
 
-def _benchmark_runs(data: ReportInput, sources: Sources | None = None) -> list[BenchmarkRun]:
-    light = sources is not None
+def _benchmark_runs(
+    data: ReportInput, sources: Sources | None = None, light: bool = False
+) -> list[BenchmarkRun]:
     out: list[BenchmarkRun] = []
     for display, plan in data.files:
         for group in run_groups(data.file_runs[display], data.trials):
@@ -243,8 +244,9 @@ class LightReport:
     :func:`build_report` makes it, but each task run keeps only the criterion runs the terminal
     summary lists (:func:`_noteworthy`); its counts are those of all of them. The JSON report
     and the JUnit file are written one task run at a time, each task run's criterion runs in
-    their JSON form from the session's records (:meth:`criterion_runs`): no typed criterion run
-    and no whole report's text is kept (issue 33, BENCHMARKS.md "wave 6")."""
+    their JSON form from the session's records (:meth:`task_json`): no typed criterion run
+    and no whole report's text is kept (issue 33, BENCHMARKS.md "wave 6"). Built ``whole``
+    (:func:`build_light`), ``report`` is the typed report with every criterion run."""
 
     report: Report
     #: where each task run's criterion runs come from (per benchmark run, per task run)
@@ -261,10 +263,13 @@ class LightReport:
         }
 
 
-def build_light(data: ReportInput) -> LightReport:
-    """The report's figures without its criterion runs (:class:`LightReport`)."""
+def build_light(data: ReportInput, whole: bool = False) -> LightReport:
+    """The report's figures without its criterion runs (:class:`LightReport`); ``whole``: with
+    all of them (the results store's end reads the typed report whole: built once, and the
+    files are still streamed)."""
     sources: Sources = []
-    return LightReport(_report(data, _benchmark_runs(data, sources), light=True), sources, data)
+    runs = _benchmark_runs(data, sources, light=not whole)
+    return LightReport(_report(data, runs, light=not whole), sources, data)
 
 
 def build_report(data: ReportInput) -> Report:
