@@ -185,7 +185,7 @@ def write_junit_stream(path: Path, light: LightReport, scored: bool) -> None:
     """:func:`write_junit` of the whole report, byte for byte, made one task run at a time
     from ``light`` (:class:`~pytest_verial.reporting._build.LightReport`): each task run's
     ``<testsuite>`` built from its criterion runs' JSON form, masked, indented as
-    :func:`xml.etree.ElementTree.indent` indents it inside the whole tree, written and
+    ``ElementTree.indent`` indents it inside the whole tree, written and
     dropped. The totals on ``<testsuites>`` come from the light report's figures: its task
     runs' counts (every criterion run) and the failing criterion runs it keeps."""
     report = light.report
