@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # the result models load when a criterion ran, never under --
     from ._results import Report
     from ._store_session import SessionStore
     from .checks import CheckRegistry
-    from .reporting._build import ReportInput
+    from .reporting._build import LightReport, ReportInput
 
 
 class Recorder:
@@ -502,11 +502,15 @@ class Recorder:
                 self.store = None
             return
         self._flush()  # the last batch: a failure from here on loses nothing completed
-        from .reporting._build import build_report
+        from .reporting._build import build_light, build_report
 
+        typed = self._typed()
         with heap.no_gc():
             data = self._input(running=False)
-            report = build_report(data)
+            # streamed: the figures now, each task run's criterion runs as it is written
+            # the results store's end reads the typed report whole: then built whole, once
+            light = None if typed else build_light(data, whole=self.store is not None)
+            report = build_report(data) if light is None else light.report
         resume = self.settings.resume
         if (
             resume is not None
@@ -533,7 +537,7 @@ class Recorder:
                     + str(exc).splitlines()[0]
                 )
         self.report = report
-        self._write_outputs(report, data.scored)
+        self._write_outputs(report, data.scored, light)
         if self.store is not None:  # after the JSON report: a store failure never loses it
             problem = self.store.finish(report)
             if problem is None:
@@ -545,10 +549,29 @@ class Recorder:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self.exit_status = int(session.exitstatus)
 
-    def _write_outputs(self, report: Report, scored: bool) -> None:
-        """Each output on its own: one that cannot be written does not stop the others."""
+    def _typed(self) -> bool:
+        """Whether the session's end needs the typed report whole (every criterion run typed)
+        rather than streaming it (:class:`~.reporting._build.LightReport`): a
+        ``pytest_verial_report`` hook (it gets the whole report), the judge's feedback and
+        verification summary (``JudgeReporting.annotate``), and the Markdown, HTML and step
+        summaries, which render it whole. Otherwise the JSON report and the JUnit file are
+        written one task run at a time, and the terminal summary and ``--verial-fail-under``
+        read the figures and the failing criterion runs only."""
+        named = self.settings.outputs
+        return (
+            bool(self.config.hook.pytest_verial_report.get_hookimpls())
+            or self.config.pluginmanager.get_plugin("verial-judge-reporting") is not None
+            or named.markdown is not None
+            or named.html is not None
+            or any(o.label == "$GITHUB_STEP_SUMMARY" for o in named.files)
+        )
+
+    def _write_outputs(self, report: Report, scored: bool, light: LightReport | None) -> None:
+        """Each output on its own: one that cannot be written does not stop the others.
+        ``light``: the JSON report and the JUnit file are streamed from it (see :meth:`_typed`)."""
         from .reporting._html import write_html  # each writer loads when its output is asked for
-        from .reporting._junit import write_junit
+        from .reporting._json_report import write_json_stream
+        from .reporting._junit import write_junit, write_junit_stream
         from .reporting._markdown import append_step_summary, write_markdown
 
         named = self.settings.outputs
@@ -556,8 +579,22 @@ class Recorder:
             (o.path for o in named.files if o.label == "$GITHUB_STEP_SUMMARY"), None
         )
         outputs: list[tuple[str, Path | None, Callable[[Path], object]]] = [
-            ("JSON report", named.report, lambda p: write_json_report(p, report)),
-            ("JUnit report", named.junit, lambda p: write_junit(p, report, scored)),
+            (
+                "JSON report",
+                named.report,
+                lambda p: (
+                    write_json_report(p, report) if light is None else write_json_stream(p, light)
+                ),
+            ),
+            (
+                "JUnit report",
+                named.junit,
+                lambda p: (
+                    write_junit(p, report, scored)
+                    if light is None
+                    else write_junit_stream(p, light, scored)
+                ),
+            ),
             ("Markdown summary", named.markdown, lambda p: write_markdown(p, report)),
             ("HTML report", named.html, lambda p: write_html(p, report)),
             (

@@ -747,15 +747,25 @@ class RunCounts(Result):
     criteria_not_evaluated: int = 0
 
     @classmethod
-    def of(cls, task_runs: Sequence[TaskRun]) -> RunCounts:
+    def of(cls, task_runs: Sequence[TaskRun], light: bool = False) -> RunCounts:
         """Count task runs by status and verdict, criterion runs by status (one pass over
-        the criterion runs: the store counts a running session's at every batch)."""
+        the criterion runs: the store counts a running session's at every batch).
+
+        ``light``: the task runs keep only some of their criterion runs (the session's end
+        streams the report: ``reporting._build.LightReport``); their criterion runs are
+        counted from each task run's ``counts``, which :func:`task_figures` made from all of
+        them (the same numbers)."""
         completed = [t for t in task_runs if t.status is TaskStatus.COMPLETED]
         tasks = Counter(t.status for t in task_runs)
         verdicts = Counter(t.verdict for t in completed)
         criteria: Counter[Status] = Counter()
         not_evaluated = 0
         for t in task_runs:
+            if light:
+                for s in Status:
+                    criteria[s] += getattr(t.counts, s.value)
+                not_evaluated += t.counts.not_evaluated
+                continue
             for c in t.criterion_runs:
                 criteria[c.status] += 1
                 not_evaluated += c.not_evaluated is not None
@@ -826,6 +836,7 @@ class BenchmarkRun(Result):
         pass_threshold: float,
         running: bool,
         interrupted: bool,
+        light: bool = False,
         **identity: Any,
     ) -> BenchmarkRun:
         """The benchmark run from its task runs (the only place a run is scored).
@@ -834,7 +845,8 @@ class BenchmarkRun(Result):
         mean of the completed task runs that have it. With several run folders (trials), the
         run score per trial with its mean, pass^k and 95 % interval. A completed task run the
         verifier could not fully evaluate is left out of all of these, and the run's verdict
-        is null (``verification: incomplete``): it could still go either way.
+        is null (``verification: incomplete``): it could still go either way. ``light``: as
+        :meth:`RunCounts.of`.
         """
         unverified = [
             t
@@ -878,7 +890,7 @@ class BenchmarkRun(Result):
             strict_success=(
                 sum(1 for t in completed if t.all_passed) / len(completed) if completed else None
             ),
-            counts=RunCounts.of(task_runs),
+            counts=RunCounts.of(task_runs, light),
             trials=_trials(completed, [r.label for r in runs], pass_threshold)
             if len(runs) > 1
             else None,

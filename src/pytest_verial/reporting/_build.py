@@ -32,6 +32,7 @@ from .._results import (
     RunInfo,
     RunStatus,
     Session,
+    Status,
     TaskRun,
     TaskStatus,
 )
@@ -102,22 +103,58 @@ def _criterion_run(nodeid: str, plan: Any, task: TaskPlan, data: ReportInput) ->
     return CriterionRun.not_run(who)
 
 
-def _task_run(
-    display: str, plan: BenchmarkPlan, task: TaskPlan, run: RunDir, data: ReportInput
-) -> TaskRun | None:
+def _criteria_of(
+    display: str, task: TaskPlan, run: RunDir, data: ReportInput
+) -> tuple[str, list[tuple[str, Any]]]:
+    """A task run's node id and its criteria (node id, plan) in the report's order."""
     several = len(data.file_runs[display]) > 1
     node = task_nodeid(display, task_name(task.key, run.label, several))
     ordered = sorted(task.criteria, key=lambda c: c.position)
-    ids = [criterion_nodeid(node, c.id) for c in ordered]
+    return node, [(criterion_nodeid(node, c.id), c) for c in ordered]
+
+
+def criterion_json(
+    display: str, task: TaskPlan, run: RunDir, data: ReportInput
+) -> list[dict[str, Any]]:
+    """A task run's criterion runs in their JSON form, as the typed report writes them: a
+    received run's ``to_json()`` (a plain record's is exactly its typed run's), the others
+    (deselected, never run) built as :func:`_criterion_run` builds them."""
+    out = []
+    for nodeid, plan in _criteria_of(display, task, run, data)[1]:
+        received = data.criterion_runs.get(nodeid)
+        out.append(
+            received.to_json()
+            if received is not None
+            else _criterion_run(nodeid, plan, task, data).to_json()
+        )
+    return out
+
+
+def _noteworthy(run: CriterionRun) -> bool:
+    """A criterion run a light report keeps (what the terminal summary lists: against its
+    task, not evaluated, or failed: ``reporting._terminal.summary``)."""
+    return run.against or run.not_evaluated is not None or run.status is Status.FAILED
+
+
+def _task_run(
+    display: str,
+    plan: BenchmarkPlan,
+    task: TaskPlan,
+    run: RunDir,
+    data: ReportInput,
+    light: bool = False,
+) -> TaskRun | None:
+    node, criteria = _criteria_of(display, task, run, data)
+    ids = [i for i, _ in criteria]
     if task.criteria and not any(i in data.selected for i in ids):
         return None
     if not task.criteria and criterion_nodeid(node, NO_CRITERIA) not in data.selected:
         return None
-    runs = [_criterion_run(i, c, task, data) for i, c in zip(ids, ordered, strict=True)]
+    runs = [_criterion_run(i, c, task, data) for i, c in criteria]
     threshold = verdict_threshold(
         task.task.pass_threshold, plan.benchmark.pass_threshold, data.pass_threshold
     )
-    return TaskRun.aggregate(
+    typed = TaskRun.aggregate(
         runs,
         threshold,
         running=data.running,
@@ -131,6 +168,9 @@ def _task_run(
         run=run.label,
         snapshot=task.task.model_dump(mode="json", exclude_none=True),
     )
+    if light:  # its figures are made: only what the summary lists is kept
+        typed.criterion_runs = [c for c in runs if _noteworthy(c)]
+    return typed
 
 
 def _run_info(run: RunDir, scored: bool) -> RunInfo:
@@ -158,25 +198,35 @@ def benchmark_info(display: str, plan: BenchmarkPlan) -> BenchmarkInfo:
     )
 
 
-def _benchmark_runs(data: ReportInput) -> list[BenchmarkRun]:
+#: where each task run of a light report comes from: per benchmark run, per task run
+Sources = list[list[tuple[str, TaskPlan, RunDir]]]
+
+
+def _benchmark_runs(
+    data: ReportInput, sources: Sources | None = None, light: bool = False
+) -> list[BenchmarkRun]:
     out: list[BenchmarkRun] = []
     for display, plan in data.files:
         for group in run_groups(data.file_runs[display], data.trials):
-            task_runs = [
-                tr
-                for run in group
-                for task in plan.tasks
-                for tr in [_task_run(display, plan, task, run, data)]
-                if tr is not None
-            ]
+            task_runs: list[TaskRun] = []
+            where: list[tuple[str, TaskPlan, RunDir]] = []
+            for run in group:
+                for task in plan.tasks:
+                    tr = _task_run(display, plan, task, run, data, light)
+                    if tr is not None:
+                        task_runs.append(tr)
+                        where.append((display, task, run))
             if not task_runs:
                 continue
+            if sources is not None:
+                sources.append(where)
             out.append(
                 BenchmarkRun.aggregate(
                     task_runs,
                     verdict_threshold(None, plan.benchmark.pass_threshold, data.pass_threshold),
                     running=data.running,
                     interrupted=data.interrupted,
+                    light=light,
                     id=benchmark_run_id(display, [r.label for r in group]),
                     benchmark=benchmark_info(display, plan),
                     runs=[_run_info(r, data.scored) for r in group],
@@ -186,9 +236,48 @@ def _benchmark_runs(data: ReportInput) -> list[BenchmarkRun]:
     return out
 
 
+@dataclass
+class LightReport:
+    """The report without most of its criterion runs, for the writers that stream it.
+
+    ``report`` is the typed report with every figure (session, benchmark runs, task runs) as
+    :func:`build_report` makes it, but each task run keeps only the criterion runs the terminal
+    summary lists (:func:`_noteworthy`); its counts are those of all of them. The JSON report
+    and the JUnit file are written one task run at a time, each task run's criterion runs in
+    their JSON form from the session's records (:meth:`task_json`): no typed criterion run
+    and no whole report's text is kept (issue 33, BENCHMARKS.md "wave 6"). Built ``whole``
+    (:func:`build_light`), ``report`` is the typed report with every criterion run."""
+
+    report: Report
+    #: where each task run's criterion runs come from (per benchmark run, per task run)
+    sources: Sources
+    data: ReportInput
+
+    def task_json(self, run: int, index: int, task: TaskRun) -> dict[str, Any]:
+        """The JSON form of task run ``task`` (number ``index`` of benchmark run ``run``) with
+        all its criterion runs, as the typed report's ``to_json()`` has it."""
+        display, task_plan, run_dir = self.sources[run][index]
+        return {
+            **task.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"}),
+            "criterion_runs": criterion_json(display, task_plan, run_dir, self.data),
+        }
+
+
+def build_light(data: ReportInput, whole: bool = False) -> LightReport:
+    """The report's figures without its criterion runs (:class:`LightReport`); ``whole``: with
+    all of them (the results store's end reads the typed report whole: built once, and the
+    files are still streamed)."""
+    sources: Sources = []
+    runs = _benchmark_runs(data, sources, light=not whole)
+    return LightReport(_report(data, runs, light=not whole), sources, data)
+
+
 def build_report(data: ReportInput) -> Report:
     """The report (``verial schema report`` prints its JSON Schema)."""
-    benchmark_runs = _benchmark_runs(data)
+    return _report(data, _benchmark_runs(data))
+
+
+def _report(data: ReportInput, benchmark_runs: list[BenchmarkRun], light: bool = False) -> Report:
     task_runs = [t for b in benchmark_runs for t in b.task_runs]
     warnings = (
         shared_folders(
@@ -227,7 +316,7 @@ def build_report(data: ReportInput) -> Report:
         completed_at=data.completed_at,
         duration=round(data.duration, 3),
         exit_status=data.exit_status,
-        counts=RunCounts.of(task_runs),
+        counts=RunCounts.of(task_runs, light),
         collection_errors=[CollectionError(**e) for e in data.collection_errors],
         warnings=[*warnings, *data.extra_warnings],
         shard=data.shard,

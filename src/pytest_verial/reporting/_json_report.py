@@ -5,20 +5,22 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._heap import no_gc
 from .._safeparse import strict_json_value
 from .._secrets import redact_json
-from ._outputs import write_text_atomic
+from ._outputs import write_chunks_atomic, write_text_atomic
 from ._reading import read_bytes, read_report
-from ._seal import check, seal, sealed_digest
+from ._seal import Digest, check, seal, seal_tail, sealed_digest
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 if TYPE_CHECKING:
     from .._results import Report
+    from ._build import LightReport
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -46,19 +48,34 @@ def report_text(report: dict[str, Any]) -> str:
     each benchmark run are put in place of a token no sandbox text can hold (random per write).
     """
     report = {k: v for k, v in report.items() if k != "integrity"}  # sealed anew below
+    blocks = [run.get("task_runs", []) for run in report.get("benchmark_runs", [])]
+    return seal("".join(_chunks(report, blocks)))
+
+
+def _chunks(report: dict[str, Any], blocks: Sequence[Iterable[Any]]) -> Iterator[str]:
+    """The unsealed text of ``report`` (no ``integrity``) in pieces: each benchmark run's task
+    runs are ``blocks[i]`` (JSON values, made as they are read), a line each."""
     token = f"\x00{secrets.token_hex(16)}:"
-    blocks: list[list[Any]] = []
-    runs = []
-    for run in report.get("benchmark_runs", []):
-        runs.append({**run, "task_runs": f"{token}{len(blocks)}"})
-        blocks.append(run.get("task_runs", []))
+    runs = [
+        {**run, "task_runs": f"{token}{index}"}
+        for index, run in enumerate(report.get("benchmark_runs", []))
+    ]
     text = _dumps({**report, "benchmark_runs": runs})
     for index, tasks in enumerate(blocks):
-        lines = ",\n".join(_dumps(task) for task in tasks)
-        text = text.replace(_dumps(f"{token}{index}"), f"[\n{lines}\n]" if tasks else "[]", 1)
+        head, _, text = text.partition(_dumps(f"{token}{index}"))
+        yield _escaped(head)
+        first = True
+        for task in tasks:
+            yield _escaped(("[\n" if first else ",\n") + _dumps(task))
+            first = False
+        yield "[]" if first else "\n]"
+    yield _escaped(text)
+
+
+def _escaped(text: str) -> str:
     # A lone surrogate (a file name that is not UTF-8) cannot be written as UTF-8; JSON holds
     # it escaped. Surrogates occur only inside strings, so this keeps the JSON valid.
-    return seal(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def write_json_report(path: Path, typed: Report) -> None:
@@ -71,6 +88,47 @@ def write_json_report(path: Path, typed: Report) -> None:
     text = report_text(redact_json(typed.to_json()))
     write_atomic(path, text + "\n")
     typed.integrity = Integrity(digest=sealed_digest(text))
+
+
+def write_json_stream(path: Path, light: LightReport) -> None:
+    """:func:`write_json_report` of the whole report, byte for byte, made one task run at a
+    time from ``light`` (:class:`~pytest_verial.reporting._build.LightReport`): each task
+    run's criterion runs in their JSON form from the session's records, masked, written and
+    dropped; the seal digested as the text is written. ``light.report.integrity`` becomes the
+    seal written."""
+    from .._results import Integrity
+
+    report = light.report
+    head = redact_json(
+        report.model_dump(
+            mode="json",
+            by_alias=True,
+            exclude={"integrity": True, "benchmark_runs": {"__all__": {"task_runs"}}},
+        )
+    )
+    blocks = [_task_runs(light, r) for r in range(len(report.benchmark_runs))]
+    stated = Digest()
+
+    def sealed() -> Iterator[str]:
+        held = ""
+        for chunk in _chunks(head, blocks):
+            stated.update(chunk.encode("utf-8"))
+            if held:
+                yield held
+            held = chunk
+        if not held.endswith("}"):
+            raise ValueError("only a JSON object is sealed")
+        yield held[:-1] + seal_tail(stated.stated()) + "\n"
+
+    write_chunks_atomic(path, sealed())
+    report.integrity = Integrity(digest=stated.stated())
+
+
+def _task_runs(light: LightReport, run: int) -> Iterator[dict[str, Any]]:
+    """The task runs of benchmark run ``run``, each with its criterion runs, masked, one at a
+    time (as the typed report's ``to_json()`` has them)."""
+    for index, task in enumerate(light.report.benchmark_runs[run].task_runs):
+        yield redact_json(light.task_json(run, index, task))
 
 
 def load_report(path: str | Path, sealed: bool = False) -> Report:

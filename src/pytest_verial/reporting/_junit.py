@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._display import escape
 from .._record import UNCOUNTED, counts_against
@@ -23,6 +24,10 @@ from .._results import Report
 from .._safeparse import strict_json_value
 from .._secrets import redact_json
 from ._json_report import write_atomic
+from ._outputs import write_chunks_atomic
+
+if TYPE_CHECKING:
+    from ._build import LightReport
 
 
 def _t(seconds: float | None) -> str:
@@ -165,9 +170,66 @@ def xml_safe(root: ET.Element) -> None:
             element.tail = escape(element.tail, keep="\n\t")
 
 
+_HEAD = '<?xml version="1.0" encoding="utf-8"?>\n'
+
+
 def write_junit(path: Path, report: Report, scored: bool) -> None:
     """Write the task-level JUnit file atomically, with every secret masked (:mod:`.._secrets`)."""
     root = build_junit(redact_json(report.to_json()), scored)
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode", xml_declaration=False)
-    write_atomic(path, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")
+    write_atomic(path, _HEAD + text + "\n")
+
+
+def write_junit_stream(path: Path, light: LightReport, scored: bool) -> None:
+    """:func:`write_junit` of the whole report, byte for byte, made one task run at a time
+    from ``light`` (:class:`~pytest_verial.reporting._build.LightReport`): each task run's
+    ``<testsuite>`` built from its criterion runs' JSON form, masked, indented as
+    ``ElementTree.indent`` indents it inside the whole tree, written and
+    dropped. The totals on ``<testsuites>`` come from the light report's figures: its task
+    runs' counts (every criterion run) and the failing criterion runs it keeps."""
+    report = light.report
+    runs = [
+        (r, run, t, task)
+        for r, run in enumerate(report.benchmark_runs)
+        for t, task in enumerate(run.task_runs)
+    ]
+    if not runs:  # nothing to stream: ``<testsuites ... />``
+        write_junit(path, report, scored)
+        return
+    total = sum(
+        sum(task.counts.model_dump().values()) - task.counts.not_evaluated for *_, task in runs
+    )
+    failures = sum(
+        1
+        for *_, task in runs
+        for c in task.criterion_runs
+        if c.against or c.not_evaluated is not None
+    )
+    root = ET.Element(
+        "testsuites",
+        name="pytest-verial",
+        time=_t(report.session.duration),
+        tests=str(total),
+        failures=str(failures),
+        errors="0",
+    )
+    root.text = "\n  "
+    xml_safe(root)
+    start = ET.tostring(root, encoding="unicode").partition(">")[0] + ">"
+
+    def chunks() -> Iterator[str]:
+        yield _HEAD + start + "\n  "
+        for n, (r, run, t, task) in enumerate(runs):
+            data = redact_json(light.task_json(r, t, task))
+            holder = ET.Element("testsuites")
+            _task_suite(holder, data, scored or run.scored)
+            xml_safe(holder)
+            ET.indent(holder)  # the suite's own indent is the same at any place in the tree
+            suite = holder[0]
+            suite.tail = None
+            yield ET.tostring(suite, encoding="unicode")
+            yield "\n  " if n + 1 < len(runs) else "\n"
+        yield "</testsuites>\n"
+
+    write_chunks_atomic(path, chunks())

@@ -232,6 +232,13 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
     :class:`OutputRefused` when the target is a folder, a device, a pipe or a socket (a rename
     would replace it); ``OSError`` when the write fails, with the temporary file removed.
     """
+    return write_chunks_atomic(path, (text,))
+
+
+def write_chunks_atomic(path: Path | str, chunks: Iterable[str]) -> Path:
+    """:func:`write_text_atomic` of the text ``chunks`` make, written as each is made (a
+    report streamed one task run at a time: the whole text is never in memory). An exception
+    raised while making them removes the temporary file, as a failed write does."""
     real = Path(os.path.realpath(os.path.expanduser(str(path))))
     refused = _special("cannot write", path, real)
     if refused is not None:
@@ -243,7 +250,8 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)  # as open() would; mkstemp makes it owner-only
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         refused = _special("cannot write", path, real)  # replaced by a device meanwhile?

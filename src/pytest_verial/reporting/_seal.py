@@ -46,6 +46,24 @@ def digest(body: bytes) -> str:
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
+class Digest:
+    """:func:`digest` of bytes given piece by piece (a report written as it is made)."""
+
+    def __init__(self) -> None:
+        key = _key()
+        self.algorithm = "sha256" if key is None else "hmac-sha256"
+        self._hash: Any = (
+            hashlib.sha256() if key is None else hmac.new(key, digestmod=hashlib.sha256)
+        )
+
+    def update(self, body: bytes) -> None:
+        self._hash.update(body)
+
+    def stated(self) -> str:
+        """What :func:`digest` of all the bytes given returns."""
+        return f"{self.algorithm}:{self._hash.hexdigest()}"
+
+
 def link(previous: str, body: bytes) -> str:
     """A journal line's digest: over the previous line's digest and this line's bytes, so
     that an edited, removed or reordered line breaks every digest after it."""
@@ -72,7 +90,12 @@ def seal(text: str) -> str:
     if not text.endswith("}"):
         raise ValueError("only a JSON object is sealed")
     stated = digest(text.encode("utf-8", "surrogatepass"))
-    return f'{text[:-1]},"integrity":{{"digest":"{stated}"}}}}'
+    return f"{text[:-1]}{seal_tail(stated)}"
+
+
+def seal_tail(stated: str) -> str:
+    """What replaces a sealed JSON object's closing brace: its ``integrity`` member, closed."""
+    return f',"integrity":{{"digest":"{stated}"}}}}'
 
 
 def sealed_digest(text: str) -> str:
@@ -119,4 +142,14 @@ def check(data: bytes, required: bool) -> str | None:
     return None
 
 
-__all__ = ["KEY_ENV", "check", "check_link", "digest", "link", "seal", "sealed_digest"]
+__all__ = [
+    "KEY_ENV",
+    "Digest",
+    "check",
+    "check_link",
+    "digest",
+    "link",
+    "seal",
+    "seal_tail",
+    "sealed_digest",
+]
