@@ -80,7 +80,7 @@ class _LineLoader(_Base):  # type: ignore[misc]
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.line_map = LineMap()
-        #: one copy of each string of the file (see :func:`_shared`)
+        #: one copy of each string of the file (a plan keeps every criterion's assertion)
         self.strings: dict[str, str] = {}
 
 
