@@ -19,8 +19,15 @@ each, medians:
 
 ``--src`` also measures another source tree of the package (``PYTHONPATH``), alternately with
 the installed one, e.g. the commit before a change: ``git archive <commit> src | tar -x -C
-/tmp/before`` then ``--src /tmp/before/src``. The cost of ``pytest --co`` over 2,000 criteria
-against a bare full run is ``bench/overhead.py --criteria 2000 --collect-only --only-pytest``.
+/tmp/before`` then ``--src /tmp/before/src``.
+
+``--co N`` measures instead what ``pytest --co`` of ``bench/overhead.py``'s benchmark of N
+criteria (tasks of 50 one-field criteria) costs against a bare full run of its plain pytest
+file (the same N comparisons, no plugin loaded): per round, ``--co`` once with each source,
+then the bare run; CPU seconds (user + system), medians, and the ratio (issue 33: at most
+0.35 at 2,000 criteria)::
+
+    python bench/startup.py --co 2000 --repeat 7 --src /tmp/before/src
 """
 
 from __future__ import annotations
@@ -126,9 +133,48 @@ def measure(root: Path, env: dict[str, str], times: dict[str, list[float]]) -> d
     return imported
 
 
+def collect_only(criteria: int, sources: list[Path | None], repeat: int) -> None:
+    """``--co``: pytest --co of the benchmark with each source, then a bare full run, per
+    round; medians of CPU seconds and ratios."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from overhead import BARE, build
+
+    def cpu(root: Path, env: dict[str, str], *args: str) -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+        done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout[-2000:]}")
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+    co = ("-p", "pytest_verial.plugin", "--co", "load.verial.json", "--verial-run", "sandbox")
+    times: dict[str, list[float]] = {str(src or "installed"): [] for src in sources}
+    bare: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        build(root, criteria, max(criteria // 50, 1), 1)
+        for src in sources:  # bytecode caches written
+            cpu(root, environment(src), *co)
+        cpu(root, environment(None), "test_plain.py", *BARE)
+        for _ in range(repeat):
+            for src in sources:
+                times[str(src or "installed")].append(cpu(root, environment(src), *co))
+            bare.append(cpu(root, environment(None), "test_plain.py", *BARE))
+    base = statistics.median(bare)
+    print(f"{criteria:,} criteria, CPU seconds (user + system), medians of {repeat}")
+    print(f"  bare pytest, full run:  {base:6.3f} s  {bare}")
+    for label, values in times.items():
+        median = statistics.median(values)
+        print(f"  --co, {label}: {median:6.3f} s, ratio {median / base:.3f}  {values}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--co", type=int, default=None, metavar="N", help="pytest --co of N criteria instead"
+    )
     parser.add_argument(
         "--src",
         type=Path,
@@ -138,6 +184,9 @@ def main() -> None:
     )
     opts = parser.parse_args()
     sources: list[Path | None] = [None, *(path.resolve() for path in opts.src)]
+    if opts.co:
+        collect_only(opts.co, sources, opts.repeat)
+        return
     times: dict[Path | None, dict[str, list[float]]] = {src: {} for src in sources}
     imported: dict[Path | None, dict[str, bool]] = {}
     with tempfile.TemporaryDirectory() as tmp:

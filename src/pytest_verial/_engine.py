@@ -199,7 +199,8 @@ def _outcome(
     benchmark: Benchmark | None,
     sandbox: Sandbox | None,
 ) -> CheckOutcome:
-    if plan.check is None or plan.spec is None:
+    spec = plan.spec  # validated now: a plan does not keep it
+    if plan.check is None or spec is None:
         return CheckOutcome(0.0, f"{UNSUPPORTED}{plan.assert_name}", {}, passed=False)
     context = CheckContext(
         sources=sources,
@@ -216,4 +217,4 @@ def _outcome(
         deterministic=tuple(c.id for c in task.criteria if not c.judge),
         sandbox=sandbox,
     )
-    return plan.check.run(plan.spec, context)
+    return plan.check.run(spec, context)

@@ -36,18 +36,30 @@ _PLACEHOLDER = re.compile(r"\{entity(?:\.([^{}]*))?\}")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CriterionPlan:
-    """One criterion of one task run, ready to run."""
+    """One criterion of one task run, ready to run.
+
+    Its validated assertion (:attr:`spec`) is not kept: the loader validates every assertion
+    once at collection (so each bad one is reported there) and :attr:`spec` validates it again
+    when a criterion runs. A session keeps a plan per criterion for its whole length, and the
+    check models (nested pydantic models, a field set each) were most of what a plan held
+    (BENCHMARKS.md, "issue 33, wave 6").
+    """
 
     id: str
     criterion: Criterion
     assertion: dict[str, Any]  # placeholders filled
-    spec: AssertionSpec | None  # None: unsupported assert, or loaded without a registry
-    check: CheckSpec | None
+    check: CheckSpec | None  # None: unsupported assert, or loaded without a registry
     line: int | None = None
     #: position of the criterion in its task as written (reports keep this order)
     position: int = 0
+
+    @property
+    def spec(self) -> AssertionSpec | None:
+        """The assertion validated by its check's model (a new one per call; None when the
+        check is unknown). The loader refused the file if this could fail."""
+        return None if self.check is None else self.check.model.model_validate(self.assertion)
 
     @property
     def assert_name(self) -> str:
@@ -60,7 +72,7 @@ class CriterionPlan:
         return bool(self.check and self.check.judge)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TaskPlan:
     """One task run: a task, maybe bound to one entity, and its criteria."""
 
@@ -293,7 +305,7 @@ def load_benchmark(
         reporter.add(message, loc)
     _check_ids(root, reporter)
     try:
-        benchmark = Benchmark.model_validate(root)
+        benchmark = _share_field_sets(Benchmark.model_validate(root))
     except ValidationError as exc:
         for error in exc.errors():
             reporter.add(_pydantic_message(error, Benchmark), tuple(error["loc"]))
@@ -301,15 +313,30 @@ def load_benchmark(
     # No "{entity" and no escape that could spell one: no criterion holds a placeholder, so
     # neither is searched for per criterion and each assertion is validated once, here.
     plain = "{entity" not in text and "\\" not in text
-    specs = _validate_assertions(root, registry, reporter, plain) if registry is not None else {}
+    valid = _validate_assertions(root, registry, reporter, plain) if registry is not None else {}
     if benchmark is None or reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     plan = BenchmarkPlan(path, benchmark, scored=scored, sha256=digest)
-    _expand(plan, root, registry, reporter, scored, specs if plain else None)
+    _expand(plan, root, registry, reporter, scored, valid if plain else None)
     if reporter.problems:
         raise BenchmarkFileError(_dedupe(reporter.problems))
     return plan
+
+
+def _share_field_sets(benchmark: Benchmark) -> Benchmark:
+    """The benchmark, its criteria sharing one set of explicitly given field names per
+    distinct set (pydantic makes one per model, 216 bytes: a plan keeps every criterion for
+    the whole session). Criteria are frozen, so nothing adds to the set; a copy of one
+    (``model_copy``) copies it first."""
+    shared: dict[frozenset[str], set[str]] = {}
+    for task in benchmark.tasks:
+        for crit in task.criteria:
+            names = crit.__pydantic_fields_set__
+            one = shared.setdefault(frozenset(names), names)
+            if one is not names:
+                object.__setattr__(crit, "__pydantic_fields_set__", one)
+    return benchmark
 
 
 def _loc_of(
@@ -354,11 +381,12 @@ def _as_benchmark(data: Any) -> tuple[Any, str | None]:
 
 def _validate_assertions(
     root: Any, registry: CheckRegistry, reporter: _Reporter, plain: bool = False
-) -> dict[tuple[int, int], tuple[dict[str, Any], AssertionSpec]]:
+) -> dict[tuple[int, int], dict[str, Any]]:
     """Validate each known ``assert`` of the raw data (placeholders masked), all at once.
-    ``plain``: the file holds no placeholder (nothing to mask); each assertion and its spec,
-    by task and criterion position, are then what the criteria use."""
-    specs: dict[tuple[int, int], tuple[dict[str, Any], AssertionSpec]] = {}
+    ``plain``: the file holds no placeholder (nothing to mask); each assertion validated, by
+    task and criterion position, needs no second validation then (the result is not kept:
+    :attr:`CriterionPlan.spec`)."""
+    valid: dict[tuple[int, int], dict[str, Any]] = {}
     for ti, task in enumerate(_list(_get(root, "tasks"))):
         for ci, crit in enumerate(_list(_get(task, "criteria"))):
             assertion = _get(crit, "assertion")
@@ -368,16 +396,14 @@ def _validate_assertions(
             if check is None:
                 continue
             try:
-                spec = check.model.model_validate(
-                    assertion if plain else _mask_placeholders(assertion)
-                )
+                check.model.model_validate(assertion if plain else _mask_placeholders(assertion))
             except ValidationError as exc:
                 for error in exc.errors():
                     loc = ("tasks", ti, "criteria", ci, "assertion", *error["loc"])
                     reporter.add(_pydantic_message(error, check.model), loc)
             else:
-                specs[ti, ci] = (assertion, spec)
-    return specs
+                valid[ti, ci] = assertion
+    return valid
 
 
 def _mask_placeholders(value: Any) -> Any:
@@ -425,9 +451,9 @@ def _expand(
     registry: CheckRegistry | None,
     reporter: _Reporter,
     scored: bool = False,
-    specs: dict[tuple[int, int], tuple[dict[str, Any], AssertionSpec]] | None = None,
+    valid: dict[tuple[int, int], dict[str, Any]] | None = None,
 ) -> None:
-    """Resolve entities, give criteria ids, fill placeholders, build task runs. ``specs``: the
+    """Resolve entities, give criteria ids, fill placeholders, build task runs. ``valid``: the
     file holds no placeholder and these are its assertions validated (by task and criterion
     position)."""
     for ti, task in enumerate(plan.benchmark.tasks):
@@ -437,7 +463,7 @@ def _expand(
         line = reporter.lines.line_of(root, where, need=False)
         for ci, crit in enumerate(task.criteria):
             cwhere = (*where, "criteria", ci)
-            names = _placeholders(crit.assertion) if specs is None else []
+            names = _placeholders(crit.assertion) if valid is None else []
             for name in names:
                 if name is None or not _IDENT.fullmatch(name):
                     reporter.add(
@@ -472,40 +498,39 @@ def _expand(
                 if entity and crit.input_entity_id and crit.input_entity_id != entity.id:
                     continue
                 assertion = fill(crit.assertion, entity) if entity else crit.assertion
-                done = specs.get((ti, ci)) if specs is not None and not entity else None
-                pair: tuple[AssertionSpec | None, CheckSpec | None]
-                if done is not None and done[0] == assertion and registry is not None:
-                    pair = done[1], registry.get(str(assertion.get("assert")))  # validated
+                done = valid.get((ti, ci)) if valid is not None and not entity else None
+                if done is not None and done == assertion and registry is not None:
+                    check = registry.get(str(assertion.get("assert")))  # validated
                 else:
-                    pair = _spec_for(assertion, registry, reporter, (*where, "criteria", ci))
-                spec, check = pair
+                    check = _validated(assertion, registry, reporter, (*where, "criteria", ci))
                 cline = reporter.lines.line_of(root, (*where, "criteria", ci), need=False)
-                criteria.append(CriterionPlan(ids[ci], crit, assertion, spec, check, cline, ci))
+                criteria.append(CriterionPlan(ids[ci], crit, assertion, check, cline, ci))
             if registry is not None:  # deterministic criteria first, judge criteria last
                 criteria.sort(key=lambda c: c.judge)
             plan.tasks.append(TaskPlan(key, task, entity, tuple(criteria), line))
 
 
-def _spec_for(
+def _validated(
     assertion: dict[str, Any],
     registry: CheckRegistry | None,
     reporter: _Reporter,
     where: tuple[str | int, ...],
-) -> tuple[AssertionSpec | None, CheckSpec | None]:
+) -> CheckSpec | None:
+    """The assertion's check, its problems reported (None: no registry, or no such check)."""
     if registry is None:
-        return None, None
+        return None
     check = registry.get(str(assertion.get("assert")))
     if check is None:
-        return None, None
+        return None
     try:
-        return check.model.model_validate(assertion), check
+        check.model.model_validate(assertion)
     except ValidationError as exc:
         for error in exc.errors():
             reporter.add(
                 f"{_pydantic_message(error, check.model)} (after filling entity placeholders)",
                 (*where, "assertion", *error["loc"]),
             )
-        return None, check
+    return check
 
 
 def _entities(

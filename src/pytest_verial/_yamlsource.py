@@ -2,7 +2,8 @@
 
 ``parse(text, filename)`` returns the data and a :class:`LineMap`; mappings and sequences are
 plain ``dict``/``list`` (validation code never sees a custom type). Duplicate keys in one YAML
-mapping are reported, since PyYAML would silently keep the last one.
+mapping are reported, since PyYAML would silently keep the last one. Equal strings of one file
+are one object: a loaded plan keeps every criterion's assertion for the whole session.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class _LineLoader(_Base):  # type: ignore[misc]
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.line_map = LineMap()
+        #: one copy of each string of the file (a plan keeps every criterion's assertion)
+        self.strings: dict[str, str] = {}
 
 
 def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Any:
@@ -99,7 +102,10 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Any:
             ) from None
         if key in data:
             lines.duplicates.append((key_node.start_mark.line + 1, str(key), id(data)))
-        data[key] = loader.construct_object(value_node, deep=True)
+        value = loader.construct_object(value_node, deep=True)
+        if type(key) is str:
+            key = loader.strings.setdefault(key, key)
+        data[key] = loader.strings.setdefault(value, value) if type(value) is str else value
         key_lines[key] = key_node.start_mark.line + 1
     lines.keys[id(data)] = key_lines
 
@@ -109,7 +115,10 @@ def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> Any:
     loader.line_map.containers[id(data)] = node.start_mark.line + 1
     loader.line_map._keep.append(data)
     yield data
-    data.extend(loader.construct_object(child, deep=True) for child in node.value)
+    strings = loader.strings
+    for child in node.value:
+        value = loader.construct_object(child, deep=True)
+        data.append(strings.setdefault(value, value) if type(value) is str else value)
 
 
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
@@ -137,9 +146,13 @@ def parse(text: str, as_json: bool) -> tuple[Any, LineMap]:
     """Parse YAML (or JSON, strictly) and return the data with its line map."""
     if as_json:
         duplicated: list[str] = []
+        strings: dict[str, str] = {}
 
         def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-            result = dict(items)
+            # one copy of each string value (the decoder already shares keys): a benchmark
+            # repeats its check names, axes, resources and paths in every criterion, and the
+            # plan keeps each criterion's assertion for the whole session
+            result = {k: strings.setdefault(v, v) if type(v) is str else v for k, v in items}
             if len(result) != len(items):
                 duplicated.append("")
             return result

@@ -30,6 +30,7 @@ def run_check(
         raise ValueError(f"no check registered for assert {name!r}")
     raw = {"assert": name, **assertion}
     criterion = Criterion(id="c1", assertion=raw)
-    plan = CriterionPlan("c1", criterion, raw, check.model.model_validate(raw), check)
+    check.model.model_validate(raw)  # a bad assertion raises here, as before
+    plan = CriterionPlan("c1", criterion, raw, check)
     task = TaskPlan("t1", Task(id="t1", criteria=[criterion]), None, (plan,))
     return run_criterion(plan, task, sources, options=options).to_json()
