@@ -32,6 +32,12 @@ from typing import Any
 import pytest
 from bad_input_case import Case
 
+#: one xdist worker runs the corpus (scripts/test: --dist loadgroup): the cases of a module
+#: are consecutive and share one child session, built under a lock by the first worker to ask
+#: (``_session``), so with the cases dealt to both workers the second one sat idle waiting for
+#: each shared session the first was building, a core doing nothing on two
+pytestmark = pytest.mark.xdist_group("bad-inputs")
+
 HERE = Path(__file__).resolve().parent
 SOLO_WORKERS = "0"
 

@@ -21,6 +21,11 @@ from core_support import REPO, child_env, shared_project
 
 EXAMPLES = REPO / "example_benchmarks"
 
+#: one xdist worker runs these (scripts/test: --dist loadgroup): the venv is built once under a
+#: lock (``plain_python``), mostly waiting on the package index; with the tests dealt to both
+#: workers, the second sat idle on the lock while the first waited on the network
+pytestmark = pytest.mark.xdist_group("plain-install")
+
 
 @pytest.fixture(scope="session")
 def plain_python(shared_base: Path) -> Path:

@@ -321,7 +321,10 @@ def test_readme_flow_on_the_local_model(
     convert the example file, score its captured run by points, calibrate (its figures checked
     against the items). The README command's ``--perturb`` pass is
     test_flip_rates_on_scripted_replies: on the local model each re-ask is another whole
-    prompt on two cores (20 more calls)."""
+    prompt on two cores (20 more calls). The judge cache is on, as the README's commands have
+    it: the 9 labelled criterion runs the scoring step judged are the same requests to
+    calibrate (test_calibration_asks_what_the_scoring_session_asked), so their verdicts are the
+    scoring step's, and the 3 whole-reply items go to the model."""
     import shutil
 
     examples = EXAMPLE_LABELS.parent
@@ -334,7 +337,7 @@ def test_readme_flow_on_the_local_model(
         "--verial-judge-base-url",
         llama_server,
         "--verial-judge-cache-dir",
-        "off",
+        str(pytester.path / "judge-cache"),
         "--verial-judge-response-format",
         "json_object_schema",
     ]
@@ -366,3 +369,94 @@ def test_readme_flow_on_the_local_model(
     agree = sum(p["judge_met"] == p["human_met"] for p in judged) / len(judged)
     assert result["agreement"] == pytest.approx(agree)
     assert f"judge {MODEL_ALIAS}: " in capsys.readouterr().out
+    # a criterion the scoring step judged has the scoring step's verdict (its cached reply)
+    scored = {
+        f"{t['task_key']}/{c['criterion_id']}": c["score"]
+        for t in tasks
+        for c in t["criterion_runs"]
+        if c["status"] in ("passed", "failed")
+    }
+    reused = {p["id"]: p["judge_score"] for p in result["per_item"] if p["id"] in scored}
+    assert reused and reused == {k: scored[k] for k in reused}
+
+
+def test_calibration_asks_what_the_scoring_session_asked(
+    stub_judge, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Calibrate puts a labelled criterion run to the judge exactly as the scoring session did
+    (README "Calibrating the judge"): the same request, so with the judge cache on its reply is
+    the cached one. The example labels hold the 9 criterion runs of the example run (and 3
+    whole-reply items scoring never asks): in the labels' own form 3 requests are new, in the
+    report form none. Calibrate used to tell the judge it evaluated "the agent's final output"
+    where every criterion's prompt says "the agent's final output (output.md)": it measured a
+    prompt that scoring never sends."""
+    import re
+    import shutil
+
+    def respond(request: dict[str, object]) -> tuple[int, bytes]:
+        count = int(re.findall(r"Rubric \((\d+) principles\)", json.dumps(request))[0])
+        return 200, completion(ratings(*[5] * count))
+
+    stub_judge.respond = respond
+    examples = EXAMPLE_LABELS.parent
+    bench = pytester.path / "hb.verial.yaml"
+    assert main(["convert", "healthbench", str(examples / "examples.jsonl"), "-o", str(bench)]) == 0
+    shutil.copytree(examples / "run", pytester.path / "run")
+    judge = [
+        "--verial-judge-model",
+        "gpt-4o-mini",
+        "--verial-judge-base-url",
+        stub_judge.url,
+        "--verial-judge-cache-dir",
+        str(pytester.path / "cache"),
+    ]
+    pytester.runpytest("hb.verial.yaml", "--verial-run", "run", "--verial-report", "r.json", *judge)
+    assert len(stub_judge.requests) == 9  # the example run's 9 judged criteria
+    assert "the agent's final output (output.md)" in json.dumps(stub_judge.requests[0])
+
+    stub_judge.requests.clear()
+    out = pytester.path / "figures.json"
+    assert main(["judge", "calibrate", str(EXAMPLE_LABELS), "--json", str(out), *judge]) == 0
+    result = json.loads(out.read_text())
+    assert result["n"] == 12
+    assert len(stub_judge.requests) == 3  # the 3 whole-reply items only
+    assert all("Rubric (1 principles)" not in json.dumps(r) for r in stub_judge.requests)
+    assert result["calls"] == 3
+
+    stub_judge.requests.clear()
+    labels = pytester.path / "runs.jsonl"
+    rows = [json.loads(line) for line in EXAMPLE_LABELS.read_text().splitlines()]
+    _labels(
+        labels,
+        [
+            {"task_key": r["id"].split("/")[0], "criterion_id": r["id"].split("/")[1],
+             "label": r["label"]}
+            for r in rows
+            if "rubric-" in r["id"]
+        ],
+    )  # fmt: skip
+    report = ["--report", str(pytester.path / "r.json"), "--run", str(pytester.path / "run")]
+    assert main(["judge", "calibrate", str(labels), "--json", str(out), *report, *judge]) == 0
+    assert json.loads(out.read_text())["n"] == 9
+    assert stub_judge.requests == []  # all 9 were the scoring session's requests
+    capsys.readouterr()
+
+
+def test_the_output_file_is_named_to_the_judge_as_a_criterion_names_it(
+    tmp_path: Path, stub_judge, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub_judge.reply((200, completion(ratings(5))))
+    row = {"principles": ["Is short."], "output": "ok", "label": "met"}
+    labels = _labels(
+        tmp_path / "labels.jsonl",
+        [row, {**row, "output_file": "output.txt"}, {**row, "output_file": "notes.md"}],
+    )
+    assert _cli(stub_judge.url, labels) == 1  # a refused line
+    told = [json.dumps(r) for r in stub_judge.requests]
+    assert len(told) == 2
+    assert "What is evaluated: the agent's final output (output.md)." in told[0]
+    assert "What is evaluated: the agent's final output (output.txt)." in told[1]
+    assert capsys.readouterr().err == (
+        f"verial judge calibrate: {labels}:3: field 'output_file': output.md, output.txt, "
+        "output.json or left out\n"
+    )

@@ -10,9 +10,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 from core_support import (  # noqa: E402
+    EXAMPLE_AGENTS,
     Project,
     interruptible_pytest,
     pytest_command,
+    score_examples,
+    shared_project,
     voice_criterion,
 )
 from core_support import child_env as _core_child_env  # noqa: E402
@@ -91,18 +94,47 @@ def run_pytest(
 def run_verial(
     path: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_verial.cli", *args],
-        cwd=path,
-        env={**child_env(), **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    """``verial ARGS`` in ``path`` with a child's environment, run in this process (``main``,
+    as the console script calls it, an argument error's ``SystemExit`` taken as its exit
+    status): the store's commands need no process of their own, and a child's start-up
+    (Python, pytest_verial and SQLAlchemy imported anew) cost ~1 s of CPU each. An exception
+    escaping ``main`` fails the test, where the console script would print a traceback; a
+    warning goes to the stderr returned, as a child prints it."""
+    import contextlib
+    import io
+    import warnings
+
+    import pytest
+
+    from pytest_verial.cli import main
+
+    wanted = {**child_env(), **(env or {})}
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        for name in [n for n in os.environ if n not in wanted]:
+            patch.delenv(name)
+        for name, value in wanted.items():
+            patch.setenv(name, value)
+        patch.chdir(path)
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            warnings.catch_warnings(record=True) as caught,
+        ):
+            warnings.simplefilter("default")  # Python's own, as in a child
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse: usage errors, --help
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+                if isinstance(exc.code, str):
+                    print(exc.code, file=sys.stderr)
+        for w in caught:
+            err.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno))
+    return subprocess.CompletedProcess(["verial", *args], code, out.getvalue(), err.getvalue())
 
 
 __all__ = [
+    "EXAMPLE_AGENTS",
     "Project",
     "child_env",
     "greeting_project",
@@ -110,4 +142,6 @@ __all__ = [
     "pytest_command",
     "run_pytest",
     "run_verial",
+    "score_examples",
+    "shared_project",
 ]

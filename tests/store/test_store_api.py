@@ -4,14 +4,13 @@ idempotent import, listing, refs, trend, delete, prune, migrations and refusals.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from store_support import child_env
+from store_support import EXAMPLE_AGENTS, score_examples, shared_project
 
 from pytest_verial import Report
 
@@ -26,42 +25,17 @@ from pytest_verial.store._repo_sessions import StoreRef
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def example_reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """The example benchmarks scored on both runs (as ``./scripts/demo`` does)."""
-    out = tmp_path_factory.mktemp("examples")
-    paths = []
-    for run in sorted((REPO / "example_benchmarks" / "runs").iterdir()):
-        path = out / f"{run.name}.json"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "example_benchmarks",
-                "-p",
-                "no:cacheprovider",
-                "-p",
-                "no:randomly",
-                "-q",
-                "-n",
-                "0",
-                "--verial-store",
-                "none",
-                "--verial-run",
-                str(run),
-                "--verial-report",
-                str(path),
-            ],
-            cwd=REPO,
-            env=child_env(),  # the suite's child: without the test extras' plugins
-            capture_output=True,
-            check=False,
-            timeout=300,
-        )
-        assert path.exists(), f"no report for {run.name}"
-        paths.append(path)
-    return paths
+    """The example benchmarks scored on both runs (as ``./scripts/demo`` does): the core
+    suite's ``example_runs`` (``core_support.score_examples``, store off), built once per
+    suite run for every folder and xdist worker that reads them (two child sessions each time
+    this module built its own, on each worker its tests reached)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    runs = shared_project(base / "core-shared", "example-runs", score_examples)
+    return [runs / f"{agent}.json" for agent in sorted(EXAMPLE_AGENTS)]
 
 
 def _shifted(report: Report, days: float, tag: str) -> Report:

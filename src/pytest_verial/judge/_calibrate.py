@@ -5,12 +5,16 @@ LABELS is JSONL, one labelled criterion run a line (README "Calibrating the judg
     {"id": "pa-1", "principles": ["The letter states the medical necessity."],
      "output": "...the agent's output...", "task": "optional task text",
      "label": "met",            # or "not met" / true / false; or "rating": 1-5 (Likert)
-     "axis": "accuracy", "tags": ["theme:referrals"], "pass_threshold": 0.75}
+     "axis": "accuracy", "tags": ["theme:referrals"], "pass_threshold": 0.75,
+     "output_file": "output.md"}   # optional: the file the output was read from
 
 Each item is put to the judge exactly as an ``llm-rubric`` criterion would be (same prompt,
-same client, same settings), its verdict is met when the mean of (rating - 1) / 4 reaches the
-item's ``pass_threshold`` (default ``--threshold``, 0.75: a 4 or 5 of 5), and the verdicts are
-compared with the human ones: agreement, Cohen's kappa, macro F1 over met / not met
+same client, same settings): the prompt names the output as the criterion's does, "the
+agent's final output (output.md)", so a labelled criterion run that the scoring session judged
+is the same request, and with the judge cache on the same cached reply. Its verdict is met
+when the mean of (rating - 1) / 4 reaches the item's ``pass_threshold`` (default
+``--threshold``, 0.75: a 4 or 5 of 5), and the verdicts are compared with the human ones:
+agreement, Cohen's kappa, macro F1 over met / not met
 (HealthBench's measure of its grader against physicians), the confusion matrix, the same per
 axis and per tag, replies that could not be parsed (excluded and counted), cost and tokens.
 """
@@ -26,6 +30,7 @@ from typing import Any
 from .._display import escape
 from .._nodeids import criterion_nodeid
 from .._scoring import passed
+from ..sources._output import OUTPUT_NAMES
 from ._reply import rating_score
 
 DEFAULT_THRESHOLD = 0.75
@@ -48,6 +53,8 @@ class Item:
     tags: tuple[str, ...] = ()
     threshold: float = DEFAULT_THRESHOLD
     human_rating: int | None = None
+    #: the output's file name, which the prompt names as a criterion's prompt does
+    output_file: str = "output.md"
 
 
 @dataclass
@@ -171,6 +178,9 @@ def parse_item(data: Any, line: int, threshold: float) -> Item:
         raise LabelError("field 'tags': a list of strings")
     axis = data.get("axis")
     task = data.get("task")
+    output_file = data.get("output_file", "output.md")
+    if output_file not in OUTPUT_NAMES:
+        raise LabelError("field 'output_file': " + ", ".join(OUTPUT_NAMES) + " or left out")
     return Item(
         id=str(data.get("id") or f"line-{line}"),
         principles=[p.strip() for p in principles],
@@ -181,6 +191,7 @@ def parse_item(data: Any, line: int, threshold: float) -> Item:
         tags=tuple(tags),
         threshold=float(own),
         human_rating=rating,
+        output_file=output_file,
     )
 
 
@@ -208,20 +219,28 @@ def read_labels(path: Path, threshold: float) -> tuple[list[Item], list[str]]:
 
 def _from_report(report: Any, run: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """The judge criterion runs of a report by (task_key, criterion_id): principles, axis,
-    tags, task text and the output read from the run folder."""
-    from ..sources._output import OUTPUT_NAMES
-
+    tags, task text and the output read from the run folder, the task text as the scoring
+    session gave it to the judge (``checks._llm_rubric._task_text``)."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for bench in report.benchmark_runs:
         for task in bench.task_runs:
             snapshot = task.snapshot or {}
             item = snapshot.get("task_item") or {}
             output = None
+            output_file = OUTPUT_NAMES[0]
             for name in OUTPUT_NAMES:
                 candidate = run / task.task_key / name
                 if candidate.is_file():
                     output = candidate.read_text(encoding="utf-8", errors="replace")
+                    output_file = name
                     break
+            parts = (
+                [str(item[k]) for k in ("instruction", "patient", "trigger") if item.get(k)]
+                if isinstance(item, dict)
+                else []
+            )
+            if not parts and task.name:
+                parts.append(task.name)
             for c in task.criterion_runs:
                 evidence = c.evidence.model_dump() if c.evidence is not None else {}
                 principles = evidence.get("principles") or [
@@ -230,7 +249,8 @@ def _from_report(report: Any, run: Path) -> dict[tuple[str, str], dict[str, Any]
                 found[(task.task_key, c.criterion_id)] = {
                     "principles": principles,
                     "output": output,
-                    "task": item.get("instruction") if isinstance(item, dict) else None,
+                    "output_file": output_file,
+                    "task": " | ".join(parts) or None,
                     "axis": c.axis,
                     "tags": snapshot.get("tags") or [],
                 }
@@ -302,7 +322,13 @@ def ask(client: Any, item: Item, limit: int) -> Asked:
     from ._client import JudgeError
     from ._prompt import build_messages
 
-    messages = build_messages(item.principles, item.output, task=item.task, limit=limit)
+    messages = build_messages(
+        item.principles,
+        item.output,
+        task=item.task,
+        target=f"the agent's final output ({item.output_file})",
+        limit=limit,
+    )
     try:
         judgement = client.rate(item.principles, messages)
     except JudgeError as exc:
