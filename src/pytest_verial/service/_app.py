@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from .._sandbox_io.kept import keep_indexes
 from .._version import __version__
 from ..store import open_store
+from ._deps import refused_unchecked
 from ._hide import ServerPaths, server_folders
 from ._http import (
     MAX_BODY,
@@ -102,7 +103,7 @@ def create_app(
     app.state.verifier = verifier
     app.state.server_paths = paths
     app.state.jobs = runner
-    install_problem_handlers(app)
+    install_problem_handlers(app, refused_unchecked)
     stock_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -146,6 +146,18 @@ def check_now(request: Request, store: Store) -> None:
         raise Problem(401, REFUSED, headers=_CHALLENGE)
 
 
+async def refused_unchecked(request: Request) -> Problem | None:
+    """:func:`check_now` for the app's validation-error handler: the 401 of a revoked key
+    verify-task used unchecked, which comes before the 400 of what it sent."""
+    if getattr(request.state, "unchecked", None) is None:
+        return None
+    try:
+        await run_in_threadpool(check_now, request, request.app.state.store)
+    except Problem as refused:
+        return refused
+    return None
+
+
 def check_in(request: Request, store: Store) -> Callable[[Connection, Any], None] | None:
     """What checks this request's unchecked key inside the write transaction that keeps what
     it did (a 401 rolls it back); None when the key was checked already."""
@@ -221,6 +233,7 @@ __all__ = [
     "bearer",
     "check_in",
     "check_now",
+    "refused_unchecked",
     "replay",
     "request_hash",
 ]

@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import re
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -162,10 +163,14 @@ def _hidden(request: Request, detail: str) -> str:
     return detail if paths is None else str(paths.text(detail))
 
 
-def install_problem_handlers(app: FastAPI) -> None:
+def install_problem_handlers(
+    app: FastAPI, refuse: Callable[[Request], Awaitable[Problem | None]] | None = None
+) -> None:
     """Every error becomes problem+json naming no server path; a validation error is a 400,
     the store's answers become 404 (not visible), 409 (the run's state), 422 (an
-    Idempotency-Key used for another request) and 503 (the store is unavailable)."""
+    Idempotency-Key used for another request) and 503 (the store is unavailable).
+    ``refuse``: the problem a request gets before its validation error, if any (verify-task's
+    key used unchecked and revoked meanwhile: :func:`._deps.refused_unchecked`)."""
     from ..store import StoreError
     from ..store._repo_idempotency import IdempotencyConflict
     from ..store._repo_runs import NotVisible, RunConflict
@@ -179,13 +184,9 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        if getattr(request.state, "unchecked", None) is not None:
-            from ._deps import check_now  # a key verify-task used unchecked: 401 if revoked
-
-            try:
-                await run_in_threadpool(check_now, request, request.app.state.store)
-            except Problem as refused:
-                return answer(request, refused.status, refused.detail, headers=refused.headers)
+        refused = None if refuse is None else await refuse(request)
+        if refused is not None:  # the caller's own refusal comes before what it sent
+            return answer(request, refused.status, refused.detail, headers=refused.headers)
         return answer(request, 400, validation_detail(exc))
 
     @app.exception_handler(NotVisible)
