@@ -618,22 +618,30 @@ def _axis_score(axis: Axis) -> AxisScore:
     return AxisScore(score=score, weight=weight, points_earned=earned, points_possible=possible)
 
 
-def _weight(run: CriterionRun) -> float:
+def _weight(run: CriterionRow) -> float:
     """A criterion's share of its task: its weight, or the size of its points."""
     return float(abs(run.points)) if run.points is not None else run.weight
 
 
 def task_confidence(runs: Sequence[CriterionRun], status: TaskStatus) -> float | None:
-    """How sure a task run's verdict is: the lowest ``confidence`` its evaluated judge
-    criteria reported (1.0 when only checks counted: a check is certain), times the share of
-    the counting weight that was evaluated; None when the task run was not scored."""
+    """How sure a task run's verdict is: :func:`confidence_of` with the ``confidence`` each
+    counted judge criterion's evidence reports."""
+    reported = [getattr(c.evidence, "confidence", None) for c in runs if c.counted and c.judge]
+    return confidence_of(runs, reported, status)
+
+
+def confidence_of(
+    runs: Sequence[CriterionRow], reported: Iterable[object], status: TaskStatus
+) -> float | None:
+    """How sure a task run's verdict is: the lowest confidence its evaluated judge criteria
+    ``reported`` (1.0 when only checks counted: a check is certain), times the share of the
+    counting weight that was evaluated; None when the task run was not scored. A reported
+    value that is not a number is left out."""
     counted = [c for c in runs if c.counted]
     unverified = [c for c in runs if c.not_evaluated is not None]
-    values = []
-    for c in counted:
-        value = getattr(c.evidence, "confidence", None) if c.judge else None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            values.append(clamp(float(value)))
+    values = [
+        clamp(float(v)) for v in reported if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
     if values:
         base = min(values)
     elif status is TaskStatus.COMPLETED:

@@ -20,8 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._results import TaskFigures, TaskStatus, task_figures
-from .._scoring import clamp
+from .._results import TaskFigures, TaskStatus, confidence_of, task_figures
 
 if TYPE_CHECKING:
     from .._record import CriterionRecord
@@ -51,37 +50,18 @@ def _float(value: float | None) -> float | None:
     return None if value is None else float(value)
 
 
-def _weight(run: Criterion) -> float:
-    """A criterion's share of its task: its weight, or the size of its points
-    (``_results._weight``)."""
-    return float(abs(run.points)) if run.points is not None else run.weight
-
-
 def confidence(
     criteria: Sequence[Criterion], jsons: Sequence[Mapping[str, Any]], status: TaskStatus
 ) -> float | None:
     """``_results.task_confidence`` from the criterion runs' JSON: a judge criterion's
     ``confidence`` is its evidence's key (the typed run's evidence model holds the same value,
     which its JSON form writes)."""
-    counted = [c for c in criteria if c.counted]
-    unverified = [c for c in criteria if c.not_evaluated is not None]
-    values = []
+    reported = []
     for c, data in zip(criteria, jsons, strict=True):
-        if not (c.counted and c.judge):
-            continue
-        evidence = data.get("evidence")
-        value = evidence.get("confidence") if isinstance(evidence, dict) else None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            values.append(clamp(float(value)))
-    if values:
-        base = min(values)
-    elif status is TaskStatus.COMPLETED:
-        base = 1.0
-    else:
-        return None
-    total = sum(_weight(c) for c in (*counted, *unverified))
-    missing = sum(_weight(c) for c in unverified)
-    return clamp(base * (1.0 - missing / total)) if total > 0 else base
+        if c.counted and c.judge:
+            evidence = data.get("evidence")
+            reported.append(evidence.get("confidence") if isinstance(evidence, dict) else None)
+    return confidence_of(criteria, reported, status)
 
 
 def _axes(figures: TaskFigures) -> dict[str, dict[str, Any]]:
