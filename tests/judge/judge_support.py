@@ -4,10 +4,12 @@ made to produce on demand (timeouts, 500s, non-JSON, out-of-range ratings), and 
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -158,3 +160,20 @@ class StubJudge:
         self.release()
         self.server.shutdown()
         self.server.server_close()
+
+
+#: the example HealthBench sample: examples.jsonl, labels.jsonl and its run folder
+HEALTHBENCH = Path(__file__).resolve().parents[2] / "example_benchmarks" / "healthbench"
+
+
+def healthbench_project(folder: Path) -> Path:
+    """The example HealthBench sample converted into ``folder`` (``hb.verial.yaml``, returned)
+    with its run folder copied beside it (``folder/run``), as the README's flow makes them."""
+    from pytest_verial.cli import main
+
+    bench = folder / "hb.verial.yaml"
+    assert (
+        main(["convert", "healthbench", str(HEALTHBENCH / "examples.jsonl"), "-o", str(bench)]) == 0
+    )
+    shutil.copytree(HEALTHBENCH / "run", folder / "run")
+    return bench

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from judge_support import completion, ratings
+from judge_support import completion, healthbench_project, ratings
 from local_model import MODEL_ALIAS
 
 from pytest_verial.cli import main
@@ -325,12 +325,7 @@ def test_readme_flow_on_the_local_model(
     it: the 9 labelled criterion runs the scoring step judged are the same requests to
     calibrate (test_calibration_asks_what_the_scoring_session_asked), so their verdicts are the
     scoring step's, and the 3 whole-reply items go to the model."""
-    import shutil
-
-    examples = EXAMPLE_LABELS.parent
-    bench = pytester.path / "hb.verial.yaml"
-    assert main(["convert", "healthbench", str(examples / "examples.jsonl"), "-o", str(bench)]) == 0
-    shutil.copytree(examples / "run", pytester.path / "run")
+    healthbench_project(pytester.path)
     judge = [
         "--verial-judge-model",
         MODEL_ALIAS,
@@ -391,17 +386,13 @@ def test_calibration_asks_what_the_scoring_session_asked(
     where every criterion's prompt says "the agent's final output (output.md)": it measured a
     prompt that scoring never sends."""
     import re
-    import shutil
 
     def respond(request: dict[str, object]) -> tuple[int, bytes]:
         count = int(re.findall(r"Rubric \((\d+) principles\)", json.dumps(request))[0])
         return 200, completion(ratings(*[5] * count))
 
     stub_judge.respond = respond
-    examples = EXAMPLE_LABELS.parent
-    bench = pytester.path / "hb.verial.yaml"
-    assert main(["convert", "healthbench", str(examples / "examples.jsonl"), "-o", str(bench)]) == 0
-    shutil.copytree(examples / "run", pytester.path / "run")
+    healthbench_project(pytester.path)
     judge = [
         "--verial-judge-model",
         "gpt-4o-mini",

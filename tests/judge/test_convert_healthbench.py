@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from judge_support import completion, ratings
+from judge_support import completion, healthbench_project, ratings
 
 from pytest_verial.cli import main
 
@@ -172,9 +172,7 @@ def test_converted_benchmark_scores_by_points_with_the_judge(
             for r in (5, 4, 1, 5) + (5, 2, 5) + (1, 5)  # ratings >= 4 are met (0.75)
         ]
     )
-    bench = pytester.path / "hb.verial.yaml"
-    assert main(["convert", "healthbench", str(EXAMPLES / "examples.jsonl"), "-o", str(bench)]) == 0
-    shutil.copytree(EXAMPLES / "run", pytester.path / "run")
+    healthbench_project(pytester.path)
     pytester.runpytest(
         "--verial-run",
         "run",
@@ -212,9 +210,7 @@ def test_calibrate_from_a_report_and_a_labels_file(
     """The second LABELS form: criterion runs named by task_key and criterion_id in a report,
     their principles from the report, their outputs from the run folder."""
     stub_judge.reply((200, completion(ratings(5))))
-    bench = pytester.path / "hb.verial.yaml"
-    assert main(["convert", "healthbench", str(EXAMPLES / "examples.jsonl"), "-o", str(bench)]) == 0
-    shutil.copytree(EXAMPLES / "run", pytester.path / "run")
+    healthbench_project(pytester.path)
     judge = [
         "--verial-judge-model",
         "gpt-4o-mini",
