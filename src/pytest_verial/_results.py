@@ -411,13 +411,20 @@ class TaskRun(Result):
     @classmethod
     def aggregate(
         cls,
-        criterion_runs: Sequence[CriterionRun],
+        criterion_runs: Sequence[CriterionRun | CriterionRecord],
         pass_threshold: float,
         running: bool = False,
+        kept: Sequence[CriterionRun] | None = None,
         **identity: Any,
     ) -> TaskRun:
         """The task run from its criterion runs: its figures are :func:`task_figures`' (the
         one place a task is scored, which the report's readers run too).
+
+        ``criterion_runs`` may be plain records (the session's, :mod:`._record`): every figure
+        reads only what a record holds too. The task run keeps ``kept`` as its criterion runs
+        (default: all of them, typed): a light report's task run keeps the ones its summary
+        lists and is scored on all (``reporting._build._task_run``), so no typed run is built
+        for the others.
 
         Score: the weighted mean of the counted criterion runs. Verdict: ``pass`` at or above
         the threshold, ``fail`` at 0, with no criteria, or when a critical criterion did not
@@ -459,7 +466,9 @@ class TaskRun(Result):
             critical_failed=figures.critical_failed,
             **by_points,
             counts=TaskCounts.model_validate(figures.counts),
-            criterion_runs=list(criterion_runs),
+            criterion_runs=(
+                [CriterionRun.of(c) for c in criterion_runs] if kept is None else list(kept)
+            ),
         )
 
     def rescored(self, **extra: Any) -> TaskRun:
@@ -623,11 +632,23 @@ def _weight(run: CriterionRow) -> float:
     return float(abs(run.points)) if run.points is not None else run.weight
 
 
-def task_confidence(runs: Sequence[CriterionRun], status: TaskStatus) -> float | None:
+def task_confidence(
+    runs: Sequence[CriterionRun | CriterionRecord], status: TaskStatus
+) -> float | None:
     """How sure a task run's verdict is: :func:`confidence_of` with the ``confidence`` each
     counted judge criterion's evidence reports."""
-    reported = [getattr(c.evidence, "confidence", None) for c in runs if c.counted and c.judge]
+    reported = [reported_confidence(c.evidence) for c in runs if c.counted and c.judge]
     return confidence_of(runs, reported, status)
+
+
+def reported_confidence(evidence: object) -> object:
+    """The ``confidence`` a judge criterion's evidence reports: its model's attribute, or the
+    key of its JSON form (a plain record's evidence), which holds the same value (a key the
+    check did not write is absent from both: None, or the model's unset marker, is no
+    number and is left out by :func:`confidence_of`)."""
+    if isinstance(evidence, dict):
+        return evidence.get("confidence")
+    return getattr(evidence, "confidence", None)
 
 
 def confidence_of(

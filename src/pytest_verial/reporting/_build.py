@@ -130,7 +130,22 @@ def criterion_json(
     return out
 
 
-def _noteworthy(run: CriterionRun) -> bool:
+def _criterion_record(
+    nodeid: str, plan: Any, task: TaskPlan, data: ReportInput
+) -> CriterionRecord | CriterionRun:
+    """What :func:`_criterion_run` gives, untyped: the run received as it is (a plain record,
+    or a reader's typed run), else a plain deselected or never-run record (its JSON form is
+    that of the typed one)."""
+    received = data.criterion_runs.get(nodeid)
+    if received is not None:
+        return received
+    who = {**identity(plan, task), "nodeid": nodeid}
+    if nodeid not in data.selected:
+        return CriterionRecord.deselected(who)
+    return CriterionRecord.not_run(who)
+
+
+def _noteworthy(run: CriterionRun | CriterionRecord) -> bool:
     """A criterion run a light report keeps (what the terminal summary lists: against its
     task, not evaluated, or failed: ``reporting._terminal.summary``)."""
     return run.against or run.not_evaluated is not None or run.status is Status.FAILED
@@ -150,14 +165,20 @@ def _task_run(
         return None
     if not task.criteria and criterion_nodeid(node, NO_CRITERIA) not in data.selected:
         return None
-    runs = [_criterion_run(i, c, task, data) for i, c in criteria]
     threshold = verdict_threshold(
         task.task.pass_threshold, plan.benchmark.pass_threshold, data.pass_threshold
     )
-    typed = TaskRun.aggregate(
+    runs: list[CriterionRun] | list[CriterionRecord | CriterionRun]
+    if light:  # scored on the records; typed only what the summary lists (issue 33)
+        runs = [_criterion_record(i, c, task, data) for i, c in criteria]
+        kept: list[CriterionRun] | None = [CriterionRun.of(c) for c in runs if _noteworthy(c)]
+    else:
+        runs, kept = [_criterion_run(i, c, task, data) for i, c in criteria], None
+    return TaskRun.aggregate(
         runs,
         threshold,
         running=data.running,
+        kept=kept,
         id=node,
         task_id=task.task.id,
         task_key=task.key,
@@ -168,9 +189,6 @@ def _task_run(
         run=run.label,
         snapshot=task.task.model_dump(mode="json", exclude_none=True),
     )
-    if light:  # its figures are made: only what the summary lists is kept
-        typed.criterion_runs = [c for c in runs if _noteworthy(c)]
-    return typed
 
 
 def _run_info(run: RunDir, scored: bool) -> RunInfo:
