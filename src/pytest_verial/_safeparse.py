@@ -337,12 +337,43 @@ def strict_json_value(value: Any) -> Any:
     limit becomes ``"<nested too deeply>"``.
     """
     try:
-        return _strict(value, frozenset())
+        return _strict(value, set())
     except RecursionError:
         return "<nested too deeply>"
 
 
-def _strict(value: Any, _path: frozenset[int]) -> Any:
+#: types :func:`_strict` returns as they are (the exact types: a subclass takes the long way)
+_KEPT = frozenset({str, bool, type(None)})
+
+
+def _strict(value: Any, _path: set[int]) -> Any:
+    """``_path``: the ids of the containers being copied above ``value`` (a cycle's mark)."""
+    kind = type(value)
+    if kind in _KEPT:  # most of a check's evidence: said first, at the cost of one lookup
+        return value
+    if kind is dict or kind is list:
+        key = id(value)
+        if key in _path:
+            return "<cycle>"
+        _path.add(key)
+        if kind is dict:
+            copy: Any = {
+                (k if type(k) is str else _key(k, _path)): _strict(v, _path)
+                for k, v in value.items()
+            }
+        else:
+            copy = [_strict(item, _path) for item in value]
+        _path.discard(key)
+        return copy
+    return _strict_other(value, _path)
+
+
+def _key(key: Any, _path: set[int]) -> str:
+    return key if isinstance(key, str) else str(_strict(key, _path))
+
+
+def _strict_other(value: Any, _path: set[int]) -> Any:
+    """:func:`_strict` of anything but a plain string, bool, None, dict or list."""
     if isinstance(value, float):
         if math.isfinite(value):
             return value
@@ -350,13 +381,14 @@ def _strict(value: Any, _path: frozenset[int]) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and _too_long(value):
         return f"<integer of {value.bit_length():,} bits>"
     if isinstance(value, (dict, list, tuple)):
-        if id(value) in _path:
+        key = id(value)
+        if key in _path:
             return "<cycle>"
-        inner = _path | {id(value)}
+        _path.add(key)
         if isinstance(value, dict):
-            return {
-                (k if isinstance(k, str) else str(_strict(k, inner))): _strict(v, inner)
-                for k, v in value.items()
-            }
-        return [_strict(item, inner) for item in value]
+            copy: Any = {_key(k, _path): _strict(v, _path) for k, v in value.items()}
+        else:
+            copy = [_strict(item, _path) for item in value]
+        _path.discard(key)
+        return copy
     return value

@@ -17,6 +17,7 @@ and none can leak a path.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -26,6 +27,8 @@ from typing import Any
 
 #: what may come right before a path's first character without being part of a longer path
 _BEFORE = r"(?<![\w./~-])"
+#: characters JSON's text writes escaped (``json.dumps(..., ensure_ascii=False)``)
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
 
 
 class SandboxPaths:
@@ -39,9 +42,18 @@ class SandboxPaths:
         prefixes += sorted(((p, "../") for p in run), key=lambda x: -len(x[0]))
         self._prefixes = [p for p, _ in prefixes]
         self._into = dict(prefixes)
-        alternatives = "|".join(re.escape(p) for p in self._prefixes)
-        # a folder followed by "/" names something inside it; alone, the folder itself
-        self._pattern = re.compile(f"{_BEFORE}({alternatives})(/|(?![\\w.~-]))")
+        #: compiled when a text first names a folder: most criteria's never do, and compiling
+        #: was most of what a task run's rewriter cost (BENCHMARKS.md, "issue 33, wave 7")
+        self._pattern: re.Pattern[str] | None = None
+        #: a folder written with a character JSON escapes cannot be looked for in JSON's text
+        self._plain = not any(_ESCAPED.search(p) for p in self._prefixes)
+
+    def _compiled(self) -> re.Pattern[str]:
+        if self._pattern is None:
+            alternatives = "|".join(re.escape(p) for p in self._prefixes)
+            # a folder followed by "/" names something inside it; alone, the folder itself
+            self._pattern = re.compile(f"{_BEFORE}({alternatives})(/|(?![\\w.~-]))")
+        return self._pattern
 
     def _replace(self, match: re.Match[str]) -> str:
         into = self._into[match.group(1)]
@@ -51,19 +63,43 @@ class SandboxPaths:
 
     def text(self, value: str) -> str:
         """``value`` with every path into the folders made relative to the task folder."""
-        if not self._prefixes or not any(p in value for p in self._prefixes):
-            return value
-        return self._pattern.sub(self._replace, value)
+        for prefix in self._prefixes:
+            if prefix in value:
+                return self._compiled().sub(self._replace, value)
+        return value
 
     def json(self, value: Any) -> Any:
-        """A JSON value with :meth:`text` applied to every string in it, keys included."""
+        """A JSON value with :meth:`text` applied to every string in it, keys included; a value
+        whose strings name no folder is returned as it is (not copied)."""
+        if not self._named_in(value):
+            return value
+        return self._json(value)
+
+    def _json(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, list):
-            return [self.json(v) for v in value]
+            return [self._json(v) for v in value]
         if isinstance(value, dict):
-            return {self.text(k): self.json(v) for k, v in value.items()}
+            return {self.text(k): self._json(v) for k, v in value.items()}
         return value
+
+    def _named_in(self, value: Any) -> bool:
+        """Whether some string in ``value`` (keys included) may contain a folder: looked for
+        in its JSON text at once (a string holding a folder holds it in its JSON text too,
+        unescaped, when the folder has no character JSON escapes), rather than string by
+        string. True whenever that cannot be told (a value JSON cannot write)."""
+        if not self._prefixes:
+            return False
+        if isinstance(value, str):
+            return True
+        if not self._plain:
+            return True
+        try:
+            written = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return True
+        return any(p in written for p in self._prefixes)
 
 
 def _forms(folder: Path | str) -> set[str]:
