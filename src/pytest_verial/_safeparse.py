@@ -27,9 +27,10 @@ import math
 import re
 from collections.abc import Callable
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 #: deepest nesting of lists/mappings accepted in any JSON or YAML text
 MAX_DEPTH = 200
@@ -39,15 +40,24 @@ _INT_LIMIT = 10**MAX_INT_DIGITS
 #: YAML aliases may repeat one object many times; expansion past this many values is refused
 ALIAS_BUDGET = 100_000
 
-_CLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 #: texts that may hold a number the hooks must see: 301+ digits, or a 3-digit exponent
 _NUMBER_RISK = re.compile(rf"\d{{{MAX_INT_DIGITS + 1}}}|[eE][+-]?\d{{3}}")
-_OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
-_CLOSE_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def safe_loader() -> type[yaml.SafeLoader]:
+    """libyaml's safe loader when PyYAML has it, else the pure-Python one.
+
+    PyYAML is imported where a YAML text is read, never at start-up: a session of JSON
+    benchmark files and no run.yaml reads none, and importing it was ~20-40 ms of every
+    process's start-up (``pytest --co``: issue 33, BENCHMARKS.md "wave 7")."""
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
 
 
 class DataError(ValueError):
@@ -139,14 +149,18 @@ def yaml_depth_error(text: str) -> int | None:
     """None when ``text`` (YAML) nests at most :data:`MAX_DEPTH` deep, else the line where it
     goes deeper. Uses libyaml's event parser, which does not recurse; syntax errors are left
     for the loader to report with its own message."""
+    import yaml
+
+    opening = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    closing = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     depth = 0
     try:
-        for event in yaml.parse(text, Loader=_CLoader):
-            if isinstance(event, _OPEN_EVENTS):
+        for event in yaml.parse(text, Loader=safe_loader()):
+            if isinstance(event, opening):
                 depth += 1
                 if depth > MAX_DEPTH:
                     return event.start_mark.line + 1 if event.start_mark else None
-            elif isinstance(event, _CLOSE_EVENTS):
+            elif isinstance(event, closing):
                 depth -= 1
     except yaml.MarkedYAMLError as exc:
         # libyaml 0.2.6+ stops at its own nesting limit (1,000 flow levels) while scanning
@@ -248,9 +262,11 @@ def check_yaml_text(text: str, where: str) -> None:
 
 def load_yaml(text: str, where: str) -> Any:
     """``yaml.safe_load`` (libyaml when available) with the limits above (DataError)."""
+    import yaml
+
     check_yaml_text(text, where)
     try:
-        data = yaml.load(text, Loader=_CLoader)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=safe_loader())  # noqa: S506 - a safe loader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or str(exc).splitlines()[0]

@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import yaml
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._safeparse import (
     ALIAS_BUDGET,
@@ -21,12 +20,14 @@ from ._safeparse import (
     check_tree,
     check_yaml_text,
     load_json,
+    safe_loader,
     yaml_value_problem,
 )
 
-__all__ = ["ALIAS_BUDGET", "LineMap", "ParseError", "parse"]
+if TYPE_CHECKING:  # PyYAML is imported when a YAML text is read (:func:`_line_loader`)
+    import yaml
 
-_Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+__all__ = ["ALIAS_BUDGET", "LineMap", "ParseError", "parse"]
 
 
 @dataclass
@@ -76,15 +77,36 @@ class LineMap:
         return line
 
 
-class _LineLoader(_Base):  # type: ignore[misc]
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.line_map = LineMap()
-        #: one copy of each string of the file (a plan keeps every criterion's assertion)
-        self.strings: dict[str, str] = {}
+class _LineLoading(Protocol):
+    """What the constructors below read of the loader (:func:`_line_loader`'s class)."""
+
+    line_map: LineMap
+    strings: dict[str, str]
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None: ...
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any: ...
 
 
-def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Any:
+@cache
+def _line_loader() -> type[yaml.SafeLoader]:
+    """The safe loader that remembers lines and shares equal strings, made the first time a
+    YAML text is read (a session of JSON benchmark files never imports PyYAML)."""
+
+    class LineLoader(safe_loader()):  # type: ignore[misc]
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.line_map = LineMap()
+            #: one copy of each string of the file (a plan keeps every criterion's assertion)
+            self.strings: dict[str, str] = {}
+
+    LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+    LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+    return LineLoader
+
+
+def _construct_map(loader: _LineLoading, node: yaml.MappingNode) -> Any:
+    import yaml
+
     data: dict[Any, Any] = {}
     lines = loader.line_map
     lines.containers[id(data)] = node.start_mark.line + 1
@@ -110,7 +132,7 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Any:
     lines.keys[id(data)] = key_lines
 
 
-def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> Any:
+def _construct_seq(loader: _LineLoading, node: yaml.SequenceNode) -> Any:
     data: list[Any] = []
     loader.line_map.containers[id(data)] = node.start_mark.line + 1
     loader.line_map._keep.append(data)
@@ -119,10 +141,6 @@ def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> Any:
     for child in node.value:
         value = loader.construct_object(child, deep=True)
         data.append(strings.setdefault(value, value) if type(value) is str else value)
-
-
-_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
 
 class ParseError(Exception):
@@ -180,11 +198,13 @@ def _with_lines(text: str, data: Any) -> tuple[Any, LineMap]:
 
 
 def _load_yaml(text: str) -> tuple[Any, LineMap]:
+    import yaml
+
     try:  # libyaml recurses in C on nesting: measure the depth before loading (safeparse)
         check_yaml_text(text, "")
     except DataError as exc:
         raise ParseError(exc.problem, exc.line) from None
-    loader = _LineLoader(text)
+    loader: Any = _line_loader()(text)
     try:
         data = loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
