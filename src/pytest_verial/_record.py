@@ -120,6 +120,8 @@ _SHARED = frozenset(
     }
 )  # fmt: skip
 _STATUSES = {s.value: s for s in Status}
+#: how :class:`CriterionRecord` checks a field's value (compared by identity)
+_PLAIN, _TEXT, _SHARED_TEXT, _FLOAT, _INT = "plain", "text", "shared text", "float", "int"
 
 
 def _number(name: str, value: Any) -> float:
@@ -179,21 +181,24 @@ class CriterionRecord:
         """From a mapping by field name or report key (``assert``); checked as it is set:
         a value of the wrong type raises ``ValueError`` naming the field."""
         get = fields.get
-        for name in FIELDS:
+        for name, kind, put in _SETTERS:  # one branch per field: the engine makes one per item
             value = get(name)
             if value is None:
                 if name == "assertion":
                     value = get("assert")
-            elif name in _TEXTS:
+            elif kind is _PLAIN:
+                pass
+            elif kind is _SHARED_TEXT:
+                value = sys.intern(value if type(value) is str else _text(name, value))
+            elif kind is _TEXT:
                 if type(value) is not str:
                     value = _text(name, value)
-                if name in _SHARED:
-                    value = sys.intern(value)
-            elif name in _FLOATS:
-                value = _number(name, value)
-            elif name in _INTS and (isinstance(value, bool) or not isinstance(value, int)):
+            elif kind is _FLOAT:
+                if type(value) is not float:
+                    value = _number(name, value)
+            elif type(value) is not int and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValueError(f"criterion run field {name}: {value!r} is not an integer")
-            object.__setattr__(self, name, value)
+            put(self, value)
         if not isinstance(self.criterion_id, str):
             raise ValueError(f"criterion run field criterion_id: {self.criterion_id!r}")
         status = _STATUSES.get(get("status"))  # type: ignore[arg-type]
@@ -311,3 +316,19 @@ class CriterionRecord:
     def critical_failure(self) -> bool:
         """A critical criterion that ran (or should have) and did not pass."""
         return self.critical and self.counted and not self.passed
+
+
+def _kind(name: str) -> str:
+    if name in _SHARED:
+        return _SHARED_TEXT
+    if name in _TEXTS:
+        return _TEXT
+    if name in _FLOATS:
+        return _FLOAT
+    if name in _INTS:
+        return _INT
+    return _PLAIN
+
+
+#: each field's name, how its value is checked, and its slot's setter
+_SETTERS = tuple((name, _kind(name), getattr(CriterionRecord, name).__set__) for name in FIELDS)
