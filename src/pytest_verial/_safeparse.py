@@ -381,6 +381,10 @@ def _strict(value: Any, _path: set[int]) -> Any:
             copy = [_strict(item, _path) for item in value]
         _path.discard(key)
         return copy
+    if kind is int:
+        return value if value.bit_length() <= 14_000 else _strict_other(value, _path)
+    if kind is float and math.isfinite(value):
+        return value
     return _strict_other(value, _path)
 
 
