@@ -7,12 +7,20 @@ and the results store on (its default SQLite file, or ``--store URL``), and, unl
 the same comparisons. Each run's peak RSS is the process's exact ``ru_maxrss`` (``-n 0``).
 
     python bench/memory.py [--shape small|large] [--criteria 20000,100000] [--no-plain]
-        [--store URL] [--json points.jsonl] [--only-pytest]
+        [--store URL] [--json points.jsonl] [--only-pytest] [--phases] [--trace]
 
 Prints one line per run (wall and CPU seconds, peak RSS, the load average) and, for two
 sizes or more, the slope between the smallest and the largest: KB of peak memory per added
 criterion, and ms of wall time per added criterion.
-``--only-pytest``: as in ``bench/overhead.py``.
+``--only-pytest``: as in ``bench/overhead.py``. ``--no-plain`` runs pytest-verial only (the
+1,000,000-criterion session: bare pytest's figure is the slope's projection).
+
+``--phases``: the verial run also loads a small plugin (:data:`PHASES`) that writes, to
+``phases.json`` printed after the run, the process's RSS and peak RSS (``VmRSS``,
+``VmHWM``) at each phase's end: start-up, collection, the criteria run, the session's end
+(the recorder's report, files and store), so the slope of each phase can be told apart.
+``--trace`` also traces Python's allocations (``tracemalloc``, several times slower): what
+each phase added that is still alive, by source file, and the end's peak over the run's.
 """
 
 from __future__ import annotations
@@ -29,6 +37,59 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from overhead import BARE, build, only_pytest, verial_args  # noqa: E402
+
+#: ``--phases``: RSS (and with ``--trace``, traced Python memory) at each phase's end
+PHASES = """
+import json, os, tracemalloc
+import pytest
+
+TRACE = bool(os.environ.get("VERIAL_PHASES_TRACE"))
+if TRACE:
+    tracemalloc.start(1)
+OUT = {}
+SNAP = {}
+
+
+def _mark(name):
+    status = dict(
+        line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line
+    )
+    one = {k: int(status[k].split()[0]) // 1024 for k in ("VmRSS", "VmHWM")}
+    if TRACE:
+        current, peak = tracemalloc.get_traced_memory()
+        one |= {"traced_mb": current >> 20, "traced_peak_mb": peak >> 20}
+        SNAP[name] = tracemalloc.take_snapshot()
+        tracemalloc.reset_peak()
+    OUT[name] = one
+
+
+def _top(before, after, n=14):
+    stats = SNAP[after].compare_to(SNAP[before], "filename")
+    return [
+        [s.traceback[0].filename.rsplit("site-packages/", 1)[-1][-60:], s.size_diff >> 10]
+        for s in stats[:n]
+    ]
+
+
+def pytest_configure(config):
+    _mark("start-up")
+
+
+def pytest_collection_finish(session):
+    _mark("collection")
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_sessionfinish(session):
+    _mark("run")
+    yield
+    _mark("end")
+    if TRACE:
+        OUT["top_run_kb"] = _top("collection", "run")
+        OUT["top_end_kb"] = _top("run", "end")
+    with open("phases.json", "w") as out:
+        json.dump(OUT, out)
+"""
 
 
 def run(args: list[str], cwd: Path) -> tuple[float, float, str]:
@@ -62,7 +123,12 @@ def main() -> None:
     parser.add_argument(
         "--only-pytest", action="store_true", help="no other plugin; bytecode caches on"
     )
+    parser.add_argument("--phases", action="store_true", help="RSS at each phase's end")
+    parser.add_argument("--trace", action="store_true", help="--phases with tracemalloc")
     args = parser.parse_args()
+    if args.trace:
+        args.phases = True
+        os.environ["VERIAL_PHASES_TRACE"] = "1"
     if args.only_pytest:
         only_pytest()
     sizes = [int(s.replace("_", "")) for s in args.criteria.split(",")]
@@ -76,6 +142,9 @@ def main() -> None:
             runs["verial"] += ["--verial-report", "report.json"]
             if args.store:
                 runs["verial"] += ["--verial-store", args.store]
+            if args.phases:  # python -m pytest: the project's folder is on sys.path
+                (root / "verial_phases.py").write_text(PHASES)
+                runs["verial"] = ["-p", "verial_phases", *runs["verial"]]
             if not args.no_plain:
                 runs["plain"] = ["test_plain.py", *BARE]
             for side, command in runs.items():
@@ -85,6 +154,8 @@ def main() -> None:
                 line = {"side": side, "shape": args.shape, "criteria": n, "wall_s": wall}
                 line |= {"cpu_s": round(CPU[-1], 2)}
                 line |= {"peak_mb": peak, "load": float(load)}
+                if side == "verial" and args.phases:
+                    line |= {"phases": json.loads((root / "phases.json").read_text())}
                 print(json.dumps(line), "#", last, flush=True)
                 if args.json:
                     with args.json.open("a", encoding="utf-8") as handle:

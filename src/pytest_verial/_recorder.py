@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # the result models load when a criterion ran, never under --
     from ._store_session import SessionStore
     from .checks import CheckRegistry
     from .reporting._build import LightReport, ReportInput
+    from .reporting._canonical import CanonicalDigest
 
 
 class Recorder:
@@ -507,9 +508,9 @@ class Recorder:
         typed = self._typed()
         with heap.no_gc():
             data = self._input(running=False)
-            # streamed: the figures now, each task run's criterion runs as it is written
-            # the results store's end reads the typed report whole: then built whole, once
-            light = None if typed else build_light(data, whole=self.store is not None)
+            # streamed: the figures now, each task run's criterion runs as it is written (the
+            # results store's end too: its digest is fed as the JSON report is written)
+            light = None if typed else build_light(data)
             report = build_report(data) if light is None else light.report
         resume = self.settings.resume
         if (
@@ -537,9 +538,14 @@ class Recorder:
                     + str(exc).splitlines()[0]
                 )
         self.report = report
-        self._write_outputs(report, data.scored, light)
+        canonical = None
+        if light is not None and self.store is not None:  # the store's report_digest
+            from .reporting._canonical import CanonicalDigest, head_of
+
+            canonical = CanonicalDigest(head_of(report))
+        self._write_outputs(report, data.scored, light, canonical)
         if self.store is not None:  # after the JSON report: a store failure never loses it
-            problem = self.store.finish(report)
+            problem = self.store.finish(report, light=light, canonical=canonical)
             if problem is None:
                 self.store_created = self.store.created
             self.store = None
@@ -566,9 +572,17 @@ class Recorder:
             or any(o.label == "$GITHUB_STEP_SUMMARY" for o in named.files)
         )
 
-    def _write_outputs(self, report: Report, scored: bool, light: LightReport | None) -> None:
+    def _write_outputs(
+        self,
+        report: Report,
+        scored: bool,
+        light: LightReport | None,
+        canonical: CanonicalDigest | None = None,
+    ) -> None:
         """Each output on its own: one that cannot be written does not stop the others.
-        ``light``: the JSON report and the JUnit file are streamed from it (see :meth:`_typed`)."""
+        ``light``: the JSON report and the JUnit file are streamed from it (see :meth:`_typed`);
+        ``canonical``: fed each task run's JSON as the JSON report is written (the results
+        store's digest, :mod:`.reporting._canonical`)."""
         from .reporting._html import write_html  # each writer loads when its output is asked for
         from .reporting._json_report import write_json_stream
         from .reporting._junit import write_junit, write_junit_stream
@@ -583,7 +597,9 @@ class Recorder:
                 "JSON report",
                 named.report,
                 lambda p: (
-                    write_json_report(p, report) if light is None else write_json_stream(p, light)
+                    write_json_report(p, report)
+                    if light is None
+                    else write_json_stream(p, light, canonical)
                 ),
             ),
             (

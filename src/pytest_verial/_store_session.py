@@ -29,7 +29,7 @@ from ._nodeids import (
     task_nodeid,
     task_run_of,
 )
-from ._results import BenchmarkRun, CriterionRun, Report, RunStatus, TaskStatus, _trials
+from ._results import BenchmarkRun, CriterionRun, Report, RunStatus, TaskRun, TaskStatus, _trials
 from ._secrets import redact, redact_json
 from ._version import __version__
 from .store import _run_sums
@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from ._config.run_folder import RunDir
     from ._loader import BenchmarkPlan, TaskPlan
     from ._scoring import Verdict
-    from .reporting._build import ReportInput
+    from .reporting._build import LightReport, ReportInput
+    from .reporting._canonical import CanonicalDigest
 
 #: how often a running benchmark run's aggregates are refreshed in the store (seconds)
 AGGREGATE_SECONDS = 1.0
@@ -301,7 +302,13 @@ class SessionStore:
                             self._index[node] = (display, plan, task, run, group, position)
                             position += 1
 
-    def finish(self, report: Report, plain: Mapping[str, Any] | None = None) -> str | None:
+    def finish(
+        self,
+        report: Report,
+        plain: Mapping[str, Any] | None = None,
+        light: LightReport | None = None,
+        canonical: CanonicalDigest | None = None,
+    ) -> str | None:
         """Store the session's end; the one-line problem when the store failed at any point.
 
         Reads of ``report`` what ``store._repo_batches.finish`` says: the session, each
@@ -310,10 +317,17 @@ class SessionStore:
         registered); the whole report's JSON for the session's digest: ``plain``
         (``report.to_json()``, secrets not masked) when the caller has it, else made here.
         With ``plain`` and no hook, ``report`` may leave out the criterion runs of the task
-        runs already stored."""
+        runs already stored.
+
+        ``light``: the report the recorder streamed (``report`` is ``light.report``: its
+        figures and a few criterion runs). The digest is ``canonical``'s, fed as the JSON
+        report was written (:mod:`.reporting._canonical`), or made here in one pass over the
+        task runs when there was no JSON report or it was not written whole; a task run no
+        batch stored is read whole from ``light`` (:class:`_LightEnd`)."""
         self.flush()
         try:
-            self._writer().finish(report, hooked=self.hooked(), plain=plain)
+            end = None if light is None else _LightEnd(light, canonical)
+            self._writer().finish(report, hooked=self.hooked(), plain=plain, light=end)
         except StoreError as exc:
             self.failed = self.failed or str(exc)
         finally:
@@ -333,6 +347,44 @@ class SessionStore:
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
+
+
+class _LightEnd:
+    """What the store's end reads of a streamed report (``store._repo_batches.LightEnd``)."""
+
+    def __init__(self, light: LightReport, canonical: CanonicalDigest | None) -> None:
+        from .reporting._canonical import digest_report, head_of
+
+        self.light = light
+        report = light.report
+        head = head_of(report)  # as it is now: the JSON report's seal is in it
+        sizes = [len(run.task_runs) for run in report.benchmark_runs]
+        made = None if canonical is None else canonical.hexdigest(head, sizes)
+        #: no JSON report, or one not written whole: the task runs made again, one at a time
+        self.digest = made or digest_report(
+            head,
+            (
+                (redact_json(light.task_json(r, i, t)) for i, t in enumerate(run.task_runs))
+                for r, run in enumerate(report.benchmark_runs)
+            ),
+        )
+
+    def whole(self, run: int, index: int, task: TaskRun) -> tuple[PlainTaskRun, dict[str, Any]]:
+        """A task run no batch stored: its columns from the session's records (every
+        criterion run's), and its whole JSON, masked."""
+        columns = PlainTaskRun(
+            id=task.id,
+            task_id=task.task_id,
+            task_key=task.task_key,
+            entity=task.entity,
+            run=task.run,
+            status=task.status,
+            verdict=task.verdict,
+            score=task.score,
+            criterion_runs=self.light.criteria(run, index),
+        )
+        data: dict[str, Any] = redact_json(self.light.task_json(run, index, task))
+        return columns, data
 
 
 def _creatable(url: str, path: Path) -> None:

@@ -324,11 +324,16 @@ def test_the_end_given_the_reports_json_reads_no_criterion_run_a_batch_stored(
     """``SessionWriter.finish``'s docstring says that, given ``plain`` (the whole report's
     JSON) and no report hook, it reads no criterion run of a task run a batch stored. Here the
     session's end is handed a report with those criterion runs left out: the store holds the
-    whole report all the same (every row read back), with the whole report's digest."""
+    whole report all the same (every row read back), with the whole report's digest. (The
+    Markdown summary needs the typed report whole: the recorder then hands it whole, not
+    light; tests/store/test_store_light_end.py checks the light end.)"""
     seen: dict[str, Any] = {}
     original = SessionWriter.finish
 
-    def finish(self: Any, report: Any, hooked: bool = True, plain: Any = None) -> None:
+    def finish(
+        self: Any, report: Any, hooked: bool = True, plain: Any = None, light: Any = None
+    ) -> None:
+        assert light is None
         full = report.to_json()
         light = report.model_copy(deep=True)
         left_out = 0
@@ -352,7 +357,13 @@ def test_the_end_given_the_reports_json_reads_no_criterion_run_a_batch_stored(
     for run in ("good-agent", "flawed-agent"):
         args += ["--verial-run", str(examples / "runs" / run)]
     result = pytester.runpytest(
-        *args, "-p", "no:cacheprovider", "--verial-store", f"sqlite:///{db}"
+        *args,
+        "-p",
+        "no:cacheprovider",
+        "--verial-store",
+        f"sqlite:///{db}",
+        "--verial-markdown",
+        str(pytester.path / "summary.md"),
     )
     assert result.ret in (0, 1), result.outlines[-5:]
     assert not seen["hooked"] and seen["left_out"] > 10

@@ -280,11 +280,29 @@ class LightReport:
             "criterion_runs": criterion_json(display, task_plan, run_dir, self.data),
         }
 
+    def criteria(self, run: int, index: int) -> list[CriterionRecord | CriterionRun]:
+        """Every criterion run of task run number ``index`` of benchmark run ``run``, in the
+        report's order: the session's records, and a typed run for each one deselected or
+        never run (as :meth:`task_json` writes them: ``[c.to_json() for c in criteria]`` is
+        its ``criterion_runs``). The results store reads their columns of a task run no batch
+        stored (``_store_session.SessionStore.finish``)."""
+        display, task_plan, run_dir = self.sources[run][index]
+        out: list[CriterionRecord | CriterionRun] = []
+        for nodeid, plan in _criteria_of(display, task_plan, run_dir, self.data)[1]:
+            received = self.data.criterion_runs.get(nodeid)
+            out.append(
+                received
+                if received is not None
+                else _criterion_run(nodeid, plan, task_plan, self.data)
+            )
+        return out
+
 
 def build_light(data: ReportInput, whole: bool = False) -> LightReport:
     """The report's figures without its criterion runs (:class:`LightReport`); ``whole``: with
-    all of them (the results store's end reads the typed report whole: built once, and the
-    files are still streamed)."""
+    all of them (``report`` is then the typed report whole, and the files are still
+    streamed). The session's end builds it light, the results store on or off: the store's
+    end reads the light report (``_store_session.SessionStore.finish``)."""
     sources: Sources = []
     runs = _benchmark_runs(data, sources, light=not whole)
     return LightReport(_report(data, runs, light=not whole), sources, data)

@@ -21,6 +21,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 if TYPE_CHECKING:
     from .._results import Report
     from ._build import LightReport
+    from ._canonical import CanonicalDigest
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -90,12 +91,15 @@ def write_json_report(path: Path, typed: Report) -> None:
     typed.integrity = Integrity(digest=sealed_digest(text))
 
 
-def write_json_stream(path: Path, light: LightReport) -> None:
+def write_json_stream(
+    path: Path, light: LightReport, canonical: CanonicalDigest | None = None
+) -> None:
     """:func:`write_json_report` of the whole report, byte for byte, made one task run at a
     time from ``light`` (:class:`~pytest_verial.reporting._build.LightReport`): each task
     run's criterion runs in their JSON form from the session's records, masked, written and
     dropped; the seal digested as the text is written. ``light.report.integrity`` becomes the
-    seal written."""
+    seal written. ``canonical``: each task run's masked JSON is fed to it too, as it is
+    made (the results store's ``report_digest``, :mod:`._canonical`)."""
     from .._results import Integrity
 
     report = light.report
@@ -106,7 +110,7 @@ def write_json_stream(path: Path, light: LightReport) -> None:
             exclude={"integrity": True, "benchmark_runs": {"__all__": {"task_runs"}}},
         )
     )
-    blocks = [_task_runs(light, r) for r in range(len(report.benchmark_runs))]
+    blocks = [_task_runs(light, r, canonical) for r in range(len(report.benchmark_runs))]
     stated = Digest()
 
     def sealed() -> Iterator[str]:
@@ -124,11 +128,16 @@ def write_json_stream(path: Path, light: LightReport) -> None:
     report.integrity = Integrity(digest=stated.stated())
 
 
-def _task_runs(light: LightReport, run: int) -> Iterator[dict[str, Any]]:
+def _task_runs(
+    light: LightReport, run: int, canonical: CanonicalDigest | None = None
+) -> Iterator[dict[str, Any]]:
     """The task runs of benchmark run ``run``, each with its criterion runs, masked, one at a
-    time (as the typed report's ``to_json()`` has them)."""
+    time (as the typed report's ``to_json()`` has them); each fed to ``canonical`` too."""
     for index, task in enumerate(light.report.benchmark_runs[run].task_runs):
-        yield redact_json(light.task_json(run, index, task))
+        data = redact_json(light.task_json(run, index, task))
+        if canonical is not None:
+            canonical.task(run, data)
+        yield data
 
 
 def load_report(path: str | Path, sealed: bool = False) -> Report:

@@ -70,6 +70,7 @@ from ._url import store_url_from as store_url_from
 
 if TYPE_CHECKING:
     from ..reporting._scores import ReportScores
+    from ._repo_batches import LightEnd
 
 T = TypeVar("T")
 MIGRATIONS = Path(__file__).with_name("_migrations")
@@ -432,16 +433,21 @@ class SessionWriter:
         write_batch(self, runs, tasks)
 
     def finish(
-        self, report: Report, hooked: bool = True, plain: Mapping[str, Any] | None = None
+        self,
+        report: Report,
+        hooked: bool = True,
+        plain: Mapping[str, Any] | None = None,
+        light: LightEnd | None = None,
     ) -> None:
         """The session's end: aggregates, the task runs not stored yet, the session's end,
         exit status and digest, in one transaction; no row written twice. What it reads of
-        ``report`` (and of ``plain``, the report's ``to_json()`` when the caller made it) is
-        said exactly in ``_repo_batches.finish``'s docstring; ``hooked``: a
-        ``pytest_verial_report`` hook may have changed the report."""
+        ``report`` (and of ``plain``, the report's ``to_json()`` when the caller made it, or
+        of ``light``, what the recorder made streaming the report) is said exactly in
+        ``_repo_batches.finish``'s docstring; ``hooked``: a ``pytest_verial_report`` hook
+        may have changed the report."""
         from ._repo_batches import finish
 
-        finish(self, report, hooked, plain)
+        finish(self, report, hooked, plain, light)
 
     def interrupted(self) -> None:
         """Mark the session and its running benchmark runs interrupted (cancelled)."""

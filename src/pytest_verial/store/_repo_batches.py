@@ -19,12 +19,14 @@ session from the journal with :func:`finish`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import delete, select, update
 
 from .._heap import no_gc
+from .._secrets import redact_json
 from ._ids import new_id
 from ._rows import (
     Rows,
@@ -40,7 +42,7 @@ from ._tables import benchmark_runs, criterion_runs, judge_calls, sessions, task
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-    from .._results import BenchmarkRun, Report
+    from .._results import BenchmarkRun, Report, TaskRun
     from ._rows import TaskColumns
 
 #: a store._core.SessionWriter, which delegates to this module (so it is not imported here:
@@ -52,6 +54,28 @@ _FINISHED = ("completed_at", "status", "exit_status", "scored", "data", "report_
 
 #: the keys of a row that are ids the store made (not the report's content)
 _IDS = ("id", "task_run_id", "criterion_run_id", "benchmark_run_id")
+
+
+#: the task run at the session's end: its columns and its JSON, secrets masked, criterion
+#: runs and all (made only when the end needs them)
+Whole = Callable[[], "tuple[TaskColumns, Mapping[str, Any]]"]
+
+
+class LightEnd(Protocol):
+    """The session's end without the whole report's JSON (issue 33): what ``finish`` reads
+    in its place when the recorder streamed the report (``_store_session._LightEnd``)."""
+
+    #: the whole report's ``report_digest`` (``_rows.digest_of`` of its canonical JSON)
+    digest: str
+
+    def whole(self, run: int, index: int, task: TaskRun) -> tuple[TaskColumns, Mapping[str, Any]]:
+        """Task run number ``index`` of benchmark run ``run``: its columns, every criterion
+        run's included, and its whole JSON, secrets masked."""
+        ...
+
+
+def _given(task: TaskColumns, data: Mapping[str, Any]) -> tuple[TaskColumns, Mapping[str, Any]]:
+    return task, data
 
 
 def _strip(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,6 +145,7 @@ def finish(
     report: Report,
     hooked: bool = True,
     plain: Mapping[str, Any] | None = None,
+    light: LightEnd | None = None,
 ) -> None:
     """The session's end (see the module's docstring), in one transaction (``hooked``: a
     ``pytest_verial_report`` hook may have changed the report's criterion runs).
@@ -148,14 +173,45 @@ def finish(
       columns: ``criterion_id``, ``nodeid``, ``assert``, ``axis``, ``weight``, ``status``,
       ``passed``, ``score``, ``judge``).
 
+    ``light`` (the recorder streamed the report: its criterion runs are not in ``report``):
+    the digest is ``light.digest``, made as the JSON report was written; the JSON columns
+    come from ``report``'s figures (each benchmark run and task run dumped one at a time,
+    without criterion runs), and a task run whose criterion runs the end needs (the cases
+    above) is read whole from ``light.whole``, one at a time. ``report`` then holds each task
+    run's figures and only some of its criterion runs, which are not read.
+
     So a caller may hand ``report`` with the criterion runs of the task runs already stored
     left out (``criterion_runs=[]``) **only** together with ``plain``, the whole report's
-    JSON, and only when no ``pytest_verial_report`` hook is registered: without ``plain`` the
-    digest and the JSON columns would be those of the shorter report.
-    tests/store/test_store_session_sums.py's end test hands it such a report and reads every
-    row back."""
-    data, extra = report_split(report, None if plain is None else dict(plain))
-    digest = digest_of(data)
+    JSON, or ``light``, and only when no ``pytest_verial_report`` hook is registered
+    (without ``light``): otherwise the digest and the JSON columns would be those of the
+    shorter report. tests/store/test_store_session_sums.py's end test hands it such a report
+    with ``plain``, tests/store/test_store_light_end.py the recorder's light one, and both
+    read every row back."""
+    if light is None:
+        data, extra = report_split(report, None if plain is None else dict(plain))
+        digest = digest_of(data)
+        run_data: list[dict[str, Any]] | None = data["benchmark_runs"]
+    else:
+        extra = redact_json(
+            report.model_dump(mode="json", by_alias=True, exclude={"session", "benchmark_runs"})
+        )
+        digest, run_data = light.digest, None
+
+    def tasks(
+        position: int, run: BenchmarkRun
+    ) -> Iterator[tuple[TaskRun, Mapping[str, Any], Whole]]:
+        """Each task run of ``run`` (number ``position``): its JSON without criterion runs
+        (with them, whole), and how to read it whole."""
+        if run_data is not None:
+            for task, task_data in zip(run.task_runs, run_data[position]["task_runs"], strict=True):
+                yield task, task_data, partial(_given, task, task_data)
+            return
+        assert light is not None
+        for index, task in enumerate(run.task_runs):
+            head = redact_json(
+                task.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"})
+            )
+            yield task, head, partial(light.whole, position, index, task)
 
     def work(conn: Connection) -> None:
         row = session_row(writer.session_id, report.session, writer.meta, extra)
@@ -166,28 +222,36 @@ def finish(
         row = {k: row[k] for k in _FINISHED}
         conn.execute(update(sessions).where(sessions.c.id == writer.session_id).values(row))
         kept: set[str] = set()
-        for position, (run, run_data) in enumerate(
-            zip(report.benchmark_runs, data["benchmark_runs"], strict=True)
-        ):
+        for position, run in enumerate(report.benchmark_runs):
             known = writer.runs.get(run.id)
             run_id = known[0] if known else new_id("br")
             kept.add(run_id)
             brow = benchmark_run_row(
-                run_id, writer.session_id, position, run, writer.created_at, run_data
+                run_id,
+                writer.session_id,
+                position,
+                run,
+                writer.created_at,
+                None if run_data is None else run_data[position],
             )
             if known is None:
                 conn.execute(benchmark_runs.insert(), [brow])
-                _finish_tasks(conn, writer, run_id, {}, run, run_data, hooked)
+                _finish_tasks(conn, writer, run_id, {}, tasks(position, run), hooked)
                 continue
             brow.pop("id")
             conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == run_id).values(brow))
-            _finish_tasks(conn, writer, run_id, _stored_tasks(conn, run_id), run, run_data, hooked)
+            stored = _stored_tasks(conn, run_id)
+            _finish_tasks(conn, writer, run_id, stored, tasks(position, run), hooked)
         gone = [store_id for store_id, _ in writer.runs.values() if store_id not in kept]
         if gone:  # a benchmark run the final report no longer has (a hook removed it)
             conn.execute(delete(benchmark_runs).where(benchmark_runs.c.id.in_(gone)))
 
     with writer._lock, no_gc():
         writer.store.write("store the session's report", work)
+
+
+#: task runs whose rows the end inserts together (a cancelled session's may be most of them)
+_INSERT_EVERY = 200
 
 
 def _stored_tasks(conn: Connection, run_id: str) -> dict[str, str]:
@@ -203,8 +267,7 @@ def _finish_tasks(
     writer: SessionWriter,
     run_id: str,
     stored: dict[str, str],
-    run: BenchmarkRun,
-    run_data: Mapping[str, Any],
+    tasks: Iterable[tuple[TaskRun, Mapping[str, Any], Whole]],
     hooked: bool,
 ) -> None:
     """A benchmark run's task runs at the end: the new ones inserted, the stored ones left
@@ -215,9 +278,7 @@ def _finish_tasks(
     row is compared (the judge's ``feedback`` is added at the end), never its criterion rows
     rebuilt. With a hook, every row is compared, as the hook may have changed any."""
     new: list[Rows] = []
-    for index, (task, task_data) in enumerate(
-        zip(run.task_runs, run_data["task_runs"], strict=True)
-    ):
+    for index, (task, task_data, whole) in enumerate(tasks):
         store_id = stored.pop(task.id, None)
         written = writer.written.get(task.id)
         if store_id is not None and written is not None and written[1] is None and not hooked:
@@ -226,22 +287,26 @@ def _finish_tasks(
                 values = {k: v for k, v in row.items() if k != "id"}
                 conn.execute(update(task_runs).where(task_runs.c.id == store_id).values(values))
             continue
+        columns, full = whole()
         rows = task_run_rows(
-            store_id or new_id("tr"), run_id, writer.session_id, index, task, task_data
+            store_id or new_id("tr"), run_id, writer.session_id, index, columns, full
         )
         if store_id is None:
             new.append(rows)
-            continue
-        now = rows_digests(rows)
-        if written == now:
-            continue
-        if written is not None and written[1] == now[1]:  # the task row alone differs
-            values = {k: v for k, v in rows.task.items() if k != "id"}
-            conn.execute(update(task_runs).where(task_runs.c.id == store_id).values(values))
-            continue
-        # written by another writer (a recovery), or its criterion runs differ: replaced
-        conn.execute(delete(task_runs).where(task_runs.c.id == store_id))
-        new.append(rows)
+        else:
+            now = rows_digests(rows)
+            if written == now:
+                continue
+            if written is not None and written[1] == now[1]:  # the task row alone differs
+                values = {k: v for k, v in rows.task.items() if k != "id"}
+                conn.execute(update(task_runs).where(task_runs.c.id == store_id).values(values))
+                continue
+            # written by another writer (a recovery), or its criterion runs differ: replaced
+            conn.execute(delete(task_runs).where(task_runs.c.id == store_id))
+            new.append(rows)
+        if len(new) >= _INSERT_EVERY:  # inserted as they come: never all held at once
+            _insert(conn, new)
+            new = []
     if stored:  # task runs the final report no longer has (a hook removed them)
         conn.execute(delete(task_runs).where(task_runs.c.id.in_(list(stored.values()))))
     _insert(conn, new)
