@@ -510,7 +510,9 @@ class Recorder:
             data = self._input(running=False)
             # streamed: the figures now, each task run's criterion runs as it is written (the
             # results store's end too: its digest is fed as the JSON report is written)
-            light = None if typed else build_light(data)
+            judge = self.config.pluginmanager.get_plugin("verial-judge-reporting")
+            keep = judge.keeps if judge is not None else None
+            light = None if typed else build_light(data, keep=keep)
             report = build_report(data) if light is None else light.report
         resume = self.settings.resume
         if (
@@ -522,7 +524,6 @@ class Recorder:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
         self._gate(session, report)
         report.session.exit_status = int(session.exitstatus)
-        judge = self.config.pluginmanager.get_plugin("verial-judge-reporting")
         if judge is not None:  # feedback and the verification summary
             judge.annotate(report)
         if self.config.hook.pytest_verial_report.get_hookimpls():  # extensions: a round trip
@@ -558,15 +559,14 @@ class Recorder:
     def _typed(self) -> bool:
         """Whether the session's end needs the typed report whole (every criterion run typed)
         rather than streaming it (:class:`~.reporting._build.LightReport`): a
-        ``pytest_verial_report`` hook (it gets the whole report), the judge's feedback and
-        verification summary (``JudgeReporting.annotate``), and the Markdown, HTML and step
-        summaries, which render it whole. Otherwise the JSON report and the JUnit file are
-        written one task run at a time, and the terminal summary and ``--verial-fail-under``
-        read the figures and the failing criterion runs only."""
+        ``pytest_verial_report`` hook (it gets the whole report), and the Markdown, HTML and
+        step summaries, which render it whole. Otherwise the JSON report and the JUnit file
+        are written one task run at a time; the terminal summary and ``--verial-fail-under``
+        read the figures and the failing criterion runs only, the judge's feedback and
+        verification summary the criterion runs it keeps typed (``JudgeReporting.keeps``)."""
         named = self.settings.outputs
         return (
             bool(self.config.hook.pytest_verial_report.get_hookimpls())
-            or self.config.pluginmanager.get_plugin("verial-judge-reporting") is not None
             or named.markdown is not None
             or named.html is not None
             or any(o.label == "$GITHUB_STEP_SUMMARY" for o in named.files)

@@ -107,7 +107,8 @@ class JudgeReporting:
     def annotate(self, report: Report) -> None:
         """Feedback for each failed or partial task run, and the session's verification
         summary (judge calls, cost and its share of task cost). The recorder calls it on the
-        typed report before any ``pytest_verial_report`` hook sees the report."""
+        typed report before any ``pytest_verial_report`` hook sees the report: the whole
+        report, or a light one that kept typed every criterion run :meth:`keeps` names."""
         from .judge._report import task_feedback, verification_summary
 
         costs: dict[tuple[str, str], float | None] = {}
@@ -124,6 +125,13 @@ class JudgeReporting:
         tasks = (task for run in report.benchmark_runs for task in run.task_runs)
         self.summary = verification_summary(tasks, costs, budget)
         report.session.verification = self.summary
+
+    @staticmethod
+    def keeps(run: Any) -> bool:
+        """The criterion runs :meth:`annotate` reads (``judge._report.reads``)."""
+        from .judge._report import reads
+
+        return reads(run)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -60,6 +60,16 @@ def _judge_info(run: CriterionRun) -> Mapping[str, Any]:
     return info if isinstance(info, Mapping) else {}
 
 
+def reads(run: Any) -> bool:
+    """Whether :func:`task_feedback` or :func:`verification_summary` reads criterion run
+    ``run`` (a typed run or the session's plain record): a counted run that did not pass, a
+    pass with partial credit, a judged run. A light report keeps these typed
+    (``reporting._build.build_light``), so the judge's annotations of it equal those of the
+    whole report."""
+    partial = run.status is Status.PASSED and (run.score or 0) < 1
+    return bool(run.judge) or run.status in FAILING or partial
+
+
 def task_feedback(task_run: TaskRun) -> str | None:
     """The feedback text of a failed or partial task run (None for a pass or no verdict).
 

@@ -11,7 +11,7 @@ of different agents are never averaged together.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,6 +151,11 @@ def _noteworthy(run: CriterionRun | CriterionRecord) -> bool:
     return run.against or run.not_evaluated is not None or run.status is Status.FAILED
 
 
+#: which criterion runs of a light report a reader of it needs typed, beside the noteworthy
+#: ones (the judge's feedback and verification summary: ``judge._report.reads``)
+Keep = Callable[[CriterionRun | CriterionRecord], bool]
+
+
 def _task_run(
     display: str,
     plan: BenchmarkPlan,
@@ -158,6 +163,7 @@ def _task_run(
     run: RunDir,
     data: ReportInput,
     light: bool = False,
+    keep: Keep | None = None,
 ) -> TaskRun | None:
     node, criteria = _criteria_of(display, task, run, data)
     ids = [i for i, _ in criteria]
@@ -171,7 +177,9 @@ def _task_run(
     runs: list[CriterionRun] | list[CriterionRecord | CriterionRun]
     if light:  # scored on the records; typed only what the summary lists (issue 33)
         runs = [_criterion_record(i, c, task, data) for i, c in criteria]
-        kept: list[CriterionRun] | None = [CriterionRun.of(c) for c in runs if _noteworthy(c)]
+        kept: list[CriterionRun] | None = [
+            CriterionRun.of(c) for c in runs if _noteworthy(c) or (keep is not None and keep(c))
+        ]
     else:
         runs, kept = [_criterion_run(i, c, task, data) for i, c in criteria], None
     return TaskRun.aggregate(
@@ -221,7 +229,10 @@ Sources = list[list[tuple[str, TaskPlan, RunDir]]]
 
 
 def _benchmark_runs(
-    data: ReportInput, sources: Sources | None = None, light: bool = False
+    data: ReportInput,
+    sources: Sources | None = None,
+    light: bool = False,
+    keep: Keep | None = None,
 ) -> list[BenchmarkRun]:
     out: list[BenchmarkRun] = []
     for display, plan in data.files:
@@ -230,7 +241,7 @@ def _benchmark_runs(
             where: list[tuple[str, TaskPlan, RunDir]] = []
             for run in group:
                 for task in plan.tasks:
-                    tr = _task_run(display, plan, task, run, data, light)
+                    tr = _task_run(display, plan, task, run, data, light, keep)
                     if tr is not None:
                         task_runs.append(tr)
                         where.append((display, task, run))
@@ -260,7 +271,8 @@ class LightReport:
 
     ``report`` is the typed report with every figure (session, benchmark runs, task runs) as
     :func:`build_report` makes it, but each task run keeps only the criterion runs the terminal
-    summary lists (:func:`_noteworthy`); its counts are those of all of them. The JSON report
+    summary lists (:func:`_noteworthy`) and those its ``keep`` names (:func:`build_light`: the
+    judge's annotations); its counts are those of all of them. The JSON report
     and the JUnit file are written one task run at a time, each task run's criterion runs in
     their JSON form from the session's records (:meth:`task_json`): no typed criterion run
     and no whole report's text is kept (issue 33, BENCHMARKS.md "wave 6"). Built ``whole``
@@ -298,13 +310,15 @@ class LightReport:
         return out
 
 
-def build_light(data: ReportInput, whole: bool = False) -> LightReport:
+def build_light(data: ReportInput, whole: bool = False, keep: Keep | None = None) -> LightReport:
     """The report's figures without its criterion runs (:class:`LightReport`); ``whole``: with
     all of them (``report`` is then the typed report whole, and the files are still
-    streamed). The session's end builds it light, the results store on or off: the store's
-    end reads the light report (``_store_session.SessionStore.finish``)."""
+    streamed); ``keep``: the criterion runs kept typed beside the noteworthy ones (the judge's
+    feedback reads partial passes, its summary the judged runs). The session's end builds it
+    light, the results store on or off: the store's end reads the light report
+    (``_store_session.SessionStore.finish``)."""
     sources: Sources = []
-    runs = _benchmark_runs(data, sources, light=not whole)
+    runs = _benchmark_runs(data, sources, light=not whole, keep=keep)
     return LightReport(_report(data, runs, light=not whole), sources, data)
 
 
