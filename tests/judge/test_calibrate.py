@@ -218,30 +218,6 @@ def _local(base: str, tmp_path: Path, labels: Path, *extra: str) -> dict[str, ob
     return result
 
 
-def test_local_model_unparseable_replies_are_counted_and_excluded(
-    llama_server: str, tmp_path: Path
-) -> None:
-    """A 3-token cap cuts every reply short of a rating: all unparseable, no figures (the
-    first 3 example items: each call is a whole prompt on the local model)."""
-    labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(EXAMPLE_LABELS.read_text().splitlines(keepends=True)[:3]))
-    result = _local(
-        llama_server,
-        tmp_path,
-        labels,
-        "--verial-judge-response-format",
-        "none",
-        "--verial-judge-retries",
-        "0",
-        "--verial-judge-max-tokens",
-        "3",
-    )
-    assert (result["items"], result["unparseable"], result["n"]) == (3, 3, 0)
-    assert (result["agreement"], result["kappa"], result["macro_f1"]) == (None, None, None)
-    assert result["calls"] == 3  # the unparseable replies were asked for, and cost tokens
-    assert result["tokens"]["completion"] > 0  # type: ignore[index]
-
-
 # -- --perturb: the prompts each perturbation produces, and flip rates on scripted replies ----
 
 
@@ -373,6 +349,33 @@ def test_readme_flow_on_the_local_model(
     }
     reused = {p["id"]: p["judge_score"] for p in result["per_item"] if p["id"] in scored}
     assert reused and reused == {k: scored[k] for k in reused}
+
+
+def test_local_model_unparseable_replies_are_counted_and_excluded(
+    llama_server: str, tmp_path: Path
+) -> None:
+    """A 3-token cap cuts every reply short of a rating: all unparseable, no figures. The
+    items are the example's 3 whole-reply ones, which the README flow above has asked the
+    same model in the same words: the model server evaluated their prompts then and keeps
+    them (llama.cpp's prompt cache), so here each call costs its 3 tokens of reply rather
+    than a whole prompt (~180-580 tokens, 5-20 s of CPU here)."""
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(EXAMPLE_LABELS.read_text().splitlines(keepends=True)[-3:]))
+    result = _local(
+        llama_server,
+        tmp_path,
+        labels,
+        "--verial-judge-response-format",
+        "none",
+        "--verial-judge-retries",
+        "0",
+        "--verial-judge-max-tokens",
+        "3",
+    )
+    assert (result["items"], result["unparseable"], result["n"]) == (3, 3, 0)
+    assert (result["agreement"], result["kappa"], result["macro_f1"]) == (None, None, None)
+    assert result["calls"] == 3  # the unparseable replies were asked for, and cost tokens
+    assert result["tokens"]["completion"] > 0  # type: ignore[index]
 
 
 def test_calibration_asks_what_the_scoring_session_asked(

@@ -27,7 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 from core_support import child_env, interruptible_pytest, strip_timing  # noqa: E402
 
 JUDGED = 10
-WORKERS = pytest.mark.parametrize("workers", ["0", "2"])
+#: under xdist a task run goes whole to one worker (``_xdist_scheduling``): a project of one task
+#: is scored on one worker whatever -n says, so its xdist case runs -n 1 (the controller and a
+#: worker, as at -n 2); a second worker would only start, 2 s of CPU, and idle
+WORKERS = pytest.mark.parametrize("workers", ["0", "1"])
+#: two task runs, one on each worker
+TWO_WORKERS = pytest.mark.parametrize("workers", ["0", "2"])
 OUTPUT = "# PA letter\nMaria Chen needs a lumbar MRI: 6 weeks of physical therapy failed.\n"
 
 
@@ -178,7 +183,7 @@ def test_a_failed_deterministic_criterion_still_gates_every_judge_call(
     assert report["session"]["verification"]["saved_by_gating"] == JUDGED
 
 
-@WORKERS
+@TWO_WORKERS
 def test_a_failing_call_errors_only_its_criterion(
     pytester: pytest.Pytester, stub_judge: StubJudge, workers: str
 ) -> None:
