@@ -17,6 +17,7 @@ from core_support import REPO, child_env
 from readme_runner import (
     SHELLS,
     Block,
+    Command,
     blocks,
     commands,
     matches,
@@ -144,3 +145,26 @@ def test_the_runner_matches_and_masks() -> None:
     assert normalize(f"JSON report: {folder}/r.json", folder) == (
         "JSON report: /home/you/project/r.json"
     )
+
+
+def test_a_verial_command_run_in_process_prints_what_the_script_prints(tmp_path: Path) -> None:
+    """``run`` takes the README's ``verial`` commands in-process: their output, stderr
+    included, and the exit status the README echoes are the console script's in ``bash``."""
+    env = shell_env(Path(sys.executable).parent, tmp_path, child_env())
+    for text in (  # a refusal on stderr with its status; argparse's usage error (SystemExit)
+        'verial compare base.json head.json; echo "exit status $?"',
+        "verial runs --no-such-option",
+    ):
+        inprocess = run(Command(1, text), tmp_path, env)
+        script = subprocess.run(
+            ["bash", "-c", text],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=120,
+            check=False,
+        ).stdout
+        assert inprocess.strip() and inprocess == script, text
+    assert run(Command(1, "verial validate nothing/ | cat"), tmp_path, env).startswith("verial")

@@ -1,6 +1,6 @@
 """A task run's distinct searches sent at once (issue 12): the live source on its own.
 
-The server (``medplum_slow``) answers each FHIR request after 300 ms and logs when each
+The server (``medplum_slow``) answers each FHIR request after ``SLOW_MS`` and logs when each
 started and ended and how many were under way, so overlap is read from its log, never timed.
 """
 
@@ -23,6 +23,10 @@ from pytest_verial.checks._fhir import FhirResourceState
 
 # private: internals with no public face (issue 32: a test is not a user)
 from pytest_verial.fhir._live import LiveFhir
+
+#: one worker runs this module and test_plugin_fhir_concurrent.py (scripts/test: --dist
+#: loadgroup): the slow server is started once for both
+pytestmark = pytest.mark.xdist_group("fhir-slow")
 
 #: (resource type, search, match, fields): 8 distinct searches, 3 criteria each
 SEARCHES: list[tuple[str, dict[str, Any], str]] = [
@@ -257,7 +261,7 @@ def test_a_search_cut_short_by_settling_is_finished_by_its_criterion(
     other = {"resource_type": "Patient", "search": {"family": "Smith"}}
     expected = outcomes(planned_live(medplum_slow, [other, every], concurrency=1), [every])
     live = planned_live(medplum_slow, [other, every], concurrency=2)
-    outcomes(live, [other])  # 300 ms: the Observation pages are under way
+    outcomes(live, [other])  # SLOW_MS: the Observation pages are under way
     live.settle()
     assert outcomes(live, [every]) == expected
     live.close()

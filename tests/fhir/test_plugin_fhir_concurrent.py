@@ -1,9 +1,15 @@
 """A task run's searches sent at once, end to end: child pytest runs at -n 0 and -n 2.
 
 The same benchmark is scored with ``sources.fhir.concurrency: 1`` and ``8`` against the slow
-server (``medplum_slow``: 300 ms per answer, each request's overlap in its log): the criterion
-runs must be identical, the requests the same (one per page of each distinct search, per task
-run), and only the concurrent run may have several requests under way in one task run.
+server (``medplum_slow``: ``SLOW_MS`` per answer, each request's overlap in its log): the
+criterion runs must be identical, the requests the same (one per page of each distinct search,
+per task run), and only the concurrent run may have several requests under way in one task run.
+
+The sequential scoring (concurrency 1) is the baseline of two tests, the concurrent run's and
+the faulted run's: it is run once per worker count (``sequential``) on two task runs, the fewest
+that still put one task run on each worker of a ``-n 2`` session. Each of its 20 requests waits
+on the slow server in turn, so it was the longest part of this module (three task runs, run by
+both tests: 50 waits of 300 ms per worker count).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +35,11 @@ from core_support import interruptible_pytest, pytest_command  # noqa: E402
 from test_live_concurrent import SEARCHES, criteria
 
 WORKERS = pytest.mark.parametrize("workers", [0, 2])
-TASKS = ("first", "second", "third")
+TASKS = ("first", "second")
+#: one worker runs this module and test_live_concurrent.py (scripts/test: --dist loadgroup): one
+#: slow server is started for both, and the sequential baseline is scored once per worker count
+pytestmark = pytest.mark.xdist_group("fhir-slow")
+Runs = dict[str, Any]
 #: what may differ between two runs of the same criteria
 TIMING = ("started_at", "completed_at", "duration")
 
@@ -81,7 +92,7 @@ def child_env() -> dict[str, str]:
     return {**core_child_env(), "E2E_FHIR_TOKEN": TOKEN}
 
 
-def score(root: Path, workers: int) -> tuple[dict[str, Any], str]:
+def score(root: Path, workers: int) -> tuple[Runs, str]:
     """Run the child pytest; criterion runs by node id (timings dropped), and its output."""
     proc = subprocess.run(
         pytest_command(*arguments(workers)),
@@ -104,34 +115,59 @@ def score(root: Path, workers: int) -> tuple[dict[str, Any], str]:
     return runs, output
 
 
+@pytest.fixture(scope="module")
+def sequential(
+    tmp_path_factory: pytest.TempPathFactory, medplum_slow_server: MedplumServer
+) -> Callable[[int], tuple[Runs, dict[str, Any]]]:
+    """The benchmark scored with ``concurrency: 1`` at a worker count: its criterion runs and
+    the server's log of it, scored on first use and kept for the module's other tests."""
+    done: dict[int, tuple[Runs, dict[str, Any]]] = {}
+
+    def at(workers: int) -> tuple[Runs, dict[str, Any]]:
+        if workers not in done:
+            root = project(
+                tmp_path_factory.mktemp(f"one-n{workers}"), medplum_slow_server, 1, TASKS
+            )
+            medplum_slow_server.reset_log()
+            runs, _ = score(root, workers)
+            done[workers] = runs, medplum_slow_server.log()
+            medplum_slow_server.reset_log()
+        return done[workers]
+
+    return at
+
+
 @WORKERS
 def test_concurrent_scores_equal_sequential_with_the_same_requests(
-    tmp_path: Path, medplum_slow: MedplumServer, workers: int
+    tmp_path: Path,
+    medplum_slow: MedplumServer,
+    sequential: Callable[[int], tuple[Runs, dict[str, Any]]],
+    workers: int,
 ) -> None:
-    medplum_slow.reset_log()
-    alone, _ = score(project(tmp_path / "one", medplum_slow, 1, TASKS), workers)
-    sequential = medplum_slow.log()
+    alone, log_alone = sequential(workers)
     medplum_slow.reset_log()
     together, _ = score(project(tmp_path / "eight", medplum_slow, 8, TASKS), workers)
     concurrent = medplum_slow.log()
     assert len(together) == len(TASKS) * 3 * len(SEARCHES)
     assert together == alone
     assert Counter(r["url"] for r in concurrent["requests"]) == Counter(
-        r["url"] for r in sequential["requests"]
+        r["url"] for r in log_alone["requests"]
     )
     # one request per page of each distinct search, per task run
     assert set(Counter(r["url"] for r in concurrent["requests"]).values()) == {len(TASKS)}
     # a pool of one: never more requests under way than workers scoring task runs
-    assert sequential["max_inflight"] <= max(workers, 1)
+    assert log_alone["max_inflight"] <= max(workers, 1)
     assert concurrent["max_inflight"] > max(workers, 1)
 
 
 @WORKERS
 def test_a_failing_search_errs_only_its_own_criteria(
-    tmp_path: Path, medplum_slow: MedplumServer, workers: int
+    tmp_path: Path,
+    medplum_slow: MedplumServer,
+    sequential: Callable[[int], tuple[Runs, dict[str, Any]]],
+    workers: int,
 ) -> None:
-    medplum_slow.reset_log()
-    expected, _ = score(project(tmp_path / "ok", medplum_slow, 1, TASKS[:2]), workers)
+    expected, _ = sequential(workers)
     medplum_slow.reset_log()
     medplum_slow.faults(
         [
@@ -140,14 +176,14 @@ def test_a_failing_search_errs_only_its_own_criteria(
             {"match": "/Encounter", "delay": 2500},
         ]
     )
-    got, output = score(project(tmp_path / "faults", medplum_slow, 8, TASKS[:2]), workers)
+    got, output = score(project(tmp_path / "faults", medplum_slow, 8, TASKS), workers)
     medplum_slow.reset_log()
     broken = {
         "status=proposed": "HTTP 500",
         "family=Smith": "HTTP 404",
         "Encounter?status=finished": "did not answer GET",
     }
-    assert len(got) == len(expected) == 2 * 3 * len(SEARCHES)
+    assert len(got) == len(expected) == len(TASKS) * 3 * len(SEARCHES)
     for nodeid, run in got.items():
         query = run["evidence"].get("query") or ""
         want = expected[nodeid]
@@ -160,7 +196,8 @@ def test_a_failing_search_errs_only_its_own_criteria(
             assert not query
     failed = {line.split()[1] for line in output.splitlines() if line.startswith("FAILED ")}
     errored = {nodeid for nodeid, run in got.items() if run["status"] == "error"}
-    assert len(errored) == 2 * 3 * 3 and errored <= failed  # 3 searches of 3 criteria, 2 tasks
+    # 3 searches of 3 criteria in each task run
+    assert len(errored) == len(TASKS) * 3 * 3 and errored <= failed
     assert "Traceback" not in output
 
 
@@ -170,7 +207,7 @@ def test_an_interrupt_cancels_the_searches_not_started(
 ) -> None:
     root = project(tmp_path, medplum_slow, 2, TASKS[:1])
     medplum_slow.reset_log()
-    medplum_slow.faults([{"match": "/", "delay": 1500}])  # every answer takes 1.8 s
+    medplum_slow.faults([{"match": "/", "delay": 1500}])  # every answer takes 1.5 s + SLOW_MS
     env = child_env()
     proc = subprocess.Popen(
         interruptible_pytest(*arguments(workers)),
