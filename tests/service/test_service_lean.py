@@ -32,6 +32,7 @@ from pytest_verial.service._answers import (
     task_data,
     task_out,
 )
+from pytest_verial.service._hide import kept_relative_to, relative_to
 from pytest_verial.service._http import Problem
 from pytest_verial.service._keys import create_key, revoke_key
 from pytest_verial.service._requests import VerifyTaskIn
@@ -516,3 +517,31 @@ def test_the_answer_models_project_and_a_new_validator_in_them_is_found() -> Non
 
     assert not projectable(Answer)
     assert declarations(Answer) == ["_CriterionWithMore._trim: field validator"]
+
+
+def test_a_kept_sandboxs_rewrite_names_paths_as_one_resolved_per_request(tmp_path: Path) -> None:
+    """verify-task on a run folder under --runs-root resolves no folder again for its rewrite
+    of paths (the confinement check resolved the sandbox): a sandbox that is a link (to a
+    folder elsewhere under --runs-root) is named as relative_to names it, through the link
+    and through its target, and the kept rewrite is made once."""
+    root = tmp_path.resolve() / "runs"
+    target = root / "shared" / "task-a"
+    target.mkdir(parents=True)
+    run = root / "run-1"
+    run.mkdir()
+    sandbox = run / "task-a"
+    sandbox.symlink_to(target)
+    texts = [
+        f"{sandbox}/sftp/x.json",
+        f"{target}/sftp/x.json",
+        f"read {run}/run.yaml and {root}/other/y",
+        f"{sandbox}",
+        f"{target}",
+        "http://judge.internal:8080/v1 said no",
+    ]
+    judge = "http://judge.internal:8080/v1/"
+    fresh = relative_to(sandbox, run, root, judge)
+    kept = kept_relative_to(sandbox, sandbox.resolve(), run, root, judge)
+    assert [kept.text(t) for t in texts] == [fresh.text(t) for t in texts]
+    assert kept.text(texts[1]) == "sftp/x.json"  # the target's own path: hidden too
+    assert kept_relative_to(sandbox, sandbox.resolve(), run, root, judge) is kept
