@@ -27,7 +27,16 @@ scored on the captured good-agent run; every request is a new task run written t
    of a 1,000-task benchmark run over the 1st (medians of the first and the last
    ``LEAN_EDGE`` completes of the same run, each completed one after the other).
 
+   Each 1-worker round also prints the server's CPU and the client's per verify-task (from
+   /proc and this process) and the p50 of ``GET /healthz`` (any request's floor here).
+
     python bench/service.py --lean ROUNDS [--requests 200] [--tasks 1000] [--complete-only]
+                            [--lean-workers 1,2]
+    python bench/service.py --lean ROUNDS --ab /tmp/old/src [--requests 100]
+
+7. ``--lean ROUNDS --ab SRC``: the code at SRC and this code served at the same time (1 and 2
+   workers each), measured in alternating batches so both see the same load (a shared machine).
+
 """
 
 from __future__ import annotations
@@ -98,9 +107,15 @@ def inline_p50(bench: Path, n: int) -> float:
 
 
 @contextlib.contextmanager
-def server(store: str, benches: list[Path], workers: int, log: Path) -> Iterator[tuple[str, Any]]:
+def server(
+    store: str, benches: list[Path], workers: int, log: Path, src: str | None = None
+) -> Iterator[tuple[str, Any]]:
+    """``verial serve`` on a free port; ``src``: the pytest-verial source it runs (PYTHONPATH),
+    else this environment's."""
     port = _port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERIAL_")}
+    if src is not None:
+        env["PYTHONPATH"] = src
     with log.open("ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "pytest_verial.cli", "serve", *map(str, benches),
@@ -469,29 +484,72 @@ def rescoring(tmp: Path, sizes: tuple[int, ...] = (10, 1000)) -> None:
         )
 
 
-def lean(tmp: Path, benches: list[Path], rounds: int, n: int, tasks: int) -> None:
-    """Issue 33's three service figures, one run, 1 worker, SQLite."""
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU of process ``pid`` and its finished children (/proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def server_pids(pid: int) -> list[int]:
+    """The processes serving requests: uvicorn's workers, or the one process."""
+    out = subprocess.run(["ps", "-o", "pid=,ppid=", "-e"], capture_output=True, text=True)
+    rows = [tuple(int(x) for x in line.split()) for line in out.stdout.splitlines() if line]
+    return [p for p, parent in rows if parent == pid] or [pid]
+
+
+def healthz_p50(url: str, n: int) -> float:
+    """p50 of ``GET /healthz`` through the same client: what any request costs here (the
+    client, the loopback, uvicorn and FastAPI) with no work behind it."""
+    times = []
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for _ in range(n):
+            start = time.perf_counter()
+            client.get("/healthz")
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def lean(
+    tmp: Path, benches: list[Path], rounds: int, n: int, tasks: int, workers: list[int]
+) -> None:
+    """Issue 33's three service figures, one run, SQLite: the overhead at 1 worker, the
+    8-client throughput at each of ``workers`` (the first one is the target's)."""
     print(f"load average before: {os.getloadavg()}", flush=True)
-    store = new_store("sqlite", tmp, None)
-    key = org_key(store)
-    gaps, ratios = [], []
-    with server(store, benches, 1, tmp / "serve.log") as (url, _):
-        run_clients(url, key, 1, 20)  # warm-up
-        inline_p50(benches[0], 20)
-        for _ in range(rounds):
-            lat, _errors, _wall = run_clients(url, key, 1, n)
-            inline = inline_p50(benches[0], n)
-            gaps.append(statistics.median(lat) - inline)
-            served, errors, wall = run_clients(url, key, 8, n)
-            rate = inline_rate(benches[0], n)
-            ratios.append(len(served) / wall / rate)
-            print(
-                f"  round: inline p50 {inline * 1000:.2f} ms, service p50 "
-                f"{statistics.median(lat) * 1000:.2f} ms, overhead {gaps[-1] * 1000:.2f} ms; "
-                f"8 clients {len(served) / wall:.1f}/s ({errors} errors), inline {rate:.1f}/s, "
-                f"ratio {ratios[-1]:.2f}",
-                flush=True,
-            )
+    gaps: list[float] = []
+    ratios: dict[int, list[float]] = {w: [] for w in workers}
+    for count in workers:
+        store = new_store("sqlite", tmp, None)
+        key = org_key(store)
+        with server(store, benches, count, tmp / "serve.log") as (url, proc):
+            run_clients(url, key, 1, 20)  # warm-up
+            inline_p50(benches[0], 20)
+            pids = server_pids(proc.pid)
+            for _ in range(rounds):
+                if count == 1:
+                    spent = cpu_seconds(pids[0])
+                    own = time.process_time()
+                    lat, _errors, _wall = run_clients(url, key, 1, n)
+                    spent = (cpu_seconds(pids[0]) - spent) / len(lat)
+                    own = (time.process_time() - own) / len(lat)
+                    inline = inline_p50(benches[0], n)
+                    floor = healthz_p50(url, n)
+                    gaps.append(statistics.median(lat) - inline)
+                    print(
+                        f"  round: inline p50 {inline * 1000:.2f} ms, service p50 "
+                        f"{statistics.median(lat) * 1000:.2f} ms, overhead "
+                        f"{gaps[-1] * 1000:.2f} ms; the server's CPU {spent * 1000:.2f} ms and "
+                        f"the client's {own * 1000:.2f} ms per request; /healthz p50 "
+                        f"{floor * 1000:.2f} ms",
+                        flush=True,
+                    )
+                served, errors, wall = run_clients(url, key, 8, n)
+                rate = inline_rate(benches[0], n)
+                ratios[count].append(len(served) / wall / rate)
+                print(
+                    f"  {count} worker(s): 8 clients {len(served) / wall:.1f}/s ({errors} "
+                    f"errors), inline {rate:.1f}/s, ratio {ratios[count][-1]:.2f}",
+                    flush=True,
+                )
     route, inline_alone = route_work(tmp, benches[0], n)
     print(
         f"  in-process (no HTTP): route work p50 {route * 1000:.2f} ms, inline p50 "
@@ -503,20 +561,81 @@ def lean(tmp: Path, benches: list[Path], rounds: int, n: int, tasks: int) -> Non
     print(f"load average after: {os.getloadavg()}", flush=True)
     print("| measure | figure | target |")
     print("|---|---|---|")
-    print(
-        f"| verify-task p50 - inline p50, 1 worker, SQLite (median of {rounds} rounds) | "
-        f"{statistics.median(gaps) * 1000:.2f} ms | <= 3 ms |"
-    )
-    print(
-        f"| verify-task/s at 8 clients / inline calls/s (median of {rounds} rounds) | "
-        f"{statistics.median(ratios):.2f} | >= 0.5 |"
-    )
+    if gaps:
+        print(
+            f"| verify-task p50 - inline p50, 1 worker, SQLite (median of {rounds} rounds) | "
+            f"{statistics.median(gaps) * 1000:.2f} ms | <= 3 ms |"
+        )
+    for count in workers:
+        print(
+            f"| verify-task/s at 8 clients, {count} worker(s) / inline calls/s (median of "
+            f"{rounds} rounds) | {statistics.median(ratios[count]):.2f} | >= 0.5 |"
+        )
     print(
         f"| complete of the last / the first task run, {tasks:,}-task run "
         f"(medians of {LEAN_EDGE}: {statistics.median(last) * 1000:.1f} ms / "
         f"{statistics.median(first) * 1000:.1f} ms) | "
         f"{statistics.median(last) / statistics.median(first):.2f} | <= 1.5 |"
     )
+
+
+def side_by_side(tmp: Path, benches: list[Path], before: str, rounds: int, n: int) -> None:
+    """``--ab``: the code at ``before`` (a ``src`` folder) and this code served at once, each
+    by its own ``verial serve`` on its own SQLite store, measured in alternating batches (the
+    order swapped each round) so that both see the same load: per side the 1-client p50 over
+    the inline p50 measured between them, the server's CPU per request (/proc), and the
+    8-client throughput over inline calls/s at 1 and at 2 workers."""
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    sides = {"before": before, "after": None}
+    figures: dict[str, dict[str, list[float]]] = {
+        side: {"gap": [], "cpu": [], "r1": [], "r2": []} for side in sides
+    }
+    with contextlib.ExitStack() as stack:
+        urls: dict[tuple[str, int], tuple[str, str, list[int]]] = {}
+        for side, src in sides.items():
+            for count in (1, 2):
+                store = new_store("sqlite", tmp, None)
+                key = org_key(store)
+                log = tmp / f"serve-{side}-{count}.log"
+                url, proc = stack.enter_context(server(store, benches, count, log, src))
+                run_clients(url, key, 1, 20)  # warm-up
+                urls[side, count] = (url, key, server_pids(proc.pid))
+        inline_p50(benches[0], 20)
+        for index in range(rounds):
+            order = list(sides) if index % 2 == 0 else list(sides)[::-1]
+            for side in order:
+                url, key, pids = urls[side, 1]
+                spent = cpu_seconds(pids[0])
+                lat, _errors, _wall = run_clients(url, key, 1, n)
+                figures[side]["cpu"].append((cpu_seconds(pids[0]) - spent) / len(lat))
+                inline = inline_p50(benches[0], n)
+                figures[side]["gap"].append(statistics.median(lat) - inline)
+                for count in (1, 2):
+                    url, key, _pids = urls[side, count]
+                    served, _errors, wall = run_clients(url, key, 8, n)
+                    rate = inline_rate(benches[0], n)
+                    figures[side][f"r{count}"].append(len(served) / wall / rate)
+                print(
+                    f"  round {index + 1} {side}: p50 {statistics.median(lat) * 1000:.2f} ms, "
+                    f"inline {inline * 1000:.2f} ms, overhead "
+                    f"{figures[side]['gap'][-1] * 1000:.2f} ms, server CPU "
+                    f"{figures[side]['cpu'][-1] * 1000:.2f} ms/request; 8 clients / inline: "
+                    f"1 worker {figures[side]['r1'][-1]:.2f}, 2 workers "
+                    f"{figures[side]['r2'][-1]:.2f}",
+                    flush=True,
+                )
+    print(f"load average after: {os.getloadavg()}", flush=True)
+    print(f"| measure (median of {rounds} rounds) | before | after | target |")
+    print("|---|---|---|---|")
+    rows = [
+        ("verify-task p50 - inline p50, 1 worker, SQLite (ms)", "gap", 1000, "<= 3 ms"),
+        ("the server's CPU per verify-task, 1 worker (ms)", "cpu", 1000, ""),
+        ("verify-task/s at 8 clients, 1 worker / inline calls/s", "r1", 1, ">= 0.5"),
+        ("verify-task/s at 8 clients, 2 workers / inline calls/s", "r2", 1, ""),
+    ]
+    for label, name, scale, target in rows:
+        before_, after_ = (statistics.median(figures[s][name]) * scale for s in sides)
+        print(f"| {label} | {before_:.2f} | {after_:.2f} | {target} |")
 
 
 def main() -> int:
@@ -539,6 +658,18 @@ def main() -> int:
         help="issue 33's figures: overhead, throughput ratio, complete's growth",
     )
     parser.add_argument("--tasks", type=int, default=1000, help="task runs of --lean's run")
+    parser.add_argument(
+        "--ab",
+        metavar="SRC",
+        help="with --lean ROUNDS: the code at SRC (a src folder) and this code served at once, "
+        "measured in alternating batches",
+    )
+    parser.add_argument(
+        "--lean-workers",
+        default="1",
+        help="with --lean: the worker counts of the 8-client throughput (e.g. 1,2); the "
+        "overhead is always 1 worker's",
+    )
     parser.add_argument(
         "--complete-only",
         action="store_true",
@@ -569,8 +700,12 @@ def main() -> int:
                     f"{statistics.median(last) / statistics.median(first):.2f} (target <= 1.5)"
                 )
                 return 0
+            if args.lean and args.ab:
+                side_by_side(tmp, benches, args.ab, args.lean, args.requests)
+                return 0
             if args.lean:
-                lean(tmp, benches, args.lean, args.requests, args.tasks)
+                counts = [int(w) for w in args.lean_workers.split(",")]
+                lean(tmp, benches, args.lean, args.requests, args.tasks, counts)
                 return 0
             if args.overhead:
                 for kind in kinds:

@@ -12,21 +12,31 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import yaml
+from pydantic import AfterValidator, BaseModel, computed_field, field_serializer, field_validator
 from service_support import EXAMPLES, RUNS
 from sqlalchemy import event
 
 # private: what a request reads is counted below the HTTP API, on internals with no public face
 from pytest_verial._results import Report, RunCounts, TaskStatus
 from pytest_verial.service import create_app
-from pytest_verial.service._answers import project, task_answer, task_data, task_out
+from pytest_verial.service._answers import (
+    answer_of,
+    declarations,
+    project,
+    projectable,
+    task_answer,
+    task_data,
+    task_out,
+)
+from pytest_verial.service._hide import kept_relative_to, relative_to
 from pytest_verial.service._http import Problem
 from pytest_verial.service._keys import create_key, revoke_key
 from pytest_verial.service._requests import VerifyTaskIn
-from pytest_verial.service._schemas import TaskRunOut
+from pytest_verial.service._schemas import CriterionRunOut, TaskRunOut
 from pytest_verial.store._repo_keys import ApiKey
 from pytest_verial.store._repo_runs import StoredTaskRun, read_report
 from pytest_verial.store._rows import (
@@ -429,3 +439,109 @@ def test_the_answer_and_rows_made_from_the_reports_json_equal_those_made_from_it
         assert plain == report.to_json()  # left as it was: the rows and answer share it
         checked += 1
     assert checked >= 40
+
+
+class _Row(BaseModel):
+    name: str
+
+    @field_serializer("name")
+    def _upper(self, value: str) -> str:
+        return value.upper()
+
+
+class _Nested(BaseModel):
+    """A serializer two levels down: in the model of a list's items."""
+
+    rows: list[_Row]
+
+
+class _Validated(BaseModel):
+    name: str
+
+    @field_validator("name")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return value.strip()
+
+
+class _Computed(BaseModel):
+    name: str
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def size(self) -> int:
+        return len(self.name)
+
+
+class _Annotated(BaseModel):
+    name: Annotated[str, AfterValidator(str.lower)]
+
+
+class _CriterionWithMore(CriterionRunOut):
+    """The projected validator inherited, and one of its own."""
+
+    @field_validator("criterion_id")
+    @classmethod
+    def _trim(cls, value: str) -> str:
+        return value.strip()
+
+
+@pytest.mark.parametrize(
+    ("model", "data", "named"),
+    [
+        (_Nested, {"rows": [{"name": "a"}]}, "_Row._upper"),
+        (_Validated, {"name": " a "}, "_Validated._strip"),
+        (_Computed, {"name": "abc"}, "_Computed.size"),
+        (_Annotated, {"name": "ABC"}, "_Annotated.name"),
+    ],
+)
+def test_a_model_declaring_a_validator_or_serializer_is_answered_through_the_model(
+    model: type[BaseModel], data: dict[str, Any], named: str
+) -> None:
+    """A validator, serializer or computed field anywhere in an answer's models sends its
+    answers through the model: project would answer something else."""
+    assert not projectable(model)
+    assert any(d.startswith(named) for d in declarations(model)), declarations(model)
+    dumped = model.model_validate(data).model_dump(mode="json")
+    assert project(model, data) != dumped  # what the guard keeps from being answered
+    assert answer_of(model, data) == dumped
+
+
+def test_the_answer_models_project_and_a_new_validator_in_them_is_found() -> None:
+    """verify-task's answer is projected (its one validator is one project stands for); a
+    validator added to a criterion run's model is found through the task run's list."""
+    assert projectable(TaskRunOut) and declarations(TaskRunOut) == []
+
+    class Answer(TaskRunOut):
+        criterion_runs: list[_CriterionWithMore]  # type: ignore[assignment]
+
+    assert not projectable(Answer)
+    assert declarations(Answer) == ["_CriterionWithMore._trim: field validator"]
+
+
+def test_a_kept_sandboxs_rewrite_names_paths_as_one_resolved_per_request(tmp_path: Path) -> None:
+    """verify-task on a run folder under --runs-root resolves no folder again for its rewrite
+    of paths (the confinement check resolved the sandbox): a sandbox that is a link (to a
+    folder elsewhere under --runs-root) is named as relative_to names it, through the link
+    and through its target, and the kept rewrite is made once."""
+    root = tmp_path.resolve() / "runs"
+    target = root / "shared" / "task-a"
+    target.mkdir(parents=True)
+    run = root / "run-1"
+    run.mkdir()
+    sandbox = run / "task-a"
+    sandbox.symlink_to(target)
+    texts = [
+        f"{sandbox}/sftp/x.json",
+        f"{target}/sftp/x.json",
+        f"read {run}/run.yaml and {root}/other/y",
+        f"{sandbox}",
+        f"{target}",
+        "http://judge.internal:8080/v1 said no",
+    ]
+    judge = "http://judge.internal:8080/v1/"
+    fresh = relative_to(sandbox, run, root, judge)
+    kept = kept_relative_to(sandbox, sandbox.resolve(), run, root, judge)
+    assert [kept.text(t) for t in texts] == [fresh.text(t) for t in texts]
+    assert kept.text(texts[1]) == "sftp/x.json"  # the target's own path: hidden too
+    assert kept_relative_to(sandbox, sandbox.resolve(), run, root, judge) is kept

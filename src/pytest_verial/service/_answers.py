@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from types import UnionType
-from typing import Any, Union, get_args, get_origin
+from types import NoneType, UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel
+from pydantic import MISSING, BaseModel
 from pydantic.fields import FieldInfo
+from typing_extensions import TypeAliasType
 
 from .._results import CriterionRun, TaskRun, TaskStatus
 from ..store._repo_runs import RunListRow, StoredBenchmarkRun, StoredTaskRun
@@ -26,6 +27,7 @@ from ._schemas import (
     CompletedTaskRunOut,
     CreatedRun,
     CriterionRunOut,
+    Json,
     RunSummary,
     StartedTaskRun,
     TaskRunLink,
@@ -135,7 +137,115 @@ def task_answer(stored: StoredTaskRun, *, elide: bool) -> dict[str, Any]:
     :func:`project`; from the typed run through the model when the writer made none."""
     if stored.json is None:
         return task_out(stored, elide=elide).model_dump(mode="json")
-    return project(TaskRunOut, task_data(stored, elide=elide))
+    return answer_of(TaskRunOut, task_data(stored, elide=elide))
+
+
+def answer_of(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
+    """``model.model_validate(data).model_dump(mode="json")``: by :func:`project` when the
+    model's declarations allow it (:func:`projectable`), else through the model."""
+    if projectable(model):
+        return project(model, data)
+    return model.model_validate(data).model_dump(mode="json")
+
+
+#: the validators :func:`project` stands for, each with why: CriterionRunOut's picks the
+#: evidence's model by the criterion's check; the engine wrote that evidence by the same model
+#: (``Evidence.to_json``), so its dump is the JSON it was read from and is answered as it is
+#: (tests/service/test_service_lean.py compares both for every example and fixture task run)
+PROJECTED: dict[Callable[..., Any], str] = {
+    CriterionRunOut._evidence_of_its_check.__func__: "picks the evidence's model",
+}
+#: what a model's dump keeps as validated: values of these types are answered as they are
+_PLAIN = (str, int, float, bool, NoneType, object)
+#: configuration that changes a value between validation and dump
+_CHANGING = (
+    "str_strip_whitespace",
+    "str_to_lower",
+    "str_to_upper",
+    "coerce_numbers_to_str",
+    "use_enum_values",
+    "ser_json_timedelta",
+    "ser_json_bytes",
+    "ser_json_inf_nan",
+    "val_json_bytes",
+)
+
+
+@cache
+def projectable(model: type[BaseModel]) -> bool:
+    """Whether :func:`project` gives ``model``'s dump: the model and every model its fields
+    hold (nested, in lists, dicts and unions, evidence included) declare no validator,
+    serializer, computed field, annotated validator or serializer, value-changing
+    configuration or type of their own beyond those :data:`PROJECTED` stands for. Checked once
+    per model (cached); any other declaration sends its answers through the model."""
+    return not declarations(model)
+
+
+def declarations(model: type[BaseModel]) -> list[str]:
+    """What in ``model`` (and the models its fields hold) :func:`project` cannot stand for,
+    each as ``Model.name: what``; empty when it can."""
+    found: list[str] = []
+    _declared(model, found, set())
+    return found
+
+
+_DECORATORS = (
+    "validators",
+    "field_validators",
+    "root_validators",
+    "field_serializers",
+    "model_serializers",
+    "model_validators",
+    "computed_fields",
+)
+
+
+def _declared(model: type[BaseModel], found: list[str], seen: set[object]) -> None:
+    if model in seen:
+        return
+    seen.add(model)
+    name = model.__name__
+    decorators = model.__pydantic_decorators__
+    for kind in _DECORATORS:
+        for attr, decorator in getattr(decorators, kind).items():
+            if getattr(decorator.func, "__func__", decorator.func) not in PROJECTED:
+                found.append(f"{name}.{attr}: {kind[:-1].replace('_', ' ')}")
+    for key in _CHANGING:
+        if model.model_config.get(key):
+            found.append(f"{name}: model_config {key}")
+    for field, info in model.model_fields.items():
+        where = f"{name}.{field}"
+        if info.metadata:
+            found.append(f"{where}: {', '.join(type(m).__name__ for m in info.metadata)}")
+        _annotation(info.annotation, where, found, seen)
+
+
+def _annotation(annotation: Any, where: str, found: list[str], seen: set[object]) -> None:
+    """A field's type, walked: models and the types inside lists, dicts, unions and named
+    aliases; every other type is one :func:`project` does not know."""
+    if annotation is Json or annotation in _PLAIN or annotation is Any:
+        return  # JSON as it is: kept by the dump
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        _declared(annotation, found, seen)
+        return
+    if isinstance(annotation, TypeAliasType) and not isinstance(annotation.__value__, str):
+        if annotation not in seen:
+            seen.add(annotation)
+            _annotation(annotation.__value__, where, found, seen)
+        return
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return
+    if origin is Annotated:
+        found.append(f"{where}: {', '.join(type(m).__name__ for m in annotation.__metadata__)}")
+        _annotation(args[0], where, found, seen)
+        return
+    if origin in (Union, UnionType, list, dict, tuple):
+        for arg in args:
+            if arg is not Ellipsis and arg is not MISSING:  # MISSING: left out when unset
+                _annotation(arg, where, found, seen)
+        return
+    found.append(f"{where}: type {annotation!r}")
 
 
 @dataclass(frozen=True)
@@ -364,11 +474,14 @@ __all__ = [
     "completed_out",
     "confidence",
     "created_data",
+    "answer_of",
     "created_out",
     "criterion_out",
+    "declarations",
     "elide_report",
     "started_out",
     "project",
+    "projectable",
     "summaries",
     "task_answer",
     "task_out",

@@ -17,6 +17,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,9 +30,10 @@ TEMP_PREFIX = "verial-"
 JUDGE = "the server's judge endpoint"
 
 
-def _forms(path: Path) -> list[str]:
-    """A folder's absolute path as given and as resolved (a link such as /tmp may differ)."""
-    forms = {str(path.absolute()), str(path.resolve())}
+def _forms(path: Path, real: Path | None = None) -> list[str]:
+    """A folder's absolute path as given and as resolved (a link such as /tmp may differ);
+    ``real``: its resolved form when the caller has just made it."""
+    forms = {str(path.absolute()), str(path.resolve() if real is None else real)}
     return sorted((f.rstrip(os.sep) for f in forms if f not in ("", os.sep)), key=len, reverse=True)
 
 
@@ -40,13 +42,20 @@ class Rewrite:
     alone becomes ``<alone>``."""
 
     def __init__(
-        self, folders: Sequence[tuple[Path, str, str]], words: Mapping[str, str] | None = None
+        self,
+        folders: Sequence[tuple[Path, str, str]],
+        words: Mapping[str, str] | None = None,
+        *,
+        formed: Sequence[tuple[Sequence[str], str, str]] | None = None,
     ) -> None:
+        """``formed``: each folder's :func:`_forms` made already, instead of ``folders``."""
         #: other texts the server keeps to itself (its judge's endpoint), and what they become
         self._words = {k: v for k, v in (words or {}).items() if k}
         found: dict[str, tuple[str, str]] = {}
-        for folder, prefix, alone in folders:
-            for form in _forms(folder):
+        if formed is None:
+            formed = [(_forms(folder), prefix, alone) for folder, prefix, alone in folders]
+        for forms_of, prefix, alone in formed:
+            for form in forms_of:
                 found.setdefault(form, (prefix, alone))
                 # as it reads inside a JSON text (a quote or a backslash escaped)
                 found.setdefault(json.dumps(form)[1:-1], (prefix, alone))
@@ -103,6 +112,23 @@ def relative_to(
     return Rewrite([(sandbox, "", "."), (run_folder, "", "."), (runs_root, "", ".")], words)
 
 
+def kept_relative_to(
+    sandbox: Path, real: Path, run_folder: Path, runs_root: Path, judge_url: str | None = None
+) -> Rewrite:
+    """:func:`relative_to` for a run folder under ``--runs-root``: ``run_folder`` and
+    ``runs_root`` are resolved already and ``real`` is the sandbox resolved by this request's
+    confinement check (:func:`._sandboxes.check_links`), so no path is resolved again; the
+    rewrite of the same forms is made once and kept (it holds no state of a request)."""
+    forms = (tuple(_forms(sandbox, real)), tuple(_forms(run_folder, run_folder)))
+    return _kept(forms + (tuple(_forms(runs_root, runs_root)),), judge_url)
+
+
+@lru_cache(maxsize=256)
+def _kept(forms: tuple[tuple[str, ...], ...], judge_url: str | None) -> Rewrite:
+    words = {judge_url.rstrip("/"): JUDGE} if judge_url else {}
+    return Rewrite([], words, formed=[(f, "", ".") for f in forms])
+
+
 class ServerPaths:
     """The server's own folders, hidden from every problem it answers."""
 
@@ -146,4 +172,11 @@ def server_folders(runs_root: Path, benchmark_paths: Iterable[Path]) -> list[Pat
     return found
 
 
-__all__ = ["TEMP_PREFIX", "Rewrite", "ServerPaths", "relative_to", "server_folders"]
+__all__ = [
+    "TEMP_PREFIX",
+    "Rewrite",
+    "ServerPaths",
+    "kept_relative_to",
+    "relative_to",
+    "server_folders",
+]

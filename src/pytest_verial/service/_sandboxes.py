@@ -131,6 +131,9 @@ class TaskFolder:
     label: str
     shown: str
     kept: bool = False  # a run folder under --runs-root (else unpacked for this request)
+    #: a kept run folder's task sandbox as this request's confinement check resolved it:
+    #: (task key, real path); ``run_folder`` is resolved too (None: unpacked, or no sandbox)
+    resolved: tuple[str, Path] | None = None
 
 
 @contextmanager
@@ -147,8 +150,9 @@ def task_folder(
     if sandbox.run_dir is not None:
         folder = run_folder(root, sandbox.run_dir)
         check_run_files(root, folder, sandbox.run_dir)
-        check_links(root, folder / task_key, sandbox.run_dir)
-        yield TaskFolder(folder, sandbox.run_dir, sandbox.run_dir, kept=True)
+        real = check_links(root, folder / task_key, sandbox.run_dir)
+        resolved = None if real is None else (task_key, real)
+        yield TaskFolder(folder, sandbox.run_dir, sandbox.run_dir, kept=True, resolved=resolved)
         return
     with tempfile.TemporaryDirectory(prefix="verial-sandbox-") as tmp:
         target = Path(tmp) / task_key
@@ -214,13 +218,14 @@ def check_run_files(base: Path, folder: Path, run_dir: str) -> None:
             )
 
 
-def check_links(base: Path, folder: Path, run_dir: str) -> None:
+def check_links(base: Path, folder: Path, run_dir: str) -> Path | None:
     """The task's sandbox is its own folder: the folder itself stays inside --runs-root and is
     no link into its own run folder (another task's sandbox), and no link inside it, at any
     depth, leads out of it (not to a sibling task's folder either). Each refusal is a 400
-    naming the link as the caller would (``run_dir/task/...``), never the server's path."""
+    naming the link as the caller would (``run_dir/task/...``), never the server's path.
+    Answers the folder resolved (None when there is none)."""
     if not os.path.lexists(folder):
-        return
+        return None
     task = f"{run_dir}/{folder.name}"
     real = folder.resolve()
     if not real.is_relative_to(base):
@@ -232,7 +237,7 @@ def check_links(base: Path, folder: Path, run_dir: str) -> None:
             "each task is scored on its own folder",
         )
     if not real.is_dir():
-        return
+        return real
     seen = 0
     pending = [real]
     while pending:  # scandir's entries know links without a stat each
@@ -255,6 +260,7 @@ def check_links(base: Path, folder: Path, run_dir: str) -> None:
                         )
                 elif entry.is_dir(follow_symlinks=False):
                     pending.append(Path(entry.path))
+    return real
 
 
 class RunConfigs:

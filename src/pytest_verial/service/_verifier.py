@@ -43,7 +43,7 @@ from ..checks import default_registry
 from ..judge._models import run_self_grading
 from ..reporting._build import benchmark_info
 from ..store._ids import new_id
-from ._hide import TEMP_PREFIX, relative_to
+from ._hide import TEMP_PREFIX, kept_relative_to, relative_to
 from ._http import Problem
 from ._limits import ServiceLimits
 from ._requests import ConsistencyIn, CreateRunIn, TaskConfig, VerifyTaskIn
@@ -254,7 +254,13 @@ class Verifier:
                 sandbox, where.run_folder, self.root, self.judge.get("judge_base_url")
             )
             raise Problem(UNPROCESSABLE, hide.text(str(exc).splitlines()[0])) from None
-        hide = relative_to(sandbox, where.run_folder, self.root, self.judge.get("judge_base_url"))
+        judge_url = self.judge.get("judge_base_url")
+        if where.resolved is not None and where.resolved[0] == task.key:
+            hide = kept_relative_to(
+                sandbox, where.resolved[1], where.run_folder, self.root, judge_url
+            )
+        else:
+            hide = relative_to(sandbox, where.run_folder, self.root, judge_url)
         fields = {name: getattr(inline, name) for name in TaskRun.model_fields}
         fields.update(
             id=task_nodeid(display, task.key),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, bindparam, func, select, update
 
 from ._core import Store
 from ._engine import StoreError
@@ -192,8 +192,14 @@ def key_active_in(conn: Connection, key_id: str) -> bool:
     """Whether key ``key_id`` exists and is not revoked, read in the caller's transaction (the
     service's verify-task checks the key it kept in memory in the transaction that stores its
     answer): one read by primary key."""
-    query = select(api_keys.c.id).where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
-    return conn.execute(query).first() is not None
+    return conn.execute(_ACTIVE, {"key_id": key_id}).first() is not None
+
+
+#: :func:`key_active_in`'s statement, built once (verify-task runs it on every request: no
+#: statement construction nor cache-key generation per call)
+_ACTIVE = select(api_keys.c.id).where(
+    api_keys.c.id == bindparam("key_id"), api_keys.c.revoked_at.is_(None)
+)
 
 
 def key_active(store: Store, key_id: str) -> bool:

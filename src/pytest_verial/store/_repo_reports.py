@@ -80,7 +80,7 @@ def insert_report(
     session_id = new_id("ses")
     row = session_row(session_id, report.session, meta, extra, data["session"])
     row["report_digest"] = digest
-    conn.execute(sessions.insert(), [row])
+    conn.execute(_INSERT[sessions], [row])
     run_ids, tasks = _insert_runs(conn, session_id, report, data, row["started_at"], ids=ids)
     return ImportResult(session_id, True, run_ids, tasks)
 
@@ -152,8 +152,16 @@ def _insert_runs(
         (judge_calls, judge_rows),
     ):
         for start in range(0, len(batch), 5000):
-            conn.execute(table.insert(), batch[start : start + 5000])
+            conn.execute(_INSERT[table], batch[start : start + 5000])
     return run_ids, tasks
+
+
+#: each table's INSERT, built once: a report's rows (one verified task per service request)
+#: reuse its compiled form without a new statement and cache key per call
+_INSERT = {
+    table: table.insert()
+    for table in (sessions, benchmark_runs, task_runs, criterion_runs, judge_calls)
+}
 
 
 def _report(

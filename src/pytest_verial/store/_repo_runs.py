@@ -530,7 +530,7 @@ def store_verified(
     def work(conn: Connection) -> Replay:
         result = insert_report(conn, report, source="service", ids=True, plain=plain)
         br_id = result.run_ids[0]
-        conn.execute(run_owners.insert().values(benchmark_run_id=br_id, key_id=owner.id))
+        conn.execute(_OWNER, [{"benchmark_run_id": br_id, "key_id": owner.id}])
         tr_id, cr_ids = result.task_runs[0][0]
         phase = task_phase(task.status, True)
         task_json = plain["benchmark_runs"][0]["task_runs"][0]
@@ -542,6 +542,9 @@ def store_verified(
 
     return _once(store, "store the verified task", owner, idem, digest, work)
 
+
+#: the owner row of a verified task's run, built once (one per verify-task request)
+_OWNER = run_owners.insert()
 
 #: what a task run's running sums read of it (:func:`._run_sums.add`)
 _SUMMED = {"status", "verification", "verdict", "score", "all_passed", "axes", "counts"}
