@@ -180,47 +180,19 @@ def finish(
     above) is read whole from ``light.whole``, one at a time. ``report`` then holds each task
     run's figures and only some of its criterion runs, which are not read.
 
-    So a caller may hand ``report`` with the criterion runs of the task runs already stored
-    left out (``criterion_runs=[]``) **only** together with ``plain``, the whole report's
-    JSON, or ``light``, and only when no ``pytest_verial_report`` hook is registered
-    (without ``light``): otherwise the digest and the JSON columns would be those of the
-    shorter report. tests/store/test_store_session_sums.py's end test hands it such a report
-    with ``plain``, tests/store/test_store_light_end.py the recorder's light one, and both
-    read every row back."""
-    if light is None:
-        data, extra = report_split(report, None if plain is None else dict(plain))
-        digest = digest_of(data)
-        run_data: list[dict[str, Any]] | None = data["benchmark_runs"]
-    else:
-        extra = redact_json(
-            report.model_dump(mode="json", by_alias=True, exclude={"session", "benchmark_runs"})
-        )
-        digest, run_data = light.digest, None
+    So ``report`` may leave out the criterion runs of the task runs already stored **only**
+    with ``plain`` or ``light``, and with no ``pytest_verial_report`` hook: otherwise the
+    digest and JSON columns would be the shorter report's (tested with ``plain`` in
+    tests/store/test_store_session_sums.py, with ``light`` in test_store_light_end.py)."""
+    extra, digest, run_data = _report_data(report, plain, light)
 
     def tasks(
         position: int, run: BenchmarkRun
     ) -> Iterator[tuple[TaskRun, Mapping[str, Any], Whole]]:
-        """Each task run of ``run`` (number ``position``): its JSON without criterion runs
-        (with them, whole), and how to read it whole."""
-        if run_data is not None:
-            for task, task_data in zip(run.task_runs, run_data[position]["task_runs"], strict=True):
-                yield task, task_data, partial(_given, task, task_data)
-            return
-        assert light is not None
-        for index, task in enumerate(run.task_runs):
-            head = redact_json(
-                task.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"})
-            )
-            yield task, head, partial(light.whole, position, index, task)
+        return _tasks(position, run, run_data, light)
 
     def work(conn: Connection) -> None:
-        row = session_row(writer.session_id, report.session, writer.meta, extra)
-        taken = conn.execute(
-            select(sessions.c.id).where(sessions.c.report_digest == digest)
-        ).scalar()
-        row["report_digest"] = digest if taken in (None, writer.session_id) else None
-        row = {k: row[k] for k in _FINISHED}
-        conn.execute(update(sessions).where(sessions.c.id == writer.session_id).values(row))
+        _finish_session(conn, writer, report, extra, digest)
         kept: set[str] = set()
         for position, run in enumerate(report.benchmark_runs):
             known = writer.runs.get(run.id)
@@ -248,6 +220,51 @@ def finish(
 
     with writer._lock, no_gc():
         writer.store.write("store the session's report", work)
+
+
+def _report_data(
+    report: Report, plain: Mapping[str, Any] | None, light: LightEnd | None
+) -> tuple[dict[str, Any], str, list[dict[str, Any]] | None]:
+    """What :func:`finish` reads of the report's JSON: the top-level keys the session row keeps,
+    the ``report_digest``, and each benchmark run's JSON (None when ``light``: dumped one task
+    run at a time by :func:`_tasks`)."""
+    if light is not None:
+        extra = redact_json(
+            report.model_dump(mode="json", by_alias=True, exclude={"session", "benchmark_runs"})
+        )
+        return extra, light.digest, None
+    data, extra = report_split(report, None if plain is None else dict(plain))
+    return extra, digest_of(data), data["benchmark_runs"]
+
+
+def _tasks(
+    position: int,
+    run: BenchmarkRun,
+    run_data: list[dict[str, Any]] | None,
+    light: LightEnd | None,
+) -> Iterator[tuple[TaskRun, Mapping[str, Any], Whole]]:
+    """Each task run of ``run`` (number ``position``): its JSON without criterion runs
+    (with them, whole), and how to read it whole."""
+    if run_data is not None:
+        for task, task_data in zip(run.task_runs, run_data[position]["task_runs"], strict=True):
+            yield task, task_data, partial(_given, task, task_data)
+        return
+    assert light is not None
+    for index, task in enumerate(run.task_runs):
+        head = redact_json(task.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"}))
+        yield task, head, partial(light.whole, position, index, task)
+
+
+def _finish_session(
+    conn: Connection, writer: SessionWriter, report: Report, extra: dict[str, Any], digest: str
+) -> None:
+    """The session's row at the end: its columns, and the report's digest unless another
+    session already holds it."""
+    row = session_row(writer.session_id, report.session, writer.meta, extra)
+    taken = conn.execute(select(sessions.c.id).where(sessions.c.report_digest == digest)).scalar()
+    row["report_digest"] = digest if taken in (None, writer.session_id) else None
+    row = {k: row[k] for k in _FINISHED}
+    conn.execute(update(sessions).where(sessions.c.id == writer.session_id).values(row))
 
 
 #: task runs whose rows the end inserts together (a cancelled session's may be most of them)
