@@ -559,14 +559,17 @@ class Recorder:
     def _typed(self) -> bool:
         """Whether the session's end needs the typed report whole (every criterion run typed)
         rather than streaming it (:class:`~.reporting._build.LightReport`): a
-        ``pytest_verial_report`` hook (it gets the whole report), and the Markdown, HTML and
-        step summaries, which render it whole. Otherwise the JSON report and the JUnit file
+        ``pytest_verial_report`` hook (it gets the whole report), ``--verial-baseline`` (its
+        deltas compare every criterion run), and the Markdown, HTML and step summaries, which
+        render it whole. Otherwise the JSON report and the JUnit file
         are written one task run at a time; the terminal summary and ``--verial-fail-under``
         read the figures and the failing criterion runs only, the judge's feedback and
         verification summary the criterion runs it keeps typed (``JudgeReporting.keeps``)."""
         named = self.settings.outputs
         return (
             bool(self.config.hook.pytest_verial_report.get_hookimpls())
+            # --verial-baseline compares every criterion run with the baseline's
+            or self.config.pluginmanager.get_plugin("verial-baseline") is not None
             or named.markdown is not None
             or named.html is not None
             or any(o.label == "$GITHUB_STEP_SUMMARY" for o in named.files)

@@ -51,8 +51,12 @@ FACES = tuple(m for m in PUBLIC if (SRC.parent / m.replace(".", "/") / "__init__
 #: issue 33's running sums (test_service_complete_sums.py, test_store_session_sums.py: the
 #: statements a complete reads, the sums' arithmetic), the service's kept sandbox indexes
 #: (test_core_kept_limits.py: its switch) and the xdist scheduler's dead-worker race
-#: (test_core_xdist_scheduling.py: a stand-in worker) are internals with no public face.
-CEILING = 90
+#: (test_core_xdist_scheduling.py: a stand-in worker) are internals with no public face. 93:
+#: issue 33's streamed end, the store's report digest made one task run at a time
+#: (test_store_light_end.py), the light report's figures from the records
+#: (test_core_light_figures.py) and the evidence path rewriter's one JSON scan
+#: (test_core_sandbox_paths_json.py): each is checked equal to the whole path it replaces.
+CEILING = 93
 
 
 def private(module: str) -> bool:
