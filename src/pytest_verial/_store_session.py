@@ -369,6 +369,11 @@ class _LightEnd:
             ),
         )
 
+    def head(self, run: int, index: int, task: TaskRun) -> dict[str, Any]:
+        """A task run's JSON without its criterion runs, masked (its task row's ``data``)."""
+        head: dict[str, Any] = redact_json(self.light.task_head(run, index, task))
+        return head
+
     def whole(self, run: int, index: int, task: TaskRun) -> tuple[PlainTaskRun, dict[str, Any]]:
         """A task run no batch stored: its columns from the session's records (every
         criterion run's), and its whole JSON, masked."""

@@ -29,7 +29,7 @@ from pytest_verial._loader import load_benchmark
 from pytest_verial._nodeids import NO_CRITERIA, criterion_nodeid, task_name, task_nodeid
 from pytest_verial._record import CriterionRecord
 from pytest_verial.checks import default_registry
-from pytest_verial.reporting._build import ReportInput, build_light, build_report
+from pytest_verial.reporting._build import LightReport, ReportInput, build_light, build_report
 from pytest_verial.reporting._terminal import summary
 
 FILE = "figures.verial.yaml"
@@ -215,12 +215,19 @@ def _input(path: Path, typed: str, running: bool) -> ReportInput:
     )
 
 
-def _figures(report: Any) -> dict[str, Any]:
-    """The report's JSON without the task runs' criterion runs."""
+def _figures(report: Any, light: LightReport | None = None) -> dict[str, Any]:
+    """The report's JSON without the task runs' criterion runs; ``light``: the light report
+    ``report`` is, whose task runs leave their snapshot to the plan (each one's JSON as its
+    writers have it: ``task_head``)."""
     whole = report.to_json()
-    for run in whole["benchmark_runs"]:
-        for task in run["task_runs"]:
+    for r, run in enumerate(whole["benchmark_runs"]):
+        for i, task in enumerate(run["task_runs"]):
             task.pop("criterion_runs")
+            if light is not None:
+                assert task["snapshot"] is None  # no second copy of the task per task run
+                task["snapshot"] = light.task_head(r, i, report.benchmark_runs[r].task_runs[i])[
+                    "snapshot"
+                ]
     return dict(whole)
 
 
@@ -234,9 +241,10 @@ def _listed(run: CriterionRun) -> bool:
 def test_the_light_figures_are_the_typed_reports(tmp_path: Path, typed: str, running: bool) -> None:
     data = _input(tmp_path / "project", typed, running)
     whole = build_report(data)
-    light = build_light(data).report
+    streamed = build_light(data)
+    light = streamed.report
 
-    assert _figures(light) == _figures(whole)
+    assert _figures(light, streamed) == _figures(whole)
     # what the input covers: every status and task status, trials, points, confidence
     statuses = {c.status.value for t in whole.task_runs() for c in t.criterion_runs}
     assert statuses == {"passed", "failed", "error", "gated", "skipped", "deselected", "not_run"}

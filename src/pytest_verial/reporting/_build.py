@@ -195,8 +195,15 @@ def _task_run(
         benchmark=plan.slug,
         file=display,
         run=run.label,
-        snapshot=task.task.model_dump(mode="json", exclude_none=True),
+        # a light task run leaves its task's definition in the plan: the writers dump it as
+        # they write the task run (LightReport.task_json), one at a time (issue 33)
+        snapshot=None if light else snapshot_of(task),
     )
+
+
+def snapshot_of(task: TaskPlan) -> dict[str, Any]:
+    """A task run's ``snapshot``: its task's definition as the report shows it."""
+    return task.task.model_dump(mode="json", exclude_none=True)
 
 
 def _run_info(run: RunDir, scored: bool) -> RunInfo:
@@ -272,7 +279,8 @@ class LightReport:
     ``report`` is the typed report with every figure (session, benchmark runs, task runs) as
     :func:`build_report` makes it, but each task run keeps only the criterion runs the terminal
     summary lists (:func:`_noteworthy`) and those its ``keep`` names (:func:`build_light`: the
-    judge's annotations); its counts are those of all of them. The JSON report
+    judge's annotations); its counts are those of all of them, and its ``snapshot`` is None
+    (the plan holds the task's definition; :meth:`task_json` dumps it). The JSON report
     and the JUnit file are written one task run at a time, each task run's criterion runs in
     their JSON form from the session's records (:meth:`task_json`): no typed criterion run
     and no whole report's text is kept (issue 33, BENCHMARKS.md "wave 6"). Built ``whole``
@@ -287,10 +295,17 @@ class LightReport:
         """The JSON form of task run ``task`` (number ``index`` of benchmark run ``run``) with
         all its criterion runs, as the typed report's ``to_json()`` has it."""
         display, task_plan, run_dir = self.sources[run][index]
-        return {
-            **task.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"}),
-            "criterion_runs": criterion_json(display, task_plan, run_dir, self.data),
-        }
+        data = self.task_head(run, index, task)
+        data["criterion_runs"] = criterion_json(display, task_plan, run_dir, self.data)
+        return data
+
+    def task_head(self, run: int, index: int, task: TaskRun) -> dict[str, Any]:
+        """The JSON form of task run ``task`` without its criterion runs, its ``snapshot``
+        included (built light, the task run leaves it to the plan: :func:`_task_run`)."""
+        data = task.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"})
+        if data["snapshot"] is None:
+            data["snapshot"] = snapshot_of(self.sources[run][index][1])
+        return data
 
     def criteria(self, run: int, index: int) -> list[CriterionRecord | CriterionRun]:
         """Every criterion run of task run number ``index`` of benchmark run ``run``, in the

@@ -68,6 +68,11 @@ class LightEnd(Protocol):
     #: the whole report's ``report_digest`` (``_rows.digest_of`` of its canonical JSON)
     digest: str
 
+    def head(self, run: int, index: int, task: TaskRun) -> dict[str, Any]:
+        """Task run number ``index`` of benchmark run ``run``: its JSON without criterion runs
+        (its ``snapshot`` included), secrets masked."""
+        ...
+
     def whole(self, run: int, index: int, task: TaskRun) -> tuple[TaskColumns, Mapping[str, Any]]:
         """Task run number ``index`` of benchmark run ``run``: its columns, every criterion
         run's included, and its whole JSON, secrets masked."""
@@ -251,8 +256,7 @@ def _tasks(
         return
     assert light is not None
     for index, task in enumerate(run.task_runs):
-        head = redact_json(task.model_dump(mode="json", by_alias=True, exclude={"criterion_runs"}))
-        yield task, head, partial(light.whole, position, index, task)
+        yield task, light.head(position, index, task), partial(light.whole, position, index, task)
 
 
 def _finish_session(
