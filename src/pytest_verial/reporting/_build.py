@@ -309,20 +309,15 @@ class LightReport:
 
     def criteria(self, run: int, index: int) -> list[CriterionRecord | CriterionRun]:
         """Every criterion run of task run number ``index`` of benchmark run ``run``, in the
-        report's order: the session's records, and a typed run for each one deselected or
+        report's order: the session's records, and a plain record for each one deselected or
         never run (as :meth:`task_json` writes them: ``[c.to_json() for c in criteria]`` is
         its ``criterion_runs``). The results store reads their columns of a task run no batch
         stored (``_store_session.SessionStore.finish``)."""
         display, task_plan, run_dir = self.sources[run][index]
-        out: list[CriterionRecord | CriterionRun] = []
-        for nodeid, plan in _criteria_of(display, task_plan, run_dir, self.data)[1]:
-            received = self.data.criterion_runs.get(nodeid)
-            out.append(
-                received
-                if received is not None
-                else _criterion_run(nodeid, plan, task_plan, self.data)
-            )
-        return out
+        return [
+            _criterion_record(nodeid, plan, task_plan, self.data)
+            for nodeid, plan in _criteria_of(display, task_plan, run_dir, self.data)[1]
+        ]
 
 
 def build_light(data: ReportInput, whole: bool = False, keep: Keep | None = None) -> LightReport:
