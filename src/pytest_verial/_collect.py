@@ -270,7 +270,9 @@ class TaskNode(pytest.Collector):
 
     def sandbox(self) -> Sandbox:
         """This task run's sandbox, shared by its criteria (cached per session)."""
-        cache = self.config.stash.setdefault(SANDBOXES, SandboxCache())
+        cache = self.config.stash.get(SANDBOXES, None)  # set at configure: no new default
+        if cache is None:
+            cache = self.config.stash.setdefault(SANDBOXES, SandboxCache())
         settings = self.config.stash[SETTINGS]
         key = (str(self.run.path), self.task.key)
         return cache.get(
