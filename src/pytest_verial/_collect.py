@@ -270,7 +270,9 @@ class TaskNode(pytest.Collector):
 
     def sandbox(self) -> Sandbox:
         """This task run's sandbox, shared by its criteria (cached per session)."""
-        cache = self.config.stash.setdefault(SANDBOXES, SandboxCache())
+        cache = self.config.stash.get(SANDBOXES, None)  # set at configure: no new default
+        if cache is None:
+            cache = self.config.stash.setdefault(SANDBOXES, SandboxCache())
         settings = self.config.stash[SETTINGS]
         key = (str(self.run.path), self.task.key)
         return cache.get(
@@ -328,20 +330,20 @@ def _acting_markers(config: pytest.Config) -> frozenset[str]:
 
 def _add_marker(node: pytest.Item | pytest.Collector, name: str, doc: str) -> None:
     """Mark ``node`` with a tag or axis, unless the name is unusable or would act on the test."""
-    if not _MARKER.fullmatch(name):
-        return
-    if name in _acting_markers(node.config):
-        warnings.warn(  # node.warn needs a line number, which a JSON file does not give
-            pytest.PytestCollectionWarning(
-                f"{node.nodeid}: {doc} {name!r} is not made a pytest marker: pytest or a "
-                f"plugin acts on markers named {name!r}"
-            ),
-            stacklevel=1,
-        )
-        return
     marks = node.config.stash.setdefault(_MARKS, {})
-    mark = marks.get(name)
+    mark = marks.get(name)  # a name seen before passed the checks below (once per name)
     if mark is None:
+        if not _MARKER.fullmatch(name):
+            return
+        if name in _acting_markers(node.config):
+            warnings.warn(  # node.warn needs a line number, which a JSON file does not give
+                pytest.PytestCollectionWarning(
+                    f"{node.nodeid}: {doc} {name!r} is not made a pytest marker: pytest or a "
+                    f"plugin acts on markers named {name!r}"
+                ),
+                stacklevel=1,
+            )
+            return
         known = node.config.stash.get(_KNOWN, None)
         if known is None:
             known = node.config.stash[_KNOWN] = {
@@ -568,12 +570,18 @@ TaskRuns = dict[tuple[str, str], tuple[str, RunDir, list[str]]]
 def task_runs_of_items(config: pytest.Config, items: list[pytest.Item]) -> TaskRuns:
     """The task runs the selected items belong to (a session that collected them)."""
     found: TaskRuns = {}
+    last: pytest.Collector | None = None
+    keys: list[str] = []
+    key = ""
     for item in items:
         node = item.parent
-        if isinstance(node, TaskNode):
+        if node is not last:  # the items of a task run come together: looked up once
+            if not isinstance(node, TaskNode):
+                continue
+            last, key = node, node.task.key
             file = display_path(config, node.benchmark_file.path)
-            entry = found.setdefault((file, str(node.run.path)), (file, node.run, []))
-            entry[2].append(node.task.key)
+            keys = found.setdefault((file, str(node.run.path)), (file, node.run, []))[2]
+        keys.append(key)
     return found
 
 

@@ -29,7 +29,6 @@ from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any, Literal
 
-import regex
 from pydantic import Field, JsonValue, model_validator
 
 from ._errors import CheckError
@@ -92,6 +91,8 @@ class BoundedPattern:
     """
 
     def __init__(self, pattern: str) -> None:
+        import regex  # ~20-30 ms: imported by the first pattern, not by every session
+
         try:
             self._compiled = regex.compile(pattern)
         except (regex.error, re.error) as exc:

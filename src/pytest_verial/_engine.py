@@ -214,7 +214,7 @@ def _outcome(
         options={**options, "sandbox": sandbox} if sandbox is not None else options,
         prior=TypedPrior(prior),
         benchmark=benchmark,
-        deterministic=tuple(c.id for c in task.criteria if not c.judge),
+        deterministic=task.deterministic,
         sandbox=sandbox,
     )
     return plan.check.run(spec, context)

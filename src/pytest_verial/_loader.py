@@ -81,6 +81,19 @@ class TaskPlan:
     entity: Entity | None
     criteria: tuple[CriterionPlan, ...]
     line: int | None = None
+    _deterministic: tuple[str, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    @property
+    def deterministic(self) -> tuple[str, ...]:
+        """The ids of the criteria that call no judge, in order (every check's context has
+        them): found once per task run, not once per criterion run (50 x 50 at 50 criteria)."""
+        found = self._deterministic
+        if found is None:
+            found = tuple(c.id for c in self.criteria if not c.judge)
+            object.__setattr__(self, "_deterministic", found)
+        return found
 
 
 @dataclass

@@ -23,16 +23,32 @@ def split_path(path: str) -> tuple[str, ...]:
     return tuple(part for part in _BRACKET.sub(r".\1", path).split(".") if part != "")
 
 
+#: a list index segment
+_INDEX = re.compile(r"-?\d+")
+
+
+@lru_cache(maxsize=4096)
+def _steps(path: str) -> tuple[tuple[str, ...], tuple[tuple[tuple[str, int], ...], ...]]:
+    """``path``'s segments, and for each segment the keys a mapping may hold there, longest
+    first, each with the segment it leads to (``a.b.c`` at 0: ``a.b.c``, ``a.b``, ``a``): joined
+    once per path, not per row (a check resolves its fields in every candidate row)."""
+    parts = split_path(path)
+    keys = tuple(
+        tuple((".".join(parts[i:j]), j) for j in range(len(parts), i, -1))
+        for i in range(len(parts))
+    )
+    return parts, keys
+
+
 def resolve(obj: Any, path: str) -> Any:
     """The value at ``path`` in ``obj``, or ``MISSING`` when any step does not resolve."""
-    parts = split_path(path)
+    parts, keys = _steps(path)
     current = obj
     i = 0
     while i < len(parts):
         if isinstance(current, dict):
             # Longest run of segments that is itself a key (keys with dots), else one segment.
-            for j in range(len(parts), i, -1):
-                key = ".".join(parts[i:j])
+            for key, j in keys[i]:
                 if key in current:
                     current = current[key]
                     i = j
@@ -41,7 +57,7 @@ def resolve(obj: Any, path: str) -> Any:
                 return MISSING
         elif isinstance(current, list):
             part = parts[i]
-            if not re.fullmatch(r"-?\d+", part):
+            if not _INDEX.fullmatch(part):
                 return MISSING
             index = int(part)
             if not -len(current) <= index < len(current):

@@ -186,10 +186,14 @@ def _select_by_node_id(config: pytest.Config, items: list[pytest.Item]) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
-    criteria = [item for item in session.items if isinstance(item, CriterionItem)]
-    for item in criteria:  # a task run's criterion runs are kept until its last one is done
-        left = config.stash.setdefault(TASK_LEFT, {})
-        left[item.task_node.nodeid] = left.get(item.task_node.nodeid, 0) + 1
+    left = config.stash.setdefault(TASK_LEFT, {})
+    last: pytest.Collector | None = None
+    task = ""
+    for item in session.items:  # a task run's criterion runs are kept until its last one is done
+        if isinstance(item, CriterionItem):
+            if item.parent is not last:  # the items of a task run come together
+                last, task = item.parent, item.task_node.nodeid
+            left[task] = left.get(task, 0) + 1
     if not hasattr(config, "workerinput") and not config.option.collectonly:
         # (the xdist controller checks node ids; listing tests needs no sandbox)
         refuse_empty_runs(session.config, task_runs_of_items(session.config, session.items))
@@ -286,20 +290,37 @@ class XdistScheduling:
         return TaskRunScheduling(config, log)
 
 
-def _sandbox(request: pytest.FixtureRequest) -> Sandbox:
-    node = request.node
+class _Running:
+    """The item whose setup, call or teardown is in progress (pytest runs one at a time).
+
+    ``verial_sandbox`` reads its item here rather than from the ``request`` fixture: pytest
+    builds a new fixture definition each time a fixture asks for ``request`` (three per item,
+    each reading the signature of a lambda), ~5 % of a criterion's run (BENCHMARKS.md,
+    "issue 33, wave 8: i33-hot")."""
+
+    item: pytest.Item | None = None
+
+
+_RUNNING = _Running()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _RUNNING.item = item  # before pytest's own setup, which builds the item's fixtures
+
+
+def _sandbox(node: pytest.Item | None) -> Sandbox:
     if not isinstance(node, CriterionItem):
-        raise pytest.UsageError(
-            f"{request.fixturename} is for benchmark criteria; {node.nodeid} is not one"
-        )
+        shown = f"; {node.nodeid} is not one" if node is not None else ""
+        raise pytest.UsageError(f"verial_sandbox is for benchmark criteria{shown}")
     task_node: TaskNode = node.task_node
     return task_node.sandbox()
 
 
 @pytest.fixture
-def verial_sandbox(request: pytest.FixtureRequest) -> Sandbox:
+def verial_sandbox() -> Sandbox:
     """The sandbox (final state) of the current criterion's task run."""
-    return _sandbox(request)
+    return _sandbox(_RUNNING.item)
 
 
 class UnusableSource:
