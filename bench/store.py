@@ -18,11 +18,15 @@
    (``reporting._build._task_run``, ``model_dump``, ``task_run_rows``: bf00e1c's path) and
    from the records (``_store_session._plain_task_run``, ``task_run_rows``: issue 33, wave 6),
    alternating, R times; medians.
+7. ``--only writes`` (issue 33, wave 8): a session's store writes in process, through
+   SQLAlchemy and through sqlite3 (``store/_lite.py``), and each path's imports in child
+   processes (:func:`writes_cost`).
 4. Bytes per 1,000 criterion runs: the SQLite file (after import and checkpoint) and, with
    --postgres, the tables' total relation size, divided by the criterion runs stored.
 
     python bench/store.py [--repeat 5] [--tasks 60000] [--runs 10000] [--trend-runs 1000]
-                          [--trend-tasks 10] [--postgres] [--only overhead|import|list|runs|trend]
+                          [--trend-tasks 10] [--postgres]
+                          [--only overhead|import|list|runs|trend|rows|writes]
 
 --postgres starts a throwaway PostgreSQL with tests/store/pg_server.py (initdb + pg_ctl).
 """
@@ -287,17 +291,14 @@ tasks:
 )
 
 
-def rows_cost(repeat: int) -> None:
-    """Item 6: a task run's rows, typed against from the records (see the module's docstring)."""
+def _rows_input() -> tuple[Any, Any, Any, str]:
+    """200 task runs of 10 criteria as the session's records hold them (items 6 and 7)."""
     from pytest_verial._config.run_folder import RunConfig, RunDir
     from pytest_verial._engine import evidence_json, identity
     from pytest_verial._loader import load_benchmark
     from pytest_verial._nodeids import criterion_nodeid, task_name, task_nodeid
     from pytest_verial._record import CriterionRecord
-    from pytest_verial._secrets import redact_json
-    from pytest_verial._store_session import _plain_task_run
-    from pytest_verial.reporting._build import ReportInput, _task_run
-    from pytest_verial.store._rows import task_run_rows
+    from pytest_verial.reporting._build import ReportInput
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "rows.verial.yaml"
@@ -330,6 +331,17 @@ def rows_cost(repeat: int) -> None:
         collection_errors=[],
         running=True,
     )
+    return plan, run, data, display
+
+
+def rows_cost(repeat: int) -> None:
+    """Item 6: a task run's rows, typed against from the records (see the module's docstring)."""
+    from pytest_verial._secrets import redact_json
+    from pytest_verial._store_session import _plain_task_run
+    from pytest_verial.reporting._build import _task_run
+    from pytest_verial.store._rows import task_run_rows
+
+    plan, run, data, display = _rows_input()
 
     def typed() -> None:
         for n, task in enumerate(plan.tasks):
@@ -361,6 +373,69 @@ def rows_cost(repeat: int) -> None:
     print("runs (CPU s): " + json.dumps(times))
 
 
+#: what a session with the store on imports that one with the store off does not (issue 33)
+STORE_IMPORTS = {
+    "SQLAlchemy's path": "import pytest_verial._results, pytest_verial.store._core, "
+    "pytest_verial.store._repo_batches, sqlalchemy.dialects.sqlite",
+    "the session's store (sqlite3)": "import pytest_verial._results, "
+    "pytest_verial._store_session, pytest_verial.store._repo_batches",
+    "the results alone": "import pytest_verial._results",
+}
+
+
+def writes_cost(repeat: int) -> None:
+    """Item 7 (issue 33, wave 8): a session's store writes on each path, in process
+    (``time.process_time``): an existing SQLite store opened, then 200 task runs of 10
+    criteria handed to ``_store_session.SessionStore`` criterion by criterion with a batch
+    boundary every 100 task runs (``BATCH_TASK_RUNS``), through SQLAlchemy (``open_store``)
+    and through sqlite3 (``open_lite``), alternating, R times; then each path's imports in
+    child processes (CPU, medians of R)."""
+    import resource
+
+    from pytest_verial._store_session import SessionStore
+    from pytest_verial.store._core import open_store
+    from pytest_verial.store._lite import open_lite
+    from pytest_verial.store._rows import SessionMeta
+
+    plan, run, data, display = _rows_input()
+    nodeids = list(data.criterion_runs)
+    per_batch = 100 * 10
+    opens = {"SQLAlchemy": open_store, "sqlite3": open_lite}
+    times: dict[str, list[float]] = {name: [] for name in opens}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in range(repeat + 1):  # the first round warms both paths up
+            for name, opener in opens.items():
+                url = f"sqlite:///{Path(tmp) / f'{name}-{n}.db'}"
+                open_store(url).close()
+                start = time.process_time()
+                session = SessionStore(url, SessionMeta(started_at="2026-01-01T00:00:00Z"))
+                session.store = opener(url)
+                session.hooked = lambda: False
+                for i, nodeid in enumerate(nodeids, 1):
+                    session.criterion_done(nodeid, nodeids, data)
+                    if i % per_batch == 0:
+                        session.flush()
+                session.close()
+                if n:
+                    times[name].append(time.process_time() - start)
+    sa, lite = statistics.median(times["SQLAlchemy"]), statistics.median(times["sqlite3"])
+    print(
+        f"a session's store writes, 200 task runs x 10 criteria, CPU medians of {repeat}: "
+        f"SQLAlchemy {sa * 1000:.0f} ms, sqlite3 {lite * 1000:.0f} ms ({lite / sa:.2f}x)"
+    )
+    imports: dict[str, list[float]] = {name: [] for name in STORE_IMPORTS}
+    for _ in range(repeat):
+        for name, code in STORE_IMPORTS.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-c", code], check=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            imports[name].append(used)
+    for name, used in imports.items():
+        print(f"import, {name}: {statistics.median(used) * 1000:.0f} ms CPU")
+    print("runs (CPU s): " + json.dumps({**times, **imports}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -370,7 +445,8 @@ def main() -> None:
     parser.add_argument("--trend-runs", type=int, default=1_000)
     parser.add_argument("--trend-tasks", type=int, default=10)
     parser.add_argument(
-        "--only", choices=["overhead", "import", "list", "runs", "trend", "postgres", "rows"]
+        "--only",
+        choices=["overhead", "import", "list", "runs", "trend", "postgres", "rows", "writes"],
     )
     args = parser.parse_args()
     os.environ.pop("VERIAL_STORE", None)
@@ -389,6 +465,8 @@ def main() -> None:
             trending(args.trend_runs, args.trend_tasks, f"sqlite:///{tmp}/results.db")
     if args.postgres or args.only == "postgres":
         postgres(args.tasks)
+    if args.only == "writes":
+        writes_cost(args.repeat)
     if args.only == "rows":
         rows_cost(args.repeat)
 

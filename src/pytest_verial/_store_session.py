@@ -33,11 +33,12 @@ from ._results import BenchmarkRun, CriterionRun, Report, RunStatus, TaskRun, Ta
 from ._secrets import redact, redact_json
 from ._version import __version__
 from .store import _run_sums
-from .store._core import SessionWriter, Store, open_store
-from .store._core import store_url_from as _store_url_from
-from .store._engine import StoreError, mask_url, sqlite_path
+from .store._errors import StoreError, mask_url, sqlite_path
+from .store._lite import open_lite
 from .store._plain import PlainTaskRun, task_run_json
 from .store._rows import SessionMeta
+from .store._url import store_url_from as _store_url_from
+from .store._writer import SessionWriter, WritableStore
 
 if TYPE_CHECKING:
     import pytest
@@ -146,7 +147,7 @@ def refuse_inputs(url: str, folders: Sequence[Path], files: Sequence[Path]) -> N
 class SessionStore:
     """The recorder's link to the store (see the module's docstring)."""
 
-    def __init__(self, url: str, meta: SessionMeta, store: Store | None = None) -> None:
+    def __init__(self, url: str, meta: SessionMeta, store: WritableStore | None = None) -> None:
         self.url = url
         self.meta = meta
         self.store = store
@@ -191,7 +192,7 @@ class SessionStore:
             made = cls(url, meta)
             made.hooked = lambda: bool(config.hook.pytest_verial_report.get_hookimpls())
             return made
-        opened = cls(url, meta, open_store(url))
+        opened = cls(url, meta, open_for_session(url))
         opened.hooked = lambda: bool(config.hook.pytest_verial_report.get_hookimpls())
         try:  # the session's row now: a store that refuses writes stops the session here
             opened._writer()
@@ -205,9 +206,9 @@ class SessionStore:
             if self.store is None:
                 path = sqlite_path(self.url)
                 fresh = path is not None and not path.exists()
-                self.store = open_store(self.url)
+                self.store = open_for_session(self.url)
                 self.created = path if fresh else None
-            self.writer = self.store.begin_session(self.meta)
+            self.writer = SessionWriter(self.store, self.meta)
         return self.writer
 
     @property
@@ -392,6 +393,18 @@ class _LightEnd:
         return columns, data
 
 
+def open_for_session(url: str) -> WritableStore:
+    """The session's store: an existing SQLite store at the newest schema through ``sqlite3``
+    (no SQLAlchemy imported: :mod:`.store._lite`), any other through SQLAlchemy (created,
+    migrated or refused as it says)."""
+    lite = open_lite(url)
+    if lite is not None:
+        return lite
+    from .store._core import open_store
+
+    return open_store(url)
+
+
 def _creatable(url: str, path: Path) -> None:
     """The SQLite store can be created at ``path`` (its nearest existing folder is writable)."""
     folder = path.parent
@@ -515,6 +528,8 @@ def recovered_into_store(
     path = sqlite_path(url)
     if path is not None and not path.exists():
         return None
+    from .store._core import open_store
+
     try:
         with open_store(url, create=False) as store:
             store.recover_session(session_id, report)

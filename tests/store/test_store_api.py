@@ -8,6 +8,7 @@ import os
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from store_support import EXAMPLE_AGENTS, score_examples, shared_project
@@ -532,3 +533,269 @@ def test_a_write_that_meets_a_lock_is_retried_whole(
         ]
         writer.finish(report)
         assert store.report_of_session(writer.session_id).to_json() == report.to_json()
+
+
+# -- issue 33: the session's SQLite writes through sqlite3 (store/_lite.py) ------------------
+# private: the two paths' statements are compared row for row (no public face)
+from pytest_verial.store import _errors, _lite  # noqa: E402
+from pytest_verial.store._rows import (  # noqa: E402
+    SessionMeta,
+    benchmark_run_row,
+    report_split,
+    session_row,
+    task_run_rows,
+)
+from pytest_verial.store._tables import metadata  # noqa: E402
+from pytest_verial.store._writer import SessionWriter  # noqa: E402
+
+
+def _kinds_of_the_tables() -> dict[str, dict[str, str]]:
+    """The conversions SQLAlchemy applies on SQLite, read from the tables' column types."""
+    from sqlalchemy import JSON, Boolean, DateTime
+
+    found: dict[str, dict[str, str]] = {}
+    for name in _lite.KINDS:
+        kinds = {}
+        for column in metadata.tables[name].columns:
+            for kind, cls in (("json", JSON), ("time", DateTime), ("bool", Boolean)):
+                if isinstance(column.type, cls):
+                    kinds[column.name] = kind
+        found[name] = kinds
+    return found
+
+
+def test_the_sqlite3_writers_conversions_are_the_tables_column_types() -> None:
+    assert _kinds_of_the_tables() == _lite.KINDS
+    defaults = {
+        name: {c.name: c.default.arg for c in metadata.tables[name].columns if c.default}
+        for name in _lite.KINDS
+    }
+    assert {k: v for k, v in defaults.items() if v} == _lite.DEFAULTS
+
+
+def _session_ops(reports: list[Report]) -> Any:
+    """The statements a session's writer runs, on the rows of ``reports`` (made once, so both
+    paths get the same ids): returns a function of a ``Db`` giving what its reads returned."""
+    meta = SessionMeta(
+        started_at="2026-11-28T08:00:00.123456Z",
+        host="h\u00e9",
+        git_commit="abc",
+        git_branch=None,
+        git_dirty=True,
+        command_line="pytest -q",
+        plugin_version="1",
+    )
+    made = []
+    for n, report in enumerate(reports):
+        data, extra = report_split(report)
+        session = session_row(f"ses_{n}", report.session, meta, extra)
+        runs = []
+        for p, run in enumerate(report.benchmark_runs):
+            brow = benchmark_run_row(
+                f"br_{n}_{p}", f"ses_{n}", p, run, session["started_at"], data["benchmark_runs"][p]
+            )
+            tasks = [
+                task_run_rows(f"tr_{n}_{p}_{i}", brow["id"], f"ses_{n}", i, task, tdata)
+                for i, (task, tdata) in enumerate(
+                    zip(run.task_runs, data["benchmark_runs"][p]["task_runs"], strict=True)
+                )
+            ]
+            runs.append((brow, tasks))
+        made.append((session, runs))
+
+    def ops(db: Any) -> list[Any]:
+        seen: list[Any] = []
+        for session, runs in made:
+            # "scored" left out: its default (False) is filled in
+            started = {k: v for k, v in session.items() if k != "scored"}
+            started.update(completed_at=None, git_dirty=False)
+            db.insert("sessions", [started])
+            for brow, tasks in runs:
+                db.insert("benchmark_runs", [brow])
+                db.insert("task_runs", [t.task for t in tasks])
+                db.insert("criterion_runs", [c for t in tasks for c in t.criteria])
+                first = tasks[0].criteria[0]["id"] if tasks and tasks[0].criteria else None
+                judge = {
+                    "id": f"jc_{brow['id']}",
+                    "session_id": session["id"],
+                    "criterion_run_id": first,
+                    "model": "m",
+                    "prompt_tokens": 3,
+                    "completion_tokens": None,
+                    "cost": 0.5,
+                    "cached": True,
+                }
+                db.insert("judge_calls", [judge])
+                if first is not None:  # a JSON column set to None: JSON null, not SQL NULL
+                    db.update("criterion_runs", first, {"evidence": None, "passed": False})
+                db.update("benchmark_runs", brow["id"], {"score": 0.25, "scored": False})
+                if tasks:
+                    db.update("task_runs", tasks[0].task["id"], {"verdict": None, "data": {}})
+                    seen.append(db.delete("task_runs", [tasks[-1].task["id"]]))
+                seen.append(db.task_ids(brow["id"]))
+            ended = {k: session[k] for k in ("completed_at", "status", "scored", "data")}
+            db.update("sessions", session["id"], {**ended, "report_digest": session["id"] * 3})
+            seen.append(db.session_holding(session["id"] * 3))
+        seen.append(db.session_holding("none"))
+        return seen
+
+    return ops
+
+
+def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the session's tables as SQLite holds it: each value and its type."""
+    db = sqlite3.connect(path)
+    found = {}
+    for table in _lite.KINDS:
+        names = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+        select = ", ".join(f"{n}, typeof({n})" for n in names)
+        found[table] = db.execute(f"SELECT {select} FROM {table} ORDER BY id").fetchall()
+    db.close()
+    return found
+
+
+def test_the_sqlite3_writer_stores_the_rows_sqlalchemy_stores(
+    tmp_path: Path, example_reports: list[Path]
+) -> None:
+    """The session's statements on the example reports' rows (every column kind: times, booleans
+    true, false and null, JSON objects, null and non-ASCII text, a judge call), inserted,
+    updated and deleted through SQLAlchemy and through sqlite3: the two files hold the same
+    bytes, and the reads return the same."""
+    ops = _session_ops([load_report(p) for p in example_reports])
+    paths = [tmp_path / "sqlalchemy.db", tmp_path / "sqlite3.db"]
+    for path in paths:
+        open_store(f"sqlite:///{path}").close()
+    with open_store(f"sqlite:///{paths[0]}") as store:
+        through_sqlalchemy = store.write_db("test", ops)
+    lite = _lite.open_lite(f"sqlite:///{paths[1]}")
+    assert lite is not None
+    through_sqlite3 = lite.write_db("test", ops)
+    lite.close()
+    assert through_sqlite3 == through_sqlalchemy
+    assert through_sqlalchemy[0] == 1  # a deleted task run (its criterion runs cascade)
+    before, after = _dump(paths[0]), _dump(paths[1])
+    assert sum(len(rows) for rows in before.values()) > 100
+    assert after == before
+
+
+def test_the_sqlite3_writer_opens_only_a_store_at_the_newest_schema(tmp_path: Path) -> None:
+    """Anything but an existing store at this version's schema goes to SQLAlchemy's path,
+    which creates, migrates or refuses it (and says why) as before."""
+    path = tmp_path / "s.db"
+    url = f"sqlite:///{path}"
+    assert _lite.open_lite(url) is None  # no file yet: SQLAlchemy creates it
+    open_store(url).close()
+    lite = _lite.open_lite(url)
+    assert lite is not None
+    assert lite.conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert lite.conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+    assert lite.conn.execute("PRAGMA busy_timeout").fetchone() == (5000,)
+    assert lite.conn.execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
+    lite.close()
+    db = sqlite3.connect(path)
+    for rev in (revisions()[-2], "9999"):  # older: migrated; newer: refused, by SQLAlchemy
+        db.execute("UPDATE alembic_version SET version_num = ?", [rev])
+        db.commit()
+        assert _lite.open_lite(url) is None
+    db.close()
+    with pytest.raises(StoreError) as newer:
+        open_store(url)
+    assert "newer pytest-verial" in str(newer.value)
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE sessions (id TEXT)").connection.close()
+    assert _lite.open_lite(f"sqlite:///{other}") is None  # tables, no version: refused there
+    (tmp_path / "text.db").write_text("not a database\n")
+    for url in (f"sqlite:///{tmp_path / 'text.db'}", f"sqlite:///{tmp_path}/"):
+        with pytest.raises(StoreError) as lite_says:
+            _lite.open_lite(url.rstrip("/")) or open_store(url.rstrip("/"))
+        with pytest.raises(StoreError) as sqlalchemy_says:
+            open_store(url.rstrip("/"))
+        assert str(lite_says.value) == str(sqlalchemy_says.value)
+    assert _lite.open_lite(f"sqlite:///{path}?mode=ro") is None  # SQLAlchemy's URL parser
+
+
+def test_a_write_refused_is_the_same_line_on_both_paths(tmp_path: Path) -> None:
+    """A write the database refuses (here a trigger, as a read-only file or a full disk do)
+    is one line naming the store, the same on the sqlite3 path as on SQLAlchemy's."""
+    said = []
+    for name in ("a.db", "b.db"):
+        url = f"sqlite:///{tmp_path / name}"
+        open_store(url).close()
+        db = sqlite3.connect(tmp_path / name)
+        db.execute(
+            "CREATE TRIGGER no BEFORE INSERT ON sessions"
+            " BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+        )
+        db.commit()
+        db.close()
+        store: Any = _lite.open_lite(url) if name == "b.db" else open_store(url)
+        assert isinstance(store, _lite.LiteStore) == (name == "b.db")
+        with pytest.raises(StoreError) as refused:
+            SessionWriter(store, SessionMeta(started_at="2026-11-28T08:00:00Z"))
+        store.close()
+        said.append(str(refused.value).replace(name, "X.db"))
+    assert said[0] == said[1]
+    assert said[1] == (
+        f"results store sqlite:///{tmp_path / 'X.db'}: cannot start the session: disk full"
+    )
+
+
+def test_a_lock_held_by_another_process_is_waited_for_then_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another connection holding the write lock: the sqlite3 writer waits for it (as
+    ``Store.write`` does, never "database is locked" while it waits), and past
+    ``LOCK_WAIT`` says so in one line."""
+    import threading
+
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    open_store(url).close()
+    holder = sqlite3.connect(tmp_path / "s.db", isolation_level=None, check_same_thread=False)
+    holder.execute("PRAGMA busy_timeout = 0")
+    holder.execute("BEGIN EXCLUSIVE")
+    lite = _lite.open_lite(url)
+    assert lite is not None
+    lite.conn.execute("PRAGMA busy_timeout = 50")  # the test's wait, not 5 s
+    released = threading.Timer(0.5, lambda: holder.execute("COMMIT"))
+    released.start()
+    writer = SessionWriter(lite, SessionMeta(started_at="2026-11-28T08:00:00Z"))
+    released.join()
+    assert lite.conn.execute("SELECT id FROM sessions").fetchall() == [(writer.session_id,)]
+    holder.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(_lite, "LOCK_WAIT", 0.2)
+    with pytest.raises(StoreError) as locked:
+        SessionWriter(lite, SessionMeta(started_at="2026-11-28T08:00:00Z"))
+    assert str(locked.value) == f"results store {url}: cannot start the session: database is locked"
+    holder.execute("ROLLBACK")
+    holder.close()
+    lite.close()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite:///x.db",
+        "sqlite:////abs/p a/x_1+2.db",
+        "sqlite:///./rel/x-y.db",
+        "sqlite:////tmp/\u00e9.db",
+        "sqlite:///C:/x.db",
+        "sqlite:///:memory:",
+        "sqlite://",
+        "sqlite:///file:x.db?mode=ro&uri=true",
+        "postgresql://u:secret@h/db",
+    ],
+)
+def test_a_plain_sqlite_url_is_read_as_sqlalchemy_reads_it(url: str) -> None:
+    """The sqlite3 path reads a plain ``sqlite:///PATH`` URL itself; what it reads is what
+    SQLAlchemy's URL parser reads (its path, the URL as messages show it)."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    expected = None
+    database = parsed.database or ""
+    if parsed.get_backend_name() == "sqlite" and database not in ("", ":memory:"):
+        expected = None if database.startswith("file:") else Path(database)
+    assert _errors.sqlite_path(url) == expected
+    assert _errors.mask_url(url) == parsed.render_as_string(hide_password=True)
+    plain = _errors.plain_sqlite_path(url)
+    assert plain is None or plain == expected

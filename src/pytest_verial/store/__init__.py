@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING
 from .. import _lazy as lazy
 
 if TYPE_CHECKING:
-    from ._core import Store, open_store, revisions
-    from ._engine import StoreError
+    from ._core import Store, open_store
+    from ._errors import StoreError
+    from ._lite import revisions
 
 #: public name -> the private module that defines it
-_PUBLIC = {"Store": "_core", "StoreError": "_engine", "open_store": "_core", "revisions": "_core"}
+_PUBLIC = {"Store": "_core", "StoreError": "_errors", "open_store": "_core", "revisions": "_lite"}
 __getattr__, __dir__ = lazy.exports(__name__, _PUBLIC)
 
 __all__ = ["Store", "StoreError", "open_store", "revisions"]

@@ -14,20 +14,17 @@ password.
 
 from __future__ import annotations
 
-import os
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from .._heap import no_gc
-from .._results import SCHEMA_ID, BenchmarkRun, Report, TaskRun
+from .._results import Report
 from ._engine import (
     LOCK_WAIT,
     StoreError,
@@ -36,7 +33,8 @@ from ._engine import (
     make_engine,
     mask_url,
 )
-from ._ids import new_id
+from ._lite import MIGRATIONS as MIGRATIONS
+from ._lite import revisions as revisions
 from ._repo_reports import ImportResult, _report, _scores, insert_report
 from ._repo_schema import create_schema, lock_schema, schema_version
 from ._repo_sessions import (
@@ -45,16 +43,12 @@ from ._repo_sessions import (
     StoreRef,
     delete_runs,
     delete_sessions,
-    insert_session,
     list_sessions,
-    mark_cancelled,
     prune_runs,
     resolve_ref,
     run_ids,
     session_of_run,
-    stored_session,
 )
-from ._repo_task_runs import _replace_task, insert_benchmark_run, stored_runs, update_benchmark_run
 from ._repo_trend import (
     RunRow,
     TrendPoint,
@@ -63,17 +57,18 @@ from ._repo_trend import (
     list_runs,
     trend_points,
 )
-from ._rows import SessionMeta, TaskColumns, as_utc, benchmark_run_row, parse_time, session_row
+from ._rows import SessionMeta
+from ._sqla_db import SqlaDb
 from ._url import ENV as ENV
 from ._url import default_store_url as default_store_url
 from ._url import store_url_from as store_url_from
+from ._writer import SessionWriter as SessionWriter
+from ._writer import mark_interrupted as mark_interrupted
 
 if TYPE_CHECKING:
     from ..reporting._scores import ReportScores
-    from ._repo_batches import LightEnd
 
 T = TypeVar("T")
-MIGRATIONS = Path(__file__).with_name("_migrations")
 
 
 class Store:
@@ -125,6 +120,10 @@ class Store:
                 raise self.error(exc, doing) from None
             except SQLAlchemyError as exc:
                 raise self.error(exc, doing) from None
+
+    def write_db(self, doing: str, work: Callable[[SqlaDb], T]) -> T:
+        """:meth:`write` with the session writer's statements (``_db.Db``)."""
+        return self.write(doing, lambda conn: work(SqlaDb(conn)))
 
     def read(self, doing: str, work: Callable[[Connection], T]) -> T:
         """Run ``work`` in one read transaction (retried on a lock like :meth:`write`)."""
@@ -318,156 +317,6 @@ class Store:
             return prune_runs(conn, keep=keep, older_than_days=older_than_days)
 
         return self.write("prune runs", work)
-
-
-#: the session columns the final report sets (the rest were set when the session began)
-class SessionWriter:
-    """Writes one pytest session into the store as it runs (the controller only).
-
-    :meth:`task_runs_completed` commits each batch of completed task runs, so a killed
-    session keeps what the journal keeps; :meth:`finish` writes the session's end
-    (aggregates, the task runs not stored yet) in one transaction.
-    """
-
-    def __init__(self, store: Store, meta: SessionMeta) -> None:
-        from .._results import RunStatus, Session
-
-        self.store = store
-        self.meta = meta
-        self.session_id = new_id("ses")
-        self.created_at = parse_time(meta.started_at) or datetime.now(UTC)
-        #: report id of a benchmark run -> (store id, its task runs' report ids -> store ids)
-        self.runs: dict[str, tuple[str, dict[str, str]]] = {}
-        self._lock = threading.Lock()
-        self._last_run: BenchmarkRun | None = None
-        #: task run report id -> digests of the rows stored of it (``_repo_batches.py``)
-        self.written: dict[str, tuple[str, str | None]] = {}
-        #: whether a batch digests its criterion rows too (a ``pytest_verial_report`` hook
-        #: may change them by the end)
-        self.compare_rows = True
-        session = Session(
-            status=RunStatus.RUNNING, phase="started", started_at=meta.started_at, duration=0.0
-        )
-        extra = {
-            "schema": SCHEMA_ID,
-            "generator": {"name": "pytest-verial", "version": meta.plugin_version or "unknown"},
-            "extensions": {},
-        }
-        row = session_row(self.session_id, session, meta, extra)
-        store.write("start the session", lambda conn: insert_session(conn, row))
-
-    @classmethod
-    def attach(cls, store: Store, session_id: str) -> SessionWriter:
-        """A writer for a session already in the store (``verial report --recover``)."""
-
-        def work(conn: Connection) -> SessionWriter:
-            row = stored_session(conn, session_id)
-            if row is None:
-                raise StoreError(f"{session_id}: no session in the store {store.url_masked}")
-            writer = cls.__new__(cls)
-            writer.store = store
-            writer.session_id = session_id
-            writer.created_at = as_utc(row.started_at) or datetime.now(UTC)
-            writer.meta = SessionMeta(
-                started_at=writer.created_at.isoformat(),
-                origin=(row.data or {}).get("origin"),
-            )
-            writer._lock = threading.Lock()
-            writer._last_run = None
-            writer.written = {}
-            writer.compare_rows = True
-            writer.runs = stored_runs(conn, session_id)
-            return writer
-
-        return store.read("read the session", work)
-
-    def _run_id(self, conn: Connection, run: BenchmarkRun) -> str:
-        """The benchmark run's row: inserted the first time, updated when its aggregates
-        changed. Nothing in memory changes here: a transaction retried starts afresh."""
-        known = self.runs.get(run.id)
-        row = benchmark_run_row(
-            known[0] if known else new_id("br"),
-            self.session_id,
-            len(self.runs) if known is None else 0,
-            run,
-            self.created_at,
-        )
-        if known is None:
-            insert_benchmark_run(conn, row)
-            return str(row["id"])
-        if run is not self._last_run:  # the same aggregates as last time: nothing to update
-            row.pop("position")
-            update_benchmark_run(conn, known[0], row)
-        return known[0]
-
-    def task_run_completed(self, benchmark_run: BenchmarkRun, task_run: TaskRun) -> None:
-        """Store one completed task run (and its benchmark run so far), committed at once."""
-        with self._lock:
-
-            def work(conn: Connection) -> tuple[str, str]:
-                run_id = self._run_id(conn, benchmark_run)
-                known = self.runs.get(benchmark_run.id, (run_id, {}))[1]
-                task_id = _replace_task(
-                    conn, self.session_id, run_id, known.get(task_run.id), len(known), task_run
-                )
-                return run_id, task_id
-
-            try:
-                run_id, task_id = self.store.write("store a task run", work)
-            except BaseException:
-                self._last_run = None
-                raise
-            self.runs.setdefault(benchmark_run.id, (run_id, {}))[1][task_run.id] = task_id
-            self._last_run = benchmark_run
-
-    def task_runs_completed(
-        self,
-        runs: Mapping[str, BenchmarkRun],
-        tasks: Sequence[tuple[str, TaskColumns, int, Mapping[str, Any]]],
-    ) -> None:
-        """A batch of completed task runs, inserted in one transaction (``_repo_batches.py``):
-        each task run's columns (a typed ``TaskRun``, or the session's plain one) and its
-        JSON with secrets masked."""
-        from ._repo_batches import write_batch
-
-        write_batch(self, runs, tasks)
-
-    def finish(
-        self,
-        report: Report,
-        hooked: bool = True,
-        plain: Mapping[str, Any] | None = None,
-        light: LightEnd | None = None,
-    ) -> None:
-        """The session's end: aggregates, the task runs not stored yet, the session's end,
-        exit status and digest, in one transaction; no row written twice. What it reads of
-        ``report`` (and of ``plain``, the report's ``to_json()`` when the caller made it, or
-        of ``light``, what the recorder made streaming the report) is said exactly in
-        ``_repo_batches.finish``'s docstring; ``hooked``: a ``pytest_verial_report`` hook
-        may have changed the report."""
-        from ._repo_batches import finish
-
-        finish(self, report, hooked, plain, light)
-
-    def interrupted(self) -> None:
-        """Mark the session and its running benchmark runs interrupted (cancelled)."""
-        mark_interrupted(self.store, self.session_id)
-
-
-def mark_interrupted(store: Store, session_id: str) -> None:
-    """A session that died: it and its running benchmark runs become ``cancelled``."""
-
-    def work(conn: Connection) -> None:
-        if not mark_cancelled(conn, session_id):
-            raise StoreError(f"{session_id}: no session in the store {store.url_masked}")
-
-    store.write("mark the session interrupted", work)
-
-
-def revisions() -> list[str]:
-    """The schema revisions this version knows, oldest first (``migrations/versions``)."""
-    names = os.listdir(MIGRATIONS / "versions")
-    return sorted(n.split("_", 1)[0] for n in names if n.endswith(".py") and n[:1].isdigit())
 
 
 def _migrate(store: Store) -> None:

@@ -4,8 +4,6 @@ the one-line :class:`StoreError` every failure becomes, which never holds a pass
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
@@ -13,34 +11,15 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from ._codec import json_text, json_value
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-#: how long a writer waits for another process's lock before it gives up (seconds)
-LOCK_WAIT = 120.0
-
-
-class StoreError(Exception):
-    """A store that cannot be opened, read or written: a one-line message, no password."""
-
-
-def mask_url(url: str) -> str:
-    """The URL with its password masked (for every message)."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):
-        return re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
-
-
-def clean_message(exc: BaseException, url: str, password: str | None) -> str:
-    """One line of an exception's message, without the password or a SQL statement."""
-    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-    line = text[0] if text else type(exc).__name__
-    line = re.sub(r"\s*\(Background on this error.*$", "", line)
-    if password:
-        line = line.replace(password, "***")
-    return line.replace(url, mask_url(url))
+from ._errors import LOCK_WAIT as LOCK_WAIT
+from ._errors import SQLITE_MAGIC as SQLITE_MAGIC
+from ._errors import StoreError as StoreError
+from ._errors import check_sqlite_file as _check_sqlite_file
+from ._errors import clean_message as clean_message
+from ._errors import is_locked as is_locked
+from ._errors import mask_url as mask_url
+from ._errors import sqlite_path as sqlite_path
+from ._lite import connected
 
 
 def _no_nul(value: Any) -> Any:
@@ -74,70 +53,15 @@ def _engine_url(url: str) -> str:
     return url
 
 
-def sqlite_path(url: str) -> Path | None:
-    """The file of a ``sqlite:///`` URL (None for memory or other databases)."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database:
-        return None
-    if parsed.database == ":memory:" or parsed.database.startswith("file:"):
-        return None
-    return Path(parsed.database)
-
-
-def is_locked(exc: BaseException) -> bool:
-    text = str(getattr(exc, "orig", exc)).lower()
-    return "database is locked" in text or "database is busy" in text or "sqlite_busy" in text
-
-
 # -- opening ---------------------------------------------------------------------------------
 def _sqlite_events(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _connect(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.isolation_level = None  # transactions are begun below, not by the driver
-        cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA busy_timeout = 5000")
-        cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode")
-        if str(cursor.fetchone()[0]).lower() != "wal":  # persistent: once per new store
-            cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.close()
+        connected(dbapi_conn)  # the settings the session's sqlite3 writer applies too
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("verial_write") else "BEGIN")
-
-
-def _check_sqlite_file(path: Path, masked: str, create: bool) -> None:
-    if path.is_dir():
-        raise StoreError(f"results store {masked}: {path} is a folder, not a SQLite database")
-    if path.exists():
-        try:
-            with path.open("rb") as handle:
-                head = handle.read(16)
-        except OSError as exc:
-            raise StoreError(
-                f"results store {masked}: cannot read {path}: {exc.strerror or exc}"
-            ) from None
-        if head and head != SQLITE_MAGIC:
-            raise StoreError(
-                f"results store {masked}: {path} is not a SQLite database (left untouched)"
-            )
-        return
-    if not create:
-        raise StoreError(f"results store {masked}: {path} does not exist")
-    folder = path.parent
-    try:
-        fresh = not folder.exists()
-        folder.mkdir(parents=True, exist_ok=True)
-        if fresh and folder.name == ".verial":
-            (folder / ".gitignore").write_text(
-                "# created by pytest-verial: its results store\n*\n", "utf-8"
-            )
-    except OSError as exc:
-        raise StoreError(
-            f"results store {masked}: cannot create {folder}: {exc.strerror or exc}"
-        ) from None
 
 
 def make_engine(url: str, *, create: bool = True) -> tuple[Engine, str, str | None]:

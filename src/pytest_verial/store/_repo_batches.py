@@ -23,8 +23,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import delete, select, update
-
 from .._heap import no_gc
 from .._secrets import redact_json
 from ._ids import new_id
@@ -37,12 +35,10 @@ from ._rows import (
     task_row,
     task_run_rows,
 )
-from ._tables import benchmark_runs, criterion_runs, judge_calls, sessions, task_runs
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
     from .._results import BenchmarkRun, Report, TaskRun
+    from ._db import Db
     from ._rows import TaskColumns
 
 #: a store._core.SessionWriter, which delegates to this module (so it is not imported here:
@@ -99,14 +95,14 @@ def rows_digests(rows: Rows, below: bool = True) -> tuple[str, str | None]:
     )
 
 
-def _insert(conn: Connection, rows: Sequence[Rows]) -> None:
+def _insert(db: Db, rows: Sequence[Rows]) -> None:
     for table, batch in (
-        (task_runs, [r.task for r in rows]),
-        (criterion_runs, [c for r in rows for c in r.criteria]),
-        (judge_calls, [j for r in rows for j in r.judge]),
+        ("task_runs", [r.task for r in rows]),
+        ("criterion_runs", [c for r in rows for c in r.criteria]),
+        ("judge_calls", [j for r in rows for j in r.judge]),
     ):
         if batch:
-            conn.execute(table.insert(), batch)
+            db.insert(table, batch)
 
 
 def write_batch(
@@ -120,10 +116,10 @@ def write_batch(
     their criterion runs and judge calls, each inserted once. Nothing in memory changes
     before the commit (a retried transaction starts afresh)."""
 
-    def work(conn: Connection) -> tuple[dict[str, str], dict[str, tuple[str, str | None]]]:
+    def work(db: Db) -> tuple[dict[str, str], dict[str, tuple[str, str | None]]]:
         ids = {run_id: store_id for run_id, (store_id, _) in writer.runs.items()}
         writer._last_run = None  # each run given is written: its aggregates are new
-        ids.update({run_id: writer._run_id(conn, run) for run_id, run in runs.items()})
+        ids.update({run_id: writer._run_id(db, run) for run_id, run in runs.items()})
         rows, digests = [], {}
         for run_id, task, position, data in tasks:
             if task.id in writer.runs.get(run_id, ("", {}))[1]:  # stored already: never twice
@@ -132,11 +128,11 @@ def write_batch(
             rows.append(one)
             # the criterion rows' digest only where a pytest_verial_report hook may change them
             digests[task.id] = rows_digests(one, below=writer.compare_rows)
-        _insert(conn, rows)
+        _insert(db, rows)
         return ids, digests
 
     with writer._lock:
-        ids, digests = writer.store.write("store task runs", work)
+        ids, digests = writer.store.write_db("store task runs", work)
         for run_id, store_id in ids.items():
             writer.runs.setdefault(run_id, (store_id, {}))
         for run_id, task, *_ in tasks:
@@ -196,8 +192,8 @@ def finish(
     ) -> Iterator[tuple[TaskRun, Mapping[str, Any], Whole]]:
         return _tasks(position, run, run_data, light)
 
-    def work(conn: Connection) -> None:
-        _finish_session(conn, writer, report, extra, digest)
+    def work(db: Db) -> None:
+        _finish_session(db, writer, report, extra, digest)
         kept: set[str] = set()
         for position, run in enumerate(report.benchmark_runs):
             known = writer.runs.get(run.id)
@@ -212,19 +208,19 @@ def finish(
                 None if run_data is None else run_data[position],
             )
             if known is None:
-                conn.execute(benchmark_runs.insert(), [brow])
-                _finish_tasks(conn, writer, run_id, {}, tasks(position, run), hooked)
+                db.insert("benchmark_runs", [brow])
+                _finish_tasks(db, writer, run_id, {}, tasks(position, run), hooked)
                 continue
             brow.pop("id")
-            conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == run_id).values(brow))
-            stored = _stored_tasks(conn, run_id)
-            _finish_tasks(conn, writer, run_id, stored, tasks(position, run), hooked)
+            db.update("benchmark_runs", run_id, brow)
+            stored = db.task_ids(run_id)
+            _finish_tasks(db, writer, run_id, stored, tasks(position, run), hooked)
         gone = [store_id for store_id, _ in writer.runs.values() if store_id not in kept]
         if gone:  # a benchmark run the final report no longer has (a hook removed it)
-            conn.execute(delete(benchmark_runs).where(benchmark_runs.c.id.in_(gone)))
+            db.delete("benchmark_runs", gone)
 
     with writer._lock, no_gc():
-        writer.store.write("store the session's report", work)
+        writer.store.write_db("store the session's report", work)
 
 
 def _report_data(
@@ -260,31 +256,23 @@ def _tasks(
 
 
 def _finish_session(
-    conn: Connection, writer: SessionWriter, report: Report, extra: dict[str, Any], digest: str
+    db: Db, writer: SessionWriter, report: Report, extra: dict[str, Any], digest: str
 ) -> None:
     """The session's row at the end: its columns, and the report's digest unless another
     session already holds it."""
     row = session_row(writer.session_id, report.session, writer.meta, extra)
-    taken = conn.execute(select(sessions.c.id).where(sessions.c.report_digest == digest)).scalar()
+    taken = db.session_holding(digest)
     row["report_digest"] = digest if taken in (None, writer.session_id) else None
     row = {k: row[k] for k in _FINISHED}
-    conn.execute(update(sessions).where(sessions.c.id == writer.session_id).values(row))
+    db.update("sessions", writer.session_id, row)
 
 
 #: task runs whose rows the end inserts together (a cancelled session's may be most of them)
 _INSERT_EVERY = 200
 
 
-def _stored_tasks(conn: Connection, run_id: str) -> dict[str, str]:
-    """The task runs stored of a benchmark run: report id -> store id."""
-    found = conn.execute(
-        select(task_runs.c.report_id, task_runs.c.id).where(task_runs.c.benchmark_run_id == run_id)
-    )
-    return {str(r.report_id): str(r.id) for r in found}
-
-
 def _finish_tasks(
-    conn: Connection,
+    db: Db,
     writer: SessionWriter,
     run_id: str,
     stored: dict[str, str],
@@ -306,7 +294,7 @@ def _finish_tasks(
             row = task_row(store_id, run_id, index, task, task_data)
             if digest_of(_strip(row)) != written[0]:
                 values = {k: v for k, v in row.items() if k != "id"}
-                conn.execute(update(task_runs).where(task_runs.c.id == store_id).values(values))
+                db.update("task_runs", store_id, values)
             continue
         columns, full = whole()
         rows = task_run_rows(
@@ -320,14 +308,14 @@ def _finish_tasks(
                 continue
             if written is not None and written[1] == now[1]:  # the task row alone differs
                 values = {k: v for k, v in rows.task.items() if k != "id"}
-                conn.execute(update(task_runs).where(task_runs.c.id == store_id).values(values))
+                db.update("task_runs", store_id, values)
                 continue
             # written by another writer (a recovery), or its criterion runs differ: replaced
-            conn.execute(delete(task_runs).where(task_runs.c.id == store_id))
+            db.delete("task_runs", [store_id])
             new.append(rows)
         if len(new) >= _INSERT_EVERY:  # inserted as they come: never all held at once
-            _insert(conn, new)
+            _insert(db, new)
             new = []
     if stored:  # task runs the final report no longer has (a hook removed them)
-        conn.execute(delete(task_runs).where(task_runs.c.id.in_(list(stored.values()))))
-    _insert(conn, new)
+        db.delete("task_runs", list(stored.values()))
+    _insert(db, new)

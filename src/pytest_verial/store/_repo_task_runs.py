@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, delete, select, update
+from sqlalchemy import Connection, delete, select
 
 from .._results import TaskRun
 from ._ids import new_id
@@ -42,16 +42,6 @@ def _replace_task(
     if rows.judge:
         conn.execute(judge_calls.insert(), rows.judge)
     return task_id
-
-
-def insert_benchmark_run(conn: Connection, row: dict[str, Any]) -> None:
-    """A benchmark run's row (:func:`pytest_verial.store._rows.benchmark_run_row`)."""
-    conn.execute(benchmark_runs.insert(), [row])
-
-
-def update_benchmark_run(conn: Connection, run_id: str, values: dict[str, Any]) -> None:
-    """A stored benchmark run's columns set to ``values`` (its aggregates so far)."""
-    conn.execute(update(benchmark_runs).where(benchmark_runs.c.id == run_id).values(values))
 
 
 def stored_runs(conn: Connection, session_id: str) -> dict[str, tuple[str, dict[str, str]]]:
