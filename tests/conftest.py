@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy  # noqa: F401  (see below)
 import pytest
+import sqlalchemy.dialects.postgresql  # noqa: F401  (see below)
+import sqlalchemy.dialects.sqlite  # noqa: F401
 from hypothesis import HealthCheck, settings
 
 # The suite runs on two shared cores, often beside other work: a property test is judged by
@@ -24,7 +26,9 @@ settings.load_profile("suite")
 # sys.modules around each inline run and drops what the run imported, and numpy's C core
 # cannot be imported twice in one process ("cannot load module more than once per process").
 # The first compare (a paired bootstrap) inside an inline run would otherwise break every
-# later one in the same worker.
+# later one in the same worker. SQLAlchemy's compiled modules likewise: a session on an
+# existing SQLite store imports none of it (the plugin's _load_store_driver), and one that
+# then creates or migrates a store would import it inside the inline run.
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -50,8 +50,14 @@ def _load_store_driver(config: pytest.Config) -> None:
     """Import SQLAlchemy now when the results store is on (workers too). Its compiled
     modules cannot be imported twice in one process, and pytester's in-process runs drop
     every module first imported inside them: imported here, by the outer session, it stays.
-    ``--collect-only`` writes no store: no import (half of the plugin's start-up)."""
-    if config.stash[SETTINGS].store.url is not None and not config.option.collectonly:
+    ``--collect-only`` writes no store: no import (half of the plugin's start-up), nor an
+    existing SQLite store, which the session writes through sqlite3 (``store._lite``)."""
+    url = config.stash[SETTINGS].store.url
+    if url is not None and not config.option.collectonly:
+        from .store._lite import needs_sqlalchemy
+
+        if not needs_sqlalchemy(url):
+            return
         import sqlalchemy.dialects.postgresql  # noqa: F401
         import sqlalchemy.dialects.sqlite  # noqa: F401
 

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from store_support import child_env, greeting_project
 
 from pytest_verial.store import open_store
@@ -23,11 +22,6 @@ SESSION = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="plugin.py's _load_store_driver imports SQLAlchemy whenever the store is on; it "
-    "should ask store._lite.needs_sqlalchemy(url) first (a call site outside this branch)",
-)
 def test_a_session_on_the_default_store_imports_no_sqlalchemy(tmp_path: Path) -> None:
     greeting_project(tmp_path, tasks=2)
     store = tmp_path / ".verial" / "results.db"
