@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from lifetime_support import tied
 from sqlalchemy import func, select, table
 
 from pytest_verial.store import Store
@@ -100,19 +101,21 @@ def serve(
         )
     server = Server(f"http://127.0.0.1:{port}", proc.pid, log)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"verial serve exited {proc.returncode}: {server.text()}")
-            try:
-                if httpx.get(server.url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"verial serve not ready in {timeout}s: {server.text()}")
-            time.sleep(0.1)
-        yield server
+        # stopped with this process too, however it ends
+        with tied(proc.pid, signal.SIGTERM, 15):
+            deadline = time.monotonic() + timeout
+            while True:
+                if proc.poll() is not None:
+                    raise AssertionError(f"verial serve exited {proc.returncode}: {server.text()}")
+                try:
+                    if httpx.get(server.url + "/readyz", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"verial serve not ready in {timeout}s: {server.text()}")
+                time.sleep(0.1)
+            yield server
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGTERM)
