@@ -8,7 +8,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy  # noqa: F401  (see below)
 import pytest
@@ -95,3 +97,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         }
         if names and item.nodeid.rfind("@") <= item.nodeid.rfind("]"):
             item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(sorted(names))}")  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """One real PostgreSQL per test process (``tests/store/pg_server.py``), shared by the
+    store's and the service's tests, each of which takes a fresh database of it
+    (``new_database``): they started one each before, plus one for the two-servers test,
+    an initdb and a start-up (~2.5 s wall, 4 s to stop and remove) apiece per worker."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install 'pytest-verial[postgres]')")
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "store"))
+    from pg_server import pg_server
+
+    try:
+        server = pg_server()
+        running = server.__enter__()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    try:
+        yield running
+    finally:
+        server.__exit__(None, None, None)
