@@ -48,12 +48,21 @@ def run_verial(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def new_key(cwd: Path, store: str, scope: str) -> tuple[str, str]:
-    """(key id, key) of a new key made by `verial keys create --json`."""
+    """(key id, key) of a new key made by `verial keys create --json`, run in this process
+    through the CLI's own ``main``: the key is what the tests need, and a child `verial`
+    costs ~1 s of CPU in imports (the CLI's own output and exit codes are tested with
+    ``run_verial``). ``cwd`` is kept for the callers: the command reads no file of it."""
+    import contextlib
+    import io
     import json
 
-    done = run_verial(cwd, "keys", "create", "--scope", scope, "--json", "--store", store)
-    assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)
+    from pytest_verial.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["keys", "create", "--scope", scope, "--json", "--store", store])
+    assert code == 0, err.getvalue()
+    data = json.loads(out.getvalue())
     return str(data["id"]), str(data["key"])
 
 
