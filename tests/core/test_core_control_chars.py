@@ -20,6 +20,10 @@ from core_support import HOSTILE, LINKS, Project, bad_characters, run_subprocess
 
 from pytest_verial.cli import main
 
+#: every test reads the one session of the module fixture ``session``: in one xdist group it is
+#: scored once, not once on each worker that runs a test of the module
+pytestmark = pytest.mark.xdist_group("control-chars")
+
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Path:

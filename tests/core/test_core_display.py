@@ -128,7 +128,7 @@ def test_refused_ids_are_one_escaped_line_in_a_session(
     project = Project(pytester.path)
     for name in ("esc", "rlo", "newline", "surrogate", "zwsp"):
         project.benchmark(name, _bad_id_benchmark(where, f"a{BAD[name]}b"), fmt="json")
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "--collect-only")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "--collect-only")
     out = result.stdout.str() + result.stderr.str()
     assert result.ret != 0
     assert "Traceback" not in out
@@ -151,7 +151,7 @@ def test_load_error_names_file_line_task_criterion_and_field(pytester: pytest.Py
         '{"assert": "file-exists", "path": "x"}}]}]}',
         fmt="json",
     )
-    out = pytester.runpytest_subprocess("--collect-only").stdout.str()
+    out = pytester.runpytest_inprocess("--collect-only").stdout.str()
     assert (
         "b.verial.json:2: task 't', criterion 'c\\u202e', field 'id': a criterion id contains "
         "U+202E RIGHT-TO-LEFT OVERRIDE (an invisible format character)" in out
@@ -165,7 +165,7 @@ def test_unsafe_axis_and_tags_are_refused(pytester: pytest.Pytester, field: str)
     if field == "tags":
         task["tags"] = ["ok", "a\u200bb"]
     Project(pytester.path).benchmark("b", {"tasks": [task]}, fmt="json")
-    out = pytester.runpytest_subprocess("--collect-only").stdout.str()
+    out = pytester.runpytest_inprocess("--collect-only").stdout.str()
     assert ("U+001B ESCAPE" if field == "axis" else "U+200B ZERO WIDTH SPACE") in out
     assert "\x1b" not in out and "\u200b" not in out
 
@@ -180,7 +180,7 @@ def test_tags_and_axes_named_like_acting_markers_do_not_act(
     project = Project(pytester.path)
     project.benchmark("b", {"tasks": [task]})
     project.sandbox("t", {})
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-rA")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-rA")
     result.assert_outcomes(failed=1)
     assert "is not made a pytest marker" in result.stdout.str()
 
@@ -189,7 +189,7 @@ def test_ini_declared_marker_still_selects(pytester: pytest.Pytester) -> None:
     (pytester.path / "pytest.ini").write_text("[pytest]\nmarkers =\n  safety: an axis\n")
     project = Project(pytester.path)
     project.benchmark("b", {"tasks": [_task(axis="safety"), _task("u", "d")]})
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "-m", "safety")
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "-m", "safety")
     assert "b.verial.yaml::t::c" in result.stdout.str()
     assert "b.verial.yaml::u::d" not in result.stdout.str()
 
@@ -414,7 +414,7 @@ def test_portal_row_with_arabic_digits_does_not_match_a_number(pytester: pytest.
     project.sandbox(
         "t", {"portal/requests.json": [{"id": "٧", "units": 50}, {"id": "7", "units": "٤٢"}]}
     )
-    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    result = pytester.runpytest_inprocess("-p", "no:randomly")
     result.assert_outcomes(failed=1)
     assert "'٤٢'" in result.stdout.str() or "\\u0664" in result.stdout.str()
 

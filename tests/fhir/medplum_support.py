@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lifetime_support import tied
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -124,8 +125,9 @@ def running_server(resources: list[dict[str, Any]], *extra: str) -> Iterator[Med
     proc, port = _start(*extra)
     server = MedplumServer(f"http://127.0.0.1:{port}", proc.pid)
     try:
-        server.seed(resources)
-        yield server
+        with tied(proc.pid, signal.SIGTERM, 10):  # stopped with this process, however it ends
+            server.seed(resources)
+            yield server
     finally:
         os.kill(proc.pid, signal.SIGTERM)
         try:

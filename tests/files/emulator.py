@@ -20,9 +20,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from lifetime_support import tie
 
 # private: internals with no public face (issue 32: a test is not a user)
 from pytest_verial.sources._files import guess_content_type
@@ -51,6 +54,7 @@ class Emulator:
         self.store = self.data_dir / ".cloudstorage"
         self.log_path = workdir / "emulator.log"
         self.process: subprocess.Popen[bytes] | None = None
+        self._dismiss: Callable[[], None] = lambda: None
         self._meta: dict[str, Any] = {
             "buckets": {},
             "objects": {},
@@ -150,6 +154,7 @@ class Emulator:
                 stderr=subprocess.STDOUT,
                 env=env,
             )
+        self._dismiss = tie(self.process.pid)  # stopped with this process, however it ends
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -187,6 +192,7 @@ class Emulator:
 
     def stop(self) -> None:
         """Stop the process by its PID."""
+        self._dismiss()
         if self.process is None or self.process.poll() is not None:
             return
         os.kill(self.process.pid, signal.SIGTERM)

@@ -1,6 +1,6 @@
 """Fixtures of the service's tests: an app over a fresh store (SQLite in tmp_path, and a real
-PostgreSQL started once per session by ``tests/store/pg_server.py``) served in-process by
-FastAPI's TestClient, with an org key and a solver key."""
+PostgreSQL shared by every test of the process: ``postgres`` in tests/conftest.py) served
+in-process by FastAPI's TestClient, with an org key and a solver key."""
 
 from __future__ import annotations
 
@@ -29,22 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 
 
 @pytest.fixture(scope="session")
-def service_postgres() -> Iterator[Any]:
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        pytest.skip("psycopg is not installed (pip install 'pytest-verial[postgres]')")
-    from pg_server import pg_server
-
-    try:
-        server = pg_server()
-        running = server.__enter__()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-    try:
-        yield running
-    finally:
-        server.__exit__(None, None, None)
+def service_postgres(postgres: Any) -> Any:
+    """The test process's PostgreSQL (tests/conftest.py), shared with the store's tests."""
+    return postgres
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

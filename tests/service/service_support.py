@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from lifetime_support import tied
 from sqlalchemy import func, select, table
 
 from pytest_verial.store import Store
@@ -47,12 +48,21 @@ def run_verial(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def new_key(cwd: Path, store: str, scope: str) -> tuple[str, str]:
-    """(key id, key) of a new key made by `verial keys create --json`."""
+    """(key id, key) of a new key made by `verial keys create --json`, run in this process
+    through the CLI's own ``main``: the key is what the tests need, and a child `verial`
+    costs ~1 s of CPU in imports (the CLI's own output and exit codes are tested with
+    ``run_verial``). ``cwd`` is kept for the callers: the command reads no file of it."""
+    import contextlib
+    import io
     import json
 
-    done = run_verial(cwd, "keys", "create", "--scope", scope, "--json", "--store", store)
-    assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)
+    from pytest_verial.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["keys", "create", "--scope", scope, "--json", "--store", store])
+    assert code == 0, err.getvalue()
+    data = json.loads(out.getvalue())
     return str(data["id"]), str(data["key"])
 
 
@@ -100,19 +110,21 @@ def serve(
         )
     server = Server(f"http://127.0.0.1:{port}", proc.pid, log)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"verial serve exited {proc.returncode}: {server.text()}")
-            try:
-                if httpx.get(server.url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"verial serve not ready in {timeout}s: {server.text()}")
-            time.sleep(0.1)
-        yield server
+        # stopped with this process too, however it ends
+        with tied(proc.pid, signal.SIGTERM, 15):
+            deadline = time.monotonic() + timeout
+            while True:
+                if proc.poll() is not None:
+                    raise AssertionError(f"verial serve exited {proc.returncode}: {server.text()}")
+                try:
+                    if httpx.get(server.url + "/readyz", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"verial serve not ready in {timeout}s: {server.text()}")
+                time.sleep(0.1)
+            yield server
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGTERM)

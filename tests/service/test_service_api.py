@@ -245,6 +245,9 @@ def test_solver_sees_its_own_runs_and_org_sees_all(api: Api) -> None:
 
 
 # -- verify-task -------------------------------------------------------------------------------
+#: The tests reading ``plugin_reports`` (two child pytest sessions) run in one xdist group:
+#: spread over both workers, as ungrouped tests are, each worker built the module fixture
+#: again (twice, or more when its share of the module was interrupted by another module's).
 @pytest.fixture(scope="module")
 def plugin_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """The plugin's --verial-report of files.verial.yaml on each captured run."""
@@ -332,6 +335,7 @@ def _essence(task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@pytest.mark.xdist_group("plugin-reports")  # see plugin_reports
 @pytest.mark.parametrize("run", ["good-agent", "flawed-agent"])
 def test_verify_task_equals_the_plugin(
     api: Api, run: str, plugin_reports: dict[str, dict[str, Any]]
@@ -529,6 +533,7 @@ def test_benchmark_run_progress_and_report(api: Api) -> None:
         assert "NOPE" in is_problem(api.client.get(f"/{path}", headers=h), 404)["detail"]
 
 
+@pytest.mark.xdist_group("plugin-reports")  # see plugin_reports
 def test_runs_scored_by_pytest_read_the_same_way(
     api: Api, plugin_reports: dict[str, dict[str, Any]]
 ) -> None:
@@ -567,6 +572,7 @@ def _complete(api: Api, token: str, tr_id: str, run_dir: str) -> Any:
     )
 
 
+@pytest.mark.xdist_group("plugin-reports")  # see plugin_reports
 @pytest.mark.parametrize("run", ["good-agent", "flawed-agent"])
 def test_a_run_completed_task_by_task_equals_the_plugins_run(
     api: Api, run: str, plugin_reports: dict[str, dict[str, Any]]
@@ -722,6 +728,7 @@ def test_a_broken_store_is_a_503_that_names_no_path(api: Api) -> None:
     assert "postgresql" not in response.text
 
 
+@pytest.mark.xdist_group("plugin-reports")  # see plugin_reports
 @pytest.mark.parametrize("run", ["good-agent", "flawed-agent"])
 def test_every_example_task_scores_as_the_plugin_scores_it(
     api: Api, run: str, plugin_reports: dict[str, dict[str, Any]]
@@ -746,6 +753,7 @@ def test_every_example_task_scores_as_the_plugin_scores_it(
     assert count >= 20
 
 
+@pytest.mark.xdist_group("plugin-reports")  # see plugin_reports
 @pytest.mark.parametrize("run", ["good-agent", "flawed-agent"])
 def test_every_example_benchmark_run_over_the_run_api_equals_the_plugins(
     api: Api, run: str, plugin_reports: dict[str, dict[str, Any]]

@@ -10,7 +10,6 @@ import re
 import signal
 import socket
 import sqlite3
-import sys
 import threading
 import time
 from pathlib import Path
@@ -376,56 +375,46 @@ def test_a_typescript_coordinator_scores_and_reads_back(tmp_path: Path) -> None:
     assert len(result["rows"]) == len(evidence[found])
 
 
-def test_two_servers_over_one_postgresql_share_runs_and_keys(tmp_path: Path) -> None:
+def test_two_servers_over_one_postgresql_share_runs_and_keys(
+    tmp_path: Path, service_postgres: Any
+) -> None:
     """Two `verial serve` processes over one PostgreSQL are stateless: the same
     Idempotency-Key sent to both at once stores one run, and each server reads what the other
     stored."""
-    pytest.importorskip("psycopg", reason="PostgreSQL needs psycopg")
-    sys.path.insert(0, str(ROOT / "tests" / "store"))
     from concurrent.futures import ThreadPoolExecutor
 
-    from pg_server import pg_server
+    store = service_postgres.new_database()
+    _, org = new_key(tmp_path, store, "org")
+    auth = {"Authorization": f"Bearer {org}"}
+    args = (str(FILES), "--runs-root", str(RUNS))
+    with serve(tmp_path, store, *args) as one, serve(tmp_path, store, *args) as two:
+        body = {
+            "benchmark": "sftp-drops@1",
+            "task_id": "sftp-claims-batch",
+            "sandbox": {"run_dir": "flawed-agent"},
+        }
 
-    try:
-        server_cm = pg_server()
-        pg = server_cm.__enter__()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-    try:
-        store = pg.new_database()
-        _, org = new_key(tmp_path, store, "org")
-        auth = {"Authorization": f"Bearer {org}"}
-        args = (str(FILES), "--runs-root", str(RUNS))
-        with serve(tmp_path, store, *args) as one, serve(tmp_path, store, *args) as two:
-            body = {
-                "benchmark": "sftp-drops@1",
-                "task_id": "sftp-claims-batch",
-                "sandbox": {"run_dir": "flawed-agent"},
-            }
+        def post(n: int) -> dict[str, object]:
+            url = (one.url, two.url)[n % 2]
+            r = httpx.post(
+                url + "/v1/verify-task",
+                json=body,
+                headers={**auth, "Idempotency-Key": f"k{n // 2}"},
+                timeout=60,
+            )
+            assert r.status_code == 201, r.text
+            return dict(r.json())
 
-            def post(n: int) -> dict[str, object]:
-                url = (one.url, two.url)[n % 2]
-                r = httpx.post(
-                    url + "/v1/verify-task",
-                    json=body,
-                    headers={**auth, "Idempotency-Key": f"k{n // 2}"},
-                    timeout=60,
-                )
-                assert r.status_code == 201, r.text
-                return dict(r.json())
-
-            with ThreadPoolExecutor(8) as pool:
-                answers = list(pool.map(post, range(16)))
-            for n in range(0, 16, 2):  # both servers answered each key the same
-                assert answers[n] == answers[n + 1]
-            with httpx.Client(base_url=two.url, timeout=60) as http:
-                assert len(_all_runs(http, auth)) == 8
-            tr = answers[0]["task_run_id"]
-            a = httpx.get(f"{one.url}/task-runs/{tr}", headers=auth).json()
-            b = httpx.get(f"{two.url}/task-runs/{tr}", headers=auth).json()
-            assert a == b and a["score"] == answers[0]["score"]
-    finally:
-        server_cm.__exit__(None, None, None)
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(post, range(16)))
+        for n in range(0, 16, 2):  # both servers answered each key the same
+            assert answers[n] == answers[n + 1]
+        with httpx.Client(base_url=two.url, timeout=60) as http:
+            assert len(_all_runs(http, auth)) == 8
+        tr = answers[0]["task_run_id"]
+        a = httpx.get(f"{one.url}/task-runs/{tr}", headers=auth).json()
+        b = httpx.get(f"{two.url}/task-runs/{tr}", headers=auth).json()
+        assert a == b and a["score"] == answers[0]["score"]
 
 
 def _running_on(db: Any, pid: int) -> Any:

@@ -16,10 +16,16 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # bench/service.py imports us
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lifetime_support import tied  # noqa: E402
 
 
 def binaries() -> Path | None:
@@ -121,7 +127,9 @@ def pg_server() -> Iterator[PgServer]:
             timeout=120,
         )
         pid = int((data / "postmaster.pid").read_text().split()[0])
-        yield PgServer(root, port, pid)
+        # immediate shutdown (SIGQUIT) and the folder removed if this process dies first
+        with tied(pid, signal.SIGQUIT, 30, (root,)):
+            yield PgServer(root, port, pid)
     finally:
         if pid:
             with contextlib.suppress(ProcessLookupError):
