@@ -1,9 +1,10 @@
 """Honest set-up (issue 11): ``pip install .`` with no extras scores the README tutorial and
 every example benchmark exactly as the full install does.
 
-The test builds a fresh venv and installs the project into it from pip's configured index (a
-few dozen seconds from a warm cache). Where pip cannot reach an index it skips saying so,
-except in CI, where that is a failure.
+The test builds a fresh venv and installs the project into it, with no extras: with uv from
+the cache the suite's own install filled (seconds), else with pip from its configured index
+(a minute or more). Where neither can install it the test skips saying so, except in CI,
+where that is a failure.
 """
 
 from __future__ import annotations
