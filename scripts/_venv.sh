@@ -18,7 +18,16 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   target="."
   [ -n "$extras" ] && target=".[$extras]"
   echo "installing pytest-verial${extras:+[$extras]} into .venv"
-  .venv/bin/python -m pip install -q -e "$target" 2>&1 | grep -v -i "warning" || true
+  # uv (a PyPI package) resolves, downloads and byte-compiles in parallel: the ~110 packages of
+  # the test extras cost it about a quarter of pip's CPU (BENCHMARKS.md, "issue 33, wave 8:
+  # i33-suite-g"). It reads PyPI, not pip's configuration: where it cannot be installed or
+  # cannot install, pip does the same install as before.
+  if ! { .venv/bin/python -m pip install -q uv >/dev/null 2>&1 &&
+    .venv/bin/python -m uv pip install -q --python .venv/bin/python --compile-bytecode \
+      -e "$target"; }; then
+    echo "uv could not be installed or could not install it: installing with pip"
+    .venv/bin/python -m pip install -q -e "$target" 2>&1 | grep -v -i "warning" || true
+  fi
   .venv/bin/python -c "import pytest_verial" && touch "$stamp"
 fi
 export PATH="$PWD/.venv/bin:$PATH"
