@@ -94,13 +94,21 @@ def _whole(task: dict[str, Any]) -> None:
     assert task["score"] == pytest.approx(0.5) and task["verdict"] == "partial", task["id"]
 
 
-@pytest.mark.parametrize("seed", [17, 2026])
+# an existing store is written through sqlite3 (store/_lite.py), a new one through SQLAlchemy
+# (it creates the file): each seed kills one of the two writers
+@pytest.mark.parametrize(("seed", "store"), [(17, "existing"), (2026, "new")])
 def test_a_session_killed_at_random_keeps_every_batch(
-    tmp_path: Path, seed: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    seed: int,
+    store: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     killed_after = random.Random(seed).randint(1, TASKS - 1)
     _project(tmp_path)
     url = f"sqlite:///{tmp_path / 'results.db'}"
+    if store == "existing":  # the project's usual case: its store made by an earlier session
+        open_store(url).close()
     proc = subprocess.run(
         pytest_command("-n", "0", "--verial-report", "report.json", "--verial-store", url),
         cwd=tmp_path,
