@@ -669,3 +669,23 @@ DOCUMENTED = {
     "llm-rubric": "rubric_results",
     "output-consistency": "rubric_results",
 }
+
+
+def modules_of_session(path: Path, *args: str) -> set[str]:
+    """The modules a pytest session with only this plugin and the store off imported (its
+    conftest dumps ``sys.modules`` to modules.json at the end); the session must pass."""
+    env = {**child_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": ""}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "pytest_verial.plugin"]
+        + ["--verial-store", "none", *args],
+        cwd=path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-2000:]
+    modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
+    os.remove(path / "modules.json")
+    return set(modules)

@@ -14,12 +14,9 @@ i33-hot"), without a change in what the session does.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from core_support import Project, child_env, portal_criterion
+from core_support import Project, modules_of_session, portal_criterion
 
 FIXTURE_ARGS = """
 import json
@@ -72,20 +69,7 @@ def test_a_session_without_a_regex_imports_no_regex(project: Project) -> None:
         "    with open('modules.json', 'w') as out:\n        json.dump(sorted(sys.modules), out)\n",
         encoding="utf-8",
     )
-    env = {**child_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": ""}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "pytest_verial.plugin"]
-        + ["--verial-store", "none", "--verial-run", "sandbox"],
-        cwd=project.path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-2000:]
-    modules = set(json.loads((project.path / "modules.json").read_text(encoding="utf-8")))
-    os.remove(project.path / "modules.json")
+    modules = modules_of_session(project.path, "--verial-run", "sandbox")
     assert "pytest_verial._compare" in modules  # the check that compares values ran
     assert not {m for m in modules if m == "regex" or m.startswith("regex.")}
 

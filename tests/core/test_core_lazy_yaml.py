@@ -11,13 +11,9 @@ themselves) and lists the modules it imported at its end.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from core_support import Project, child_env, portal_criterion
+from core_support import Project, modules_of_session, portal_criterion
 
 MODULES = """
 import json, sys
@@ -26,25 +22,6 @@ def pytest_sessionfinish(session):
     with open("modules.json", "w") as out:
         json.dump(sorted(sys.modules), out)
 """
-
-
-def _session(path: Path, *args: str) -> set[str]:
-    """The modules a pytest session with only this plugin imported; the session must pass."""
-    env = {**child_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": ""}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "pytest_verial.plugin"]
-        + ["--verial-store", "none", *args],
-        cwd=path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-2000:]
-    modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
-    os.remove(path / "modules.json")
-    return set(modules)
 
 
 def _project(project: Project, fmt: str, run_yaml: bool) -> None:
@@ -63,7 +40,7 @@ def test_json_benchmarks_without_run_yaml_import_no_yaml(
     project: Project, args: tuple[str, ...]
 ) -> None:
     _project(project, "json", run_yaml=False)
-    modules = _session(project.path, "--verial-run", "sandbox", *args)
+    modules = modules_of_session(project.path, "--verial-run", "sandbox", *args)
     assert "pytest_verial._yamlsource" in modules  # the plugin loaded its parser
     assert not {m for m in modules if m == "yaml" or m.startswith("yaml.")}
 
@@ -72,7 +49,9 @@ def test_json_benchmarks_without_run_yaml_import_no_yaml(
 def test_a_yaml_text_still_imports_and_reads_it(project: Project, fmt: str, run_yaml: bool) -> None:
     """A YAML benchmark file, or a run.yaml beside JSON benchmarks: read as before."""
     _project(project, fmt, run_yaml)
-    modules = _session(project.path, "--verial-run", "sandbox", "--verial-report", "r.json")
+    modules = modules_of_session(
+        project.path, "--verial-run", "sandbox", "--verial-report", "r.json"
+    )
     assert "yaml" in modules
     report = json.loads((project.path / "r.json").read_text(encoding="utf-8"))
     (run,) = report["benchmark_runs"]
